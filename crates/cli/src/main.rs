@@ -1,0 +1,2 @@
+//! The `repsim` command-line tool.
+fn main() {}

@@ -1,0 +1,2 @@
+//! REPS placeholder (being written).
+#![no_std]

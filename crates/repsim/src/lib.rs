@@ -1,0 +1,2 @@
+//! repsim: a deterministic packet-level simulator for datacenter multipath load balancing.
+pub mod net;

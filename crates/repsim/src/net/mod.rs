@@ -1,0 +1,2 @@
+//! Network model: links, switches, queues, routing.
+pub mod hash;

@@ -1,0 +1,1 @@
+//! Balls-into-bins models (being written).
