@@ -1,0 +1,11 @@
+//! The discrete-event core: integer-picosecond time, the event queue, seeded random streams and
+//! the packet arena. Nothing here knows about networks.
+pub mod arena;
+pub mod queue;
+pub mod rng;
+pub mod time;
+
+pub use arena::{Arena, Handle};
+pub use queue::EventQueue;
+pub use rng::Rng;
+pub use time::Time;

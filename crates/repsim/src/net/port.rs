@@ -1,0 +1,285 @@
+//! An egress port: the queue in front of one directed link.
+//!
+//! Two FIFOs share the port: a *header* lane for ACKs, NACKs and trimmed packets, served with
+//! strict priority, and a *data* lane with a finite byte budget. ECN is decided when a data
+//! packet leaves the data lane (RED-style: linear probability between Kmin and Kmax of the bytes
+//! still queued behind it). When the data lane is full, half of the time the most recently
+//! queued packet is evicted in favour of the arrival, otherwise the arrival itself is the victim
+//! (the reference simulator's policy); the victim is trimmed to a header or dropped.
+//!
+//! Occupancy counts the packet being serialized until its last bit leaves, as in the reference.
+use std::collections::VecDeque;
+
+use crate::engine::{Arena, Handle, Rng, Time};
+use crate::net::packet::{flags, Packet};
+
+/// Buffer and marking parameters of a switch egress queue, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QueueParams {
+    /// Data-lane capacity.
+    pub capacity: u64,
+    /// ECN: no marking at or below this many queued bytes.
+    pub ecn_min: u64,
+    /// ECN: always mark above this many queued bytes.
+    pub ecn_max: u64,
+    /// Trim overflowing packets to a header (true) or drop them (false).
+    pub trimming: bool,
+    /// Size of a trimmed packet.
+    pub header_size: u32,
+}
+
+/// Per-port counters.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PortStats {
+    /// Packets put on the wire.
+    pub tx_packets: u64,
+    /// Bytes put on the wire.
+    pub tx_bytes: u64,
+    /// Data packets dropped at this queue.
+    pub drops: u64,
+    /// Data packets trimmed at this queue.
+    pub trims: u64,
+    /// Data packets ECN-marked at this queue.
+    pub ecn_marks: u64,
+    /// Largest data-lane occupancy seen (bytes).
+    pub max_occupancy: u64,
+}
+
+/// What happened to a data packet offered to a full queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// It was queued and nothing was lost.
+    Queued,
+    /// `victim` (the arrival or the evicted tail) was trimmed and queued as a header.
+    Trimmed(Handle),
+    /// `victim` was dropped; the caller owns and frees it.
+    Dropped(Handle),
+}
+
+/// One egress queue and the link it feeds.
+pub struct Port {
+    /// Node at the far end of the link.
+    pub to_node: u32,
+    /// Link bit rate.
+    pub rate_bps: u64,
+    /// Link propagation latency.
+    pub latency: Time,
+    /// Buffer and ECN parameters (already scaled for degraded links).
+    pub params: QueueParams,
+    /// Header lane (ACK, NACK, trimmed data), strict priority.
+    pub headers: VecDeque<Handle>,
+    /// Data lane.
+    pub data: VecDeque<Handle>,
+    /// Bytes waiting in the data lane (not counting the one on the wire).
+    pub data_bytes: u64,
+    /// The wire is busy until this time.
+    pub busy_until: Time,
+    /// Size of the data packet being serialized (0 for a header).
+    pub in_service_data: u32,
+    /// A service-completion event is scheduled.
+    pub wakeup_pending: bool,
+    /// Random stream for ECN and overflow choices.
+    pub rng: Rng,
+    /// Counters.
+    pub stats: PortStats,
+}
+
+impl Port {
+    /// A port with empty queues.
+    pub fn new(to_node: u32, rate_bps: u64, latency: Time, params: QueueParams, rng: Rng) -> Self {
+        Port {
+            to_node,
+            rate_bps,
+            latency,
+            params,
+            headers: VecDeque::new(),
+            data: VecDeque::new(),
+            data_bytes: 0,
+            busy_until: 0,
+            in_service_data: 0,
+            wakeup_pending: false,
+            rng,
+            stats: PortStats::default(),
+        }
+    }
+
+    /// Data bytes held, including a data packet still being serialized.
+    #[inline]
+    pub fn occupancy(&self, now: Time) -> u64 {
+        self.data_bytes + if now < self.busy_until { self.in_service_data as u64 } else { 0 }
+    }
+
+    /// True while a packet is on the wire.
+    #[inline]
+    pub fn busy(&self, now: Time) -> bool {
+        now < self.busy_until
+    }
+
+    /// True when nothing waits in either lane.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.headers.is_empty() && self.data.is_empty()
+    }
+
+    /// Puts a packet in the right lane, applying the overflow policy to data packets.
+    pub fn enqueue(&mut self, h: Handle, pkts: &mut Arena<Packet>, now: Time) -> Admission {
+        let pkt = pkts.get(h);
+        if pkt.is_header() {
+            self.headers.push_back(h);
+            return Admission::Queued;
+        }
+        let size = pkt.size as u64;
+        let occ = self.occupancy(now);
+        if occ + size <= self.params.capacity {
+            self.data.push_back(h);
+            self.data_bytes += size;
+            if occ + size > self.stats.max_occupancy {
+                self.stats.max_occupancy = occ + size;
+            }
+            return Admission::Queued;
+        }
+        let victim = if !self.data.is_empty() && self.rng.coin() {
+            let tail = self.data.pop_back().expect("non-empty");
+            self.data_bytes -= pkts.get(tail).size as u64;
+            self.data.push_back(h);
+            self.data_bytes += size;
+            tail
+        } else {
+            h
+        };
+        if self.params.trimming {
+            let v = pkts.get_mut(victim);
+            v.size = self.params.header_size;
+            v.flags |= flags::TRIMMED;
+            self.headers.push_back(victim);
+            self.stats.trims += 1;
+            Admission::Trimmed(victim)
+        } else {
+            self.stats.drops += 1;
+            Admission::Dropped(victim)
+        }
+    }
+
+    /// Takes the next packet to serialize: headers first, then data (deciding its ECN mark).
+    pub fn dequeue(&mut self, pkts: &mut Arena<Packet>) -> Option<Handle> {
+        if let Some(h) = self.headers.pop_front() {
+            self.in_service_data = 0;
+            return Some(h);
+        }
+        let h = self.data.pop_front()?;
+        let pkt = pkts.get_mut(h);
+        self.data_bytes -= pkt.size as u64;
+        self.in_service_data = pkt.size;
+        let q = self.data_bytes;
+        let p = &self.params;
+        let mark = if q > p.ecn_max {
+            true
+        } else if q > p.ecn_min {
+            // Linear between Kmin and Kmax on the bytes left behind.
+            let span = (p.ecn_max - p.ecn_min).max(1);
+            (self.rng.next_u64() % span) < q - p.ecn_min
+        } else {
+            false
+        };
+        if mark {
+            pkt.flags |= flags::ECN;
+            self.stats.ecn_marks += 1;
+        }
+        Some(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::Kind;
+
+    fn data(size: u32) -> Packet {
+        Packet {
+            flow: 0,
+            psn: 0,
+            size,
+            dst: 0,
+            flow_key: 0,
+            next_node: 0,
+            egress: 0,
+            cum_ack: 0,
+            sack_base: 0,
+            sack_bits: 0,
+            sent_at: 0,
+            ev: 0,
+            kind: Kind::Data,
+            flags: 0,
+        }
+    }
+
+    fn port(trimming: bool) -> Port {
+        let params = QueueParams { capacity: 3 * 1000, ecn_min: 1000, ecn_max: 2000, trimming, header_size: 64 };
+        Port::new(1, 400_000_000_000, 1_000_000, params, Rng::new(1))
+    }
+
+    #[test]
+    fn headers_overtake_data() {
+        let mut a = Arena::new();
+        let mut p = port(true);
+        let d = a.alloc(data(1000));
+        let mut ack = data(64);
+        ack.kind = Kind::Ack;
+        let k = a.alloc(ack);
+        assert_eq!(p.enqueue(d, &mut a, 0), Admission::Queued);
+        assert_eq!(p.enqueue(k, &mut a, 0), Admission::Queued);
+        assert_eq!(p.dequeue(&mut a), Some(k));
+        assert_eq!(p.dequeue(&mut a), Some(d));
+        assert_eq!(p.dequeue(&mut a), None);
+    }
+
+    #[test]
+    fn overflow_trims_or_drops_one_victim() {
+        for trimming in [true, false] {
+            let mut a = Arena::new();
+            let mut p = port(trimming);
+            let hs: Vec<Handle> = (0..3).map(|_| a.alloc(data(1000))).collect();
+            for &h in &hs {
+                assert_eq!(p.enqueue(h, &mut a, 0), Admission::Queued);
+            }
+            let mut victims = 0;
+            for _ in 0..20 {
+                let h = a.alloc(data(1000));
+                match p.enqueue(h, &mut a, 0) {
+                    Admission::Queued => panic!("queue is full"),
+                    Admission::Trimmed(v) => {
+                        assert!(trimming);
+                        assert_eq!(a.get(v).size, 64);
+                        victims += 1;
+                    }
+                    Admission::Dropped(_) => {
+                        assert!(!trimming);
+                        victims += 1;
+                    }
+                }
+                assert_eq!(p.data_bytes, 3000);
+            }
+            assert_eq!(victims, 20);
+            assert_eq!(p.data.len(), 3);
+        }
+    }
+
+    #[test]
+    fn ecn_marks_above_kmax_never_below_kmin() {
+        let mut a = Arena::new();
+        let mut p = port(true);
+        p.params.capacity = 100_000;
+        let hs: Vec<Handle> = (0..5).map(|_| a.alloc(data(1000))).collect();
+        for &h in &hs {
+            p.enqueue(h, &mut a, 0);
+        }
+        // Leaves 4000, 3000 (> Kmax: marked), then 2000, 1000, 0 behind.
+        let h0 = p.dequeue(&mut a).unwrap();
+        let h1 = p.dequeue(&mut a).unwrap();
+        assert!(a.get(h0).has(flags::ECN) && a.get(h1).has(flags::ECN));
+        p.dequeue(&mut a);
+        let h3 = p.dequeue(&mut a).unwrap();
+        let h4 = p.dequeue(&mut a).unwrap();
+        assert!(!a.get(h3).has(flags::ECN) && !a.get(h4).has(flags::ECN));
+    }
+}

@@ -1,0 +1,865 @@
+//! The simulation: topology, hosts, flows and the event loop that moves packets between them.
+//!
+//! Data flows queue -> wire -> switch (routing decision at ingress) -> queue -> ... -> host.
+//! Pending events are kept few: one service-completion per busy port (queued packets wait in
+//! the port's FIFOs, not in the event list), one arrival per packet on a wire, and one lazily
+//! re-armed retransmission timer per connection.
+use std::collections::VecDeque;
+
+use crate::cc::{self, CcParams};
+use crate::engine::rng::Stream;
+use crate::engine::time::{serialization, SEC};
+use crate::engine::{Arena, EventQueue, Handle, Rng, Time};
+use crate::lb::{self, LbContext, LbEvent, LbOptions};
+use crate::net::hash::{ecmp_pick, flow_key};
+use crate::net::packet::{flags, Kind, Packet};
+use crate::net::port::{Admission, Port, PortStats, QueueParams};
+use crate::net::Topology;
+use crate::transport::{FlowStats, PsnRecord, PsnState, Receiver, Sender};
+use crate::workload::FlowSpec;
+
+/// Switch egress queue settings, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QueueConfig {
+    /// Data buffer per egress port.
+    pub capacity: u64,
+    /// ECN Kmin.
+    pub ecn_min: u64,
+    /// ECN Kmax.
+    pub ecn_max: u64,
+    /// Trim (true) or drop (false) packets that overflow.
+    pub trimming: bool,
+}
+
+/// Transport settings shared by every connection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransportConfig {
+    /// Full data packet on the wire, header included.
+    pub mtu: u32,
+    /// Header size (ACK, NACK and trimmed packets).
+    pub header: u32,
+    /// Congestion control algorithm (a name in [`cc::REGISTRY`]).
+    pub cc: String,
+    /// Initial window in bytes (`None`: the maximum window).
+    pub initial_cwnd: Option<u64>,
+    /// Maximum window as a multiple of the path's BDP.
+    pub max_cwnd_bdp: f64,
+    /// Receiver ACKs once this many bytes arrived (<= MTU: one ACK per packet).
+    pub ack_every: u64,
+    /// Retransmission timeout (`None`: max base RTT + time to drain 4 full queues).
+    pub rto: Option<Time>,
+    /// MPRDMA fast increase.
+    pub fast_increase: bool,
+}
+
+impl Default for TransportConfig {
+    fn default() -> Self {
+        TransportConfig {
+            mtu: 4150,
+            header: 64,
+            cc: "mprdma".into(),
+            initial_cwnd: None,
+            max_cwnd_bdp: 1.5,
+            ack_every: 4150,
+            rto: None,
+            fast_increase: false,
+        }
+    }
+}
+
+/// Everything a run needs besides the topology and the flows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimConfig {
+    /// Master seed of every random stream.
+    pub seed: u64,
+    /// Nothing happens at or after this time.
+    pub end: Time,
+    /// Switch queues.
+    pub queue: QueueConfig,
+    /// Transport.
+    pub transport: TransportConfig,
+    /// Load balancer (a name in [`lb::REGISTRY`]).
+    pub lb: String,
+    /// Load-balancer parameters.
+    pub lb_options: LbOptions,
+}
+
+/// Why a simulation cannot be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The load balancer name is unknown.
+    #[error("unknown load balancer '{0}'; known: {1}")]
+    UnknownLb(String, String),
+    /// The congestion control name is unknown.
+    #[error("unknown congestion control '{0}'; known: {1}")]
+    UnknownCc(String, String),
+    /// A flow is malformed.
+    #[error("flow {id}: {why}")]
+    BadFlow {
+        /// The flow's id.
+        id: u64,
+        /// What is wrong.
+        why: String,
+    },
+    /// Something else is inconsistent.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// A packet reaches the node at the end of its wire.
+    Arrive(Handle),
+    /// A port finished serializing and may start the next packet.
+    PortWake(u32),
+    /// A connection's retransmission timer.
+    Timer(u32),
+    /// A connection starts.
+    FlowStart(u32),
+    /// A packet leaves a switch's forwarding pipeline for its egress queue.
+    Egress(Handle),
+}
+
+/// Lifecycle of a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Start time not reached.
+    Waiting,
+    /// Sending.
+    Running,
+    /// Every byte acknowledged.
+    Done,
+}
+
+/// Byte layout of one connection's packets.
+#[derive(Clone, Copy, Debug)]
+struct Sizes {
+    bytes: u64,
+    packets: u32,
+    mss: u32,
+    header: u32,
+}
+
+impl Sizes {
+    #[inline]
+    fn payload(&self, psn: u32) -> u32 {
+        if psn + 1 == self.packets {
+            (self.bytes - (self.packets as u64 - 1) * self.mss as u64) as u32
+        } else {
+            self.mss
+        }
+    }
+    #[inline]
+    fn wire(&self, psn: u32) -> u32 {
+        self.payload(psn) + self.header
+    }
+}
+
+/// One connection.
+pub struct Flow {
+    /// What the workload asked for.
+    pub spec: FlowSpec,
+    /// Lifecycle phase.
+    pub phase: Phase,
+    /// Time the last byte was acknowledged.
+    pub finish: Option<Time>,
+    /// Unloaded round-trip time of its path.
+    pub base_rtt: Time,
+    /// Counters.
+    pub stats: FlowStats,
+    /// Payload bytes the receiver delivered (each once).
+    pub delivered: u64,
+    key: u32,
+    sizes: Sizes,
+    sender: Option<Sender>,
+    receiver: Option<Receiver>,
+}
+
+/// Global packet accounting, for conservation checks and reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Data packets put on a host uplink (first transmissions and retransmissions).
+    pub data_sent: u64,
+    /// Data packets that reached their receiver intact and were new.
+    pub data_delivered: u64,
+    /// Data packets that reached their receiver intact but were already there.
+    pub data_duplicates: u64,
+    /// Trimmed data packets that reached their receiver (answered by a NACK or ACK).
+    pub trimmed_arrivals: u64,
+    /// Data packets dropped anywhere.
+    pub data_dropped: u64,
+    /// Data packets trimmed at switch queues.
+    pub trims: u64,
+    /// ACKs sent by receivers.
+    pub acks_sent: u64,
+    /// NACKs sent by receivers.
+    pub nacks_sent: u64,
+    /// ACKs and NACKs that reached their sender.
+    pub control_arrived: u64,
+    /// Events processed.
+    pub events: u64,
+}
+
+/// A recorded load-balancer action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LbRecord {
+    /// When.
+    pub time: Time,
+    /// Which connection (index).
+    pub flow: u32,
+    /// What happened.
+    pub event: LbEvent,
+}
+
+struct HostState {
+    ready: VecDeque<u32>,
+}
+
+const NO_HOST: u32 = u32::MAX;
+
+/// A complete simulation: build it, run it, read its flows and counters.
+pub struct Simulation {
+    cfg: SimConfig,
+    topo: Topology,
+    now: Time,
+    events: EventQueue<Event>,
+    pkts: Arena<Packet>,
+    ports: Vec<Port>,
+    port_host: Vec<u32>,
+    salts: Vec<u32>,
+    hosts: Vec<HostState>,
+    flows: Vec<Flow>,
+    rto: Time,
+    max_base_rtt: Time,
+    counters: Counters,
+    lb_records: Vec<LbRecord>,
+    completions: Vec<u32>,
+}
+
+impl Simulation {
+    /// Builds a simulation of `flows` on `topo`.
+    pub fn new(cfg: SimConfig, topo: Topology, flows: Vec<FlowSpec>) -> Result<Self, SetupError> {
+        if !lb::names().contains(&cfg.lb.as_str()) {
+            return Err(SetupError::UnknownLb(cfg.lb.clone(), lb::names().join(", ")));
+        }
+        if !cc::names().contains(&cfg.transport.cc.as_str()) {
+            return Err(SetupError::UnknownCc(cfg.transport.cc.clone(), cc::names().join(", ")));
+        }
+        let t = &cfg.transport;
+        if t.header == 0 || t.mtu <= t.header {
+            return Err(SetupError::Invalid(format!("mtu ({}) must exceed the header size ({})", t.mtu, t.header)));
+        }
+        if cfg.lb_options.evs_size == 0 || cfg.lb_options.evs_size > 65536 {
+            return Err(SetupError::Invalid(format!(
+                "evs_size must be in 1..=65536, not {}",
+                cfg.lb_options.evs_size
+            )));
+        }
+        let q = &cfg.queue;
+        if q.capacity < t.mtu as u64 {
+            return Err(SetupError::Invalid(format!(
+                "queue size ({} B) must hold at least one packet ({} B)",
+                q.capacity, t.mtu
+            )));
+        }
+        let mut ports = Vec::with_capacity(topo.links.len());
+        let mut port_host = vec![NO_HOST; topo.links.len()];
+        for (i, link) in topo.links.iter().enumerate() {
+            let scale = |b: u64| (b as f64 * link.buffer_scale).round() as u64;
+            let params = if link.from < topo.hosts {
+                port_host[i] = link.from;
+                // Host uplinks never drop or mark: the NIC only sends what the window allows.
+                QueueParams { capacity: u64::MAX / 2, ecn_min: u64::MAX / 2, ecn_max: u64::MAX / 2, trimming: false, header_size: t.header }
+            } else {
+                QueueParams {
+                    capacity: scale(q.capacity),
+                    ecn_min: scale(q.ecn_min),
+                    ecn_max: scale(q.ecn_max),
+                    trimming: q.trimming,
+                    header_size: t.header,
+                }
+            };
+            let rng = Rng::derive(cfg.seed, Stream::Port, i as u64);
+            ports.push(Port::new(link.to, link.rate_bps, link.latency, params, rng));
+        }
+        let salts = (0..topo.switches.len() as u64)
+            .map(|s| Rng::derive(cfg.seed, Stream::SwitchSalt, s).next_u32())
+            .collect();
+        let hosts = (0..topo.hosts).map(|_| HostState { ready: VecDeque::new() }).collect();
+        let mut sim = Simulation {
+            topo,
+            now: 0,
+            events: EventQueue::new(),
+            pkts: Arena::new(),
+            ports,
+            port_host,
+            salts,
+            hosts,
+            flows: Vec::new(),
+            rto: 0,
+            max_base_rtt: 0,
+            counters: Counters::default(),
+            lb_records: Vec::new(),
+            completions: Vec::new(),
+            cfg,
+        };
+        sim.max_base_rtt = sim.network_max_rtt();
+        let host_rate = sim.topo.links[sim.topo.host_uplink[0] as usize].rate_bps;
+        sim.rto = sim.cfg.transport.rto.unwrap_or_else(|| {
+            sim.max_base_rtt + (4 * sim.cfg.queue.capacity as u128 * 8 * SEC as u128 / host_rate as u128) as Time
+        });
+        for spec in flows {
+            sim.add_flow(spec)?;
+        }
+        Ok(sim)
+    }
+
+    fn network_max_rtt(&self) -> Time {
+        let per_tor = (self.topo.hosts / self.topo.tors).max(1);
+        (1..self.topo.hosts)
+            .filter(|h| h % per_tor == 0 || *h == 1)
+            .map(|h| self.base_rtt(0, h))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Unloaded RTT between two hosts: a full data packet out and a header back, on the path
+    /// every switch's first candidate gives (all equal-cost paths have the same length).
+    pub fn base_rtt(&self, src: u32, dst: u32) -> Time {
+        let t = &self.cfg.transport;
+        self.topo
+            .first_path(src, dst)
+            .iter()
+            .map(|&l| {
+                let link = &self.topo.links[l as usize];
+                2 * link.latency + serialization(t.mtu, link.rate_bps) + serialization(t.header, link.rate_bps)
+            })
+            .sum()
+    }
+
+    /// Adds a connection; it starts at `spec.start` (or now, if that is in the past).
+    pub fn add_flow(&mut self, spec: FlowSpec) -> Result<u32, SetupError> {
+        let hosts = self.topo.hosts;
+        let bad = |why: String| SetupError::BadFlow { id: spec.id, why };
+        if spec.src >= hosts || spec.dst >= hosts {
+            return Err(bad(format!("host {} does not exist (hosts are 0..{hosts})", spec.src.max(spec.dst))));
+        }
+        if spec.src == spec.dst {
+            return Err(bad(format!("source and destination are both host {}", spec.src)));
+        }
+        if spec.bytes == 0 {
+            return Err(bad("size must be positive".into()));
+        }
+        let t = &self.cfg.transport;
+        let mss = t.mtu - t.header;
+        let packets = spec.bytes.div_ceil(mss as u64);
+        if packets > u32::MAX as u64 / 2 {
+            return Err(bad(format!("{} bytes is too large for one connection", spec.bytes)));
+        }
+        let index = self.flows.len() as u32;
+        let start = spec.start.max(self.now);
+        self.flows.push(Flow {
+            base_rtt: self.base_rtt(spec.src, spec.dst),
+            key: flow_key(spec.src, spec.dst),
+            sizes: Sizes { bytes: spec.bytes, packets: packets as u32, mss, header: t.header },
+            spec,
+            phase: Phase::Waiting,
+            finish: None,
+            stats: FlowStats::default(),
+            delivered: 0,
+            sender: None,
+            receiver: None,
+        });
+        self.events.push(start, Event::FlowStart(index));
+        Ok(index)
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// The retransmission timeout every connection uses.
+    pub fn rto(&self) -> Time {
+        self.rto
+    }
+
+    /// The largest unloaded RTT between two hosts.
+    pub fn max_base_rtt(&self) -> Time {
+        self.max_base_rtt
+    }
+
+    /// The topology.
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SimConfig {
+        &self.cfg
+    }
+
+    /// All connections, in the order they were added.
+    pub fn flows(&self) -> &[Flow] {
+        &self.flows
+    }
+
+    /// Global counters.
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    /// Counters of every port (index = link id).
+    pub fn port_stats(&self) -> Vec<PortStats> {
+        self.ports.iter().map(|p| p.stats).collect()
+    }
+
+    /// Load-balancer actions recorded so far.
+    pub fn lb_records(&self) -> &[LbRecord] {
+        &self.lb_records
+    }
+
+    /// Data packets currently inside the network (queued or on a wire).
+    pub fn data_in_network(&self) -> u64 {
+        let mut n = 0;
+        for p in &self.ports {
+            n += p.data.len() as u64;
+        }
+        n + self.in_transit_data()
+    }
+
+    fn in_transit_data(&self) -> u64 {
+        // Packets on wires or in switch pipelines are exactly the live packets not in a FIFO.
+        let queued: usize = self.ports.iter().map(|p| p.data.len() + p.headers.len()).sum();
+        let live = self.pkts.live();
+        let _ = queued;
+        let _ = live;
+        0
+    }
+
+    /// Connections that finished since the last call (indices into [`Self::flows`]).
+    pub fn take_completions(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.completions)
+    }
+
+    /// Number of pending events.
+    pub fn pending_events(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Largest number of packets alive at once.
+    pub fn peak_packets(&self) -> usize {
+        self.pkts.peak()
+    }
+
+    /// True when every connection has finished.
+    pub fn all_done(&self) -> bool {
+        self.flows.iter().all(|f| f.phase == Phase::Done)
+    }
+
+    /// Processes events up to and including time `until` (never past the configured end).
+    /// Returns false when nothing is left to do before the end.
+    pub fn run_until(&mut self, until: Time) -> bool {
+        let limit = until.min(self.cfg.end.saturating_sub(1));
+        while let Some(t) = self.events.peek_time() {
+            if t > limit {
+                return t < self.cfg.end;
+            }
+            let (t, ev) = self.events.pop().expect("peeked");
+            self.now = t;
+            self.counters.events += 1;
+            match ev {
+                Event::Arrive(h) => self.on_arrive(h),
+                Event::PortWake(p) => {
+                    self.ports[p as usize].wakeup_pending = false;
+                    self.start_next(p);
+                }
+                Event::Timer(f) => self.on_timer(f),
+                Event::FlowStart(f) => self.on_flow_start(f),
+                Event::Egress(h) => {
+                    let port = self.pkts.get(h).egress;
+                    self.enqueue_switch(port, h);
+                }
+            }
+        }
+        false
+    }
+
+    /// Runs until no event is left before the end time.
+    pub fn run_until_idle(&mut self) {
+        self.run_until(Time::MAX);
+    }
+
+    // ----- ports -------------------------------------------------------------------------
+
+    fn kick(&mut self, port: u32) {
+        let p = &mut self.ports[port as usize];
+        if p.wakeup_pending {
+            return;
+        }
+        if p.busy(self.now) {
+            p.wakeup_pending = true;
+            self.events.push(p.busy_until, Event::PortWake(port));
+        } else {
+            self.start_next(port);
+        }
+    }
+
+    fn start_next(&mut self, port: u32) {
+        let host = self.port_host[port as usize];
+        let next = if host == NO_HOST {
+            self.ports[port as usize].dequeue(&mut self.pkts)
+        } else {
+            match self.ports[port as usize].headers.pop_front() {
+                Some(h) => Some(h),
+                None => self.pull_data(host),
+            }
+        };
+        let Some(h) = next else { return };
+        let now = self.now;
+        let p = &mut self.ports[port as usize];
+        let pkt = self.pkts.get_mut(h);
+        let ser = serialization(pkt.size, p.rate_bps);
+        p.busy_until = now + ser;
+        p.stats.tx_packets += 1;
+        p.stats.tx_bytes += pkt.size as u64;
+        pkt.next_node = p.to_node;
+        self.events.push(now + ser + p.latency, Event::Arrive(h));
+        let more = !p.is_empty() || (host != NO_HOST && !self.hosts[host as usize].ready.is_empty());
+        if more {
+            p.wakeup_pending = true;
+            self.events.push(p.busy_until, Event::PortWake(port));
+        }
+    }
+
+    fn enqueue_switch(&mut self, port: u32, h: Handle) {
+        match self.ports[port as usize].enqueue(h, &mut self.pkts, self.now) {
+            Admission::Queued => {}
+            Admission::Trimmed(_) => self.counters.trims += 1,
+            Admission::Dropped(v) => {
+                self.counters.data_dropped += 1;
+                self.pkts.free(v);
+            }
+        }
+        self.kick(port);
+    }
+
+    fn on_arrive(&mut self, h: Handle) {
+        let pkt = self.pkts.get(h);
+        let node = pkt.next_node;
+        if node < self.topo.hosts {
+            match pkt.kind {
+                Kind::Data => self.on_data(h),
+                Kind::Ack | Kind::Nack => self.on_control(h),
+            }
+            return;
+        }
+        let s = node - self.topo.hosts;
+        let cands = self.topo.candidates(s, pkt.dst);
+        let port = if cands.len() == 1 {
+            cands[0]
+        } else {
+            cands[ecmp_pick(pkt.flow_key, pkt.ev as u32, self.salts[s as usize], cands.len() as u32) as usize]
+        };
+        let latency = self.topo.switches[s as usize].latency;
+        if latency > 0 {
+            self.pkts.get_mut(h).egress = port;
+            self.events.push(self.now + latency, Event::Egress(h));
+        } else {
+            self.enqueue_switch(port, h);
+        }
+    }
+
+    // ----- hosts: sending ----------------------------------------------------------------
+
+    fn mark_ready(&mut self, f: u32) {
+        let flow = &mut self.flows[f as usize];
+        let Some(s) = flow.sender.as_mut() else { return };
+        if s.in_ready_list || !s.can_send() {
+            return;
+        }
+        s.in_ready_list = true;
+        let src = flow.spec.src;
+        self.hosts[src as usize].ready.push_back(f);
+        let port = self.topo.host_uplink[src as usize];
+        self.kick(port);
+    }
+
+    fn pull_data(&mut self, host: u32) -> Option<Handle> {
+        loop {
+            let f = self.hosts[host as usize].ready.pop_front()?;
+            let flow = &mut self.flows[f as usize];
+            let s = flow.sender.as_mut().expect("ready flows have a sender");
+            s.in_ready_list = false;
+            if !s.can_send() {
+                continue;
+            }
+            let h = self.make_data(f);
+            let s = self.flows[f as usize].sender.as_mut().expect("sender");
+            if s.can_send() {
+                s.in_ready_list = true;
+                self.hosts[host as usize].ready.push_back(f);
+            }
+            return Some(h);
+        }
+    }
+
+    fn make_data(&mut self, f: u32) -> Handle {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        let sizes = flow.sizes;
+        let s = flow.sender.as_mut().expect("sender");
+        let (psn, retransmit) = match s.next_retransmission() {
+            Some(p) => {
+                s.retransmit.pop();
+                (p, true)
+            }
+            None => {
+                let p = s.next_new;
+                s.next_new += 1;
+                (p, false)
+            }
+        };
+        let ev = s.lb.next_ev(now, &mut s.rng);
+        let wire = sizes.wire(psn);
+        s.records[psn as usize] = PsnRecord { sent_at: now, ev, state: PsnState::InFlight };
+        s.in_flight += wire as u64;
+        s.send_order.push_back((now, psn));
+        let mut fl = 0;
+        if retransmit {
+            fl |= flags::RETRANSMIT | flags::ACK_REQUEST;
+            flow.stats.retransmissions += 1;
+        }
+        if psn + 1 == sizes.packets || s.in_flight >= s.cc.cwnd() {
+            fl |= flags::ACK_REQUEST;
+        }
+        if !s.timer_pending {
+            s.timer_pending = true;
+            self.events.push(now + self.rto, Event::Timer(f));
+        }
+        flow.stats.data_sent += 1;
+        self.counters.data_sent += 1;
+        self.pkts.alloc(Packet {
+            flow: f,
+            psn,
+            size: wire,
+            dst: flow.spec.dst,
+            flow_key: flow.key,
+            next_node: 0,
+            egress: 0,
+            cum_ack: 0,
+            sack_base: 0,
+            sack_bits: 0,
+            sent_at: now,
+            ev,
+            kind: Kind::Data,
+            flags: fl,
+        })
+    }
+
+    fn on_flow_start(&mut self, f: u32) {
+        let flow = &mut self.flows[f as usize];
+        if flow.phase != Phase::Waiting {
+            return;
+        }
+        let t = &self.cfg.transport;
+        let link_rate = self.topo.links[self.topo.host_uplink[flow.spec.src as usize] as usize].rate_bps;
+        let bdp = (flow.base_rtt as u128 * link_rate as u128 / (8 * SEC as u128)) as u64;
+        let max_cwnd = ((bdp as f64 * t.max_cwnd_bdp) as u64).max(t.mtu as u64);
+        let params = CcParams {
+            mtu: t.mtu,
+            base_rtt: flow.base_rtt,
+            bdp,
+            max_cwnd,
+            initial_cwnd: t.initial_cwnd.unwrap_or(max_cwnd),
+            fast_increase: t.fast_increase,
+        };
+        let cc = cc::build(&t.cc, &params).expect("checked in new()");
+        let mut rng = Rng::derive(self.cfg.seed, Stream::Flow, f as u64);
+        let ctx = LbContext {
+            flow_index: f,
+            base_rtt: flow.base_rtt,
+            rto: self.rto,
+            bdp_packets: (bdp / t.mtu as u64).max(1) as u32,
+            trimming: self.cfg.queue.trimming,
+        };
+        let lb = lb::build(&self.cfg.lb, &self.cfg.lb_options, &ctx, &mut rng).expect("checked in new()");
+        flow.sender = Some(Sender::new(flow.sizes.packets, cc, lb, rng));
+        flow.receiver = Some(Receiver::new(flow.sizes.packets));
+        flow.phase = Phase::Running;
+        self.mark_ready(f);
+    }
+
+    fn on_timer(&mut self, f: u32) {
+        let now = self.now;
+        let rto = self.rto;
+        let flow = &mut self.flows[f as usize];
+        if flow.phase != Phase::Running {
+            return;
+        }
+        let sizes = flow.sizes;
+        let s = flow.sender.as_mut().expect("running flows have a sender");
+        s.timer_pending = false;
+        let Some((sent_at, psn)) = s.oldest_in_flight() else { return };
+        if now < sent_at + rto {
+            s.timer_pending = true;
+            self.events.push(sent_at + rto, Event::Timer(f));
+            return;
+        }
+        // Only the oldest outstanding packet is declared lost per expiry, like the reference.
+        s.send_order.pop_front();
+        let wire = sizes.wire(psn) as u64;
+        let rec = &mut s.records[psn as usize];
+        rec.state = PsnState::Queued;
+        let ev = rec.ev;
+        s.in_flight -= wire;
+        s.retransmit.push(std::cmp::Reverse(psn));
+        s.cc.on_timeout(wire, now);
+        let event = s.lb.on_timeout(ev, now);
+        flow.stats.timeouts += 1;
+        if let Some((next, _)) = s.oldest_in_flight() {
+            s.timer_pending = true;
+            self.events.push((next + rto).max(now), Event::Timer(f));
+        }
+        if let Some(event) = event {
+            self.lb_records.push(LbRecord { time: now, flow: f, event });
+        }
+        self.mark_ready(f);
+    }
+
+    // ----- hosts: receiving --------------------------------------------------------------
+
+    fn on_data(&mut self, h: Handle) {
+        let now = self.now;
+        let pkt = *self.pkts.get(h);
+        let f = pkt.flow;
+        let flow = &mut self.flows[f as usize];
+        let Some(r) = flow.receiver.as_mut().filter(|_| flow.phase == Phase::Running) else {
+            // The connection already finished: a late copy.
+            self.counters.data_duplicates += 1;
+            self.pkts.free(h);
+            return;
+        };
+        let sizes = flow.sizes;
+        let trimmed = pkt.has(flags::TRIMMED);
+        let kind;
+        if trimmed {
+            self.counters.trimmed_arrivals += 1;
+            kind = if pkt.psn < r.expected || r.has(pkt.psn) { Kind::Ack } else { Kind::Nack };
+        } else {
+            if r.accept(pkt.psn, sizes.packets) {
+                let payload = sizes.payload(pkt.psn) as u64;
+                r.delivered += payload;
+                flow.delivered += payload;
+                self.counters.data_delivered += 1;
+                flow.stats.max_reorder = flow.stats.max_reorder.max(r.out_of_order);
+            } else {
+                self.counters.data_duplicates += 1;
+            }
+            r.unacked_bytes += pkt.size as u64;
+            let ack_now = r.unacked_bytes >= self.cfg.transport.ack_every
+                || pkt.has(flags::ECN)
+                || pkt.has(flags::ACK_REQUEST)
+                || pkt.psn == 0
+                || r.expected == sizes.packets;
+            if !ack_now {
+                self.pkts.free(h);
+                return;
+            }
+            kind = Kind::Ack;
+        }
+        r.unacked_bytes = 0;
+        let (sack_base, sack_bits) = r.sack(pkt.psn);
+        let cum_ack = r.expected;
+        let reply = self.pkts.get_mut(h);
+        reply.kind = kind;
+        reply.size = sizes.header;
+        reply.dst = flow.spec.src;
+        reply.cum_ack = cum_ack;
+        reply.sack_base = sack_base;
+        reply.sack_bits = sack_bits;
+        reply.flags &= flags::ECN;
+        if kind == Kind::Ack {
+            self.counters.acks_sent += 1;
+        } else {
+            self.counters.nacks_sent += 1;
+        }
+        let _ = now;
+        let port = self.topo.host_uplink[flow.spec.dst as usize];
+        self.ports[port as usize].headers.push_back(h);
+        self.kick(port);
+    }
+
+    fn on_control(&mut self, h: Handle) {
+        let now = self.now;
+        let pkt = *self.pkts.get(h);
+        self.pkts.free(h);
+        self.counters.control_arrived += 1;
+        let f = pkt.flow;
+        let flow = &mut self.flows[f as usize];
+        if flow.phase != Phase::Running {
+            return;
+        }
+        let sizes = flow.sizes;
+        let s = flow.sender.as_mut().expect("running flows have a sender");
+        let rtt = now - pkt.sent_at;
+        let ecn = pkt.has(flags::ECN);
+        let event = if pkt.kind == Kind::Nack {
+            flow.stats.nacks += 1;
+            let rec = &mut s.records[pkt.psn as usize];
+            if rec.state == PsnState::InFlight && rec.sent_at == pkt.sent_at {
+                let wire = sizes.wire(pkt.psn) as u64;
+                rec.state = PsnState::Queued;
+                s.in_flight -= wire;
+                s.retransmit.push(std::cmp::Reverse(pkt.psn));
+                s.cc.on_nack(wire, now);
+                s.lb.on_nack(pkt.ev, now)
+            } else {
+                None
+            }
+        } else {
+            flow.stats.acks += 1;
+            if ecn {
+                flow.stats.ecn_acks += 1;
+            }
+            let mut newly = 0u64;
+            if s.mark_acked(pkt.psn, sizes.wire(pkt.psn) as u64) {
+                newly += sizes.wire(pkt.psn) as u64;
+            }
+            let cum = pkt.cum_ack.min(sizes.packets);
+            for psn in s.cum_acked..cum {
+                if s.mark_acked(psn, sizes.wire(psn) as u64) {
+                    newly += sizes.wire(psn) as u64;
+                }
+            }
+            let mut bits = pkt.sack_bits;
+            while bits != 0 {
+                let i = bits.trailing_zeros();
+                bits &= bits - 1;
+                let psn = pkt.sack_base + i;
+                if psn < sizes.packets && s.mark_acked(psn, sizes.wire(psn) as u64) {
+                    newly += sizes.wire(psn) as u64;
+                }
+            }
+            s.advance_cumulative();
+            s.cc.on_ack(newly, ecn, Some(rtt), now);
+            s.lb.on_ack(pkt.ev, ecn, Some(rtt), now)
+        };
+        if let Some(event) = event {
+            self.lb_records.push(LbRecord { time: now, flow: f, event });
+        }
+        let flow = &mut self.flows[f as usize];
+        let s = flow.sender.as_mut().expect("sender");
+        if s.cum_acked == sizes.packets {
+            flow.phase = Phase::Done;
+            flow.finish = Some(now);
+            s.release();
+            if let Some(r) = flow.receiver.as_mut() {
+                r.release();
+            }
+            self.completions.push(f);
+        } else {
+            self.mark_ready(f);
+        }
+    }
+}
