@@ -82,8 +82,9 @@
 //! assert_eq!(reps.next_ev(&cfg, &mut rng), 7);
 //! assert_eq!(reps.next_ev(&cfg, &mut rng), 7);
 //!
-//! // Clean ACKs are still cached while frozen; the cycle now covers 7 and 99.
+//! // Clean ACKs are still cached while frozen; the cycle now covers slots 0 and 1.
 //! assert_eq!(reps.on_ack(&cfg, 99, false, 1200), Transition::None);
+//! assert_eq!(reps.next_ev(&cfg, &mut rng), 7);
 //! assert_eq!(reps.next_ev(&cfg, &mut rng), 99);
 //! assert_eq!(reps.next_ev(&cfg, &mut rng), 7);
 //!
