@@ -1,2 +1,43 @@
-//! The `repsim` command-line tool.
-fn main() {}
+//! The `repsim` command-line tool: run scenarios, benchmark the engine, explore the theory.
+mod output;
+mod run;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// Packet-level datacenter network simulator for multipath load balancing (REPS and friends).
+#[derive(Parser)]
+#[command(name = "repsim", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario once per load balancer and write flows.csv, summary.json and the resolved
+    /// scenario.
+    Run(run::RunArgs),
+    /// Time a scenario (default: scenarios/permutation-1024.toml with REPS) and report wall time,
+    /// events per second and peak memory.
+    Bench(run::BenchArgs),
+    /// Check a scenario file and print what it would run, without running it.
+    Check {
+        /// Scenario file.
+        scenario: PathBuf,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Bench(args) => run::bench(args),
+        Command::Check { scenario } => run::check(&scenario),
+    };
+    if let Err(e) = result {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}

@@ -6,7 +6,9 @@
 pub mod cc;
 pub mod engine;
 pub mod lb;
+pub mod metrics;
 pub mod net;
+pub mod scenario;
 pub mod sim;
 pub mod transport;
 pub mod workload;

@@ -250,7 +250,7 @@ impl FatTreeSpec {
         let agg_node = |a: u32| n + tors + a;
         let core_node = |c: u32| n + tors + aggs + c;
         let mut links = Vec::new();
-        let mut add = |links: &mut Vec<Link>, from, to, tier: &TierSpec| {
+        let add = |links: &mut Vec<Link>, from, to, tier: &TierSpec| {
             links.push(Link { from, to, rate_bps: tier.downlink_rate_bps, latency: tier.downlink_latency, buffer_scale: 1.0 });
             (links.len() - 1) as u32
         };
@@ -296,7 +296,7 @@ impl FatTreeSpec {
 
         // Routing: one group per distinct port list.
         let mut routes = Routes { table: vec![u32::MAX; (switches.len() as u32 * tors) as usize], ..Default::default() };
-        let mut new_group = |routes: &mut Routes, ports: &[u32]| {
+        let new_group = |routes: &mut Routes, ports: &[u32]| {
             routes.groups.push((routes.group_ports.len() as u32, ports.len() as u32));
             routes.group_ports.extend_from_slice(ports);
             (routes.groups.len() - 1) as u32

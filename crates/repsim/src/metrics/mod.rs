@@ -1,0 +1,158 @@
+//! Run summaries: flow completion time statistics and global counters, computed from a finished
+//! (or stopped) simulation. Writing them to files is the caller's business.
+use serde::Serialize;
+
+use crate::engine::time::to_us;
+use crate::sim::{Phase, Simulation};
+
+/// Flow completion time statistics in microseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct FctStats {
+    /// Shortest.
+    pub min: f64,
+    /// Average.
+    pub mean: f64,
+    /// Median (nearest rank).
+    pub p50: f64,
+    /// 99th percentile (nearest rank).
+    pub p99: f64,
+    /// Longest.
+    pub max: f64,
+}
+
+impl FctStats {
+    /// Statistics of a list of FCTs (any order); all zero when empty.
+    pub fn from_values(values: &[f64]) -> Self {
+        if values.is_empty() {
+            return FctStats::default();
+        }
+        let mut v = values.to_vec();
+        v.sort_by(|a, b| a.total_cmp(b));
+        let rank = |p: f64| v[((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+        FctStats {
+            min: v[0],
+            mean: v.iter().sum::<f64>() / v.len() as f64,
+            p50: rank(0.50),
+            p99: rank(0.99),
+            max: v[v.len() - 1],
+        }
+    }
+}
+
+/// One row of `flows.csv`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlowRow {
+    /// Load balancer of the run.
+    pub lb: String,
+    /// Flow id.
+    pub id: u64,
+    /// Source host.
+    pub src: u32,
+    /// Destination host.
+    pub dst: u32,
+    /// Payload bytes.
+    pub bytes: u64,
+    /// Start time (us).
+    pub start_us: f64,
+    /// Finish time (us), if it finished.
+    pub finish_us: Option<f64>,
+    /// Flow completion time (us), if it finished.
+    pub fct_us: Option<f64>,
+    /// Retransmitted packets.
+    pub retransmissions: u64,
+}
+
+/// The summary of one run, as written to `summary.json`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunSummary {
+    /// Load balancer.
+    pub lb: String,
+    /// Seed of the run.
+    pub seed: u64,
+    /// Flows offered.
+    pub flows_total: usize,
+    /// Flows that finished.
+    pub flows_completed: usize,
+    /// FCT statistics over finished flows.
+    pub fct_us: FctStats,
+    /// Data packets dropped.
+    pub drops: u64,
+    /// Data packets trimmed.
+    pub trims: u64,
+    /// Data packets ECN-marked.
+    pub ecn_marks: u64,
+    /// Data packets retransmitted.
+    pub retransmissions: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Wall-clock seconds of the run.
+    pub wall_s: f64,
+    /// Simulated time at the end (us).
+    pub sim_time_us: f64,
+    /// Largest number of packets alive at once.
+    pub peak_packets: usize,
+}
+
+/// Per-flow rows of a simulation.
+pub fn flow_rows(sim: &Simulation, lb: &str) -> Vec<FlowRow> {
+    sim.flows()
+        .iter()
+        .map(|f| {
+            let finish = f.finish.filter(|_| f.phase == Phase::Done);
+            FlowRow {
+                lb: lb.to_string(),
+                id: f.spec.id,
+                src: f.spec.src,
+                dst: f.spec.dst,
+                bytes: f.spec.bytes,
+                start_us: to_us(f.spec.start),
+                finish_us: finish.map(to_us),
+                fct_us: finish.map(|t| to_us(t - f.spec.start)),
+                retransmissions: f.stats.retransmissions,
+            }
+        })
+        .collect()
+}
+
+/// Summary of a simulation.
+pub fn summarize(sim: &Simulation, wall_s: f64) -> RunSummary {
+    let fcts: Vec<f64> = sim
+        .flows()
+        .iter()
+        .filter_map(|f| f.finish.filter(|_| f.phase == Phase::Done).map(|t| to_us(t - f.spec.start)))
+        .collect();
+    let ports = sim.port_stats();
+    let c = sim.counters();
+    RunSummary {
+        lb: sim.config().lb.clone(),
+        seed: sim.config().seed,
+        flows_total: sim.flows().len(),
+        flows_completed: fcts.len(),
+        fct_us: FctStats::from_values(&fcts),
+        drops: c.data_dropped,
+        trims: c.trims,
+        ecn_marks: ports.iter().map(|p| p.ecn_marks).sum(),
+        retransmissions: sim.flows().iter().map(|f| f.stats.retransmissions).sum(),
+        timeouts: sim.flows().iter().map(|f| f.stats.timeouts).sum(),
+        events: c.events,
+        wall_s,
+        sim_time_us: to_us(sim.now()),
+        peak_packets: sim.peak_packets(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_nearest_rank() {
+        let v: Vec<f64> = (1..=100).map(|x| x as f64).collect();
+        let s = FctStats::from_values(&v);
+        assert_eq!((s.min, s.p50, s.p99, s.max), (1.0, 50.0, 99.0, 100.0));
+        assert_eq!(s.mean, 50.5);
+        assert_eq!(FctStats::from_values(&[7.0]).p99, 7.0);
+    }
+}
