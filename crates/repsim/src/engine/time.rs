@@ -19,8 +19,12 @@ pub const SEC: Time = 1_000_000_000_000;
 /// Exact for the usual rates: 4150 B at 400 Gb/s is 83,000 ps.
 #[inline]
 pub fn serialization(bytes: u32, rate_bps: u64) -> Time {
-    let bits_ps = bytes as u128 * 8 * SEC as u128;
-    bits_ps.div_ceil(rate_bps as u128) as Time
+    // bytes * 8e12 fits in u64 for any u32 byte count below 2^21; avoid 128-bit division.
+    if bytes < 1 << 21 {
+        (bytes as u64 * 8 * SEC).div_ceil(rate_bps)
+    } else {
+        (bytes as u128 * 8 * SEC as u128).div_ceil(rate_bps as u128) as Time
+    }
 }
 
 /// Picoseconds as microseconds (for reports).
