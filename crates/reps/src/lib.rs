@@ -582,7 +582,8 @@ impl RepsState {
     }
 
     fn set_valid_count(&mut self, n: u8) {
-        self.ring_flags = (self.ring_flags & !VALID_MASK) | ((n.min(8) << VALID_SHIFT) & VALID_MASK);
+        self.ring_flags =
+            (self.ring_flags & !VALID_MASK) | ((n.min(8) << VALID_SHIFT) & VALID_MASK);
     }
 
     fn set_explore_counter(&mut self, n: u16) {

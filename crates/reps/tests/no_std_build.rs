@@ -56,18 +56,32 @@ fn on_panic(_: &core::panic::PanicInfo) -> ! {
 fn links_into_a_no_std_firmware_image_with_its_own_panic_handler() {
     let dir = support::scratch_dir("reps_no_std");
     let mut lib = support::rustc();
-    lib.args(["--crate-name", "reps", "--crate-type", "rlib", "--edition", "2021"])
-        .args(["-C", "panic=abort", "-C", "opt-level=1"])
-        .arg(support::crate_dir().join("src/lib.rs"))
-        .arg("--out-dir")
-        .arg(&dir);
+    lib.args([
+        "--crate-name",
+        "reps",
+        "--crate-type",
+        "rlib",
+        "--edition",
+        "2021",
+    ])
+    .args(["-C", "panic=abort", "-C", "opt-level=1"])
+    .arg(support::crate_dir().join("src/lib.rs"))
+    .arg("--out-dir")
+    .arg(&dir);
     support::run(lib);
 
     let firmware = dir.join("firmware.rs");
     std::fs::write(&firmware, FIRMWARE).unwrap();
     let mut image = support::rustc();
     image
-        .args(["--crate-name", "firmware", "--crate-type", "staticlib", "--edition", "2021"])
+        .args([
+            "--crate-name",
+            "firmware",
+            "--crate-type",
+            "staticlib",
+            "--edition",
+            "2021",
+        ])
         .args(["-C", "panic=abort", "-C", "opt-level=1", "-D", "warnings"])
         .arg("--extern")
         .arg(format!("reps={}", dir.join("libreps.rlib").display()))
@@ -82,7 +96,14 @@ fn links_into_a_no_std_firmware_image_with_its_own_panic_handler() {
 fn sources_use_no_floats_and_no_alloc() {
     for file in ["src/lib.rs", "src/ffi.rs"] {
         let text = std::fs::read_to_string(support::crate_dir().join(file)).unwrap();
-        for forbidden in ["f32", "f64", "extern crate alloc", "alloc::", "Box<", "Vec<"] {
+        for forbidden in [
+            "f32",
+            "f64",
+            "extern crate alloc",
+            "alloc::",
+            "Box<",
+            "Vec<",
+        ] {
             assert!(!text.contains(forbidden), "{file} mentions `{forbidden}`");
         }
         assert!(

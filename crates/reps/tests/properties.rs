@@ -29,10 +29,23 @@ impl RandomSource for Recording {
 
 #[derive(Clone, Debug)]
 enum Event {
-    Ack { ev: u16, marked: bool, dt: u32 },
-    Coalesced { evs: Vec<u16>, marked: bool, dt: u32 },
-    Nack { ev: u16, dt: u32 },
-    Failure { dt: u32 },
+    Ack {
+        ev: u16,
+        marked: bool,
+        dt: u32,
+    },
+    Coalesced {
+        evs: Vec<u16>,
+        marked: bool,
+        dt: u32,
+    },
+    Nack {
+        ev: u16,
+        dt: u32,
+    },
+    Failure {
+        dt: u32,
+    },
     Send,
 }
 
@@ -58,7 +71,10 @@ fn config() -> impl Strategy<Value = Config> {
         Just(65536),
         1u32..=65536
     ];
-    let explore_mode = prop_oneof![Just(ExploreMode::Reference), Just(ExploreMode::PaperPseudocode)];
+    let explore_mode = prop_oneof![
+        Just(ExploreMode::Reference),
+        Just(ExploreMode::PaperPseudocode)
+    ];
     let coalescing = prop_oneof![
         Just(Coalescing::PerAck),
         Just(Coalescing::CarryEvs),
@@ -73,7 +89,14 @@ fn config() -> impl Strategy<Value = Config> {
         prop::bool::weighted(0.8),
     )
         .prop_map(
-            |(evs_size, freeze_duration, explore_packets, explore_mode, coalescing, freezing_enabled)| {
+            |(
+                evs_size,
+                freeze_duration,
+                explore_packets,
+                explore_mode,
+                coalescing,
+                freezing_enabled,
+            )| {
                 let mut cfg = Config::new(evs_size);
                 cfg.freeze_duration = freeze_duration;
                 cfg.explore_packets = explore_packets;
@@ -86,18 +109,29 @@ fn config() -> impl Strategy<Value = Config> {
 }
 
 fn start_time() -> impl Strategy<Value = u32> {
-    prop_oneof![any::<u32>(), (u32::MAX - 3000)..=u32::MAX, (i32::MAX as u32 - 3000)..=(i32::MAX as u32)]
+    prop_oneof![
+        any::<u32>(),
+        (u32::MAX - 3000)..=u32::MAX,
+        (i32::MAX as u32 - 3000)..=(i32::MAX as u32)
+    ]
 }
 
 /// Structural invariants that must hold after every event.
 fn check_invariants(s: &RepsState) -> Result<(), TestCaseError> {
     let valid_slots = (0..8).filter(|&i| s.slot(i).unwrap().1).count() as u8;
-    prop_assert_eq!(s.valid_count(), valid_slots, "valid count != number of valid slots");
+    prop_assert_eq!(
+        s.valid_count(),
+        valid_slots,
+        "valid count != number of valid slots"
+    );
     prop_assert!(s.valid_count() <= s.cached_count());
     prop_assert!(s.cached_count() <= 8);
     prop_assert!(s.head() < 8);
     prop_assert_eq!(s.freezing_until().is_some(), s.is_frozen());
-    prop_assert!(!(s.is_frozen() && s.explore_remaining() > 0), "frozen while exploring");
+    prop_assert!(
+        !(s.is_frozen() && s.explore_remaining() > 0),
+        "frozen while exploring"
+    );
     if !s.is_frozen() {
         // Outside freezing the valid EVs are the run of most recent writes.
         let v = s.valid_count() as usize;
@@ -142,8 +176,13 @@ fn max_uses(cfg: &Config) -> u8 {
 
 fn replay(cfg: Config, start: u32, seed: u32, events: Vec<Event>) -> Result<(), TestCaseError> {
     let mut s = RepsState::new();
-    let mut rng = Recording { state: seed | 1, calls: 0 };
-    let mut model = Model { fifo: VecDeque::new() };
+    let mut rng = Recording {
+        state: seed | 1,
+        calls: 0,
+    };
+    let mut model = Model {
+        fifo: VecDeque::new(),
+    };
     let mut now = start;
     // Sends remaining in the exploration that followed the last exit from freezing.
     let mut exploration_left: Option<u16> = None;
@@ -188,10 +227,15 @@ fn replay(cfg: Config, start: u32, seed: u32, events: Vec<Event>) -> Result<(), 
                 }
             }
             Event::Coalesced { evs, marked, dt } => {
-                let evs: Vec<Ev> = evs.iter().map(|&e| (e as u32 % cfg.evs_size) as Ev).collect();
+                let evs: Vec<Ev> = evs
+                    .iter()
+                    .map(|&e| (e as u32 % cfg.evs_size) as Ev)
+                    .collect();
                 now = now.wrapping_add(dt);
                 let t = s.on_coalesced_ack(&cfg, &evs, marked, now);
-                let should_exit = before.freezing_until().is_some_and(|d| reps::time_after(now, d));
+                let should_exit = before
+                    .freezing_until()
+                    .is_some_and(|d| reps::time_after(now, d));
                 prop_assert_eq!(t == Transition::ExitedFreezing, should_exit);
                 if should_exit {
                     model.fifo.clear();
@@ -217,7 +261,10 @@ fn replay(cfg: Config, start: u32, seed: u32, events: Vec<Event>) -> Result<(), 
                 prop_assert_eq!(t == Transition::EnteredFreezing, should_enter);
                 prop_assert!(t != Transition::ExitedFreezing);
                 if should_enter {
-                    prop_assert_eq!(s.freezing_until(), Some(now.wrapping_add(cfg.freeze_duration)));
+                    prop_assert_eq!(
+                        s.freezing_until(),
+                        Some(now.wrapping_add(cfg.freeze_duration))
+                    );
                 } else {
                     prop_assert_eq!(s, before);
                 }
@@ -233,11 +280,15 @@ fn replay(cfg: Config, start: u32, seed: u32, events: Vec<Event>) -> Result<(), 
                 let explore = before.explore_remaining();
                 if explore > 0 {
                     prop_assert_eq!(s.explore_remaining(), explore - 1);
-                    let left = exploration_left.as_mut().expect("exploring without an exit");
+                    let left = exploration_left
+                        .as_mut()
+                        .expect("exploring without an exit");
                     prop_assert_eq!(*left, explore);
                     *left -= 1;
                     match cfg.explore_mode {
-                        ExploreMode::Reference => prop_assert!(random, "Reference exploration must be random"),
+                        ExploreMode::Reference => {
+                            prop_assert!(random, "Reference exploration must be random")
+                        }
                         ExploreMode::PaperPseudocode => {
                             let must_random = (explore - 1) % 8 == 0 || before.valid_count() == 0;
                             prop_assert_eq!(random, must_random);
@@ -249,15 +300,20 @@ fn replay(cfg: Config, start: u32, seed: u32, events: Vec<Event>) -> Result<(), 
                 } else if before.is_frozen() {
                     if before.cached_count() > 0 {
                         prop_assert!(!random, "random EV while frozen with a non-empty ring");
-                        let written: Vec<Ev> =
-                            (0..before.cached_count() as usize).map(|i| before.slot(i).unwrap().0).collect();
+                        let written: Vec<Ev> = (0..before.cached_count() as usize)
+                            .map(|i| before.slot(i).unwrap().0)
+                            .collect();
                         prop_assert!(written.contains(&ev));
                     } else {
                         prop_assert!(random);
                     }
                 } else if before.valid_count() > 0 {
                     prop_assert!(!random, "random EV although a valid one was cached");
-                    prop_assert_eq!(Some(ev), model.take(max_uses(&cfg)), "not the oldest valid EV");
+                    prop_assert_eq!(
+                        Some(ev),
+                        model.take(max_uses(&cfg)),
+                        "not the oldest valid EV"
+                    );
                 } else {
                     prop_assert!(random);
                     prop_assert!(model.fifo.is_empty());
