@@ -100,6 +100,28 @@
 //! assert_eq!(reps.next_ev(&cfg, &mut rng), 5);
 //! ```
 //!
+//! ## Choices where the sources leave room
+//!
+//! * **No warm-up counter.** As in the reference, the explore counter starts at 0: a new
+//!   connection explores because its ring is empty, so the first window is random anyway.
+//! * **Leaving freezing** (both modes) follows the reference order: the deadline check
+//!   runs first on every ACK or NACK; if it fires, the ring is wiped (all slots invalid,
+//!   head 0) and the explore counter set to `explore_packets`; then the ACK's EV, if
+//!   un-marked, is cached. (Algorithm 1 caches first and does not wipe.)
+//! * **While frozen** (both modes) the sender cycles over the slots written since the
+//!   last wipe, from its own cursor, whatever their validity; a valid slot it touches
+//!   becomes invalid. With nothing written yet it falls back to a random EV.
+//! * **Paper exploration** ([`ExploreMode::PaperPseudocode`]): Algorithm 2 assigns no EV
+//!   to the 7 packets out of 8 that are not random. Here each of them takes the oldest
+//!   valid cached EV, or a random EV when nothing valid is cached. The counter is
+//!   decremented on every send, and the send is random when the decremented value is a
+//!   multiple of 8, so `explore_packets = 100` gives randoms at values 96, 88, ..., 8, 0.
+//! * **Reuse EVs** serves the oldest valid EV `max_uses` times in a row before moving to
+//!   the next one (one 4-bit use counter, since only the oldest entry is ever consumed).
+//!   Freezing ignores the use counter, like it ignores validity.
+//! * **Coalesced ACKs**: see [`RepsState::on_coalesced_ack`]; with the default
+//!   per-ACK mode only the triggering (last) EV is learnt, as in the reference.
+//!
 //! ## State layout
 //!
 //! [`RepsState`] is `#[repr(C)]`, made only of bytes (alignment 1), 25 bytes long:
@@ -582,7 +604,8 @@ impl RepsState {
     }
 
     fn set_valid_count(&mut self, n: u8) {
-        self.ring_flags = (self.ring_flags & !VALID_MASK) | ((n.min(8) << VALID_SHIFT) & VALID_MASK);
+        self.ring_flags =
+            (self.ring_flags & !VALID_MASK) | ((n.min(8) << VALID_SHIFT) & VALID_MASK);
     }
 
     fn set_explore_counter(&mut self, n: u16) {

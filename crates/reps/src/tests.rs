@@ -402,7 +402,9 @@ fn config_validation() {
     assert_eq!(d.coalescing, Coalescing::PerAck);
     assert!(d.freezing_enabled);
     use std::string::ToString;
-    assert!(ConfigError::EvsSizeOutOfRange(0).to_string().contains("evs_size"));
+    assert!(ConfigError::EvsSizeOutOfRange(0)
+        .to_string()
+        .contains("evs_size"));
 }
 
 #[test]

@@ -30,17 +30,27 @@ fn c_program_uses_every_function_of_the_header() {
     let crate_dir = support::crate_dir();
 
     let mut cc = Command::new(c_compiler());
-    cc.args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O1"])
-        .arg("-I")
-        .arg(crate_dir.join("include"))
-        .arg(crate_dir.join("c/reps_test.c"))
-        .arg(&lib)
-        .arg("-o")
-        .arg(&exe);
+    cc.args([
+        "-std=c11",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-pedantic",
+        "-O1",
+    ])
+    .arg("-I")
+    .arg(crate_dir.join("include"))
+    .arg(crate_dir.join("c/reps_test.c"))
+    .arg(&lib)
+    .arg("-o")
+    .arg(&exe);
     support::run(cc);
 
     let stdout = support::run(Command::new(&exe));
-    assert!(stdout.contains("reps C API: OK"), "unexpected output: {stdout}");
+    assert!(
+        stdout.contains("reps C API: OK"),
+        "unexpected output: {stdout}"
+    );
 }
 
 #[test]
@@ -49,22 +59,52 @@ fn header_constants_match_rust() {
     let header = std::fs::read_to_string(support::crate_dir().join("include/reps.h")).unwrap();
     let expect = [
         ("REPS_EXPLORE_REFERENCE", i64::from(REPS_EXPLORE_REFERENCE)),
-        ("REPS_EXPLORE_PAPER_PSEUDOCODE", i64::from(REPS_EXPLORE_PAPER_PSEUDOCODE)),
-        ("REPS_COALESCING_PER_ACK", i64::from(REPS_COALESCING_PER_ACK)),
-        ("REPS_COALESCING_CARRY_EVS", i64::from(REPS_COALESCING_CARRY_EVS)),
-        ("REPS_COALESCING_REUSE_EVS", i64::from(REPS_COALESCING_REUSE_EVS)),
+        (
+            "REPS_EXPLORE_PAPER_PSEUDOCODE",
+            i64::from(REPS_EXPLORE_PAPER_PSEUDOCODE),
+        ),
+        (
+            "REPS_COALESCING_PER_ACK",
+            i64::from(REPS_COALESCING_PER_ACK),
+        ),
+        (
+            "REPS_COALESCING_CARRY_EVS",
+            i64::from(REPS_COALESCING_CARRY_EVS),
+        ),
+        (
+            "REPS_COALESCING_REUSE_EVS",
+            i64::from(REPS_COALESCING_REUSE_EVS),
+        ),
         ("REPS_TRANSITION_NONE", i64::from(REPS_TRANSITION_NONE)),
-        ("REPS_TRANSITION_ENTERED_FREEZING", i64::from(REPS_TRANSITION_ENTERED_FREEZING)),
-        ("REPS_TRANSITION_EXITED_FREEZING", i64::from(REPS_TRANSITION_EXITED_FREEZING)),
+        (
+            "REPS_TRANSITION_ENTERED_FREEZING",
+            i64::from(REPS_TRANSITION_ENTERED_FREEZING),
+        ),
+        (
+            "REPS_TRANSITION_EXITED_FREEZING",
+            i64::from(REPS_TRANSITION_EXITED_FREEZING),
+        ),
         ("REPS_CONFIG_OK", i64::from(REPS_CONFIG_OK)),
-        ("REPS_CONFIG_BAD_EVS_SIZE", i64::from(REPS_CONFIG_BAD_EVS_SIZE)),
-        ("REPS_CONFIG_BAD_FREEZE_DURATION", i64::from(REPS_CONFIG_BAD_FREEZE_DURATION)),
-        ("REPS_CONFIG_BAD_REUSE_MAX_USES", i64::from(REPS_CONFIG_BAD_REUSE_MAX_USES)),
+        (
+            "REPS_CONFIG_BAD_EVS_SIZE",
+            i64::from(REPS_CONFIG_BAD_EVS_SIZE),
+        ),
+        (
+            "REPS_CONFIG_BAD_FREEZE_DURATION",
+            i64::from(REPS_CONFIG_BAD_FREEZE_DURATION),
+        ),
+        (
+            "REPS_CONFIG_BAD_REUSE_MAX_USES",
+            i64::from(REPS_CONFIG_BAD_REUSE_MAX_USES),
+        ),
         ("REPS_CONFIG_BAD_ENUM", i64::from(REPS_CONFIG_BAD_ENUM)),
         ("REPS_CONFIG_NULL", i64::from(REPS_CONFIG_NULL)),
         ("REPS_BUFFER_SLOTS", reps::BUFFER_SLOTS as i64),
         ("REPS_MAX_REUSE_USES", i64::from(reps::MAX_REUSE_USES)),
-        ("REPS_STATE_SIZE", std::mem::size_of::<reps::RepsState>() as i64),
+        (
+            "REPS_STATE_SIZE",
+            std::mem::size_of::<reps::RepsState>() as i64,
+        ),
     ];
     for (name, value) in expect {
         let line = format!("#define {name} {value}");

@@ -41,11 +41,25 @@ pub fn run(mut cmd: Command) -> String {
 /// handler (the `reps_c_staticlib` cfg); returns the path of `libreps.a`.
 pub fn build_c_staticlib(dir: &Path) -> PathBuf {
     let mut cmd = rustc();
-    cmd.args(["--crate-name", "reps", "--crate-type", "staticlib", "--edition", "2021"])
-        .args(["-C", "opt-level=2", "-C", "panic=abort", "--cfg", "reps_c_staticlib"])
-        .arg(crate_dir().join("src/lib.rs"))
-        .arg("--out-dir")
-        .arg(dir);
+    cmd.args([
+        "--crate-name",
+        "reps",
+        "--crate-type",
+        "staticlib",
+        "--edition",
+        "2021",
+    ])
+    .args([
+        "-C",
+        "opt-level=2",
+        "-C",
+        "panic=abort",
+        "--cfg",
+        "reps_c_staticlib",
+    ])
+    .arg(crate_dir().join("src/lib.rs"))
+    .arg("--out-dir")
+    .arg(dir);
     run(cmd);
     let lib = dir.join("libreps.a");
     assert!(lib.is_file(), "{} was not produced", lib.display());
