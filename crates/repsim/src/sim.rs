@@ -419,22 +419,29 @@ impl Simulation {
         &self.lb_records
     }
 
-    /// Data packets currently inside the network (queued or on a wire).
+    /// Data packets currently inside the network: waiting in a port's FIFOs, on a wire, or in a
+    /// switch's forwarding pipeline. Counted by walking the queues and pending events, so it is
+    /// an independent check of the counters (O(network size)).
     pub fn data_in_network(&self) -> u64 {
+        let is_data = |h: &Handle| self.pkts.get(*h).kind == Kind::Data;
         let mut n = 0;
         for p in &self.ports {
-            n += p.data.len() as u64;
+            n += p.data.iter().filter(|h| is_data(h)).count() as u64;
+            n += p.headers.iter().filter(|h| is_data(h)).count() as u64;
         }
-        n + self.in_transit_data()
+        for ev in self.events.pending() {
+            if let Event::Arrive(h) | Event::Egress(h) = ev {
+                if is_data(&h) {
+                    n += 1;
+                }
+            }
+        }
+        n
     }
 
-    fn in_transit_data(&self) -> u64 {
-        // Packets on wires or in switch pipelines are exactly the live packets not in a FIFO.
-        let queued: usize = self.ports.iter().map(|p| p.data.len() + p.headers.len()).sum();
-        let live = self.pkts.live();
-        let _ = queued;
-        let _ = live;
-        0
+    /// Packets of any kind alive in the arena.
+    pub fn live_packets(&self) -> usize {
+        self.pkts.live()
     }
 
     /// Connections that finished since the last call (indices into [`Self::flows`]).

@@ -46,32 +46,50 @@ impl<E> Ord for Far<E> {
     }
 }
 
+const NIL: u32 = u32::MAX;
+
+/// A ring entry: bucket contents are singly linked lists in one shared slab, so memory stays
+/// proportional to the number of pending events rather than to the busiest bucket ever seen.
+#[derive(Clone, Copy)]
+struct Node<E> {
+    time: Time,
+    seq: u64,
+    event: E,
+    next: u32,
+}
+
 /// A deterministic priority queue of timed events (see the module docs).
-pub struct EventQueue<E> {
+pub struct EventQueue<E: Copy> {
     /// Bucket index (time >> BUCKET_SHIFT) being drained.
     current_bucket: u64,
     /// Entries of the current bucket, sorted by key descending (pop from the end).
     current: Vec<(u128, E)>,
-    ring: Vec<Vec<(u128, E)>>,
+    nodes: Vec<Node<E>>,
+    free: Vec<u32>,
+    head: Vec<u32>,
+    tail: Vec<u32>,
     occupied: Vec<u64>,
     far: BinaryHeap<Reverse<Far<E>>>,
     next_seq: u64,
     len: usize,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     /// An empty queue starting at time 0.
     pub fn new() -> Self {
         EventQueue {
             current_bucket: 0,
             current: Vec::new(),
-            ring: (0..RING).map(|_| Vec::new()).collect(),
+            nodes: Vec::new(),
+            free: Vec::new(),
+            head: vec![NIL; RING],
+            tail: vec![NIL; RING],
             occupied: vec![0; RING / 64],
             far: BinaryHeap::new(),
             next_seq: 0,
@@ -91,9 +109,7 @@ impl<E> EventQueue<E> {
             let pos = self.current.partition_point(|(k, _)| *k > key);
             self.current.insert(pos, (key, event));
         } else if bucket < self.current_bucket + RING as u64 {
-            let slot = (bucket & MASK) as usize;
-            self.ring[slot].push((key, event));
-            self.occupied[slot / 64] |= 1 << (slot % 64);
+            self.link(bucket, at, key as u64, event);
         } else {
             self.far.push(Reverse(Far(key, event)));
         }
@@ -130,7 +146,15 @@ impl<E> EventQueue<E> {
                 self.current_bucket = bucket;
                 self.pull_far();
                 let slot = (bucket & MASK) as usize;
-                std::mem::swap(&mut self.current, &mut self.ring[slot]);
+                let mut n = self.head[slot];
+                while n != NIL {
+                    let node = self.nodes[n as usize];
+                    self.current.push((key_of(node.time, node.seq), node.event));
+                    self.free.push(n);
+                    n = node.next;
+                }
+                self.head[slot] = NIL;
+                self.tail[slot] = NIL;
                 self.occupied[slot / 64] &= !(1 << (slot % 64));
                 self.current.sort_unstable_by(|a, b| b.0.cmp(&a.0));
                 return true;
@@ -140,6 +164,31 @@ impl<E> EventQueue<E> {
             self.current_bucket = (time_of(*key) >> BUCKET_SHIFT) - 1;
             self.pull_far();
         }
+    }
+
+    /// Appends an event to a ring bucket's list.
+    #[inline]
+    fn link(&mut self, bucket: u64, time: Time, seq: u64, event: E) {
+        let slot = (bucket & MASK) as usize;
+        let node = Node { time, seq, event, next: NIL };
+        let n = match self.free.pop() {
+            Some(n) => {
+                self.nodes[n as usize] = node;
+                n
+            }
+            None => {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            }
+        };
+        let tail = self.tail[slot];
+        if tail == NIL {
+            self.head[slot] = n;
+        } else {
+            self.nodes[tail as usize].next = n;
+        }
+        self.tail[slot] = n;
+        self.occupied[slot / 64] |= 1 << (slot % 64);
     }
 
     /// Moves far events that now fall inside the ring's horizon into the ring.
@@ -155,9 +204,7 @@ impl<E> EventQueue<E> {
                 let pos = self.current.partition_point(|(k, _)| *k > key);
                 self.current.insert(pos, (key, event));
             } else {
-                let slot = (bucket & MASK) as usize;
-                self.ring[slot].push((key, event));
-                self.occupied[slot / 64] |= 1 << (slot % 64);
+                self.link(bucket, time_of(key), key as u64, event);
             }
         }
     }
@@ -181,6 +228,22 @@ impl<E> EventQueue<E> {
             bits = self.occupied[word];
         }
         None
+    }
+
+    /// Every pending event, in no particular order (for diagnostics and end-of-run accounting;
+    /// O(pending)).
+    pub fn pending(&self) -> Vec<E> {
+        let mut out: Vec<E> = self.current.iter().map(|(_, e)| *e).collect();
+        for &h in &self.head {
+            let mut n = h;
+            while n != NIL {
+                let node = &self.nodes[n as usize];
+                out.push(node.event);
+                n = node.next;
+            }
+        }
+        out.extend(self.far.iter().map(|Reverse(Far(_, e))| *e));
+        out
     }
 
     /// Number of pending events.
