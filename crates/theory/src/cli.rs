@@ -232,6 +232,21 @@ fn thin(values: &[f64], max_points: usize) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// Keeps about `per_decade` points per decade of rounds (every round below `per_decade`), each
+/// the maximum of the rounds it stands for, for plots with a logarithmic round axis.
+fn thin_log(values: &[u32], per_decade: usize) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < values.len() {
+        let step = (start / per_decade.max(1)).max(1);
+        let end = (start + step).min(values.len());
+        let m = values[start..end].iter().copied().max().unwrap_or(0);
+        out.push((end as f64, f64::from(m)));
+        start = end;
+    }
+    out
+}
+
 /// A horizontal reference line over rounds `1..=rounds`.
 fn hline(y: f64, rounds: usize) -> Vec<(f64, f64)> {
     vec![(1.0, y), (rounds as f64, y)]
@@ -239,7 +254,10 @@ fn hline(y: f64, rounds: usize) -> Vec<(f64, f64)> {
 
 /// `theory ops`: mean (over trials) of the max load after each round, per n.
 pub fn run_ops(a: &OpsArgs) -> Result<()> {
-    ensure!(a.rounds > 0 && a.trials > 0, "rounds and trials must be positive");
+    ensure!(
+        a.rounds > 0 && a.trials > 0,
+        "rounds and trials must be positive"
+    );
     let mut csv = String::from("n,round,mean_max_load,max_max_load\n");
     let mut chart = LineChart::new(
         &format!("OPS batched balls-into-bins, lambda = {}", a.lambda),
@@ -247,7 +265,8 @@ pub fn run_ops(a: &OpsArgs) -> Result<()> {
         &format!("max load (mean of {} runs)", a.trials),
     );
     for (i, &n) in a.n.iter().enumerate() {
-        let s = ops::max_load_over_trials(n, a.lambda, a.rounds, a.trials, sub_seed(a.seed, i as u64));
+        let s =
+            ops::max_load_over_trials(n, a.lambda, a.rounds, a.trials, sub_seed(a.seed, i as u64));
         for r in 0..a.rounds {
             writeln!(csv, "{n},{},{:.4},{}", r + 1, s.mean[r], s.max[r])?;
         }
@@ -353,7 +372,10 @@ pub fn convergence_rows(a: &ConvergenceArgs) -> Vec<ConvergenceRow> {
 
 /// `theory convergence`: per-run convergence table plus max-load traces of run 0.
 pub fn run_convergence(a: &ConvergenceArgs) -> Result<()> {
-    ensure!(a.rounds >= 10 && a.runs > 0, "need rounds >= 10 and runs > 0");
+    ensure!(
+        a.rounds >= 10 && a.runs > 0,
+        "need rounds >= 10 and runs > 0"
+    );
     let mut csv = String::from(
         "n,run,tau,colours_per_bin,converged_at,final_state_converged,recycled_max_load,ops_max_first_tenth,ops_max_last_tenth\n",
     );
@@ -379,7 +401,8 @@ pub fn run_convergence(a: &ConvergenceArgs) -> Result<()> {
         "round",
         "max load",
     )
-    .x_scale(Scale::Log(10.0));
+    .x_scale(Scale::Log(10.0))
+    .y_scale(Scale::Log(10.0));
     for (i, &n) in a.n.iter().enumerate() {
         let mut p = RecycledParams::with(n, a.tau, a.b);
         p.lambda = a.lambda;
@@ -387,21 +410,21 @@ pub fn run_convergence(a: &ConvergenceArgs) -> Result<()> {
         let base = sub_seed(sub_seed(a.seed, i as u64), 0);
         let r = recycled::run(&p, a.rounds, sub_seed(base, 0));
         let o = ops::max_load_trace(n, a.lambda, a.rounds, sub_seed(base, 1));
-        let pts = |v: &[u32]| -> Vec<(f64, f64)> {
-            v.iter()
-                .enumerate()
-                .map(|(r, &m)| ((r + 1) as f64, f64::from(m)))
-                .collect()
-        };
-        chart = chart.series(&format!("OPS n = {n}"), pts(&o));
-        chart = chart.series(&format!("recycled n = {n} (tau = {})", p.tau), pts(&r.max_load));
+        chart = chart.series(&format!("OPS n = {n}"), thin_log(&o, 100));
+        chart = chart.series(
+            &format!("recycled n = {n} (tau = {})", p.tau),
+            thin_log(&r.max_load, 100),
+        );
     }
     write_chart(&chart, &a.out, "convergence")
 }
 
 /// `theory coalescing`: mean max load over time for OPS and recycled with k:1 coalescing.
 pub fn run_coalescing(a: &CoalescingArgs) -> Result<()> {
-    ensure!(a.rounds > 0 && a.trials > 0, "rounds and trials must be positive");
+    ensure!(
+        a.rounds > 0 && a.trials > 0,
+        "rounds and trials must be positive"
+    );
     ensure!(a.ratios.iter().all(|&k| k > 0), "ratios must be positive");
     let base = RecycledParams::with(a.n, a.tau, a.b);
     let mut csv = String::from("variant,round,mean_max_load,max_max_load\n");
@@ -434,21 +457,32 @@ pub fn run_coalescing(a: &CoalescingArgs) -> Result<()> {
         }
         chart = chart.series(name, thin(mean, 1000));
     }
-    let chart = chart.dashed(&format!("tau = {}", base.tau), hline(base.tau as f64, a.rounds));
+    let chart = chart.dashed(
+        &format!("tau = {}", base.tau),
+        hline(base.tau as f64, a.rounds),
+    );
     write_file(&a.out, "coalescing.csv", &csv)?;
     write_chart(&chart, &a.out, "coalescing")
 }
 
 /// `theory ev-imbalance`: imbalance per salt and a summary per (flows, EVs).
 pub fn run_ev_imbalance(a: &EvImbalanceArgs) -> Result<()> {
-    ensure!(a.uplinks > 0 && a.salts > 0, "uplinks and salts must be positive");
-    ensure!(a.min_log2 <= a.max_log2 && a.max_log2 <= 24, "bad EV-set size range");
+    ensure!(
+        a.uplinks > 0 && a.salts > 0,
+        "uplinks and salts must be positive"
+    );
+    ensure!(
+        a.min_log2 <= a.max_log2 && a.max_log2 <= 24,
+        "bad EV-set size range"
+    );
     let salts = ev::salts(a.seed, a.salts);
     let mut raw = String::from("flows,evs,salt,imbalance\n");
-    let mut summary =
-        String::from("flows,evs,salts,min,p5,p25,median,p75,p95,max,mean\n");
+    let mut summary = String::from("flows,evs,salts,min,p5,p25,median,p75,p95,max,mean\n");
     let mut chart = LineChart::new(
-        &format!("EV-set load imbalance, {} uplinks ({} salts)", a.uplinks, a.salts),
+        &format!(
+            "EV-set load imbalance, {} uplinks ({} salts)",
+            a.uplinks, a.salts
+        ),
         "EV-set size",
         "load imbalance (max/mean - 1), %",
     )

@@ -6,6 +6,8 @@
 //! * [`plot`]: PNG + SVG line charts shared with the simulator.
 //! * [`cli`]: the `repsim theory ...` subcommands.
 
+#![warn(missing_docs)]
+
 pub mod cli;
 pub mod ev;
 pub mod ops;

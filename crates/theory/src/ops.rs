@@ -102,7 +102,10 @@ mod tests {
             let nonempty = ops.loads().iter().filter(|&&l| l > 0).count() as u64;
             ops.step();
             total = total + 8 - nonempty;
-            assert_eq!(ops.loads().iter().map(|&l| u64::from(l)).sum::<u64>(), total);
+            assert_eq!(
+                ops.loads().iter().map(|&l| u64::from(l)).sum::<u64>(),
+                total
+            );
         }
     }
 

@@ -36,11 +36,7 @@ static FONT_INIT: Once = Once::new();
 fn ensure_font() {
     FONT_INIT.call_once(|| {
         // The font bytes are a valid TTF shipped by the `dejavu` crate, so this cannot fail.
-        let _ = plotters::style::register_font(
-            FONT,
-            FontStyle::Normal,
-            dejavu::sans::regular(),
-        );
+        let _ = plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
         let _ = plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold());
     });
 }
@@ -204,7 +200,11 @@ impl LineChart {
             (lo.min(v), hi.max(v))
         });
         if !lo.is_finite() {
-            return if scale == Scale::Linear { (0.0, 1.0) } else { (1.0, 10.0) };
+            return if scale == Scale::Linear {
+                (0.0, 1.0)
+            } else {
+                (1.0, 10.0)
+            };
         }
         match scale {
             Scale::Linear => {
@@ -280,6 +280,7 @@ impl LineChart {
         let mut chart = ChartBuilder::on(root)
             .caption(&self.title, (FONT, 26).into_font().style(FontStyle::Bold))
             .margin(16)
+            .margin_right(36)
             .x_label_area_size(52)
             .y_label_area_size(72)
             .build_cartesian_2d(x, y)
@@ -304,7 +305,12 @@ impl LineChart {
                 .points
                 .iter()
                 .copied()
-                .filter(|(a, b)| a.is_finite() && b.is_finite())
+                .filter(|&(a, b)| {
+                    a.is_finite()
+                        && b.is_finite()
+                        && (self.x_scale == Scale::Linear || a > 0.0)
+                        && (self.y_scale == Scale::Linear || b > 0.0)
+                })
                 .collect();
             let anno = if s.dashed {
                 chart
@@ -342,7 +348,7 @@ fn fmt_tick(v: f64) -> String {
         "0".to_string()
     } else if (v - v.round()).abs() < 1e-9 && a < 1e7 {
         format!("{}", v.round() as i64)
-    } else if a >= 0.01 && a < 1e7 {
+    } else if (0.01..1e7).contains(&a) {
         let s = format!("{v:.3}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {

@@ -162,8 +162,12 @@ impl Recycled {
             let Some(colour) = q.pop_front() else {
                 continue;
             };
+            // Departures since this bin last returned a colour; every k-th one is returned.
             self.departures[bin] += 1;
-            let returned = self.departures[bin] % p.ack_every as u64 == 0;
+            let returned = self.departures[bin] == p.ack_every as u64;
+            if returned {
+                self.departures[bin] = 0;
+            }
             let mem = &mut self.memory[colour as usize];
             if returned && x <= p.tau {
                 if *mem == NONE {
@@ -207,7 +211,12 @@ impl Recycled {
             self.queues[bin].push_back(colour as u32);
         }
         StepStats {
-            max_load: self.queues.iter().map(|q| q.len() as u32).max().unwrap_or(0),
+            max_load: self
+                .queues
+                .iter()
+                .map(|q| q.len() as u32)
+                .max()
+                .unwrap_or(0),
             random_throws,
             forgets,
             total_balls: self.queues.iter().map(|q| q.len() as u64).sum(),

@@ -39,8 +39,14 @@ fn recycled_converges_and_ops_grows_at_full_rate() {
             "n={n} tau={} b={}: converged {converged}/20, rounds {:?}; OPS growing {ops_growing}/20",
             p.tau, p.colours_per_bin, rounds_needed
         );
-        assert!(converged >= 18, "n={n}: only {converged}/20 seeds converged");
-        assert!(ops_growing >= 15, "n={n}: OPS grew in only {ops_growing}/20 seeds");
+        assert!(
+            converged >= 18,
+            "n={n}: only {converged}/20 seeds converged"
+        );
+        assert!(
+            ops_growing >= 15,
+            "n={n}: OPS grew in only {ops_growing}/20 seeds"
+        );
     }
 }
 
@@ -69,7 +75,11 @@ fn literal_round_robin_reading_does_not_converge() {
     let mut p = RecycledParams::paper(16);
     p.feedback = Feedback::RoundRobin;
     let converged = (0..5u64)
-        .filter(|&s| recycled::run(&p, 5_000, sub_seed(300, s)).converged_at.is_some())
+        .filter(|&s| {
+            recycled::run(&p, 5_000, sub_seed(300, s))
+                .converged_at
+                .is_some()
+        })
         .count();
     assert_eq!(converged, 0);
 }

@@ -30,9 +30,19 @@ fn check_csv(path: &Path, header: &str, min_rows: usize) {
     assert_eq!(lines.next(), Some(header), "{}", path.display());
     let cols = header.split(',').count();
     let rows: Vec<&str> = lines.collect();
-    assert!(rows.len() >= min_rows, "{}: {} rows", path.display(), rows.len());
+    assert!(
+        rows.len() >= min_rows,
+        "{}: {} rows",
+        path.display(),
+        rows.len()
+    );
     for r in rows {
-        assert_eq!(r.split(',').count(), cols, "{}: bad row {r}", path.display());
+        assert_eq!(
+            r.split(',').count(),
+            cols,
+            "{}: bad row {r}",
+            path.display()
+        );
     }
 }
 
@@ -50,8 +60,14 @@ fn check_plot(dir: &Path, stem: &str) {
 fn ops_command() {
     let d = temp_dir("ops");
     let out = d.to_str().unwrap();
-    run(&["ops", "--out", out, "--n", "8,16", "--rounds", "50", "--trials", "3"]);
-    check_csv(&d.join("ops.csv"), "n,round,mean_max_load,max_max_load", 100);
+    run(&[
+        "ops", "--out", out, "--n", "8,16", "--rounds", "50", "--trials", "3",
+    ]);
+    check_csv(
+        &d.join("ops.csv"),
+        "n,round,mean_max_load,max_max_load",
+        100,
+    );
     check_plot(&d, "ops");
 }
 
@@ -61,7 +77,11 @@ fn recycled_command() {
     let out = d.to_str().unwrap();
     run(&["recycled", "--out", out, "--rounds", "60", "--seed", "3"]);
     check_csv(&d.join("recycled.csv"), "model,round,bin,load", 2 * 60 * 5);
-    for stem in ["recycled", "recycled_queues_ops", "recycled_queues_recycled"] {
+    for stem in [
+        "recycled",
+        "recycled_queues_ops",
+        "recycled_queues_recycled",
+    ] {
         check_plot(&d, stem);
     }
 }
@@ -70,7 +90,17 @@ fn recycled_command() {
 fn convergence_command() {
     let d = temp_dir("convergence");
     let out = d.to_str().unwrap();
-    run(&["convergence", "--out", out, "--n", "16", "--runs", "3", "--rounds", "500"]);
+    run(&[
+        "convergence",
+        "--out",
+        out,
+        "--n",
+        "16",
+        "--runs",
+        "3",
+        "--rounds",
+        "500",
+    ]);
     let header = "n,run,tau,colours_per_bin,converged_at,final_state_converged,recycled_max_load,ops_max_first_tenth,ops_max_last_tenth";
     check_csv(&d.join("convergence.csv"), header, 3);
     check_plot(&d, "convergence");
@@ -81,9 +111,21 @@ fn coalescing_command() {
     let d = temp_dir("coalescing");
     let out = d.to_str().unwrap();
     run(&[
-        "coalescing", "--out", out, "--n", "16", "--rounds", "100", "--trials", "2",
+        "coalescing",
+        "--out",
+        out,
+        "--n",
+        "16",
+        "--rounds",
+        "100",
+        "--trials",
+        "2",
     ]);
-    check_csv(&d.join("coalescing.csv"), "variant,round,mean_max_load,max_max_load", 500);
+    check_csv(
+        &d.join("coalescing.csv"),
+        "variant,round,mean_max_load,max_max_load",
+        500,
+    );
     check_plot(&d, "coalescing");
 }
 
@@ -92,9 +134,19 @@ fn ev_imbalance_command() {
     let d = temp_dir("ev");
     let out = d.to_str().unwrap();
     run(&[
-        "ev-imbalance", "--out", out, "--salts", "5", "--max-log2", "8",
+        "ev-imbalance",
+        "--out",
+        out,
+        "--salts",
+        "5",
+        "--max-log2",
+        "8",
     ]);
-    check_csv(&d.join("ev_imbalance.csv"), "flows,evs,salt,imbalance", 2 * 5 * 5);
+    check_csv(
+        &d.join("ev_imbalance.csv"),
+        "flows,evs,salt,imbalance",
+        2 * 5 * 5,
+    );
     check_csv(
         &d.join("ev_imbalance_summary.csv"),
         "flows,evs,salts,min,p5,p25,median,p75,p95,max,mean",
