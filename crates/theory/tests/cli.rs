@@ -154,3 +154,33 @@ fn ev_imbalance_command() {
     );
     check_plot(&d, "ev_imbalance");
 }
+
+/// The shape the `repsim` binary uses: `repsim theory <model> ...` as a subcommand variant.
+#[derive(Parser)]
+struct Repsim {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Balls-into-bins models.
+    Theory(TheoryArgs),
+}
+
+#[test]
+fn embeds_as_repsim_subcommand() {
+    use clap::CommandFactory;
+    Repsim::command().debug_assert();
+    let r = Repsim::try_parse_from(["repsim", "theory", "ops", "--out", "x", "--n", "4,8"])
+        .expect("parses");
+    let Command::Theory(t) = r.command;
+    match t.model {
+        cli::TheoryModel::Ops(o) => {
+            assert_eq!(o.n, vec![4, 8]);
+            assert_eq!((o.lambda, o.rounds, o.trials), (0.99, 1000, 500));
+            assert_eq!(o.out, PathBuf::from("x"));
+        }
+        other => panic!("parsed as {other:?}"),
+    }
+}
