@@ -27,6 +27,8 @@ enum Command {
         /// Scenario file.
         scenario: PathBuf,
     },
+    /// Balls-into-bins models behind REPS (paper Section 5): CSV plus PNG/SVG plots.
+    Theory(theory::cli::TheoryArgs),
 }
 
 fn main() {
@@ -35,6 +37,7 @@ fn main() {
         Command::Run(args) => run::run(args),
         Command::Bench(args) => run::bench(args),
         Command::Check { scenario } => run::check(&scenario),
+        Command::Theory(args) => theory::cli::run(args),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");

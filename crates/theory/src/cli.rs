@@ -1,0 +1,575 @@
+//! The `repsim theory <model>` commands: each runs one model and writes CSV plus a PNG and an SVG.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{ensure, Context, Result};
+use clap::{Args, Subcommand};
+
+use crate::ev;
+use crate::ops;
+use crate::plot::{LineChart, Scale};
+use crate::recycled::{self, Feedback, RecycledParams};
+use crate::rng::sub_seed;
+
+/// Arguments of `repsim theory`.
+#[derive(Args, Debug, Clone)]
+pub struct TheoryArgs {
+    /// Which model to run.
+    #[command(subcommand)]
+    pub model: TheoryModel,
+}
+
+/// One subcommand per model.
+#[derive(Subcommand, Debug, Clone)]
+pub enum TheoryModel {
+    /// Batched balls-into-bins with random placement (OPS): max load over time (Figure 17).
+    Ops(OpsArgs),
+    /// Recycled balls-into-bins vs OPS for a small switch: queue evolution (Figure 18).
+    Recycled(RecycledArgs),
+    /// Recycled balls-into-bins at scale: convergence per seed (Theorem 5.1) vs OPS growth.
+    Convergence(ConvergenceArgs),
+    /// Recycled balls-into-bins with ACK coalescing k:1 vs OPS (Figure 20).
+    Coalescing(CoalescingArgs),
+    /// EV-set load imbalance through the simulator's ECMP hash (Figure 14).
+    EvImbalance(EvImbalanceArgs),
+    /// Every model with its defaults, each into `<out>/<model>`.
+    All(AllArgs),
+}
+
+/// Options of `theory ops`.
+#[derive(Args, Debug, Clone)]
+pub struct OpsArgs {
+    /// Output directory.
+    #[arg(long, default_value = "results/theory/ops")]
+    pub out: PathBuf,
+    /// Experiment seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Numbers of bins (output ports).
+    #[arg(long, value_delimiter = ',', default_value = "8,16,32,64,128")]
+    pub n: Vec<usize>,
+    /// Arrival rate per bin (lambda * n balls per step).
+    #[arg(long, default_value_t = 0.99)]
+    pub lambda: f64,
+    /// Steps per run.
+    #[arg(long, default_value_t = 1000)]
+    pub rounds: usize,
+    /// Independent runs averaged per n.
+    #[arg(long, default_value_t = 500)]
+    pub trials: usize,
+}
+
+/// Options of `theory recycled`.
+#[derive(Args, Debug, Clone)]
+pub struct RecycledArgs {
+    /// Output directory.
+    #[arg(long, default_value = "results/theory/recycled")]
+    pub out: PathBuf,
+    /// Experiment seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Number of bins.
+    #[arg(long, default_value_t = 5)]
+    pub n: usize,
+    /// Steps.
+    #[arg(long, default_value_t = 200)]
+    pub rounds: usize,
+    /// Arrival rate per bin.
+    #[arg(long, default_value_t = 1.0)]
+    pub lambda: f64,
+    /// Threshold tau (default 4 ln n; floored).
+    #[arg(long)]
+    pub tau: Option<f64>,
+    /// Colours per bin b (default 2.4 ln n; rounded up).
+    #[arg(long)]
+    pub b: Option<f64>,
+    /// When recycled colours are thrown again.
+    #[arg(long, value_enum, default_value_t = Feedback::Immediate)]
+    pub feedback: Feedback,
+}
+
+/// Options of `theory convergence`.
+#[derive(Args, Debug, Clone)]
+pub struct ConvergenceArgs {
+    /// Output directory.
+    #[arg(long, default_value = "results/theory/convergence")]
+    pub out: PathBuf,
+    /// Experiment seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Numbers of bins.
+    #[arg(long, value_delimiter = ',', default_value = "16,32,64,128")]
+    pub n: Vec<usize>,
+    /// Seeds (runs) per n.
+    #[arg(long, default_value_t = 20)]
+    pub runs: usize,
+    /// Steps per run.
+    #[arg(long, default_value_t = 10_000)]
+    pub rounds: usize,
+    /// Arrival rate per bin.
+    #[arg(long, default_value_t = 1.0)]
+    pub lambda: f64,
+    /// Threshold tau (default 4 ln n; floored).
+    #[arg(long)]
+    pub tau: Option<f64>,
+    /// Colours per bin b (default 2.4 ln n; rounded up).
+    #[arg(long)]
+    pub b: Option<f64>,
+    /// When recycled colours are thrown again.
+    #[arg(long, value_enum, default_value_t = Feedback::Immediate)]
+    pub feedback: Feedback,
+}
+
+/// Options of `theory coalescing`.
+#[derive(Args, Debug, Clone)]
+pub struct CoalescingArgs {
+    /// Output directory.
+    #[arg(long, default_value = "results/theory/coalescing")]
+    pub out: PathBuf,
+    /// Experiment seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Number of bins.
+    #[arg(long, default_value_t = 32)]
+    pub n: usize,
+    /// Steps per run.
+    #[arg(long, default_value_t = 1000)]
+    pub rounds: usize,
+    /// Runs averaged per variant.
+    #[arg(long, default_value_t = 50)]
+    pub trials: usize,
+    /// Coalescing ratios k (recycle every k-th departure).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8")]
+    pub ratios: Vec<usize>,
+    /// Arrival rate per bin.
+    #[arg(long, default_value_t = 1.0)]
+    pub lambda: f64,
+    /// Threshold tau (default 4 ln n; floored).
+    #[arg(long)]
+    pub tau: Option<f64>,
+    /// Colours per bin b (default 2.4 ln n; rounded up).
+    #[arg(long)]
+    pub b: Option<f64>,
+}
+
+/// Options of `theory ev-imbalance`.
+#[derive(Args, Debug, Clone)]
+pub struct EvImbalanceArgs {
+    /// Output directory.
+    #[arg(long, default_value = "results/theory/ev-imbalance")]
+    pub out: PathBuf,
+    /// Experiment seed (draws the switch salts).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Numbers of concurrent flows.
+    #[arg(long, value_delimiter = ',', default_value = "1,32")]
+    pub flows: Vec<u32>,
+    /// Uplinks of the switch.
+    #[arg(long, default_value_t = 32)]
+    pub uplinks: u32,
+    /// Smallest EV-set size, as a power of two.
+    #[arg(long, default_value_t = 4)]
+    pub min_log2: u32,
+    /// Largest EV-set size, as a power of two.
+    #[arg(long, default_value_t = 16)]
+    pub max_log2: u32,
+    /// Salts (switches) sampled per point.
+    #[arg(long, default_value_t = 500)]
+    pub salts: usize,
+}
+
+/// Options of `theory all`.
+#[derive(Args, Debug, Clone)]
+pub struct AllArgs {
+    /// Parent output directory; each model writes into a subdirectory named after it.
+    #[arg(long, default_value = "results/theory")]
+    pub out: PathBuf,
+    /// Experiment seed for every model.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// Runs the selected model.
+pub fn run(args: TheoryArgs) -> Result<()> {
+    match args.model {
+        TheoryModel::Ops(a) => run_ops(&a),
+        TheoryModel::Recycled(a) => run_recycled(&a),
+        TheoryModel::Convergence(a) => run_convergence(&a),
+        TheoryModel::Coalescing(a) => run_coalescing(&a),
+        TheoryModel::EvImbalance(a) => run_ev_imbalance(&a),
+        TheoryModel::All(a) => run_all(&a),
+    }
+}
+
+/// Writes `text` to `dir/name`, creating `dir`.
+fn write_file(dir: &Path, name: &str, text: &str) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let path = dir.join(name);
+    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
+/// Announces a chart's files.
+fn write_chart(chart: &LineChart, dir: &Path, stem: &str) -> Result<()> {
+    let (png, svg) = chart.write(dir, stem)?;
+    eprintln!("wrote {} and {}", png.display(), svg.display());
+    Ok(())
+}
+
+/// Keeps at most about `max_points` points of a per-round series, taking the maximum of each
+/// window so that peaks stay visible.
+fn thin(values: &[f64], max_points: usize) -> Vec<(f64, f64)> {
+    let step = values.len().div_ceil(max_points.max(1)).max(1);
+    values
+        .chunks(step)
+        .enumerate()
+        .map(|(i, c)| {
+            let m = c.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            ((i * step + 1) as f64, m)
+        })
+        .collect()
+}
+
+/// Keeps about `per_decade` points per decade of rounds (every round below `per_decade`), each
+/// the maximum of the rounds it stands for, for plots with a logarithmic round axis.
+fn thin_log(values: &[u32], per_decade: usize) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < values.len() {
+        let step = (start / per_decade.max(1)).max(1);
+        let end = (start + step).min(values.len());
+        let m = values[start..end].iter().copied().max().unwrap_or(0);
+        out.push((end as f64, f64::from(m)));
+        start = end;
+    }
+    out
+}
+
+/// A horizontal reference line over rounds `1..=rounds`.
+fn hline(y: f64, rounds: usize) -> Vec<(f64, f64)> {
+    vec![(1.0, y), (rounds as f64, y)]
+}
+
+/// `theory ops`: mean (over trials) of the max load after each round, per n.
+pub fn run_ops(a: &OpsArgs) -> Result<()> {
+    ensure!(
+        a.rounds > 0 && a.trials > 0,
+        "rounds and trials must be positive"
+    );
+    let mut csv = String::from("n,round,mean_max_load,max_max_load\n");
+    let mut chart = LineChart::new(
+        &format!("OPS batched balls-into-bins, lambda = {}", a.lambda),
+        "round",
+        &format!("max load (mean of {} runs)", a.trials),
+    );
+    for (i, &n) in a.n.iter().enumerate() {
+        let s =
+            ops::max_load_over_trials(n, a.lambda, a.rounds, a.trials, sub_seed(a.seed, i as u64));
+        for r in 0..a.rounds {
+            writeln!(csv, "{n},{},{:.4},{}", r + 1, s.mean[r], s.max[r])?;
+        }
+        chart = chart.series(&format!("n = {n}"), thin(&s.mean, 1000));
+    }
+    write_file(&a.out, "ops.csv", &csv)?;
+    write_chart(&chart, &a.out, "ops")
+}
+
+/// `theory recycled`: one OPS run and one recycled run on the same small switch, per-bin queues.
+pub fn run_recycled(a: &RecycledArgs) -> Result<()> {
+    ensure!(a.n > 0 && a.rounds > 0, "n and rounds must be positive");
+    let mut p = RecycledParams::with(a.n, a.tau, a.b);
+    p.lambda = a.lambda;
+    p.feedback = a.feedback;
+    let mut ops_sim = ops::Ops::new(a.n, a.lambda, sub_seed(a.seed, 0));
+    let mut rec_sim = recycled::Recycled::new(p.clone(), sub_seed(a.seed, 1));
+    let mut csv = String::from("model,round,bin,load\n");
+    let mut ops_bins = vec![Vec::new(); a.n];
+    let mut rec_bins = vec![Vec::new(); a.n];
+    let (mut ops_max, mut rec_max) = (Vec::new(), Vec::new());
+    for r in 1..=a.rounds {
+        ops_max.push(f64::from(ops_sim.step()));
+        rec_max.push(f64::from(rec_sim.step().max_load));
+        for (b, &l) in ops_sim.loads().iter().enumerate() {
+            writeln!(csv, "ops,{r},{b},{l}")?;
+            ops_bins[b].push((r as f64, f64::from(l)));
+        }
+        for (b, &l) in rec_sim.loads().iter().enumerate() {
+            writeln!(csv, "recycled,{r},{b},{l}")?;
+            rec_bins[b].push((r as f64, f64::from(l)));
+        }
+    }
+    write_file(&a.out, "recycled.csv", &csv)?;
+    let tau = p.tau as f64;
+    let title = |m: &str| format!("{m}, n = {}, lambda = {}", a.n, a.lambda);
+    let chart = LineChart::new(&title("Max load: OPS vs recycled"), "round", "max load")
+        .series("OPS", thin(&ops_max, 2000))
+        .series(
+            &format!("recycled (tau = {}, b = {})", p.tau, p.colours_per_bin),
+            thin(&rec_max, 2000),
+        )
+        .dashed("tau", hline(tau, a.rounds));
+    write_chart(&chart, &a.out, "recycled")?;
+    for (stem, name, bins) in [
+        ("recycled_queues_ops", "OPS queues", &ops_bins),
+        ("recycled_queues_recycled", "Recycled queues", &rec_bins),
+    ] {
+        let mut c = LineChart::new(&title(name), "round", "queue length (balls)");
+        for (b, pts) in bins.iter().enumerate() {
+            c = c.series(&format!("bin {b}"), pts.clone());
+        }
+        let c = c.dashed("tau", hline(tau, a.rounds));
+        write_chart(&c, &a.out, stem)?;
+    }
+    Ok(())
+}
+
+/// Outcome of one convergence run (recycled and OPS on the same n and seed index).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConvergenceRow {
+    /// Number of bins.
+    pub n: usize,
+    /// Run index.
+    pub run: usize,
+    /// First round from which the recycled run stayed settled to the end, if any.
+    pub converged_at: Option<usize>,
+    /// Whether the recycled run's final state is a fixed point.
+    pub final_state_converged: bool,
+    /// Largest load the recycled run ever had.
+    pub recycled_max_load: u32,
+    /// OPS max load over the first tenth of the rounds.
+    pub ops_max_first: u32,
+    /// OPS max load over the last tenth of the rounds.
+    pub ops_max_last: u32,
+}
+
+/// Runs the recycled model and OPS for each n and `runs` seeds; returns one row per run.
+pub fn convergence_rows(a: &ConvergenceArgs) -> Vec<ConvergenceRow> {
+    let mut rows = Vec::new();
+    for (i, &n) in a.n.iter().enumerate() {
+        let mut p = RecycledParams::with(n, a.tau, a.b);
+        p.lambda = a.lambda;
+        p.feedback = a.feedback;
+        for run in 0..a.runs {
+            let base = sub_seed(sub_seed(a.seed, i as u64), run as u64);
+            let r = recycled::run(&p, a.rounds, sub_seed(base, 0));
+            let o = ops::max_load_trace(n, a.lambda, a.rounds, sub_seed(base, 1));
+            let tenth = (a.rounds / 10).max(1);
+            rows.push(ConvergenceRow {
+                n,
+                run,
+                converged_at: r.converged_at,
+                final_state_converged: r.final_state_converged,
+                recycled_max_load: r.max_load.iter().copied().max().unwrap_or(0),
+                ops_max_first: o[..tenth].iter().copied().max().unwrap_or(0),
+                ops_max_last: o[o.len() - tenth..].iter().copied().max().unwrap_or(0),
+            });
+        }
+    }
+    rows
+}
+
+/// `theory convergence`: per-run convergence table plus max-load traces of run 0.
+pub fn run_convergence(a: &ConvergenceArgs) -> Result<()> {
+    ensure!(
+        a.rounds >= 10 && a.runs > 0,
+        "need rounds >= 10 and runs > 0"
+    );
+    let mut csv = String::from(
+        "n,run,tau,colours_per_bin,converged_at,final_state_converged,recycled_max_load,ops_max_first_tenth,ops_max_last_tenth\n",
+    );
+    for row in convergence_rows(a) {
+        let p = RecycledParams::with(row.n, a.tau, a.b);
+        writeln!(
+            csv,
+            "{},{},{},{},{},{},{},{},{}",
+            row.n,
+            row.run,
+            p.tau,
+            p.colours_per_bin,
+            row.converged_at.map_or(String::new(), |c| c.to_string()),
+            row.final_state_converged,
+            row.recycled_max_load,
+            row.ops_max_first,
+            row.ops_max_last
+        )?;
+    }
+    write_file(&a.out, "convergence.csv", &csv)?;
+    let mut chart = LineChart::new(
+        &format!("Recycled vs OPS at scale, lambda = {} (run 0)", a.lambda),
+        "round",
+        "max load",
+    )
+    .x_scale(Scale::Log(10.0))
+    .y_scale(Scale::Log(10.0));
+    for (i, &n) in a.n.iter().enumerate() {
+        let mut p = RecycledParams::with(n, a.tau, a.b);
+        p.lambda = a.lambda;
+        p.feedback = a.feedback;
+        let base = sub_seed(sub_seed(a.seed, i as u64), 0);
+        let r = recycled::run(&p, a.rounds, sub_seed(base, 0));
+        let o = ops::max_load_trace(n, a.lambda, a.rounds, sub_seed(base, 1));
+        chart = chart.series(&format!("OPS n = {n}"), thin_log(&o, 100));
+        chart = chart.series(
+            &format!("recycled n = {n} (tau = {})", p.tau),
+            thin_log(&r.max_load, 100),
+        );
+    }
+    write_chart(&chart, &a.out, "convergence")
+}
+
+/// `theory coalescing`: mean max load over time for OPS and recycled with k:1 coalescing.
+pub fn run_coalescing(a: &CoalescingArgs) -> Result<()> {
+    ensure!(
+        a.rounds > 0 && a.trials > 0,
+        "rounds and trials must be positive"
+    );
+    ensure!(a.ratios.iter().all(|&k| k > 0), "ratios must be positive");
+    let base = RecycledParams::with(a.n, a.tau, a.b);
+    let mut csv = String::from("variant,round,mean_max_load,max_max_load\n");
+    let mut chart = LineChart::new(
+        &format!("ACK coalescing in recycled balls-into-bins, n = {}", a.n),
+        "round",
+        &format!("max load (mean of {} runs)", a.trials),
+    );
+    let o = ops::max_load_over_trials(a.n, a.lambda, a.rounds, a.trials, sub_seed(a.seed, 0));
+    let mut variants = vec![("OPS".to_string(), o.mean, o.max)];
+    for &k in &a.ratios {
+        let mut p = base.clone();
+        p.lambda = a.lambda;
+        p.ack_every = k;
+        let mut sum = vec![0u64; a.rounds];
+        let mut max = vec![0u32; a.rounds];
+        for t in 0..a.trials {
+            let r = recycled::run(&p, a.rounds, sub_seed(sub_seed(a.seed, k as u64), t as u64));
+            for (i, &m) in r.max_load.iter().enumerate() {
+                sum[i] += u64::from(m);
+                max[i] = max[i].max(m);
+            }
+        }
+        let mean = sum.iter().map(|&s| s as f64 / a.trials as f64).collect();
+        variants.push((format!("recycled {k}:1"), mean, max));
+    }
+    for (name, mean, max) in &variants {
+        for r in 0..a.rounds {
+            writeln!(csv, "{name},{},{:.4},{}", r + 1, mean[r], max[r])?;
+        }
+        chart = chart.series(name, thin(mean, 1000));
+    }
+    let chart = chart.dashed(
+        &format!("tau = {}", base.tau),
+        hline(base.tau as f64, a.rounds),
+    );
+    write_file(&a.out, "coalescing.csv", &csv)?;
+    write_chart(&chart, &a.out, "coalescing")
+}
+
+/// `theory ev-imbalance`: imbalance per salt and a summary per (flows, EVs).
+pub fn run_ev_imbalance(a: &EvImbalanceArgs) -> Result<()> {
+    ensure!(
+        a.uplinks > 0 && a.salts > 0,
+        "uplinks and salts must be positive"
+    );
+    ensure!(
+        a.min_log2 <= a.max_log2 && a.max_log2 <= 24,
+        "bad EV-set size range"
+    );
+    let salts = ev::salts(a.seed, a.salts);
+    let mut raw = String::from("flows,evs,salt,imbalance\n");
+    let mut summary = String::from("flows,evs,salts,min,p5,p25,median,p75,p95,max,mean\n");
+    let mut chart = LineChart::new(
+        &format!(
+            "EV-set load imbalance, {} uplinks ({} salts)",
+            a.uplinks, a.salts
+        ),
+        "EV-set size",
+        "load imbalance (max/mean - 1), %",
+    )
+    .x_scale(Scale::Log(2.0))
+    .y_scale(Scale::Log(10.0));
+    for &flows in &a.flows {
+        let (mut med, mut p5, mut p95) = (Vec::new(), Vec::new(), Vec::new());
+        for k in a.min_log2..=a.max_log2 {
+            let evs = 1u32 << k;
+            let v = ev::imbalances(flows, evs, a.uplinks, &salts);
+            for (salt, x) in salts.iter().zip(&v) {
+                writeln!(raw, "{flows},{evs},{salt},{x:.6}")?;
+            }
+            let s = ev::summarize(&v);
+            writeln!(
+                summary,
+                "{flows},{evs},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6}",
+                a.salts, s.min, s.p5, s.p25, s.median, s.p75, s.p95, s.max, s.mean
+            )?;
+            let x = f64::from(evs);
+            med.push((x, 100.0 * s.median));
+            p5.push((x, 100.0 * s.p5));
+            p95.push((x, 100.0 * s.p95));
+        }
+        let fl = if flows == 1 { "flow" } else { "flows" };
+        chart = chart
+            .series(&format!("{flows} {fl}: median"), med)
+            .dashed(&format!("{flows} {fl}: 5th / 95th pct"), p95)
+            .same_colour()
+            .dashed("", p5)
+            .same_colour();
+    }
+    write_file(&a.out, "ev_imbalance.csv", &raw)?;
+    write_file(&a.out, "ev_imbalance_summary.csv", &summary)?;
+    write_chart(&chart, &a.out, "ev_imbalance")
+}
+
+/// `theory all`: every model with default parameters.
+pub fn run_all(a: &AllArgs) -> Result<()> {
+    let sub = |name: &str| a.out.join(name);
+    run_ops(&OpsArgs {
+        out: sub("ops"),
+        seed: a.seed,
+        n: vec![8, 16, 32, 64, 128],
+        lambda: 0.99,
+        rounds: 1000,
+        trials: 500,
+    })?;
+    run_recycled(&RecycledArgs {
+        out: sub("recycled"),
+        seed: a.seed,
+        n: 5,
+        rounds: 200,
+        lambda: 1.0,
+        tau: None,
+        b: None,
+        feedback: Feedback::Immediate,
+    })?;
+    run_convergence(&ConvergenceArgs {
+        out: sub("convergence"),
+        seed: a.seed,
+        n: vec![16, 32, 64, 128],
+        runs: 20,
+        rounds: 10_000,
+        lambda: 1.0,
+        tau: None,
+        b: None,
+        feedback: Feedback::Immediate,
+    })?;
+    run_coalescing(&CoalescingArgs {
+        out: sub("coalescing"),
+        seed: a.seed,
+        n: 32,
+        rounds: 1000,
+        trials: 50,
+        ratios: vec![1, 2, 4, 8],
+        lambda: 1.0,
+        tau: None,
+        b: None,
+    })?;
+    run_ev_imbalance(&EvImbalanceArgs {
+        out: sub("ev-imbalance"),
+        seed: a.seed,
+        flows: vec![1, 32],
+        uplinks: 32,
+        min_log2: 4,
+        max_log2: 16,
+        salts: 500,
+    })
+}

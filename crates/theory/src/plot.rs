@@ -1,0 +1,369 @@
+//! Line charts written as PNG and SVG, with an embedded font (no system font libraries).
+//!
+//! Usage: build a [`LineChart`], add [`Series`] with [`LineChart::series`] (or the `dashed`
+//! variant), then [`LineChart::write`] it to `dir/stem.png` and `dir/stem.svg`. Axes may be linear
+//! or logarithmic ([`Scale`]). Text is drawn with DejaVu Sans from the `dejavu` crate, registered
+//! with plotters' `ab_glyph` backend, so PNGs render labels on a machine without fontconfig.
+
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+use anyhow::{anyhow, Context, Result};
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+
+/// The font family name charts use (DejaVu Sans, registered on first use).
+const FONT: &str = "sans-serif";
+
+/// A colour palette that stays distinguishable for up to ten series.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+static FONT_INIT: Once = Once::new();
+
+/// Registers the embedded font with plotters (idempotent).
+fn ensure_font() {
+    FONT_INIT.call_once(|| {
+        // The font bytes are a valid TTF shipped by the `dejavu` crate, so this cannot fail.
+        let _ = plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
+        let _ = plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold());
+    });
+}
+
+/// Axis scale.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub enum Scale {
+    /// Linear axis.
+    #[default]
+    Linear,
+    /// Logarithmic axis with the given base (e.g. 2.0 or 10.0); all values must be positive.
+    Log(f64),
+}
+
+/// One named line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    /// Legend label.
+    pub name: String,
+    /// Points in drawing order.
+    pub points: Vec<(f64, f64)>,
+    /// Draw dashed (e.g. for thresholds or reference lines).
+    pub dashed: bool,
+    /// Palette index; `None` takes the next unused palette colour.
+    pub colour: Option<usize>,
+}
+
+/// A line chart description.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LineChart {
+    /// Title above the plot.
+    pub title: String,
+    /// X axis label.
+    pub x_label: String,
+    /// Y axis label.
+    pub y_label: String,
+    /// The lines, drawn in order with palette colours.
+    pub series: Vec<Series>,
+    /// X axis scale.
+    pub x_scale: Scale,
+    /// Y axis scale.
+    pub y_scale: Scale,
+    /// Fixed x range; `None` fits the data.
+    pub x_range: Option<(f64, f64)>,
+    /// Fixed y range; `None` fits the data (from 0 for linear axes with non-negative data).
+    pub y_range: Option<(f64, f64)>,
+    /// Picture size in pixels (width, height).
+    pub size: (u32, u32),
+}
+
+impl LineChart {
+    /// A chart with a title and axis labels, linear axes, 960x600 pixels, no series yet.
+    pub fn new(title: &str, x_label: &str, y_label: &str) -> Self {
+        Self {
+            title: title.to_string(),
+            x_label: x_label.to_string(),
+            y_label: y_label.to_string(),
+            series: Vec::new(),
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            x_range: None,
+            y_range: None,
+            size: (960, 600),
+        }
+    }
+
+    /// Adds a solid line.
+    pub fn series(mut self, name: &str, points: Vec<(f64, f64)>) -> Self {
+        self.series.push(Series {
+            name: name.to_string(),
+            points,
+            dashed: false,
+            colour: None,
+        });
+        self
+    }
+
+    /// Adds a dashed line.
+    pub fn dashed(mut self, name: &str, points: Vec<(f64, f64)>) -> Self {
+        self.series.push(Series {
+            name: name.to_string(),
+            points,
+            dashed: true,
+            colour: None,
+        });
+        self
+    }
+
+    /// Gives the last added series the same colour as the one before it (e.g. a percentile band
+    /// drawn dashed in its median's colour). An empty name keeps a series out of the legend.
+    pub fn same_colour(mut self) -> Self {
+        let n = self.series.len();
+        if n >= 2 {
+            let prev = self.colours()[n - 2];
+            self.series[n - 1].colour = Some(prev);
+        }
+        self
+    }
+
+    /// Palette index of every series.
+    fn colours(&self) -> Vec<usize> {
+        let mut next = 0;
+        self.series
+            .iter()
+            .map(|s| {
+                s.colour.unwrap_or_else(|| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect()
+    }
+
+    /// Sets the x axis scale.
+    pub fn x_scale(mut self, scale: Scale) -> Self {
+        self.x_scale = scale;
+        self
+    }
+
+    /// Sets the y axis scale.
+    pub fn y_scale(mut self, scale: Scale) -> Self {
+        self.y_scale = scale;
+        self
+    }
+
+    /// Fixes the y range.
+    pub fn y_range(mut self, lo: f64, hi: f64) -> Self {
+        self.y_range = Some((lo, hi));
+        self
+    }
+
+    /// Writes `dir/stem.png` and `dir/stem.svg` (creating `dir`) and returns both paths.
+    pub fn write(&self, dir: &Path, stem: &str) -> Result<(PathBuf, PathBuf)> {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let png = dir.join(format!("{stem}.png"));
+        let svg = dir.join(format!("{stem}.svg"));
+        ensure_font();
+        {
+            let root = BitMapBackend::new(&png, self.size).into_drawing_area();
+            self.draw(&root)?;
+            root.present()
+                .map_err(|e| anyhow!("writing {}: {e}", png.display()))?;
+        }
+        {
+            let root = SVGBackend::new(&svg, self.size).into_drawing_area();
+            self.draw(&root)?;
+            root.present()
+                .map_err(|e| anyhow!("writing {}: {e}", svg.display()))?;
+        }
+        Ok((png, svg))
+    }
+
+    /// Data bounds of one axis, padded, honouring the scale.
+    fn bounds(&self, pick: impl Fn(&(f64, f64)) -> f64, scale: Scale, is_y: bool) -> (f64, f64) {
+        let vals = self
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(&pick))
+            .filter(|v| v.is_finite() && (scale == Scale::Linear || *v > 0.0));
+        let (mut lo, mut hi) = vals.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+        if !lo.is_finite() {
+            return if scale == Scale::Linear {
+                (0.0, 1.0)
+            } else {
+                (1.0, 10.0)
+            };
+        }
+        match scale {
+            Scale::Linear => {
+                if is_y && lo >= 0.0 {
+                    lo = 0.0;
+                }
+                if hi <= lo {
+                    hi = lo + 1.0;
+                }
+                if is_y {
+                    hi += (hi - lo) * 0.05;
+                }
+                (lo, hi)
+            }
+            Scale::Log(_) => {
+                if hi <= lo {
+                    hi = lo * 10.0;
+                }
+                if is_y {
+                    (lo / 1.5, hi * 1.5)
+                } else {
+                    (lo, hi)
+                }
+            }
+        }
+    }
+
+    /// Draws onto any backend, dispatching on the axis scales.
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, plotters::coord::Shift>) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let (x0, x1) = self
+            .x_range
+            .unwrap_or_else(|| self.bounds(|p| p.0, self.x_scale, false));
+        let (y0, y1) = self
+            .y_range
+            .unwrap_or_else(|| self.bounds(|p| p.1, self.y_scale, true));
+        let lin = |a: f64, b: f64| -> RangedCoordf64 { (a..b).into() };
+        match (self.x_scale, self.y_scale) {
+            (Scale::Linear, Scale::Linear) => self.draw_with(root, lin(x0, x1), lin(y0, y1)),
+            (Scale::Log(bx), Scale::Linear) => {
+                self.draw_with(root, (x0..x1).log_scale().base(bx), lin(y0, y1))
+            }
+            (Scale::Linear, Scale::Log(by)) => {
+                self.draw_with(root, lin(x0, x1), (y0..y1).log_scale().base(by))
+            }
+            (Scale::Log(bx), Scale::Log(by)) => self.draw_with(
+                root,
+                (x0..x1).log_scale().base(bx),
+                (y0..y1).log_scale().base(by),
+            ),
+        }
+    }
+
+    /// Draws with concrete coordinate specs.
+    fn draw_with<DB, X, Y>(
+        &self,
+        root: &DrawingArea<DB, plotters::coord::Shift>,
+        x: X,
+        y: Y,
+    ) -> Result<()>
+    where
+        DB: DrawingBackend,
+        DB::ErrorType: 'static,
+        X: AsRangedCoord<Value = f64>,
+        Y: AsRangedCoord<Value = f64>,
+        X::CoordDescType: ValueFormatter<f64>,
+        Y::CoordDescType: ValueFormatter<f64>,
+    {
+        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("plotting: {e:?}");
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(root)
+            .caption(&self.title, (FONT, 26).into_font().style(FontStyle::Bold))
+            .margin(16)
+            .margin_right(36)
+            .x_label_area_size(52)
+            .y_label_area_size(72)
+            .build_cartesian_2d(x, y)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(&self.x_label)
+            .y_desc(&self.y_label)
+            .label_style((FONT, 16))
+            .axis_desc_style((FONT, 18))
+            .x_label_formatter(&|v| fmt_tick(*v))
+            .y_label_formatter(&|v| fmt_tick(*v))
+            .light_line_style(RGBColor(235, 235, 235))
+            .bold_line_style(RGBColor(205, 205, 205))
+            .draw()
+            .map_err(err)?;
+        let colours = self.colours();
+        for (s, &ci) in self.series.iter().zip(&colours) {
+            let colour = PALETTE[ci % PALETTE.len()];
+            let style = ShapeStyle::from(colour).stroke_width(2);
+            let pts: Vec<(f64, f64)> = s
+                .points
+                .iter()
+                .copied()
+                .filter(|&(a, b)| {
+                    a.is_finite()
+                        && b.is_finite()
+                        && (self.x_scale == Scale::Linear || a > 0.0)
+                        && (self.y_scale == Scale::Linear || b > 0.0)
+                })
+                .collect();
+            let anno = if s.dashed {
+                chart
+                    .draw_series(DashedLineSeries::new(pts, 8, 6, style))
+                    .map_err(err)?
+            } else {
+                chart
+                    .draw_series(LineSeries::new(pts, style))
+                    .map_err(err)?
+            };
+            if !s.name.is_empty() {
+                anno.label(s.name.clone()).legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(3))
+                });
+            }
+        }
+        if self.series.iter().any(|s| !s.name.is_empty()) {
+            chart
+                .configure_series_labels()
+                .label_font((FONT, 16))
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK.mix(0.4))
+                .position(SeriesLabelPosition::UpperLeft)
+                .draw()
+                .map_err(err)?;
+        }
+        Ok(())
+    }
+}
+
+/// Formats a tick value compactly (integers without decimals, powers of two as-is).
+fn fmt_tick(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".to_string()
+    } else if (v - v.round()).abs() < 1e-9 && a < 1e7 {
+        format!("{}", v.round() as i64)
+    } else if (0.01..1e7).contains(&a) {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        format!("{v:.1e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks() {
+        assert_eq!(fmt_tick(1024.0), "1024");
+        assert_eq!(fmt_tick(0.25), "0.25");
+        assert_eq!(fmt_tick(0.001), "1.0e-3");
+    }
+}

@@ -1,0 +1,186 @@
+//! Runs every `theory` subcommand through `cli::run` with small parameters and checks its files.
+
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use theory::cli::{self, TheoryArgs};
+
+#[derive(Parser)]
+struct Wrapper {
+    #[command(flatten)]
+    theory: TheoryArgs,
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("theory-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn run(args: &[&str]) {
+    let mut argv = vec!["theory"];
+    argv.extend_from_slice(args);
+    let w = Wrapper::try_parse_from(argv).expect("arguments parse");
+    cli::run(w.theory).expect("command runs");
+}
+
+fn check_csv(path: &Path, header: &str, min_rows: usize) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some(header), "{}", path.display());
+    let cols = header.split(',').count();
+    let rows: Vec<&str> = lines.collect();
+    assert!(
+        rows.len() >= min_rows,
+        "{}: {} rows",
+        path.display(),
+        rows.len()
+    );
+    for r in rows {
+        assert_eq!(
+            r.split(',').count(),
+            cols,
+            "{}: bad row {r}",
+            path.display()
+        );
+    }
+}
+
+fn check_plot(dir: &Path, stem: &str) {
+    let png = std::fs::read(dir.join(format!("{stem}.png"))).expect("png exists");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "PNG signature");
+    assert!(png.len() > 5_000, "PNG suspiciously small");
+    let svg = std::fs::read_to_string(dir.join(format!("{stem}.svg"))).expect("svg exists");
+    assert!(svg.contains("<svg"), "SVG root element");
+    assert!(svg.trim_end().ends_with("</svg>"), "SVG closed");
+    assert!(svg.contains("<text"), "SVG has text");
+}
+
+#[test]
+fn ops_command() {
+    let d = temp_dir("ops");
+    let out = d.to_str().unwrap();
+    run(&[
+        "ops", "--out", out, "--n", "8,16", "--rounds", "50", "--trials", "3",
+    ]);
+    check_csv(
+        &d.join("ops.csv"),
+        "n,round,mean_max_load,max_max_load",
+        100,
+    );
+    check_plot(&d, "ops");
+}
+
+#[test]
+fn recycled_command() {
+    let d = temp_dir("recycled");
+    let out = d.to_str().unwrap();
+    run(&["recycled", "--out", out, "--rounds", "60", "--seed", "3"]);
+    check_csv(&d.join("recycled.csv"), "model,round,bin,load", 2 * 60 * 5);
+    for stem in [
+        "recycled",
+        "recycled_queues_ops",
+        "recycled_queues_recycled",
+    ] {
+        check_plot(&d, stem);
+    }
+}
+
+#[test]
+fn convergence_command() {
+    let d = temp_dir("convergence");
+    let out = d.to_str().unwrap();
+    run(&[
+        "convergence",
+        "--out",
+        out,
+        "--n",
+        "16",
+        "--runs",
+        "3",
+        "--rounds",
+        "500",
+    ]);
+    let header = "n,run,tau,colours_per_bin,converged_at,final_state_converged,recycled_max_load,ops_max_first_tenth,ops_max_last_tenth";
+    check_csv(&d.join("convergence.csv"), header, 3);
+    check_plot(&d, "convergence");
+}
+
+#[test]
+fn coalescing_command() {
+    let d = temp_dir("coalescing");
+    let out = d.to_str().unwrap();
+    run(&[
+        "coalescing",
+        "--out",
+        out,
+        "--n",
+        "16",
+        "--rounds",
+        "100",
+        "--trials",
+        "2",
+    ]);
+    check_csv(
+        &d.join("coalescing.csv"),
+        "variant,round,mean_max_load,max_max_load",
+        500,
+    );
+    check_plot(&d, "coalescing");
+}
+
+#[test]
+fn ev_imbalance_command() {
+    let d = temp_dir("ev");
+    let out = d.to_str().unwrap();
+    run(&[
+        "ev-imbalance",
+        "--out",
+        out,
+        "--salts",
+        "5",
+        "--max-log2",
+        "8",
+    ]);
+    check_csv(
+        &d.join("ev_imbalance.csv"),
+        "flows,evs,salt,imbalance",
+        2 * 5 * 5,
+    );
+    check_csv(
+        &d.join("ev_imbalance_summary.csv"),
+        "flows,evs,salts,min,p5,p25,median,p75,p95,max,mean",
+        10,
+    );
+    check_plot(&d, "ev_imbalance");
+}
+
+/// The shape the `repsim` binary uses: `repsim theory <model> ...` as a subcommand variant.
+#[derive(Parser)]
+struct Repsim {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Balls-into-bins models.
+    Theory(TheoryArgs),
+}
+
+#[test]
+fn embeds_as_repsim_subcommand() {
+    use clap::CommandFactory;
+    Repsim::command().debug_assert();
+    let r = Repsim::try_parse_from(["repsim", "theory", "ops", "--out", "x", "--n", "4,8"])
+        .expect("parses");
+    let Command::Theory(t) = r.command;
+    match t.model {
+        cli::TheoryModel::Ops(o) => {
+            assert_eq!(o.n, vec![4, 8]);
+            assert_eq!((o.lambda, o.rounds, o.trials), (0.99, 1000, 500));
+            assert_eq!(o.out, PathBuf::from("x"));
+        }
+        other => panic!("parsed as {other:?}"),
+    }
+}
