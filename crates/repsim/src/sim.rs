@@ -11,6 +11,7 @@ use crate::engine::rng::Stream;
 use crate::engine::time::{serialization, SEC};
 use crate::engine::{Arena, EventQueue, Handle, Rng, Time};
 use crate::lb::{self, LbContext, LbEvent, LbOptions};
+use crate::metrics::collect::{CollectConfig, Collector};
 use crate::net::hash::{ecmp_pick, flow_key};
 use crate::net::packet::{flags, Kind, Packet};
 use crate::net::port::{Admission, Port, PortStats, QueueParams};
@@ -234,6 +235,7 @@ pub struct Simulation {
     counters: Counters,
     lb_records: Vec<LbRecord>,
     completions: Vec<u32>,
+    collector: Option<Box<Collector>>,
 }
 
 impl Simulation {
@@ -301,6 +303,7 @@ impl Simulation {
             counters: Counters::default(),
             lb_records: Vec::new(),
             completions: Vec::new(),
+            collector: None,
             cfg,
         };
         sim.max_base_rtt = sim.network_max_rtt();
@@ -412,6 +415,22 @@ impl Simulation {
     /// Counters of every port (index = link id).
     pub fn port_stats(&self) -> Vec<PortStats> {
         self.ports.iter().map(|p| p.stats).collect()
+    }
+
+    /// Starts collecting time series (see [`crate::metrics::collect`]); replaces any collector.
+    pub fn enable_collection(&mut self, cfg: CollectConfig) -> Result<(), SetupError> {
+        if cfg.bucket == 0 {
+            return Err(SetupError::Invalid("collection bucket must be positive".into()));
+        }
+        let ports = cfg.resolve(&self.topo).map_err(SetupError::Invalid)?;
+        let kmin = ports.iter().map(|&p| self.ports[p as usize].params.ecn_min).collect();
+        self.collector = Some(Box::new(Collector::new(cfg, self.ports.len(), ports, kmin)));
+        Ok(())
+    }
+
+    /// The collector, if collection is enabled.
+    pub fn collector(&self) -> Option<&Collector> {
+        self.collector.as_deref()
     }
 
     /// Load-balancer actions recorded so far.
@@ -531,6 +550,9 @@ impl Simulation {
         p.stats.tx_packets += 1;
         p.stats.tx_bytes += pkt.size as u64;
         pkt.next_node = p.to_node;
+        if let Some(c) = self.collector.as_deref_mut() {
+            c.on_tx(port, now, pkt.size, p.stats.ecn_marks);
+        }
         self.events.push(now + ser + p.latency, Event::Arrive(h));
         let more = !p.is_empty() || (host != NO_HOST && !self.hosts[host as usize].ready.is_empty());
         if more {
@@ -540,12 +562,25 @@ impl Simulation {
     }
 
     fn enqueue_switch(&mut self, port: u32, h: Handle) {
+        if let Some(c) = self.collector.as_deref_mut() {
+            if !self.pkts.get(h).is_header() {
+                c.on_data_arrival(port, self.now, self.ports[port as usize].occupancy(self.now));
+            }
+        }
         match self.ports[port as usize].enqueue(h, &mut self.pkts, self.now) {
             Admission::Queued => {}
-            Admission::Trimmed(_) => self.counters.trims += 1,
+            Admission::Trimmed(_) => {
+                self.counters.trims += 1;
+                if let Some(c) = self.collector.as_deref_mut() {
+                    c.on_trim(port, self.now);
+                }
+            }
             Admission::Dropped(v) => {
                 self.counters.data_dropped += 1;
                 self.pkts.free(v);
+                if let Some(c) = self.collector.as_deref_mut() {
+                    c.on_drop(port, self.now);
+                }
             }
         }
         self.kick(port);
@@ -852,6 +887,9 @@ impl Simulation {
             s.cc.on_ack(newly, ecn, Some(rtt), now);
             s.lb.on_ack(pkt.ev, ecn, Some(rtt), now)
         };
+        if let Some(c) = self.collector.as_deref_mut() {
+            c.on_cwnd(f, now, s.cc.cwnd());
+        }
         if let Some(event) = event {
             self.lb_records.push(LbRecord { time: now, flow: f, event });
         }

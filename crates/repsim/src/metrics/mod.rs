@@ -1,5 +1,7 @@
 //! Run summaries: flow completion time statistics and global counters, computed from a finished
 //! (or stopped) simulation. Writing them to files is the caller's business.
+pub mod collect;
+
 use serde::Serialize;
 
 use crate::engine::time::to_us;

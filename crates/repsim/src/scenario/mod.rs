@@ -26,6 +26,7 @@
 //! ```
 //!
 //! Every field is checked; an error names the file, the field and what is allowed.
+pub mod collect;
 pub mod units;
 
 use std::path::{Path, PathBuf};
@@ -303,6 +304,9 @@ pub struct Scenario {
     pub lb_options: LbOptionsSection,
     /// Traffic.
     pub workload: WorkloadSection,
+    /// Time-series collection (off when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collect: Option<collect::CollectSection>,
 }
 
 fn default_seed() -> u64 {
