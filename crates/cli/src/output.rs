@@ -54,7 +54,7 @@ pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
             r.retransmissions.to_string(),
         ])?;
     }
-    Ok(w.into_inner().context("finishing flows.csv")?)
+    w.into_inner().context("finishing flows.csv")
 }
 
 /// `summary.json`: `{"runs": [...]}`.

@@ -139,7 +139,12 @@ mod tests {
             ..params()
         });
         let base = params().base_rtt;
+        // About one window (~41.5 kB) of low-delay ACKs arms fast increase.
         for _ in 0..10 {
+            cc.on_ack(4150, false, Some(base + 100), 0);
+        }
+        assert!(cc.cwnd() < 41_500 + 10 * 2075, "not yet in fast increase");
+        for _ in 0..5 {
             cc.on_ack(4150, false, Some(base + 100), 0);
         }
         let before = cc.cwnd();

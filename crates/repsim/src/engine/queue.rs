@@ -156,7 +156,8 @@ impl<E: Copy> EventQueue<E> {
                 self.head[slot] = NIL;
                 self.tail[slot] = NIL;
                 self.occupied[slot / 64] &= !(1 << (slot % 64));
-                self.current.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+                self.current
+                    .sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
                 return true;
             }
             // The ring is empty: jump to the earliest far event.

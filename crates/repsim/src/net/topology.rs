@@ -132,6 +132,7 @@ fn bad<T>(msg: impl Into<String>) -> Result<T, TopologyError> {
 impl FatTreeSpec {
     /// A uniform fat tree: every link `rate_bps` and `latency`, `hosts_per_tor` hosts per ToR,
     /// ToR uplinks = hosts_per_tor / oversubscription, full bisection above the ToRs.
+    #[allow(clippy::too_many_arguments)] // one argument per knob of a uniform tree, all named at call sites
     pub fn uniform(
         tiers: u32,
         hosts: u32,
@@ -142,12 +143,12 @@ impl FatTreeSpec {
         latency: Time,
         switch_latency: Time,
     ) -> Result<Self, TopologyError> {
-        if hosts_per_tor == 0 || hosts == 0 || hosts % hosts_per_tor != 0 {
+        if hosts_per_tor == 0 || hosts == 0 || !hosts.is_multiple_of(hosts_per_tor) {
             return bad(format!(
                 "hosts ({hosts}) must be a positive multiple of hosts_per_tor ({hosts_per_tor})"
             ));
         }
-        if oversubscription == 0 || hosts_per_tor % oversubscription != 0 {
+        if oversubscription == 0 || !hosts_per_tor.is_multiple_of(oversubscription) {
             return bad(format!(
                 "hosts_per_tor ({hosts_per_tor}) must be a multiple of oversubscription ({oversubscription})"
             ));
@@ -171,7 +172,10 @@ impl FatTreeSpec {
                 })
             }
             3 => {
-                if pod_size == 0 || hosts % pod_size != 0 || pod_size % hosts_per_tor != 0 {
+                if pod_size == 0
+                    || !hosts.is_multiple_of(pod_size)
+                    || !pod_size.is_multiple_of(hosts_per_tor)
+                {
                     return bad(format!(
                         "pod_size ({pod_size}) must divide hosts ({hosts}) and be a multiple of hosts_per_tor ({hosts_per_tor})"
                     ));
@@ -203,7 +207,7 @@ impl FatTreeSpec {
         }
         let t0 = &self.tiers[0];
         let t1 = &self.tiers[1];
-        if t0.radix_down == 0 || n % t0.radix_down != 0 {
+        if t0.radix_down == 0 || !n.is_multiple_of(t0.radix_down) {
             return bad(format!(
                 "hosts ({n}) must be a multiple of the ToR Radix_Down ({})",
                 t0.radix_down
@@ -213,7 +217,7 @@ impl FatTreeSpec {
             return bad("ToRs need at least one uplink (Radix_Up of tier 0)");
         }
         let pod = if tiers == 2 { n } else { self.pod_size };
-        if pod == 0 || n % pod != 0 || pod % t0.radix_down != 0 {
+        if pod == 0 || !n.is_multiple_of(pod) || pod % t0.radix_down != 0 {
             return bad(format!(
                 "pod size ({pod}) must divide hosts ({n}) and be a multiple of hosts per ToR ({})",
                 t0.radix_down
@@ -223,7 +227,7 @@ impl FatTreeSpec {
         let tors = n / t0.radix_down;
         let tors_per_pod = pod / t0.radix_down;
         let bundle1 = t1.bundle.max(1);
-        if t0.radix_up % bundle1 != 0 {
+        if !t0.radix_up.is_multiple_of(bundle1) {
             return bad(format!(
                 "ToR Radix_Up ({}) must be a multiple of the tier-1 Bundle ({bundle1})",
                 t0.radix_up
@@ -240,7 +244,7 @@ impl FatTreeSpec {
         let (cores, core_links_per_agg, bundle2) = if tiers == 3 {
             let t2 = &self.tiers[2];
             let b2 = t2.bundle.max(1);
-            if t1.radix_up == 0 || t1.radix_up % b2 != 0 {
+            if t1.radix_up == 0 || !t1.radix_up.is_multiple_of(b2) {
                 return bad(format!(
                     "tier-1 Radix_Up ({}) must be a positive multiple of the tier-2 Bundle ({b2})",
                     t1.radix_up

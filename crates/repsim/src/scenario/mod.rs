@@ -486,7 +486,7 @@ impl LoadedScenario {
                 let scale = d
                     .buffer_scale
                     .unwrap_or(d.speed.0 as f64 / link.rate_bps as f64);
-                if !(scale > 0.0) {
+                if scale.is_nan() || scale <= 0.0 {
                     return Err(self.err(&format!("degrade[{i}].buffer_scale"), "must be positive"));
                 }
                 link.rate_bps = d.speed.0;
@@ -543,7 +543,7 @@ impl LoadedScenario {
                 ),
             ));
         }
-        if !(s.transport.max_cwnd_bdp > 0.0) {
+        if s.transport.max_cwnd_bdp.is_nan() || s.transport.max_cwnd_bdp <= 0.0 {
             return Err(self.err("transport.max_cwnd_bdp", "must be positive"));
         }
         if !crate::lb::names().contains(&lb) {
@@ -702,12 +702,14 @@ impl LoadedScenario {
                 }
                 flows
             }
-            other => return Err(self.err(
-                "workload.type",
-                format!(
+            other => {
+                return Err(self.err(
+                    "workload.type",
+                    format!(
                     "unknown type '{other}'; allowed: explicit, permutation, tornado, incast, cm"
                 ),
-            )),
+                ))
+            }
         };
         if flows.is_empty() {
             return Err(self.err("workload", "no flows"));

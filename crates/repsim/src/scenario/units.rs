@@ -43,7 +43,7 @@ pub fn parse_size(s: &str) -> Result<Size, String> {
         format!("invalid size '{s}': write a number followed by B, KB, KiB, MB, MiB, GB, GiB or pkt (e.g. '100pkt', '16MiB')")
     };
     let (n, unit) = split_number(s).ok_or_else(err)?;
-    if !(n >= 0.0) || !n.is_finite() {
+    if !n.is_finite() || n < 0.0 {
         return Err(err());
     }
     let mult = match unit {
@@ -70,7 +70,7 @@ pub fn parse_time(s: &str) -> Result<Time, String> {
         format!("invalid time '{s}': write a number followed by ps, ns, us, ms or s (e.g. '1us', '10ms')")
     };
     let (n, unit) = split_number(s).ok_or_else(err)?;
-    if !(n >= 0.0) || !n.is_finite() {
+    if !n.is_finite() || n < 0.0 {
         return Err(err());
     }
     let mult = match unit {
@@ -92,7 +92,7 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
         )
     };
     let (n, unit) = split_number(s).ok_or_else(err)?;
-    if !(n > 0.0) || !n.is_finite() {
+    if !n.is_finite() || n <= 0.0 {
         return Err(err());
     }
     let mult = match unit {
@@ -109,7 +109,7 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
 /// Formats picoseconds with the largest unit that keeps it exact.
 pub fn format_time(t: Time) -> String {
     for (unit, m) in [("s", SEC), ("ms", MS), ("us", US), ("ns", NS)] {
-        if t != 0 && t % m == 0 {
+        if t != 0 && t.is_multiple_of(m) {
             return format!("{}{unit}", t / m);
         }
     }
@@ -123,7 +123,7 @@ pub fn format_rate(r: u64) -> String {
         ("Gbps", 1_000_000_000),
         ("Mbps", 1_000_000),
     ] {
-        if r % m == 0 {
+        if r.is_multiple_of(m) {
             return format!("{}{unit}", r / m);
         }
     }

@@ -53,7 +53,7 @@ pub fn parse_cm(text: &str, hosts: u32) -> Result<Vec<FlowSpec>, String> {
                     }
                     "start" => {
                         let t: f64 = val.parse().map_err(|_| at(format!("bad start '{val}'")))?;
-                        if !(t >= 0.0) {
+                        if t.is_nan() || t < 0.0 {
                             return Err(at(format!("start must be >= 0, not {val}")));
                         }
                         start = Some(t as u64);

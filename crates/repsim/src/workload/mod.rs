@@ -97,7 +97,7 @@ mod tests {
     fn permutation_is_a_derangement_and_seeded() {
         for seed in 0..20 {
             let p = permutation(33, 100, 0, seed);
-            let mut seen = vec![false; 33];
+            let mut seen = [false; 33];
             for f in &p {
                 assert_ne!(f.src, f.dst);
                 assert!(!seen[f.dst as usize]);
