@@ -123,7 +123,11 @@ pub fn summarize(sim: &Simulation, wall_s: f64) -> RunSummary {
     let fcts: Vec<f64> = sim
         .flows()
         .iter()
-        .filter_map(|f| f.finish.filter(|_| f.phase == Phase::Done).map(|t| to_us(t - f.spec.start)))
+        .filter_map(|f| {
+            f.finish
+                .filter(|_| f.phase == Phase::Done)
+                .map(|t| to_us(t - f.spec.start))
+        })
         .collect();
     let ports = sim.port_stats();
     let c = sim.counters();
