@@ -1,6 +1,8 @@
 //! The `repsim` command-line tool: run scenarios, benchmark the engine, explore the theory.
 mod output;
+mod progress;
 mod run;
+mod series;
 
 use std::path::PathBuf;
 

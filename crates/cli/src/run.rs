@@ -6,11 +6,14 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use repsim::engine::time::{to_us, US};
+use repsim::metrics::collect::CollectConfig;
 use repsim::metrics::{flow_rows, summarize, RunSummary};
 use repsim::scenario::LoadedScenario;
 use repsim::Simulation;
 
 use crate::output::{flows_csv, summary_json, write_atomic};
+use crate::progress::Progress;
+use crate::series::{self, Format, RunEntry, RunInfo, Tables};
 
 /// Arguments of `repsim run`.
 #[derive(Args)]
@@ -32,6 +35,39 @@ pub struct RunArgs {
     /// Print the summary as JSON on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Time series to collect: `scenario` (its `[collect]` section), `all` (every port, queue
+    /// samples and cwnd traces) or `none`.
+    #[arg(long, value_enum, default_value = "scenario")]
+    pub collect: CollectMode,
+    /// Format of the time-series and per-flow tables (`parquet` needs the `parquet` feature).
+    #[arg(long, value_enum, default_value = "csv")]
+    pub format: Format,
+}
+
+/// What `--collect` asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CollectMode {
+    /// The scenario's `[collect]` section (nothing if it has none).
+    Scenario,
+    /// Every port, queue samples and cwnd traces, 20 us buckets.
+    All,
+    /// Nothing.
+    None,
+}
+
+impl CollectMode {
+    /// The collector configuration for `scn` on `built`'s topology.
+    pub fn config(
+        self,
+        scn: &LoadedScenario,
+        topo: &repsim::net::Topology,
+    ) -> Result<Option<CollectConfig>> {
+        Ok(match self {
+            CollectMode::Scenario => scn.collect_config(topo)?,
+            CollectMode::All => Some(CollectConfig::all()),
+            CollectMode::None => None,
+        })
+    }
 }
 
 /// Arguments of `repsim bench`.
@@ -46,43 +82,40 @@ pub struct BenchArgs {
     /// Repetitions (the fastest is reported).
     #[arg(long, default_value_t = 1)]
     pub repeat: u32,
+    /// Time series to collect while timing (`none`, `all` or `scenario`).
+    #[arg(long, value_enum, default_value = "none")]
+    pub collect: CollectMode,
 }
 
-/// Runs one simulation to completion, showing progress on a terminal.
-pub fn simulate(
+/// Runs one simulation to completion (with time-series collection as asked), showing a
+/// progress bar if `progress`.
+pub fn simulate_with(
     scn: &LoadedScenario,
     lb: &str,
     seed: Option<u64>,
     progress: bool,
+    collect: CollectMode,
 ) -> Result<(Simulation, f64)> {
     let built = scn.build(lb, seed)?;
+    let collect = collect.config(scn, &built.topology)?;
     let started = Instant::now();
     let mut sim = Simulation::new(built.config, built.topology, built.flows)
         .with_context(|| format!("setting up {} with {lb}", scn.path.display()))?;
+    if let Some(c) = collect {
+        sim.enable_collection(c)?;
+    }
+    let bar = Progress::new(lb, &sim, progress);
     let step = 50 * US;
     let mut t = 0;
-    let mut last_print = Instant::now();
     loop {
         t += step;
         let more = sim.run_until(t);
-        if progress && last_print.elapsed().as_millis() > 250 {
-            last_print = Instant::now();
-            let done = sim.flows().iter().filter(|f| f.finish.is_some()).count();
-            let secs = started.elapsed().as_secs_f64();
-            eprint!(
-                "\r  {lb:>6}: t = {:>10.1} us  flows {done}/{}  {:.2} M events/s   ",
-                to_us(sim.now()),
-                sim.flows().len(),
-                sim.counters().events as f64 / secs / 1e6
-            );
-        }
+        bar.update(&sim);
         if !more {
             break;
         }
     }
-    if progress {
-        eprint!("\r{:80}\r", "");
-    }
+    bar.finish();
     Ok((sim, started.elapsed().as_secs_f64()))
 }
 
@@ -129,15 +162,19 @@ pub fn run(args: RunArgs) -> Result<()> {
     if lbs.is_empty() {
         bail!("no load balancer to run");
     }
+    args.format.check()?;
+    let command_started = Instant::now();
     // Check every run's set-up before spending time on any of them.
     for lb in &lbs {
-        scn.build(lb, args.seed)?;
+        let b = scn.build(lb, args.seed)?;
+        args.collect.config(&scn, &b.topology)?;
     }
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| Path::new("results").join(scn.name()));
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    series::clear_marker(&out)?;
     let progress = !args.quiet && std::io::stderr().is_terminal();
     if !args.quiet && !args.json {
         let b = scn.build(&lbs[0], args.seed)?;
@@ -150,8 +187,10 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     let mut runs = Vec::new();
     let mut rows = Vec::new();
+    let mut tables = Tables::new();
+    let mut entries = Vec::new();
     for lb in &lbs {
-        let (sim, wall) = simulate(&scn, lb, args.seed, progress)?;
+        let (sim, wall) = simulate_with(&scn, lb, args.seed, progress, args.collect)?;
         let summary = summarize(&sim, wall);
         if summary.flows_completed < summary.flows_total && !args.quiet {
             eprintln!(
@@ -162,11 +201,45 @@ pub fn run(args: RunArgs) -> Result<()> {
             );
         }
         rows.extend(flow_rows(&sim, lb));
+        tables.add(&sim, lb)?;
+        entries.push(RunEntry {
+            lb: lb.clone(),
+            seed: summary.seed,
+            events: summary.events,
+            wall_s: summary.wall_s,
+            sim_time_us: summary.sim_time_us,
+        });
         runs.push(summary);
     }
     write_atomic(&out.join("flows.csv"), &flows_csv(&rows)?)?;
     write_atomic(&out.join("scenario.toml"), scn.resolved_toml().as_bytes())?;
     write_atomic(&out.join("summary.json"), &summary_json(&runs)?)?;
+    let mut files = vec![
+        "flows.csv".to_string(),
+        "scenario.toml".into(),
+        "summary.json".into(),
+    ];
+    files.extend(tables.write(&out, args.format)?);
+    let info = RunInfo {
+        repsim_version: env!("CARGO_PKG_VERSION"),
+        command: std::env::args().collect(),
+        scenario_file: args.scenario.display().to_string(),
+        scenario_name: scn.name(),
+        seed: args.seed.unwrap_or(scn.scenario.seed),
+        started_unix_s: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0)
+            .saturating_sub(command_started.elapsed().as_secs()),
+        wall_s: command_started.elapsed().as_secs_f64(),
+        events: runs.iter().map(|r| r.events).sum(),
+        runs: entries,
+        format: args.format,
+        files,
+        host: series::HostInfo::current(),
+        scenario: scn.resolved_toml(),
+    };
+    series::finish(&out, &info)?;
     if args.json {
         println!("{}", String::from_utf8_lossy(&summary_json(&runs)?));
     } else if !args.quiet {
@@ -207,7 +280,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let scn = LoadedScenario::load(&args.scenario)?;
     let mut best: Option<(f64, u64, f64)> = None;
     for i in 0..args.repeat.max(1) {
-        let (sim, wall) = simulate(&scn, &args.lb, None, false)?;
+        let (sim, wall) = simulate_with(&scn, &args.lb, None, false, args.collect)?;
         let s = summarize(&sim, wall);
         eprintln!(
             "run {}: {:.2} s wall, {} events, {:.2} M events/s, {}/{} flows, max FCT {:.1} us",
@@ -227,8 +300,13 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let rss = peak_rss()
         .map(|b| format!("{:.1} MB", b as f64 / 1e6))
         .unwrap_or_else(|| "unknown".into());
+    let collect = match args.collect {
+        CollectMode::None => "",
+        CollectMode::All => ", collecting all",
+        CollectMode::Scenario => ", collecting per scenario",
+    };
     println!(
-        "bench {} ({}): wall {:.2} s, {} events, {:.2} M events/s, peak RSS {rss}",
+        "bench {} ({}{collect}): wall {:.2} s, {} events, {:.2} M events/s, peak RSS {rss}",
         scn.name(),
         args.lb,
         wall,

@@ -456,10 +456,15 @@ impl Simulation {
     /// Starts collecting time series (see [`crate::metrics::collect`]); replaces any collector.
     pub fn enable_collection(&mut self, cfg: CollectConfig) -> Result<(), SetupError> {
         if cfg.bucket == 0 {
-            return Err(SetupError::Invalid("collection bucket must be positive".into()));
+            return Err(SetupError::Invalid(
+                "collection bucket must be positive".into(),
+            ));
         }
         let ports = cfg.resolve(&self.topo).map_err(SetupError::Invalid)?;
-        let kmin = ports.iter().map(|&p| self.ports[p as usize].params.ecn_min).collect();
+        let kmin = ports
+            .iter()
+            .map(|&p| self.ports[p as usize].params.ecn_min)
+            .collect();
         self.collector = Some(Box::new(Collector::new(cfg, self.ports.len(), ports, kmin)));
         Ok(())
     }
@@ -601,7 +606,11 @@ impl Simulation {
     fn enqueue_switch(&mut self, port: u32, h: Handle) {
         if let Some(c) = self.collector.as_deref_mut() {
             if !self.pkts.get(h).is_header() {
-                c.on_data_arrival(port, self.now, self.ports[port as usize].occupancy(self.now));
+                c.on_data_arrival(
+                    port,
+                    self.now,
+                    self.ports[port as usize].occupancy(self.now),
+                );
             }
         }
         match self.ports[port as usize].enqueue(h, &mut self.pkts, self.now) {

@@ -53,7 +53,12 @@ pub struct CollectConfig {
 impl CollectConfig {
     /// Everything, for every port, with the default bucket.
     pub fn all() -> Self {
-        CollectConfig { bucket: DEFAULT_BUCKET, ports: PortSelection::All, queues: true, cwnd: true }
+        CollectConfig {
+            bucket: DEFAULT_BUCKET,
+            ports: PortSelection::All,
+            queues: true,
+            cwnd: true,
+        }
     }
 
     /// The link ids this selection names in `topo`, in link order.
@@ -68,7 +73,9 @@ impl CollectConfig {
                     })?;
                     nodes.push(node);
                 }
-                Ok((0..topo.links.len() as u32).filter(|&l| nodes.contains(&topo.links[l as usize].from)).collect())
+                Ok((0..topo.links.len() as u32)
+                    .filter(|&l| nodes.contains(&topo.links[l as usize].from))
+                    .collect())
             }
         }
     }
@@ -193,7 +200,8 @@ impl Collector {
         let b = (now / self.cfg.bucket) as usize;
         if b >= self.buckets {
             self.buckets = b + 1;
-            self.cells.resize(self.buckets * self.ports.len(), Cell::default());
+            self.cells
+                .resize(self.buckets * self.ports.len(), Cell::default());
         }
     }
 
@@ -286,7 +294,11 @@ impl Collector {
             return;
         }
         self.cwnd_last[f] = b;
-        self.cwnd.push(CwndSample { time: now, flow, cwnd });
+        self.cwnd.push(CwndSample {
+            time: now,
+            flow,
+            cwnd,
+        });
     }
 }
 
@@ -296,7 +308,12 @@ mod tests {
 
     #[test]
     fn buckets_grow_and_attribute() {
-        let cfg = CollectConfig { bucket: 10, ports: PortSelection::All, queues: true, cwnd: true };
+        let cfg = CollectConfig {
+            bucket: 10,
+            ports: PortSelection::All,
+            queues: true,
+            cwnd: true,
+        };
         let mut c = Collector::new(cfg, 4, vec![1, 3], vec![100, 100]);
         c.on_tx(0, 5, 1000, 0); // not collected
         c.on_tx(1, 5, 1000, 2);
@@ -310,7 +327,10 @@ mod tests {
         assert_eq!(c.cell(2, 0).ecn_marks, 0);
         assert_eq!(c.cell(1, 0), Cell::default());
         let q = c.cell(2, 1);
-        assert_eq!((q.q_samples, q.q_above_kmin, q.q_max, q.q_sum, q.trims), (2, 1, 150, 200, 1));
+        assert_eq!(
+            (q.q_samples, q.q_above_kmin, q.q_max, q.q_sum, q.trims),
+            (2, 1, 150, 200, 1)
+        );
         c.on_cwnd(7, 1, 10);
         c.on_cwnd(7, 2, 20);
         c.on_cwnd(7, 12, 30);

@@ -48,17 +48,23 @@ impl CollectSection {
 impl LoadedScenario {
     /// The scenario's `[collect]` section, checked against `topo`; `None` when absent.
     pub fn collect_config(&self, topo: &Topology) -> Result<Option<CollectConfig>, ScenarioError> {
-        let Some(sec) = &self.scenario.collect else { return Ok(None) };
+        let Some(sec) = &self.scenario.collect else {
+            return Ok(None);
+        };
         let cfg = sec.config();
         if cfg.bucket == 0 {
             return Err(self.err("collect.bucket", "must be positive, e.g. \"20us\""));
         }
         if let PortSelection::Nodes(n) = &cfg.ports {
             if n.is_empty() {
-                return Err(self.err("collect.switches", "name at least one switch, or write \"all\""));
+                return Err(self.err(
+                    "collect.switches",
+                    "name at least one switch, or write \"all\"",
+                ));
             }
         }
-        cfg.resolve(topo).map_err(|m| self.err("collect.switches", m))?;
+        cfg.resolve(topo)
+            .map_err(|m| self.err("collect.switches", m))?;
         Ok(Some(cfg))
     }
 }
@@ -83,7 +89,9 @@ flows = [{ src = 0, dst = 8, size = "1MiB" }]
 
     #[test]
     fn parses_and_checks_names() {
-        let p = |extra: &str| LoadedScenario::parse(&format!("{BASE}{extra}"), Path::new("t.toml")).unwrap();
+        let p = |extra: &str| {
+            LoadedScenario::parse(&format!("{BASE}{extra}"), Path::new("t.toml")).unwrap()
+        };
         let s = p("");
         let topo = s.topology().unwrap();
         assert_eq!(s.collect_config(&topo).unwrap(), None);
@@ -92,10 +100,18 @@ flows = [{ src = 0, dst = 8, size = "1MiB" }]
         assert_eq!(c.bucket, 10 * crate::engine::time::US);
         assert_eq!(c.resolve(&topo).unwrap().len(), 4 + 4); // 4 hosts down, 4 spines up
         let s = p("[collect]\nswitches = \"all\"\n");
-        assert_eq!(s.collect_config(&topo).unwrap().unwrap().ports, PortSelection::All);
-        let e = p("[collect]\nswitches = [\"tor99\"]\n").collect_config(&topo).unwrap_err().to_string();
+        assert_eq!(
+            s.collect_config(&topo).unwrap().unwrap().ports,
+            PortSelection::All
+        );
+        let e = p("[collect]\nswitches = [\"tor99\"]\n")
+            .collect_config(&topo)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("collect.switches") && e.contains("tor99"), "{e}");
         // The resolved scenario keeps the section.
-        assert!(p("[collect]\nswitches = [\"tor0\"]\n").resolved_toml().contains("[collect]"));
+        assert!(p("[collect]\nswitches = [\"tor0\"]\n")
+            .resolved_toml()
+            .contains("[collect]"));
     }
 }

@@ -1,0 +1,66 @@
+//! Progress bar for long runs (on a terminal only): simulated time, events/s and an ETA.
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use repsim::engine::time::to_us;
+use repsim::Simulation;
+
+/// Steps of the bar (position is a fraction of the work, in thousandths).
+const STEPS: u64 = 1000;
+
+/// A progress bar for one simulation; hidden when progress is off.
+pub struct Progress {
+    bar: ProgressBar,
+    started: Instant,
+    total_bytes: u64,
+}
+
+impl Progress {
+    /// A bar for `lb` (visible only if `show`).
+    pub fn new(lb: &str, sim: &Simulation, show: bool) -> Self {
+        let bar = if show {
+            ProgressBar::new(STEPS)
+        } else {
+            ProgressBar::hidden()
+        };
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{prefix:>6} [{bar:30.cyan/blue}] {percent:>3}%  {msg}  ETA {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        bar.set_prefix(lb.to_string());
+        bar.enable_steady_tick(Duration::from_millis(250));
+        let total_bytes = sim.flows().iter().map(|f| f.spec.bytes).sum::<u64>().max(1);
+        Progress {
+            bar,
+            started: Instant::now(),
+            total_bytes,
+        }
+    }
+
+    /// Updates the bar from the simulation's state. Progress is the larger of the share of
+    /// payload delivered and the share of simulated time to the end used.
+    pub fn update(&self, sim: &Simulation) {
+        if self.bar.is_hidden() {
+            return;
+        }
+        let delivered: u64 = sim.flows().iter().map(|f| f.delivered).sum();
+        let by_bytes = delivered as f64 / self.total_bytes as f64;
+        let by_time = sim.now() as f64 / sim.config().end.max(1) as f64;
+        let frac = by_bytes.max(by_time).clamp(0.0, 1.0);
+        let secs = self.started.elapsed().as_secs_f64().max(1e-9);
+        self.bar.set_position((frac * STEPS as f64) as u64);
+        self.bar.set_message(format!(
+            "t = {:.1} us, {:.2} M events/s",
+            to_us(sim.now()),
+            sim.counters().events as f64 / secs / 1e6
+        ));
+    }
+
+    /// Removes the bar.
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}

@@ -1,0 +1,458 @@
+//! Time-series and per-flow result files (`port_series.csv`, `ports.csv`, `flow_stats.csv`,
+//! `lb_events.csv`, `cwnd.csv`), `run.json` and the completion marker `run.complete`.
+//! Schemas: `docs/output-schema.md`.
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use repsim::engine::time::{to_us, SEC};
+use repsim::lb::LbEvent;
+use repsim::net::topology::Tier;
+use repsim::sim::Phase;
+use repsim::Simulation;
+use serde::Serialize;
+
+use crate::output::write_atomic;
+
+/// Name of the completion marker, written after every other file.
+pub const MARKER: &str = "run.complete";
+
+/// Output format of the tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// Comma-separated values with a header row.
+    Csv,
+    /// Apache Parquet (needs the `parquet` cargo feature).
+    Parquet,
+}
+
+impl Format {
+    /// Fails early when the format is not compiled in.
+    pub fn check(self) -> Result<()> {
+        if self == Format::Parquet && !cfg!(feature = "parquet") {
+            bail!(
+                "--format parquet needs a repsim built with the `parquet` feature \
+                 (cargo build --release --features parquet); this build writes CSV only"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// A table being filled: column names and rows of cells, written as CSV (or Parquet).
+pub struct Table {
+    /// File stem (`port_series`).
+    pub stem: &'static str,
+    /// Column names.
+    pub columns: &'static [&'static str],
+    rows: csv::Writer<Vec<u8>>,
+    /// Number of data rows.
+    pub len: usize,
+}
+
+impl Table {
+    fn new(stem: &'static str, columns: &'static [&'static str]) -> Self {
+        let mut rows = csv::Writer::from_writer(Vec::new());
+        rows.write_record(columns).expect("in-memory write");
+        Table {
+            stem,
+            columns,
+            rows,
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, cells: &[String]) -> Result<()> {
+        debug_assert_eq!(cells.len(), self.columns.len());
+        self.rows.write_record(cells)?;
+        self.len += 1;
+        Ok(())
+    }
+
+    /// Writes `dir/<stem>.csv` (or `.parquet`) atomically and returns the file name.
+    fn write(self, dir: &Path, format: Format) -> Result<String> {
+        let csv = self.rows.into_inner().context("finishing a table")?;
+        match format {
+            Format::Csv => {
+                let name = format!("{}.csv", self.stem);
+                write_atomic(&dir.join(&name), &csv)?;
+                Ok(name)
+            }
+            Format::Parquet => {
+                let name = format!("{}.parquet", self.stem);
+                write_parquet(&dir.join(&name), self.columns, &csv)?;
+                Ok(name)
+            }
+        }
+    }
+}
+
+#[cfg(not(feature = "parquet"))]
+fn write_parquet(_path: &Path, _columns: &[&str], _csv: &[u8]) -> Result<()> {
+    Format::Parquet.check()
+}
+
+#[cfg(feature = "parquet")]
+fn write_parquet(path: &Path, columns: &[&str], csv: &[u8]) -> Result<()> {
+    crate::parquet_out::write(path, columns, csv)
+}
+
+const PORT_SERIES: &[&str] = &[
+    "lb",
+    "link",
+    "name",
+    "bucket",
+    "t_us",
+    "tx_bytes",
+    "tx_packets",
+    "util_gbps",
+    "drops",
+    "trims",
+    "ecn_marks",
+    "q_samples",
+    "q_above_kmin",
+    "q_mean_bytes",
+    "q_max_bytes",
+];
+const PORTS: &[&str] = &[
+    "lb",
+    "link",
+    "name",
+    "from",
+    "to",
+    "direction",
+    "rate_gbps",
+    "kmin_bytes",
+    "tx_bytes",
+    "tx_packets",
+    "drops",
+    "trims",
+    "ecn_marks",
+    "max_queue_bytes",
+    "q_samples",
+    "q_above_kmin",
+    "uplink_share",
+];
+const FLOW_STATS: &[&str] = &[
+    "lb",
+    "id",
+    "src",
+    "dst",
+    "bytes",
+    "start_us",
+    "finish_us",
+    "fct_us",
+    "data_sent",
+    "retransmissions",
+    "timeouts",
+    "nacks",
+    "acks",
+    "ecn_acks",
+    "max_reorder",
+];
+const LB_EVENTS: &[&str] = &["lb", "time_us", "flow", "event", "until_us"];
+const CWND: &[&str] = &["lb", "flow", "time_us", "cwnd_bytes"];
+
+/// Every table of a `repsim run`, filled run by run.
+pub struct Tables {
+    port_series: Table,
+    ports: Table,
+    flow_stats: Table,
+    lb_events: Table,
+    cwnd: Table,
+    collected: bool,
+    cwnd_on: bool,
+}
+
+/// Direction of a link: `host` (NIC uplink), `up` (towards a higher tier) or `down`.
+pub fn direction(sim: &Simulation, link: u32) -> &'static str {
+    let topo = sim.topology();
+    let l = &topo.links[link as usize];
+    if l.from < topo.hosts {
+        return "host";
+    }
+    if l.to < topo.hosts {
+        return "down";
+    }
+    let rank = |node: u32| match topo.switches[(node - topo.hosts) as usize].tier {
+        Tier::Tor => 0,
+        Tier::Agg => 1,
+        Tier::Core => 2,
+    };
+    if rank(l.to) > rank(l.from) {
+        "up"
+    } else {
+        "down"
+    }
+}
+
+fn f6(v: f64) -> String {
+    format!("{v:.6}")
+}
+
+impl Default for Tables {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Tables {
+    /// Empty tables.
+    pub fn new() -> Self {
+        Tables {
+            port_series: Table::new("port_series", PORT_SERIES),
+            ports: Table::new("ports", PORTS),
+            flow_stats: Table::new("flow_stats", FLOW_STATS),
+            lb_events: Table::new("lb_events", LB_EVENTS),
+            cwnd: Table::new("cwnd", CWND),
+            collected: false,
+            cwnd_on: false,
+        }
+    }
+
+    /// Adds the results of one finished simulation.
+    pub fn add(&mut self, sim: &Simulation, lb: &str) -> Result<()> {
+        let lbs = lb.to_string();
+        for f in sim.flows() {
+            let finish = f.finish.filter(|_| f.phase == Phase::Done);
+            let s = &f.stats;
+            self.flow_stats.push(&[
+                lbs.clone(),
+                f.spec.id.to_string(),
+                f.spec.src.to_string(),
+                f.spec.dst.to_string(),
+                f.spec.bytes.to_string(),
+                f6(to_us(f.spec.start)),
+                finish.map(|t| f6(to_us(t))).unwrap_or_default(),
+                finish
+                    .map(|t| f6(to_us(t - f.spec.start)))
+                    .unwrap_or_default(),
+                s.data_sent.to_string(),
+                s.retransmissions.to_string(),
+                s.timeouts.to_string(),
+                s.nacks.to_string(),
+                s.acks.to_string(),
+                s.ecn_acks.to_string(),
+                s.max_reorder.to_string(),
+            ])?;
+        }
+        for r in sim.lb_records() {
+            let (name, until) = match r.event {
+                LbEvent::Froze { until } => ("froze", f6(to_us(until))),
+                LbEvent::Unfroze => ("unfroze", String::new()),
+                LbEvent::Rerouted => ("rerouted", String::new()),
+            };
+            self.lb_events.push(&[
+                lbs.clone(),
+                f6(to_us(r.time)),
+                sim.flows()[r.flow as usize].spec.id.to_string(),
+                name.to_string(),
+                until,
+            ])?;
+        }
+        let Some(c) = sim.collector() else {
+            return Ok(());
+        };
+        self.collected = true;
+        let topo = sim.topology();
+        let stats = sim.port_stats();
+        let bucket = c.bucket();
+        let ports = c.ports();
+        // Up-port traffic per node, for uplink shares.
+        let mut up_total = vec![0u64; (topo.hosts as usize) + topo.switches.len()];
+        for &p in ports {
+            if direction(sim, p) == "up" {
+                up_total[topo.links[p as usize].from as usize] += stats[p as usize].tx_bytes;
+            }
+        }
+        let names: Vec<String> = ports.iter().map(|&p| topo.link_name(p)).collect();
+        for (slot, &p) in ports.iter().enumerate() {
+            let link = &topo.links[p as usize];
+            let st = &stats[p as usize];
+            let dir = direction(sim, p);
+            let (mut samples, mut above) = (0u64, 0u64);
+            for b in 0..c.buckets() {
+                let cell = c.cell(b, slot);
+                samples += cell.q_samples as u64;
+                above += cell.q_above_kmin as u64;
+            }
+            let share = if dir == "up" && up_total[link.from as usize] > 0 {
+                f6(st.tx_bytes as f64 / up_total[link.from as usize] as f64)
+            } else {
+                String::new()
+            };
+            self.ports.push(&[
+                lbs.clone(),
+                p.to_string(),
+                names[slot].clone(),
+                topo.node_name(link.from),
+                topo.node_name(link.to),
+                dir.to_string(),
+                format!("{}", link.rate_bps as f64 / 1e9),
+                c.kmin()[slot].to_string(),
+                st.tx_bytes.to_string(),
+                st.tx_packets.to_string(),
+                st.drops.to_string(),
+                st.trims.to_string(),
+                st.ecn_marks.to_string(),
+                st.max_occupancy.to_string(),
+                samples.to_string(),
+                above.to_string(),
+                share,
+            ])?;
+        }
+        for (slot, &p) in ports.iter().enumerate() {
+            for b in 0..c.buckets() {
+                let cell = c.cell(b, slot);
+                let gbps = cell.tx_bytes as f64 * 8.0 / (bucket as f64 / SEC as f64) / 1e9;
+                let mean = if cell.q_samples > 0 {
+                    cell.q_sum as f64 / cell.q_samples as f64
+                } else {
+                    0.0
+                };
+                self.port_series.push(&[
+                    lbs.clone(),
+                    p.to_string(),
+                    names[slot].clone(),
+                    b.to_string(),
+                    format!("{}", to_us(b as u64 * bucket)),
+                    cell.tx_bytes.to_string(),
+                    cell.tx_packets.to_string(),
+                    format!("{gbps:.3}"),
+                    cell.drops.to_string(),
+                    cell.trims.to_string(),
+                    cell.ecn_marks.to_string(),
+                    cell.q_samples.to_string(),
+                    cell.q_above_kmin.to_string(),
+                    format!("{mean:.1}"),
+                    cell.q_max.to_string(),
+                ])?;
+            }
+        }
+        if c.config().cwnd {
+            self.cwnd_on = true;
+            for s in c.cwnd_samples() {
+                self.cwnd.push(&[
+                    lbs.clone(),
+                    sim.flows()[s.flow as usize].spec.id.to_string(),
+                    f6(to_us(s.time)),
+                    s.cwnd.to_string(),
+                ])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes every table that has content into `dir`; returns the file names.
+    pub fn write(self, dir: &Path, format: Format) -> Result<Vec<String>> {
+        let mut files = vec![
+            self.flow_stats.write(dir, format)?,
+            self.lb_events.write(dir, format)?,
+        ];
+        if self.collected {
+            files.push(self.ports.write(dir, format)?);
+            files.push(self.port_series.write(dir, format)?);
+        }
+        if self.cwnd_on {
+            files.push(self.cwnd.write(dir, format)?);
+        }
+        Ok(files)
+    }
+}
+
+/// One load balancer's entry in `run.json`.
+#[derive(Serialize)]
+pub struct RunEntry {
+    /// Load balancer.
+    pub lb: String,
+    /// Seed.
+    pub seed: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Wall-clock seconds.
+    pub wall_s: f64,
+    /// Simulated time at the end (us).
+    pub sim_time_us: f64,
+}
+
+/// `run.json`: what was run, where, and how long it took.
+#[derive(Serialize)]
+pub struct RunInfo {
+    /// `repsim` version.
+    pub repsim_version: &'static str,
+    /// The command line.
+    pub command: Vec<String>,
+    /// Scenario file as given.
+    pub scenario_file: String,
+    /// Scenario name.
+    pub scenario_name: String,
+    /// Seed (the override, else the scenario's).
+    pub seed: u64,
+    /// Unix time (s) the run started.
+    pub started_unix_s: u64,
+    /// Wall-clock seconds of the whole command up to writing this file.
+    pub wall_s: f64,
+    /// Total events over all runs.
+    pub events: u64,
+    /// Per load balancer.
+    pub runs: Vec<RunEntry>,
+    /// Table format.
+    pub format: Format,
+    /// Files written (besides run.json and the marker).
+    pub files: Vec<String>,
+    /// Machine.
+    pub host: HostInfo,
+    /// The scenario with every default written out (same text as scenario.toml).
+    pub scenario: String,
+}
+
+/// The machine a run used.
+#[derive(Serialize)]
+pub struct HostInfo {
+    /// Host name.
+    pub hostname: String,
+    /// Operating system.
+    pub os: &'static str,
+    /// CPU architecture.
+    pub arch: &'static str,
+    /// Logical CPUs.
+    pub cpus: usize,
+}
+
+impl HostInfo {
+    /// This machine.
+    pub fn current() -> Self {
+        let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| std::env::var("HOSTNAME").unwrap_or_default());
+        HostInfo {
+            hostname,
+            os: std::env::consts::OS,
+            arch: std::env::consts::ARCH,
+            cpus: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+        }
+    }
+}
+
+/// Removes a stale completion marker before a run writes into `dir`.
+pub fn clear_marker(dir: &Path) -> Result<()> {
+    let m = dir.join(MARKER);
+    if m.exists() {
+        std::fs::remove_file(&m).with_context(|| format!("removing {}", m.display()))?;
+    }
+    Ok(())
+}
+
+/// Writes `run.json`, then the completion marker (last).
+pub fn finish(dir: &Path, info: &RunInfo) -> Result<()> {
+    let mut v = serde_json::to_vec_pretty(info)?;
+    v.push(b'\n');
+    write_atomic(&dir.join("run.json"), &v)?;
+    write_atomic(
+        &dir.join(MARKER),
+        format!("{}\n", info.started_unix_s).as_bytes(),
+    )
+}
