@@ -1,6 +1,8 @@
 //! The `repsim` command-line tool: run scenarios, benchmark the engine, explore the theory.
 mod output;
+mod plots;
 mod progress;
+mod report;
 mod run;
 mod series;
 
@@ -29,6 +31,8 @@ enum Command {
         /// Scenario file.
         scenario: PathBuf,
     },
+    /// Write a self-contained HTML report (plots, tables, scenario) for a run directory.
+    Report(report::ReportArgs),
     /// Balls-into-bins models behind REPS (paper Section 5): CSV plus PNG/SVG plots.
     Theory(theory::cli::TheoryArgs),
 }
@@ -39,6 +43,7 @@ fn main() {
         Command::Run(args) => run::run(args),
         Command::Bench(args) => run::bench(args),
         Command::Check { scenario } => run::check(&scenario),
+        Command::Report(args) => report::report(args),
         Command::Theory(args) => theory::cli::run(args),
     };
     if let Err(e) = result {

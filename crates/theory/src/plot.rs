@@ -341,6 +341,163 @@ impl LineChart {
     }
 }
 
+/// A grouped bar chart: one group per category, one bar per series inside each group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BarChart {
+    /// Title above the plot.
+    pub title: String,
+    /// X axis label.
+    pub x_label: String,
+    /// Y axis label.
+    pub y_label: String,
+    /// Category names (x axis).
+    pub categories: Vec<String>,
+    /// (legend label, one value per category).
+    pub series: Vec<(String, Vec<f64>)>,
+    /// Dashed horizontal reference lines (label, y).
+    pub references: Vec<(String, f64)>,
+    /// Picture size in pixels.
+    pub size: (u32, u32),
+}
+
+impl BarChart {
+    /// An empty chart, 960x600 pixels.
+    pub fn new(title: &str, x_label: &str, y_label: &str, categories: Vec<String>) -> Self {
+        Self {
+            title: title.to_string(),
+            x_label: x_label.to_string(),
+            y_label: y_label.to_string(),
+            categories,
+            series: Vec::new(),
+            references: Vec::new(),
+            size: (960, 600),
+        }
+    }
+
+    /// Adds a series (one value per category).
+    pub fn series(mut self, name: &str, values: Vec<f64>) -> Self {
+        self.series.push((name.to_string(), values));
+        self
+    }
+
+    /// Adds a dashed horizontal reference line.
+    pub fn reference(mut self, name: &str, y: f64) -> Self {
+        self.references.push((name.to_string(), y));
+        self
+    }
+
+    /// Writes `dir/stem.png` and `dir/stem.svg` and returns both paths.
+    pub fn write(&self, dir: &Path, stem: &str) -> Result<(PathBuf, PathBuf)> {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let png = dir.join(format!("{stem}.png"));
+        let svg = dir.join(format!("{stem}.svg"));
+        ensure_font();
+        {
+            let root = BitMapBackend::new(&png, self.size).into_drawing_area();
+            self.draw(&root)?;
+            root.present()
+                .map_err(|e| anyhow!("writing {}: {e}", png.display()))?;
+        }
+        {
+            let root = SVGBackend::new(&svg, self.size).into_drawing_area();
+            self.draw(&root)?;
+            root.present()
+                .map_err(|e| anyhow!("writing {}: {e}", svg.display()))?;
+        }
+        Ok((png, svg))
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, plotters::coord::Shift>) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("plotting: {e:?}");
+        root.fill(&WHITE).map_err(err)?;
+        let n = self.categories.len().max(1);
+        let top = self
+            .series
+            .iter()
+            .flat_map(|s| s.1.iter().copied())
+            .chain(self.references.iter().map(|r| r.1))
+            .filter(|v| v.is_finite())
+            .fold(0.0f64, f64::max);
+        let top = if top > 0.0 { top * 1.15 } else { 1.0 };
+        let cats = self.categories.clone();
+        let mut chart = ChartBuilder::on(root)
+            .caption(&self.title, (FONT, 26).into_font().style(FontStyle::Bold))
+            .margin(16)
+            .margin_right(36)
+            .x_label_area_size(52)
+            .y_label_area_size(72)
+            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..top)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(n.min(40))
+            .x_desc(&self.x_label)
+            .y_desc(&self.y_label)
+            .label_style((FONT, 16))
+            .axis_desc_style((FONT, 18))
+            .x_label_formatter(&|v| {
+                let i = v.round();
+                if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < cats.len() {
+                    cats[i as usize].clone()
+                } else {
+                    String::new()
+                }
+            })
+            .y_label_formatter(&|v| fmt_tick(*v))
+            .light_line_style(RGBColor(235, 235, 235))
+            .bold_line_style(RGBColor(205, 205, 205))
+            .draw()
+            .map_err(err)?;
+        let k = self.series.len().max(1) as f64;
+        let width = 0.8 / k;
+        for (si, (name, values)) in self.series.iter().enumerate() {
+            let colour = PALETTE[si % PALETTE.len()];
+            let x_off = -0.4 + width * si as f64;
+            let bars = values
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| v.is_finite())
+                .map(|(i, &v)| {
+                    let x0 = i as f64 + x_off;
+                    Rectangle::new([(x0, 0.0), (x0 + width * 0.92, v)], colour.filled())
+                });
+            chart
+                .draw_series(bars)
+                .map_err(err)?
+                .label(name.clone())
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 6), (x + 18, y + 6)], colour.filled())
+                });
+        }
+        for (name, y) in &self.references {
+            let style = ShapeStyle::from(BLACK.mix(0.7)).stroke_width(2);
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(-0.5, *y), (n as f64 - 0.5, *y)],
+                    8,
+                    6,
+                    style,
+                ))
+                .map_err(err)?
+                .label(name.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
+        }
+        chart
+            .configure_series_labels()
+            .label_font((FONT, 16))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.4))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(err)?;
+        Ok(())
+    }
+}
+
 /// Formats a tick value compactly (integers without decimals, powers of two as-is).
 fn fmt_tick(v: f64) -> String {
     let a = v.abs();
@@ -365,5 +522,18 @@ mod tests {
         assert_eq!(fmt_tick(1024.0), "1024");
         assert_eq!(fmt_tick(0.25), "0.25");
         assert_eq!(fmt_tick(0.001), "1.0e-3");
+    }
+
+    #[test]
+    fn bar_chart_writes_png_and_svg() {
+        let dir = std::env::temp_dir().join(format!("theory-bars-{}", std::process::id()));
+        let c = BarChart::new("t", "x", "y", vec!["a".into(), "b".into()])
+            .series("s1", vec![1.0, 2.0])
+            .series("s2", vec![0.5, 3.0])
+            .reference("ideal", 1.5);
+        let (png, svg) = c.write(&dir, "bars").unwrap();
+        assert!(std::fs::metadata(png).unwrap().len() > 1000);
+        assert!(std::fs::read_to_string(svg).unwrap().contains("<svg"));
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
