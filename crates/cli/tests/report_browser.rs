@@ -1,0 +1,166 @@
+//! Opens `repsim report`'s page in headless Chromium and checks that it renders: every image has
+//! a non-zero natural size and no script error or `console.error` happened. Takes a screenshot
+//! into `target/tmp/report_browser/`.
+//!
+//! The page records `{images: [[w, h], ...], errors: [...]}` in a hidden `#render-check` element
+//! on `load`; `chromium --headless --dump-dom` prints the DOM after load, which we parse.
+//! Without Chromium the test skips with a message, except under CI (`CI` set), where a missing
+//! browser is a failure (`.ci/run` installs the Debian packages `chromium` and `chromium-driver`).
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn find_chromium() -> Option<PathBuf> {
+    let names = [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ];
+    let path = std::env::var_os("PATH")?;
+    for dir in std::env::split_paths(&path) {
+        for n in names {
+            let p = dir.join(n);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// Runs chromium headless with a hard time limit; returns (stdout, stderr).
+fn chromium(bin: &Path, args: &[String], limit: Duration) -> (String, String) {
+    let profile = tempfile::tempdir().unwrap();
+    // Output goes to files, not pipes: chromium is chatty and a full pipe would block it.
+    let out_path = profile.path().join("stdout.txt");
+    let err_path = profile.path().join("stderr.txt");
+    let mut child = Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .stdout(Stdio::from(std::fs::File::create(&out_path).unwrap()))
+        .stderr(Stdio::from(std::fs::File::create(&err_path).unwrap()))
+        .spawn()
+        .expect("start chromium");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let read =
+        |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned();
+    (read(&out_path), read(&err_path))
+}
+
+#[test]
+fn report_renders_in_headless_chromium() {
+    let Some(bin) = find_chromium() else {
+        if std::env::var_os("CI").is_some() {
+            panic!("CI is set but chromium is not installed (apt-get install -y chromium chromium-driver)");
+        }
+        eprintln!(
+            "SKIPPED report_renders_in_headless_chromium: chromium not found on PATH (not in CI)"
+        );
+        return;
+    };
+    let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report_browser");
+    let _ = std::fs::remove_dir_all(&out_dir);
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_repsim"))
+            .current_dir(repo())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    let d = out_dir.to_str().unwrap();
+    run(&[
+        "run",
+        "scenarios/reps-micro-symmetric.toml",
+        "--lb",
+        "reps,ops",
+        "--out",
+        d,
+        "--quiet",
+    ]);
+    run(&["report", d, "--quiet"]);
+    let page = out_dir.join("report.html");
+    let url = format!("file://{}", page.canonicalize().unwrap().display());
+
+    let (dom, stderr) = chromium(
+        &bin,
+        &[
+            "--virtual-time-budget=10000".into(),
+            "--dump-dom".into(),
+            url.clone(),
+        ],
+        Duration::from_secs(90),
+    );
+    let start = dom.find("id=\"render-check\"").unwrap_or_else(|| {
+        panic!("no #render-check in the dumped DOM (page did not load?)\nstderr: {stderr}")
+    });
+    let json_start = start + dom[start..].find('>').unwrap() + 1;
+    let json_end = json_start + dom[json_start..].find("</pre>").unwrap();
+    let text = dom[json_start..json_end]
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let check: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let images = check["images"].as_array().unwrap();
+    assert!(
+        images.len() >= 6,
+        "expected the FCT, utilisation and queue plots, got {images:?}"
+    );
+    for im in images {
+        let (w, h) = (im[0].as_u64().unwrap(), im[1].as_u64().unwrap());
+        assert!(w > 0 && h > 0, "an image did not render: {images:?}");
+    }
+    assert_eq!(
+        check["errors"].as_array().unwrap().len(),
+        0,
+        "page errors: {}",
+        check["errors"]
+    );
+    // Console errors reported by the browser itself (e.g. resources that failed to load).
+    for line in stderr.lines() {
+        assert!(
+            !(line.contains("CONSOLE") && line.contains("ERROR")) && !line.contains("Uncaught"),
+            "console error: {line}"
+        );
+    }
+
+    let shot = out_dir.join("report.png");
+    chromium(
+        &bin,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1200,2400".into(),
+            "--virtual-time-budget=10000".into(),
+            url,
+        ],
+        Duration::from_secs(90),
+    );
+    let len = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
+    assert!(len > 10_000, "screenshot {} is {len} bytes", shot.display());
+    eprintln!("screenshot: {}", shot.display());
+}
