@@ -1,5 +1,7 @@
 //! The `repsim` command-line tool: run scenarios, benchmark the engine, explore the theory.
 mod output;
+#[cfg(feature = "parquet")]
+mod parquet_out;
 mod plots;
 mod progress;
 mod report;

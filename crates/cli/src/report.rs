@@ -56,7 +56,7 @@ pub fn esc(s: &str) -> String {
 /// that a headless browser's `--dump-dom` can check the page rendered.
 const SELF_CHECK: &str = r#"<script>
 window.__errors = [];
-window.addEventListener('error', function (e) { window.__errors.push(String(e.message || e)); }, true);
+window.addEventListener('error', function (e) { var t = e.target; window.__errors.push(t && t.tagName === 'IMG' ? 'image failed to load: ' + t.alt : String(e.message || e)); }, true);
 (function () { var ce = console.error; console.error = function () { window.__errors.push(Array.prototype.join.call(arguments, ' ')); ce.apply(console, arguments); }; })();
 window.addEventListener('load', function () {
   var imgs = Array.prototype.map.call(document.images, function (i) { return [i.naturalWidth, i.naturalHeight]; });
