@@ -106,7 +106,7 @@ fn summary_table(dir: &Path) -> Result<String> {
 }
 
 fn uplink_table(data: &RunData, sw: &str) -> String {
-    let mut s = format!(
+    let mut s = String::from(
         "<table><tr><th>lb</th><th>uplinks</th><th>queue samples &gt; Kmin (all)</th>\
          <th>after 50 us</th><th>min share</th><th>max share</th><th>ECN marks</th><th>max queue (KB)</th></tr>"
     );
@@ -182,10 +182,10 @@ pub fn report(args: ReportArgs) -> Result<()> {
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let _ = write!(
+        let _ = writeln!(
             h,
             "<figure><img alt=\"{t}\" src=\"data:image/png;base64,{b}\"><figcaption>{t} \
-             (SVG: plots/{s})</figcaption></figure>\n",
+             (SVG: plots/{s})</figcaption></figure>",
             t = esc(&p.title),
             b = base64(&png),
             s = esc(&svg_name)
