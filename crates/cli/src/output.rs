@@ -24,7 +24,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// `flows.csv`: one row per flow and load balancer.
 pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(["lb", "id", "src", "dst", "bytes", "start", "finish", "fct_us", "retransmissions"])?;
+    w.write_record(["lb", "id", "src", "dst", "bytes", "start", "finish", "fct_us", "retransmissions", "class"])?;
     let opt = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_default();
     for r in rows {
         w.write_record([
@@ -37,6 +37,7 @@ pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
             opt(r.finish_us),
             opt(r.fct_us),
             r.retransmissions.to_string(),
+            r.class.to_string(),
         ])?;
     }
     Ok(w.into_inner().context("finishing flows.csv")?)

@@ -52,8 +52,7 @@ pub struct BenchArgs {
 pub fn simulate(scn: &LoadedScenario, lb: &str, seed: Option<u64>, progress: bool) -> Result<(Simulation, f64)> {
     let built = scn.build(lb, seed)?;
     let started = Instant::now();
-    let mut sim = Simulation::new(built.config, built.topology, built.flows)
-        .with_context(|| format!("setting up {} with {lb}", scn.path.display()))?;
+    let mut sim = built.simulation().with_context(|| format!("setting up {} with {lb}", scn.path.display()))?;
     let step = 50 * US;
     let mut t = 0;
     let mut last_print = Instant::now();
@@ -126,6 +125,17 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     let mut runs = Vec::new();
     let mut rows = Vec::new();
+    let mut lb_events = Vec::new();
+    let mut unreachable = 0;
+    let plan = {
+        let b = scn.build(&lbs[0], args.seed)?;
+        b.faults
+    };
+    if !args.quiet {
+        for note in &plan.notes {
+            eprintln!("note: faults: {note}");
+        }
+    }
     for lb in &lbs {
         let (sim, wall) = simulate(&scn, lb, args.seed, progress)?;
         let summary = summarize(&sim, wall);
@@ -137,17 +147,31 @@ pub fn run(args: RunArgs) -> Result<()> {
                 summary.sim_time_us
             );
         }
+        for msg in sim.unreachable_flows() {
+            eprintln!("error: {lb}: {msg}");
+            unreachable += 1;
+        }
         rows.extend(flow_rows(&sim, lb));
+        lb_events.extend(repsim::fault::report::lb_event_rows(&sim, lb));
         runs.push(summary);
     }
     write_atomic(&out.join("flows.csv"), &flows_csv(&rows)?)?;
     write_atomic(&out.join("scenario.toml"), scn.resolved_toml().as_bytes())?;
     write_atomic(&out.join("summary.json"), &summary_json(&runs)?)?;
+    write_atomic(&out.join("lb_events.csv"), repsim::fault::report::lb_events_csv(&lb_events).as_bytes())?;
+    if !plan.chosen.is_empty() {
+        let mut text = plan.chosen.join("\n");
+        text.push('\n');
+        write_atomic(&out.join("fault_elements.txt"), text.as_bytes())?;
+    }
     if args.json {
         println!("{}", String::from_utf8_lossy(&summary_json(&runs)?));
     } else if !args.quiet {
         println!("{}", table(&runs));
         println!("results in {}", out.display());
+    }
+    if unreachable > 0 {
+        bail!("{unreachable} flow(s) could not reach their destination (see the messages above); results in {}", out.display());
     }
     Ok(())
 }
@@ -157,7 +181,7 @@ pub fn check(path: &Path) -> Result<()> {
     let scn = LoadedScenario::load(path)?;
     for lb in scn.lbs() {
         let b = scn.build(&lb, None)?;
-        let sim = Simulation::new(b.config, b.topology, b.flows)?;
+        let sim = b.simulation()?;
         println!(
             "{}: {lb}: {} flows on a {}; RTO {:.3} us, max base RTT {:.3} us",
             scn.name(),

@@ -18,6 +18,9 @@ use crate::net::Topology;
 use crate::transport::{FlowStats, PsnRecord, PsnState, Receiver, Sender};
 use crate::workload::FlowSpec;
 
+#[path = "fault/hooks.rs"]
+mod fault_hooks;
+
 /// Switch egress queue settings, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct QueueConfig {
@@ -118,6 +121,10 @@ enum Event {
     FlowStart(u32),
     /// A packet leaves a switch's forwarding pipeline for its egress queue.
     Egress(Handle),
+    /// A fault action (index into the fault plan) takes effect.
+    Fault(u32),
+    /// Switches reconverge their routes (index of a link-state snapshot).
+    Reroute(u32),
 }
 
 /// Lifecycle of a connection.
@@ -129,6 +136,9 @@ pub enum Phase {
     Running,
     /// Every byte acknowledged.
     Done,
+    /// Given up: no ACK or NACK for too long while faults are configured (see
+    /// [`Simulation::unreachable_flows`]).
+    Unreachable,
 }
 
 /// Byte layout of one connection's packets.
@@ -196,6 +206,8 @@ pub struct Counters {
     pub nacks_sent: u64,
     /// ACKs and NACKs that reached their sender.
     pub control_arrived: u64,
+    /// ACKs and NACKs lost (failed elements, no route).
+    pub control_dropped: u64,
     /// Events processed.
     pub events: u64,
 }
@@ -234,6 +246,8 @@ pub struct Simulation {
     counters: Counters,
     lb_records: Vec<LbRecord>,
     completions: Vec<u32>,
+    faults: Option<Box<crate::fault::FaultState>>,
+    ecmp_every: u32,
 }
 
 impl Simulation {
@@ -301,6 +315,8 @@ impl Simulation {
             counters: Counters::default(),
             lb_records: Vec::new(),
             completions: Vec::new(),
+            faults: None,
+            ecmp_every: 0,
             cfg,
         };
         sim.max_base_rtt = sim.network_max_rtt();
@@ -487,6 +503,8 @@ impl Simulation {
                     let port = self.pkts.get(h).egress;
                     self.enqueue_switch(port, h);
                 }
+                Event::Fault(i) => self.on_fault(i),
+                Event::Reroute(i) => self.on_reroute(i),
             }
         }
         false
@@ -523,6 +541,7 @@ impl Simulation {
             }
         };
         let Some(h) = next else { return };
+        let deliver = self.faults.is_none() || self.fault_on_wire(port, h);
         let now = self.now;
         let p = &mut self.ports[port as usize];
         let pkt = self.pkts.get_mut(h);
@@ -531,11 +550,16 @@ impl Simulation {
         p.stats.tx_packets += 1;
         p.stats.tx_bytes += pkt.size as u64;
         pkt.next_node = p.to_node;
-        self.events.push(now + ser + p.latency, Event::Arrive(h));
+        if deliver {
+            self.events.push(now + ser + p.latency, Event::Arrive(h));
+        }
         let more = !p.is_empty() || (host != NO_HOST && !self.hosts[host as usize].ready.is_empty());
         if more {
             p.wakeup_pending = true;
             self.events.push(p.busy_until, Event::PortWake(port));
+        }
+        if !deliver {
+            self.fault_drop(h);
         }
     }
 
@@ -552,6 +576,9 @@ impl Simulation {
     }
 
     fn on_arrive(&mut self, h: Handle) {
+        if self.faults.is_some() && !self.fault_off_wire(h) {
+            return;
+        }
         let pkt = self.pkts.get(h);
         let node = pkt.next_node;
         if node < self.topo.hosts {
@@ -563,10 +590,10 @@ impl Simulation {
         }
         let s = node - self.topo.hosts;
         let cands = self.topo.candidates(s, pkt.dst);
-        let port = if cands.len() == 1 {
-            cands[0]
-        } else {
-            cands[ecmp_pick(pkt.flow_key, pkt.ev as u32, self.salts[s as usize], cands.len() as u32) as usize]
+        let port = match cands.len() {
+            1 => cands[0],
+            0 => return self.no_route(node, h),
+            n => cands[ecmp_pick(pkt.flow_key, pkt.ev as u32, self.salts[s as usize], n as u32) as usize],
         };
         let latency = self.topo.switches[s as usize].latency;
         if latency > 0 {
@@ -665,6 +692,7 @@ impl Simulation {
     }
 
     fn on_flow_start(&mut self, f: u32) {
+        let background = self.is_background(f);
         let flow = &mut self.flows[f as usize];
         if flow.phase != Phase::Waiting {
             return;
@@ -690,7 +718,8 @@ impl Simulation {
             bdp_packets: (bdp / t.mtu as u64).max(1) as u32,
             trimming: self.cfg.queue.trimming,
         };
-        let lb = lb::build(&self.cfg.lb, &self.cfg.lb_options, &ctx, &mut rng).expect("checked in new()");
+        let name = if background { "ecmp" } else { self.cfg.lb.as_str() };
+        let lb = lb::build(name, &self.cfg.lb_options, &ctx, &mut rng).expect("checked in new()");
         flow.sender = Some(Sender::new(flow.sizes.packets, cc, lb, rng));
         flow.receiver = Some(Receiver::new(flow.sizes.packets));
         flow.phase = Phase::Running;
@@ -713,6 +742,11 @@ impl Simulation {
             self.events.push(sent_at + rto, Event::Timer(f));
             return;
         }
+        if self.faults.is_some() && self.fault_gave_up(f) {
+            return;
+        }
+        let flow = &mut self.flows[f as usize];
+        let s = flow.sender.as_mut().expect("running flows have a sender");
         // Only the oldest outstanding packet is declared lost per expiry, like the reference.
         s.send_order.pop_front();
         let wire = sizes.wire(psn) as u64;
