@@ -151,6 +151,11 @@ pub fn run(args: RunArgs) -> Result<()> {
             eprintln!("error: {lb}: {msg}");
             unreachable += 1;
         }
+        if !args.quiet {
+            for msg in sim.stalled_flows() {
+                eprintln!("warning: {lb}: {msg}");
+            }
+        }
         rows.extend(flow_rows(&sim, lb));
         lb_events.extend(repsim::fault::report::lb_event_rows(&sim, lb));
         runs.push(summary);

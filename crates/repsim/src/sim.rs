@@ -137,8 +137,8 @@ pub enum Phase {
     /// Every byte acknowledged.
     Done,
     /// Given up: no ACK or NACK for too long while faults are configured (see
-    /// [`Simulation::unreachable_flows`]).
-    Unreachable,
+    /// [`Simulation::unreachable_flows`] and [`Simulation::stalled_flows`]).
+    GaveUp,
 }
 
 /// Byte layout of one connection's packets.

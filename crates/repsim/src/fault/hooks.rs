@@ -51,9 +51,16 @@ impl Simulation {
         self.faults.as_ref().map(|f| f.stats)
     }
 
-    /// One message per flow that was given up as unreachable, naming the flow.
-    pub fn unreachable_flows(&self) -> &[String] {
-        self.faults.as_ref().map(|f| f.unreachable.as_slice()).unwrap_or(&[])
+    /// One message per flow given up because no path to its destination was left, naming the
+    /// flow.
+    pub fn unreachable_flows(&self) -> Vec<String> {
+        self.faults.as_ref().map(|f| f.gave_up.iter().filter(|g| g.0).map(|g| g.1.clone()).collect()).unwrap_or_default()
+    }
+
+    /// One message per flow given up although a path existed (its load balancer kept choosing
+    /// failed paths, e.g. ECMP pinned to a dead link).
+    pub fn stalled_flows(&self) -> Vec<String> {
+        self.faults.as_ref().map(|f| f.gave_up.iter().filter(|g| !g.0).map(|g| g.1.clone()).collect()).unwrap_or_default()
     }
 
     /// Whether a port (link id) is down now.
@@ -213,15 +220,30 @@ impl Simulation {
         if silent_for < fs.give_up_after {
             return false;
         }
+        // Is there any path left at all (over links that are up now)?
+        let (src, dst) = (flow.spec.src as usize, flow.spec.dst as usize);
+        let alive = fs.alive();
+        let t = &self.topo;
+        let (st, dt) = (t.host_tor[src], t.host_tor[dst]);
+        let path_exists = alive[t.host_uplink[src] as usize]
+            && alive[t.host_downlink[src] as usize]
+            && alive[t.host_uplink[dst] as usize]
+            && alive[t.host_downlink[dst] as usize]
+            && (st == dt || {
+                let r = routing::reach(t, &fs.base_routes, &alive);
+                r[dt as usize][st as usize] && r[st as usize][dt as usize]
+            });
         let why = match fs.no_route_at.get(fi).copied().filter(|&n| n != u32::MAX) {
             Some(node) => format!(
                 "its packets found no route at {} (reconvergence removed every path)",
                 self.topo.node_name(node)
             ),
-            None => "every path it tried is failed".to_string(),
+            None if path_exists => "paths exist but every one it used is failed".to_string(),
+            None => "every path between the two hosts is failed".to_string(),
         };
+        let what = if path_exists { "stalled" } else { "destination unreachable" };
         let msg = format!(
-            "flow {} (host {} -> host {}): destination unreachable: no ACK or NACK for {:.1} us ({} timeouts); {why}; \
+            "flow {} (host {} -> host {}): {what}: no ACK or NACK for {:.1} us ({} timeouts); {why}; \
              given up at t = {:.1} us",
             flow.spec.id,
             flow.spec.src,
@@ -230,9 +252,9 @@ impl Simulation {
             flow.stats.timeouts,
             to_us(now)
         );
-        fs.unreachable.push(msg);
+        fs.gave_up.push((!path_exists, msg));
         let flow = &mut self.flows[fi];
-        flow.phase = Phase::Unreachable;
+        flow.phase = Phase::GaveUp;
         let src = flow.spec.src as usize;
         if let Some(s) = flow.sender.as_mut() {
             s.timer_pending = false;

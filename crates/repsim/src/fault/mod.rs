@@ -589,8 +589,8 @@ pub struct FaultState {
     pub progress: Vec<(u64, Time)>,
     /// Per flow: the switch (node) where its last packet found no route.
     pub no_route_at: Vec<u32>,
-    /// Messages about flows that were given up.
-    pub unreachable: Vec<String>,
+    /// Flows given up: (no path left, message).
+    pub gave_up: Vec<(bool, String)>,
     /// Counters.
     pub stats: FaultStats,
 }
@@ -613,7 +613,7 @@ impl FaultState {
             snapshots: Vec::new(),
             progress: Vec::new(),
             no_route_at: Vec::new(),
-            unreachable: Vec::new(),
+            gave_up: Vec::new(),
             stats: FaultStats::default(),
         }
     }

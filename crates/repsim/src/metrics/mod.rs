@@ -123,9 +123,12 @@ pub struct RunSummary {
     /// Mixed traffic only: statistics per class.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub classes: Option<Vec<ClassSummary>>,
-    /// Flows given up as unreachable, one message each.
+    /// Flows given up because no path to their destination was left, one message each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreachable: Vec<String>,
+    /// Flows given up although a path existed (stuck on failed paths), one message each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stalled: Vec<String>,
 }
 
 /// Per-flow rows of a simulation.
@@ -181,7 +184,8 @@ pub fn summarize(sim: &Simulation, wall_s: f64) -> RunSummary {
         fault_trims: sim.fault_stats().map(|f| f.data_trimmed).unwrap_or(0),
         control_drops: c.control_dropped,
         classes: sim.mixed_traffic().then(|| class_summaries(sim)),
-        unreachable: sim.unreachable_flows().to_vec(),
+        unreachable: sim.unreachable_flows(),
+        stalled: sim.stalled_flows(),
     }
 }
 
