@@ -183,10 +183,16 @@ impl Simulation {
             _ => {
                 if fs.apply(&a) {
                     if let Some(delay) = fs.reconvergence {
+                        let at = now + delay;
                         let snapshot = fs.alive();
-                        fs.snapshots.push(Some(snapshot));
-                        let idx = (fs.snapshots.len() - 1) as u32;
-                        self.events.push(now + delay, Event::Reroute(idx));
+                        // Changes at the same instant share one recomputation.
+                        match fs.snapshots.last_mut() {
+                            Some((t, Some(s))) if *t == at => *s = snapshot,
+                            _ => {
+                                fs.snapshots.push((at, Some(snapshot)));
+                                self.events.push(at, Event::Reroute((fs.snapshots.len() - 1) as u32));
+                            }
+                        }
                     }
                 }
             }
@@ -195,7 +201,7 @@ impl Simulation {
 
     pub(super) fn on_reroute(&mut self, i: u32) {
         let Some(fs) = self.faults.as_mut() else { return };
-        let Some(alive) = fs.snapshots[i as usize].take() else { return };
+        let Some(alive) = fs.snapshots[i as usize].1.take() else { return };
         self.topo.routes = routing::reconverge(&self.topo, &fs.base_routes, &alive);
         fs.stats.reconvergences += 1;
     }

@@ -583,8 +583,8 @@ pub struct FaultState {
     pub original: Vec<Option<(u64, QueueParams)>>,
     /// Routes before any reconvergence.
     pub base_routes: Routes,
-    /// Pending routing snapshots (alive bit per port), indexed by Reroute events.
-    pub snapshots: Vec<Option<Vec<bool>>>,
+    /// Routing snapshots (time due, alive bit per port until used), indexed by Reroute events.
+    pub snapshots: Vec<(Time, Option<Vec<bool>>)>,
     /// Per flow: (ACK+NACK count at the last check, time it last changed).
     pub progress: Vec<(u64, Time)>,
     /// Per flow: the switch (node) where its last packet found no route.
