@@ -93,8 +93,8 @@ pub struct FaultPlan {
     pub actions: Vec<Action>,
     /// Routing reconvergence delay (`None`: switches never update their ECMP groups).
     pub reconvergence: Option<Time>,
-    /// A flow that hears no ACK or NACK for this long is declared unreachable
-    /// (`None`: 100 x RTO).
+    /// A flow that hears no ACK or NACK for this long is given up (`None`: the larger of
+    /// 100 x RTO and 10 ms).
     pub give_up_after: Option<Time>,
     /// Human-readable list of the elements chosen by random or imported faults.
     pub chosen: Vec<String>,
@@ -183,7 +183,7 @@ pub struct RoutingSection {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reconvergence: Option<TimeQ>,
     /// A flow without any ACK or NACK for this long is reported unreachable and stopped
-    /// (default: 100 x RTO). Only applies to runs with faults.
+    /// (default: the larger of 100 x RTO and 10 ms). Only applies to runs with faults.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub give_up_after: Option<TimeQ>,
 }
@@ -601,7 +601,7 @@ impl FaultState {
         FaultState {
             actions: plan.actions,
             reconvergence: plan.reconvergence,
-            give_up_after: plan.give_up_after.unwrap_or(100 * rto),
+            give_up_after: plan.give_up_after.unwrap_or((100 * rto).max(10 * crate::engine::time::MS)),
             down: vec![0; ports],
             drop_p: vec![0.0; ports],
             trim: vec![false; ports],
