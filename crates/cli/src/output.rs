@@ -11,23 +11,44 @@ use repsim::metrics::{FlowRow, RunSummary};
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension(format!(
         "{}.tmp",
-        path.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default()
+        path.extension()
+            .map(|e| e.to_string_lossy().into_owned())
+            .unwrap_or_default()
     ));
     {
-        let mut f = fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        f.write_all(bytes).with_context(|| format!("writing {}", tmp.display()))?;
+        let mut f =
+            fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        f.write_all(bytes)
+            .with_context(|| format!("writing {}", tmp.display()))?;
         f.sync_all().ok();
     }
-    fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+    fs::rename(&tmp, path)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
 }
 
-/// `flows.csv`: one row per flow and load balancer.
+/// `flows.csv`: one row per flow and load balancer; a trailing `class` column only when mixed
+/// traffic put some flows in the ECMP background class.
 pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(["lb", "id", "src", "dst", "bytes", "start", "finish", "fct_us", "retransmissions", "class"])?;
+    let mixed = rows.iter().any(|r| r.class != "main");
+    let mut header = vec![
+        "lb",
+        "id",
+        "src",
+        "dst",
+        "bytes",
+        "start",
+        "finish",
+        "fct_us",
+        "retransmissions",
+    ];
+    if mixed {
+        header.push("class");
+    }
+    w.write_record(&header)?;
     let opt = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_default();
     for r in rows {
-        w.write_record([
+        let mut rec = vec![
             r.lb.clone(),
             r.id.to_string(),
             r.src.to_string(),
@@ -37,10 +58,13 @@ pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
             opt(r.finish_us),
             opt(r.fct_us),
             r.retransmissions.to_string(),
-            r.class.to_string(),
-        ])?;
+        ];
+        if mixed {
+            rec.push(r.class.to_string());
+        }
+        w.write_record(&rec)?;
     }
-    Ok(w.into_inner().context("finishing flows.csv")?)
+    w.into_inner().context("finishing flows.csv")
 }
 
 /// `summary.json`: `{"runs": [...]}`.

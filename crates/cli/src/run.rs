@@ -49,10 +49,17 @@ pub struct BenchArgs {
 }
 
 /// Runs one simulation to completion, showing progress on a terminal.
-pub fn simulate(scn: &LoadedScenario, lb: &str, seed: Option<u64>, progress: bool) -> Result<(Simulation, f64)> {
+pub fn simulate(
+    scn: &LoadedScenario,
+    lb: &str,
+    seed: Option<u64>,
+    progress: bool,
+) -> Result<(Simulation, f64)> {
     let built = scn.build(lb, seed)?;
     let started = Instant::now();
-    let mut sim = built.simulation().with_context(|| format!("setting up {} with {lb}", scn.path.display()))?;
+    let mut sim = built
+        .simulation()
+        .with_context(|| format!("setting up {} with {lb}", scn.path.display()))?;
     let step = 50 * US;
     let mut t = 0;
     let mut last_print = Instant::now();
@@ -83,7 +90,18 @@ pub fn simulate(scn: &LoadedScenario, lb: &str, seed: Option<u64>, progress: boo
 fn table(runs: &[RunSummary]) -> String {
     let mut s = format!(
         "{:<8} {:>11} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>9} {:>8} {:>11} {:>7}\n",
-        "lb", "completed", "fct_min", "fct_mean", "fct_p99", "fct_max", "drops", "trims", "ecn", "rtx", "events", "wall_s"
+        "lb",
+        "completed",
+        "fct_min",
+        "fct_mean",
+        "fct_p99",
+        "fct_max",
+        "drops",
+        "trims",
+        "ecn",
+        "rtx",
+        "events",
+        "wall_s"
     );
     for r in runs {
         s += &format!(
@@ -116,12 +134,20 @@ pub fn run(args: RunArgs) -> Result<()> {
     for lb in &lbs {
         scn.build(lb, args.seed)?;
     }
-    let out = args.out.clone().unwrap_or_else(|| Path::new("results").join(scn.name()));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("results").join(scn.name()));
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let progress = !args.quiet && std::io::stderr().is_terminal();
     if !args.quiet && !args.json {
         let b = scn.build(&lbs[0], args.seed)?;
-        eprintln!("{}: {} flows on a {}", scn.name(), b.flows.len(), b.topology);
+        eprintln!(
+            "{}: {} flows on a {}",
+            scn.name(),
+            b.flows.len(),
+            b.topology
+        );
     }
     let mut runs = Vec::new();
     let mut rows = Vec::new();
@@ -163,7 +189,10 @@ pub fn run(args: RunArgs) -> Result<()> {
     write_atomic(&out.join("flows.csv"), &flows_csv(&rows)?)?;
     write_atomic(&out.join("scenario.toml"), scn.resolved_toml().as_bytes())?;
     write_atomic(&out.join("summary.json"), &summary_json(&runs)?)?;
-    write_atomic(&out.join("lb_events.csv"), repsim::fault::report::lb_events_csv(&lb_events).as_bytes())?;
+    write_atomic(
+        &out.join("lb_events.csv"),
+        repsim::fault::report::lb_events_csv(&lb_events).as_bytes(),
+    )?;
     if !plan.chosen.is_empty() {
         let mut text = plan.chosen.join("\n");
         text.push('\n');
@@ -229,7 +258,9 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         }
     }
     let (wall, events, _) = best.expect("at least one run");
-    let rss = peak_rss().map(|b| format!("{:.1} MB", b as f64 / 1e6)).unwrap_or_else(|| "unknown".into());
+    let rss = peak_rss()
+        .map(|b| format!("{:.1} MB", b as f64 / 1e6))
+        .unwrap_or_else(|| "unknown".into());
     println!(
         "bench {} ({}): wall {:.2} s, {} events, {:.2} M events/s, peak RSS {rss}",
         scn.name(),

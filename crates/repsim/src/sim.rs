@@ -254,14 +254,23 @@ impl Simulation {
     /// Builds a simulation of `flows` on `topo`.
     pub fn new(cfg: SimConfig, topo: Topology, flows: Vec<FlowSpec>) -> Result<Self, SetupError> {
         if !lb::names().contains(&cfg.lb.as_str()) {
-            return Err(SetupError::UnknownLb(cfg.lb.clone(), lb::names().join(", ")));
+            return Err(SetupError::UnknownLb(
+                cfg.lb.clone(),
+                lb::names().join(", "),
+            ));
         }
         if !cc::names().contains(&cfg.transport.cc.as_str()) {
-            return Err(SetupError::UnknownCc(cfg.transport.cc.clone(), cc::names().join(", ")));
+            return Err(SetupError::UnknownCc(
+                cfg.transport.cc.clone(),
+                cc::names().join(", "),
+            ));
         }
         let t = &cfg.transport;
         if t.header == 0 || t.mtu <= t.header {
-            return Err(SetupError::Invalid(format!("mtu ({}) must exceed the header size ({})", t.mtu, t.header)));
+            return Err(SetupError::Invalid(format!(
+                "mtu ({}) must exceed the header size ({})",
+                t.mtu, t.header
+            )));
         }
         if cfg.lb_options.evs_size == 0 || cfg.lb_options.evs_size > 65536 {
             return Err(SetupError::Invalid(format!(
@@ -283,7 +292,13 @@ impl Simulation {
             let params = if link.from < topo.hosts {
                 port_host[i] = link.from;
                 // Host uplinks never drop or mark: the NIC only sends what the window allows.
-                QueueParams { capacity: u64::MAX / 2, ecn_min: u64::MAX / 2, ecn_max: u64::MAX / 2, trimming: false, header_size: t.header }
+                QueueParams {
+                    capacity: u64::MAX / 2,
+                    ecn_min: u64::MAX / 2,
+                    ecn_max: u64::MAX / 2,
+                    trimming: false,
+                    header_size: t.header,
+                }
             } else {
                 QueueParams {
                     capacity: scale(q.capacity),
@@ -299,7 +314,11 @@ impl Simulation {
         let salts = (0..topo.switches.len() as u64)
             .map(|s| Rng::derive(cfg.seed, Stream::SwitchSalt, s).next_u32())
             .collect();
-        let hosts = (0..topo.hosts).map(|_| HostState { ready: VecDeque::new() }).collect();
+        let hosts = (0..topo.hosts)
+            .map(|_| HostState {
+                ready: VecDeque::new(),
+            })
+            .collect();
         let mut sim = Simulation {
             topo,
             now: 0,
@@ -322,7 +341,8 @@ impl Simulation {
         sim.max_base_rtt = sim.network_max_rtt();
         let host_rate = sim.topo.links[sim.topo.host_uplink[0] as usize].rate_bps;
         sim.rto = sim.cfg.transport.rto.unwrap_or_else(|| {
-            sim.max_base_rtt + (4 * sim.cfg.queue.capacity as u128 * 8 * SEC as u128 / host_rate as u128) as Time
+            sim.max_base_rtt
+                + (4 * sim.cfg.queue.capacity as u128 * 8 * SEC as u128 / host_rate as u128) as Time
         });
         for spec in flows {
             sim.add_flow(spec)?;
@@ -348,7 +368,9 @@ impl Simulation {
             .iter()
             .map(|&l| {
                 let link = &self.topo.links[l as usize];
-                2 * link.latency + serialization(t.mtu, link.rate_bps) + serialization(t.header, link.rate_bps)
+                2 * link.latency
+                    + serialization(t.mtu, link.rate_bps)
+                    + serialization(t.header, link.rate_bps)
             })
             .sum()
     }
@@ -358,10 +380,16 @@ impl Simulation {
         let hosts = self.topo.hosts;
         let bad = |why: String| SetupError::BadFlow { id: spec.id, why };
         if spec.src >= hosts || spec.dst >= hosts {
-            return Err(bad(format!("host {} does not exist (hosts are 0..{hosts})", spec.src.max(spec.dst))));
+            return Err(bad(format!(
+                "host {} does not exist (hosts are 0..{hosts})",
+                spec.src.max(spec.dst)
+            )));
         }
         if spec.src == spec.dst {
-            return Err(bad(format!("source and destination are both host {}", spec.src)));
+            return Err(bad(format!(
+                "source and destination are both host {}",
+                spec.src
+            )));
         }
         if spec.bytes == 0 {
             return Err(bad("size must be positive".into()));
@@ -370,14 +398,22 @@ impl Simulation {
         let mss = t.mtu - t.header;
         let packets = spec.bytes.div_ceil(mss as u64);
         if packets > u32::MAX as u64 / 2 {
-            return Err(bad(format!("{} bytes is too large for one connection", spec.bytes)));
+            return Err(bad(format!(
+                "{} bytes is too large for one connection",
+                spec.bytes
+            )));
         }
         let index = self.flows.len() as u32;
         let start = spec.start.max(self.now);
         self.flows.push(Flow {
             base_rtt: self.base_rtt(spec.src, spec.dst),
             key: flow_key(spec.src, spec.dst),
-            sizes: Sizes { bytes: spec.bytes, packets: packets as u32, mss, header: t.header },
+            sizes: Sizes {
+                bytes: spec.bytes,
+                packets: packets as u32,
+                mss,
+                header: t.header,
+            },
             spec,
             phase: Phase::Waiting,
             finish: None,
@@ -553,7 +589,8 @@ impl Simulation {
         if deliver {
             self.events.push(now + ser + p.latency, Event::Arrive(h));
         }
-        let more = !p.is_empty() || (host != NO_HOST && !self.hosts[host as usize].ready.is_empty());
+        let more =
+            !p.is_empty() || (host != NO_HOST && !self.hosts[host as usize].ready.is_empty());
         if more {
             p.wakeup_pending = true;
             self.events.push(p.busy_until, Event::PortWake(port));
@@ -593,7 +630,14 @@ impl Simulation {
         let port = match cands.len() {
             1 => cands[0],
             0 => return self.no_route(node, h),
-            n => cands[ecmp_pick(pkt.flow_key, pkt.ev as u32, self.salts[s as usize], n as u32) as usize],
+            n => {
+                cands[ecmp_pick(
+                    pkt.flow_key,
+                    pkt.ev as u32,
+                    self.salts[s as usize],
+                    n as u32,
+                ) as usize]
+            }
         };
         let latency = self.topo.switches[s as usize].latency;
         if latency > 0 {
@@ -608,7 +652,9 @@ impl Simulation {
 
     fn mark_ready(&mut self, f: u32) {
         let flow = &mut self.flows[f as usize];
-        let Some(s) = flow.sender.as_mut() else { return };
+        let Some(s) = flow.sender.as_mut() else {
+            return;
+        };
         if s.in_ready_list || !s.can_send() {
             return;
         }
@@ -656,7 +702,11 @@ impl Simulation {
         };
         let ev = s.lb.next_ev(now, &mut s.rng);
         let wire = sizes.wire(psn);
-        s.records[psn as usize] = PsnRecord { sent_at: now, ev, state: PsnState::InFlight };
+        s.records[psn as usize] = PsnRecord {
+            sent_at: now,
+            ev,
+            state: PsnState::InFlight,
+        };
         s.in_flight += wire as u64;
         s.send_order.push_back((now, psn));
         let mut fl = 0;
@@ -698,7 +748,8 @@ impl Simulation {
             return;
         }
         let t = &self.cfg.transport;
-        let link_rate = self.topo.links[self.topo.host_uplink[flow.spec.src as usize] as usize].rate_bps;
+        let link_rate =
+            self.topo.links[self.topo.host_uplink[flow.spec.src as usize] as usize].rate_bps;
         let bdp = (flow.base_rtt as u128 * link_rate as u128 / (8 * SEC as u128)) as u64;
         let max_cwnd = ((bdp as f64 * t.max_cwnd_bdp) as u64).max(t.mtu as u64);
         let params = CcParams {
@@ -718,7 +769,11 @@ impl Simulation {
             bdp_packets: (bdp / t.mtu as u64).max(1) as u32,
             trimming: self.cfg.queue.trimming,
         };
-        let name = if background { "ecmp" } else { self.cfg.lb.as_str() };
+        let name = if background {
+            "ecmp"
+        } else {
+            self.cfg.lb.as_str()
+        };
         let lb = lb::build(name, &self.cfg.lb_options, &ctx, &mut rng).expect("checked in new()");
         flow.sender = Some(Sender::new(flow.sizes.packets, cc, lb, rng));
         flow.receiver = Some(Receiver::new(flow.sizes.packets));
@@ -736,7 +791,9 @@ impl Simulation {
         let sizes = flow.sizes;
         let s = flow.sender.as_mut().expect("running flows have a sender");
         s.timer_pending = false;
-        let Some((sent_at, psn)) = s.oldest_in_flight() else { return };
+        let Some((sent_at, psn)) = s.oldest_in_flight() else {
+            return;
+        };
         if now < sent_at + rto {
             s.timer_pending = true;
             self.events.push(sent_at + rto, Event::Timer(f));
@@ -763,7 +820,11 @@ impl Simulation {
             self.events.push((next + rto).max(now), Event::Timer(f));
         }
         if let Some(event) = event {
-            self.lb_records.push(LbRecord { time: now, flow: f, event });
+            self.lb_records.push(LbRecord {
+                time: now,
+                flow: f,
+                event,
+            });
         }
         self.mark_ready(f);
     }
@@ -775,7 +836,11 @@ impl Simulation {
         let pkt = *self.pkts.get(h);
         let f = pkt.flow;
         let flow = &mut self.flows[f as usize];
-        let Some(r) = flow.receiver.as_mut().filter(|_| flow.phase == Phase::Running) else {
+        let Some(r) = flow
+            .receiver
+            .as_mut()
+            .filter(|_| flow.phase == Phase::Running)
+        else {
             // The connection already finished: a late copy.
             self.counters.data_duplicates += 1;
             self.pkts.free(h);
@@ -786,7 +851,11 @@ impl Simulation {
         let kind;
         if trimmed {
             self.counters.trimmed_arrivals += 1;
-            kind = if pkt.psn < r.expected || r.has(pkt.psn) { Kind::Ack } else { Kind::Nack };
+            kind = if pkt.psn < r.expected || r.has(pkt.psn) {
+                Kind::Ack
+            } else {
+                Kind::Nack
+            };
         } else {
             if r.accept(pkt.psn, sizes.packets) {
                 let payload = sizes.payload(pkt.psn) as u64;
@@ -887,7 +956,11 @@ impl Simulation {
             s.lb.on_ack(pkt.ev, ecn, Some(rtt), now)
         };
         if let Some(event) = event {
-            self.lb_records.push(LbRecord { time: now, flow: f, event });
+            self.lb_records.push(LbRecord {
+                time: now,
+                flow: f,
+                event,
+            });
         }
         let flow = &mut self.flows[f as usize];
         let s = flow.sender.as_mut().expect("sender");

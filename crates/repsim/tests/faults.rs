@@ -57,7 +57,11 @@ fn assert_conserved(sim: &Simulation) {
     let c = sim.counters();
     assert_eq!(
         c.data_sent,
-        c.data_delivered + c.data_duplicates + c.trimmed_arrivals + c.data_dropped + sim.data_in_network(),
+        c.data_delivered
+            + c.data_duplicates
+            + c.trimmed_arrivals
+            + c.data_dropped
+            + sim.data_in_network(),
         "{c:?}"
     );
     for f in sim.flows() {
@@ -92,7 +96,8 @@ fn link_down_and_back_up_flow_completes_and_bytes_are_conserved() {
         assert!(sim.flows()[0].finish.unwrap() > 80 * US);
     }
     // link_up brings a link back whatever took it down.
-    let mut extra = String::from("[[fault]]\nkind = \"switch_down\"\nswitch = \"tor0\"\nstart = \"10us\"\n");
+    let mut extra =
+        String::from("[[fault]]\nkind = \"switch_down\"\nswitch = \"tor0\"\nstart = \"10us\"\n");
     extra += "[[fault]]\nkind = \"switch_up\"\nswitch = \"tor0\"\nstart = \"70us\"\n";
     let sim = small("reps", false, ONE_FLOW, &extra);
     assert!(all_done(&sim));
@@ -117,7 +122,10 @@ fn switch_down_with_duration_and_acks_lost() {
 #[test]
 fn trim_loss_mode_nacks_instead_of_timeouts() {
     // Forward direction only: the NACKs come back over the healthy reverse links.
-    let extra = uplinks_down("20us", "30us").replace("duration", "loss = \"trim\"\ndirection = \"forward\"\nduration");
+    let extra = uplinks_down("20us", "30us").replace(
+        "duration",
+        "loss = \"trim\"\ndirection = \"forward\"\nduration",
+    );
     let sim = small("ops", false, ONE_FLOW, &extra);
     assert!(all_done(&sim));
     assert_conserved(&sim);
@@ -133,10 +141,15 @@ fn drop_probability_and_flapping() {
     let sim = small("ops", true, ONE_FLOW, extra);
     assert!(all_done(&sim));
     assert_conserved(&sim);
-    let sent_on_link = sim.port_stats()[sim.topology().links_by_name("tor0->agg1").unwrap()[0] as usize].tx_packets;
+    let sent_on_link = sim.port_stats()
+        [sim.topology().links_by_name("tor0->agg1").unwrap()[0] as usize]
+        .tx_packets;
     let dropped = sim.fault_stats().unwrap().data_dropped;
     // About 5 % of what crossed the link.
-    assert!(dropped > 0 && (dropped as f64) < 0.12 * sent_on_link as f64, "{dropped} of {sent_on_link}");
+    assert!(
+        dropped > 0 && (dropped as f64) < 0.12 * sent_on_link as f64,
+        "{dropped} of {sent_on_link}"
+    );
 
     let extra = "[[fault]]\nkind = \"flap\"\nlink = \"tor0->agg2\"\nperiod = \"20us\"\ndown_for = \"5us\"\nduration = \"200us\"\n";
     let sim = small("ops", true, ONE_FLOW, extra);
@@ -185,13 +198,19 @@ fn random_faults_are_reproducible_and_keep_hosts_connected() {
         let text = format!(
             "seed = {seed}\n[topology]\ntype = \"fat_tree\"\ntiers = 2\nhosts = 16\nhosts_per_tor = 4\nlink_speed = \"400Gbps\"\n[workload]\n{workload}\n{extra}"
         );
-        LoadedScenario::parse(&text, Path::new("r.toml")).unwrap().build("reps", None).unwrap().faults
+        LoadedScenario::parse(&text, Path::new("r.toml"))
+            .unwrap()
+            .build("reps", None)
+            .unwrap()
+            .faults
     };
     assert_eq!(scn(3), scn(3));
     assert_eq!(scn(3).chosen.len(), 8);
     assert_ne!(scn(3).chosen, scn(4).chosen);
     for kind in ["random_switches", "random_tor_uplinks"] {
-        let extra = format!("[[fault]]\nkind = \"{kind}\"\npercent = 25\nstart = \"10us\"\nduration = \"50us\"\n");
+        let extra = format!(
+            "[[fault]]\nkind = \"{kind}\"\npercent = 25\nstart = \"10us\"\nduration = \"50us\"\n"
+        );
         let sim = small("reps", true, workload, &extra);
         assert!(all_done(&sim), "{kind}");
         assert_conserved(&sim);
@@ -215,14 +234,25 @@ fn unreachable_destination_ends_with_a_message_naming_the_flow() {
     let sim = small("reps", false, ONE_FLOW, extra);
     let msgs = sim.unreachable_flows();
     assert_eq!(msgs.len(), 1, "{msgs:?}");
-    assert!(msgs[0].starts_with("flow 1 (host 0 -> host 8): destination unreachable"), "{}", msgs[0]);
+    assert!(
+        msgs[0].starts_with("flow 1 (host 0 -> host 8): destination unreachable"),
+        "{}",
+        msgs[0]
+    );
     assert_eq!(sim.flows()[0].phase, Phase::GaveUp);
-    assert!(to_us(sim.now()) < 1_500.0, "ended at {} us", to_us(sim.now()));
+    assert!(
+        to_us(sim.now()) < 1_500.0,
+        "ended at {} us",
+        to_us(sim.now())
+    );
     assert_conserved(&sim);
     assert_eq!(summarize(&sim, 0.0).unreachable.len(), 1);
 
     // With reconvergence the switches learn there is no route left.
-    let extra = format!("{}[routing]\nreconvergence = \"10us\"\ngive_up_after = \"500us\"\n", uplinks_down("0us", "10ms"));
+    let extra = format!(
+        "{}[routing]\nreconvergence = \"10us\"\ngive_up_after = \"500us\"\n",
+        uplinks_down("0us", "10ms")
+    );
     let sim = small("reps", false, ONE_FLOW, &extra);
     let msgs = sim.unreachable_flows();
     assert_eq!(msgs.len(), 1, "{msgs:?}");
@@ -234,7 +264,12 @@ fn unreachable_destination_ends_with_a_message_naming_the_flow() {
 fn reconvergence_removes_dead_links_so_ecmp_recovers() {
     let workload = "type = \"permutation\"\nsize = \"1MiB\"";
     let dead = "[[fault]]\nkind = \"link_down\"\nlink = \"tor0->agg0\"\n[[fault]]\nkind = \"link_down\"\nlink = \"tor1->agg2\"\n";
-    let with = small("ecmp", false, workload, &format!("{dead}[routing]\nreconvergence = \"20us\"\n"));
+    let with = small(
+        "ecmp",
+        false,
+        workload,
+        &format!("{dead}[routing]\nreconvergence = \"20us\"\n"),
+    );
     assert!(all_done(&with));
     assert_eq!(with.fault_stats().unwrap().reconvergences, 1);
     assert!(with.stalled_flows().is_empty());
@@ -252,7 +287,10 @@ fn mixed_traffic_reports_classes() {
     assert_eq!(classes[1].flows_total, 4);
     assert_eq!(classes[0].flows_total + classes[1].flows_total, 16);
     for (i, r) in repsim::metrics::flow_rows(&sim, "reps").iter().enumerate() {
-        assert_eq!(r.class == "background", sim.flows()[i].spec.src % 4 == 0);
+        assert_eq!(
+            r.class == "background",
+            sim.flows()[i].spec.src.is_multiple_of(4)
+        );
     }
 }
 
@@ -262,21 +300,51 @@ fn micro_failures_acceptance() {
     let ops = run_file("reps-micro-failures.toml", "ops");
     assert!(all_done(&reps) && all_done(&ops));
     let (r, o) = (summarize(&reps, 0.0), summarize(&ops, 0.0));
-    assert!(o.fct_us.max >= 1.3 * r.fct_us.max, "max FCT reps {} ops {}", r.fct_us.max, o.fct_us.max);
-    assert!(o.fault_drops as f64 >= 1.5 * r.fault_drops as f64, "fault drops reps {} ops {}", r.fault_drops, o.fault_drops);
+    assert!(
+        o.fct_us.max >= 1.3 * r.fct_us.max,
+        "max FCT reps {} ops {}",
+        r.fct_us.max,
+        o.fct_us.max
+    );
+    assert!(
+        o.fault_drops as f64 >= 1.5 * r.fault_drops as f64,
+        "fault drops reps {} ops {}",
+        r.fault_drops,
+        o.fault_drops
+    );
     assert_conserved(&reps);
     // Every connection freezes within 2 RTOs of the first failure (100 us) and unfreezes after
     // the configured 100 us (at its first ACK past the deadline).
     let rto = reps.rto();
     for f in 0..reps.flows().len() as u32 {
         let recs: Vec<_> = reps.lb_records().iter().filter(|x| x.flow == f).collect();
-        let froze = recs.iter().find(|x| matches!(x.event, LbEvent::Froze { .. })).expect("froze");
-        assert!(froze.time > 100 * US && froze.time <= 100 * US + 2 * rto, "flow {f} froze at {}", to_us(froze.time));
-        let unfroze = recs.iter().find(|x| x.event == LbEvent::Unfroze && x.time > froze.time).expect("unfroze");
+        let froze = recs
+            .iter()
+            .find(|x| matches!(x.event, LbEvent::Froze { .. }))
+            .expect("froze");
+        assert!(
+            froze.time > 100 * US && froze.time <= 100 * US + 2 * rto,
+            "flow {f} froze at {}",
+            to_us(froze.time)
+        );
+        let unfroze = recs
+            .iter()
+            .find(|x| x.event == LbEvent::Unfroze && x.time > froze.time)
+            .expect("unfroze");
         let held = unfroze.time - froze.time;
-        assert!(held >= 100 * US && held < 110 * US, "flow {f} frozen for {} us", to_us(held));
+        assert!(
+            (100 * US..110 * US).contains(&held),
+            "flow {f} frozen for {} us",
+            to_us(held)
+        );
     }
-    assert_eq!(r.freezes, reps.lb_records().iter().filter(|x| matches!(x.event, LbEvent::Froze { .. })).count() as u64);
+    assert_eq!(
+        r.freezes,
+        reps.lb_records()
+            .iter()
+            .filter(|x| matches!(x.event, LbEvent::Froze { .. }))
+            .count() as u64
+    );
 }
 
 #[test]
@@ -285,7 +353,12 @@ fn one_cable_32_acceptance() {
     let ops = run_file("failures-one-cable-32.toml", "ops");
     assert!(all_done(&reps) && all_done(&ops));
     let (r, o) = (summarize(&reps, 0.0), summarize(&ops, 0.0));
-    assert!(o.fct_us.max >= 10.0 * r.fct_us.max, "max FCT reps {} ops {}", r.fct_us.max, o.fct_us.max);
+    assert!(
+        o.fct_us.max >= 10.0 * r.fct_us.max,
+        "max FCT reps {} ops {}",
+        r.fct_us.max,
+        o.fct_us.max
+    );
     assert_conserved(&reps);
     assert_conserved(&ops);
 }

@@ -44,7 +44,10 @@ pub const REGISTRY: &[(&str, CcBuilder)] = &[("mprdma", mprdma::build)];
 
 /// Builds the controller named `name`, or `None` if no such algorithm exists.
 pub fn build(name: &str, params: &CcParams) -> Option<Box<dyn CongestionControl>> {
-    REGISTRY.iter().find(|(n, _)| *n == name).map(|(_, b)| b(params))
+    REGISTRY
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, b)| b(params))
 }
 
 /// Names accepted by [`build`].

@@ -102,15 +102,25 @@ mod tests {
         let mut cc = Mprdma::new(&params());
         assert_eq!(cc.cwnd(), 626_650);
         cc.on_ack(4150, false, None, 0);
-        assert_eq!(cc.cwnd(), 625_284, "clipped to maxwnd on the first un-marked ACK");
-        let mut cc = Mprdma::new(&CcParams { initial_cwnd: 41_500, ..params() });
+        assert_eq!(
+            cc.cwnd(),
+            625_284,
+            "clipped to maxwnd on the first un-marked ACK"
+        );
+        let mut cc = Mprdma::new(&CcParams {
+            initial_cwnd: 41_500,
+            ..params()
+        });
         cc.on_ack(4150, false, None, 0);
         assert_eq!(cc.cwnd(), 41_500 + 415);
     }
 
     #[test]
     fn decreases_floor_at_one_mtu() {
-        let mut cc = Mprdma::new(&CcParams { initial_cwnd: 41_500, ..params() });
+        let mut cc = Mprdma::new(&CcParams {
+            initial_cwnd: 41_500,
+            ..params()
+        });
         cc.on_ack(4000, true, None, 0);
         assert_eq!(cc.cwnd(), 40_500);
         cc.on_nack(4150, 0);
@@ -123,17 +133,32 @@ mod tests {
 
     #[test]
     fn fast_increase_needs_a_window_of_low_delay() {
-        let mut cc = Mprdma::new(&CcParams { initial_cwnd: 41_500, fast_increase: true, ..params() });
+        let mut cc = Mprdma::new(&CcParams {
+            initial_cwnd: 41_500,
+            fast_increase: true,
+            ..params()
+        });
         let base = params().base_rtt;
+        // About one window (~41.5 kB) of low-delay ACKs arms fast increase.
         for _ in 0..10 {
+            cc.on_ack(4150, false, Some(base + 100), 0);
+        }
+        assert!(cc.cwnd() < 41_500 + 10 * 2075, "not yet in fast increase");
+        for _ in 0..5 {
             cc.on_ack(4150, false, Some(base + 100), 0);
         }
         let before = cc.cwnd();
         cc.on_ack(4150, false, Some(base + 100), 0);
-        assert!(cc.cwnd() >= before + 2075, "fast increase adds half of each ACK");
+        assert!(
+            cc.cwnd() >= before + 2075,
+            "fast increase adds half of each ACK"
+        );
         cc.on_ack(4150, false, Some(base + 5 * US), 0);
         let slow = cc.cwnd();
         cc.on_ack(4150, false, Some(base + 100), 0);
-        assert!(cc.cwnd() < slow + 2075, "a delayed sample leaves fast increase");
+        assert!(
+            cc.cwnd() < slow + 2075,
+            "a delayed sample leaves fast increase"
+        );
     }
 }

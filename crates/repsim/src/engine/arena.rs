@@ -21,7 +21,12 @@ impl<T: Copy> Default for Arena<T> {
 impl<T: Copy> Arena<T> {
     /// An empty arena.
     pub fn new() -> Self {
-        Arena { slots: Vec::new(), free: Vec::new(), live: 0, peak: 0 }
+        Arena {
+            slots: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+            peak: 0,
+        }
     }
 
     /// Stores `value` and returns its handle.

@@ -156,11 +156,14 @@ impl<E: Copy> EventQueue<E> {
                 self.head[slot] = NIL;
                 self.tail[slot] = NIL;
                 self.occupied[slot / 64] &= !(1 << (slot % 64));
-                self.current.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+                self.current
+                    .sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
                 return true;
             }
             // The ring is empty: jump to the earliest far event.
-            let Some(Reverse(Far(key, _))) = self.far.peek() else { return false };
+            let Some(Reverse(Far(key, _))) = self.far.peek() else {
+                return false;
+            };
             self.current_bucket = (time_of(*key) >> BUCKET_SHIFT) - 1;
             self.pull_far();
         }
@@ -170,7 +173,12 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     fn link(&mut self, bucket: u64, time: Time, seq: u64, event: E) {
         let slot = (bucket & MASK) as usize;
-        let node = Node { time, seq, event, next: NIL };
+        let node = Node {
+            time,
+            seq,
+            event,
+            next: NIL,
+        };
         let n = match self.free.pop() {
             Some(n) => {
                 self.nodes[n as usize] = node;
@@ -283,11 +291,12 @@ mod tests {
         let mut reference = BinaryHeap::new();
         let mut seq = 0u64;
         let mut now = 0;
-        let mut push = |q: &mut EventQueue<u64>, reference: &mut BinaryHeap<Reverse<(u64, u64)>>, at: u64| {
-            q.push(at, seq);
-            reference.push(Reverse((at, seq)));
-            seq += 1;
-        };
+        let mut push =
+            |q: &mut EventQueue<u64>, reference: &mut BinaryHeap<Reverse<(u64, u64)>>, at: u64| {
+                q.push(at, seq);
+                reference.push(Reverse((at, seq)));
+                seq += 1;
+            };
         for _ in 0..1000 {
             push(&mut q, &mut reference, rng.below(5_000_000) as u64);
         }

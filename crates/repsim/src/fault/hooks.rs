@@ -14,9 +14,16 @@ impl Simulation {
         if plan.is_empty() {
             return;
         }
-        let state = FaultState::new(plan, self.ports.len(), self.cfg.seed, self.rto, self.topo.routes.clone());
+        let state = FaultState::new(
+            plan,
+            self.ports.len(),
+            self.cfg.seed,
+            self.rto,
+            self.topo.routes.clone(),
+        );
         for (i, a) in state.actions.iter().enumerate() {
-            self.events.push(a.time.max(self.now), Event::Fault(i as u32));
+            self.events
+                .push(a.time.max(self.now), Event::Fault(i as u32));
         }
         self.faults = Some(Box::new(state));
     }
@@ -29,7 +36,11 @@ impl Simulation {
 
     /// True for a background (forced ECMP) flow.
     pub fn is_background(&self, f: u32) -> bool {
-        self.ecmp_every > 0 && self.flows[f as usize].spec.src % self.ecmp_every == 0
+        self.ecmp_every > 0
+            && self.flows[f as usize]
+                .spec
+                .src
+                .is_multiple_of(self.ecmp_every)
     }
 
     /// `background` for forced-ECMP flows, `main` otherwise.
@@ -54,18 +65,38 @@ impl Simulation {
     /// One message per flow given up because no path to its destination was left, naming the
     /// flow.
     pub fn unreachable_flows(&self) -> Vec<String> {
-        self.faults.as_ref().map(|f| f.gave_up.iter().filter(|g| g.0).map(|g| g.1.clone()).collect()).unwrap_or_default()
+        self.faults
+            .as_ref()
+            .map(|f| {
+                f.gave_up
+                    .iter()
+                    .filter(|g| g.0)
+                    .map(|g| g.1.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// One message per flow given up although a path existed (its load balancer kept choosing
     /// failed paths, e.g. ECMP pinned to a dead link).
     pub fn stalled_flows(&self) -> Vec<String> {
-        self.faults.as_ref().map(|f| f.gave_up.iter().filter(|g| !g.0).map(|g| g.1.clone()).collect()).unwrap_or_default()
+        self.faults
+            .as_ref()
+            .map(|f| {
+                f.gave_up
+                    .iter()
+                    .filter(|g| !g.0)
+                    .map(|g| g.1.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Whether a port (link id) is down now.
     pub fn link_down(&self, port: u32) -> bool {
-        self.faults.as_ref().is_some_and(|f| f.down[port as usize] > 0)
+        self.faults
+            .as_ref()
+            .is_some_and(|f| f.down[port as usize] > 0)
     }
 
     /// Current bit rate of a port (changes with `rate` faults).
@@ -78,7 +109,9 @@ impl Simulation {
     #[inline]
     pub(super) fn fault_on_wire(&mut self, port: u32, h: Handle) -> bool {
         let header = self.cfg.transport.header;
-        let Some(fs) = self.faults.as_mut() else { return true };
+        let Some(fs) = self.faults.as_mut() else {
+            return true;
+        };
         let pkt = self.pkts.get_mut(h);
         pkt.egress = port;
         let is_data = pkt.kind == Kind::Data;
@@ -99,7 +132,9 @@ impl Simulation {
     #[inline]
     pub(super) fn fault_off_wire(&mut self, h: Handle) -> bool {
         let header = self.cfg.transport.header;
-        let Some(fs) = self.faults.as_mut() else { return true };
+        let Some(fs) = self.faults.as_mut() else {
+            return true;
+        };
         let pkt = self.pkts.get_mut(h);
         let is_data = pkt.kind == Kind::Data;
         match fs.off_wire(pkt.egress, is_data, is_data && !pkt.has(flags::TRIMMED)) {
@@ -158,12 +193,17 @@ impl Simulation {
         let mtu = self.cfg.transport.mtu as u64;
         let queue = self.cfg.queue;
         let now = self.now;
-        let Some(fs) = self.faults.as_mut() else { return };
+        let Some(fs) = self.faults.as_mut() else {
+            return;
+        };
         let a = fs.actions[i as usize];
         fs.stats.actions += 1;
         let p = a.port as usize;
         match a.kind {
-            ActionKind::Rate { rate_bps, buffer_scale } => {
+            ActionKind::Rate {
+                rate_bps,
+                buffer_scale,
+            } => {
                 let port = &mut self.ports[p];
                 fs.original[p].get_or_insert((port.rate_bps, port.params));
                 port.rate_bps = rate_bps;
@@ -190,7 +230,8 @@ impl Simulation {
                             Some((t, Some(s))) if *t == at => *s = snapshot,
                             _ => {
                                 fs.snapshots.push((at, Some(snapshot)));
-                                self.events.push(at, Event::Reroute((fs.snapshots.len() - 1) as u32));
+                                self.events
+                                    .push(at, Event::Reroute((fs.snapshots.len() - 1) as u32));
                             }
                         }
                     }
@@ -200,8 +241,12 @@ impl Simulation {
     }
 
     pub(super) fn on_reroute(&mut self, i: u32) {
-        let Some(fs) = self.faults.as_mut() else { return };
-        let Some(alive) = fs.snapshots[i as usize].1.take() else { return };
+        let Some(fs) = self.faults.as_mut() else {
+            return;
+        };
+        let Some(alive) = fs.snapshots[i as usize].1.take() else {
+            return;
+        };
         self.topo.routes = routing::reconverge(&self.topo, &fs.base_routes, &alive);
         fs.stats.reconvergences += 1;
     }
@@ -210,7 +255,9 @@ impl Simulation {
     /// or NACK for the configured time.
     pub(super) fn fault_gave_up(&mut self, f: u32) -> bool {
         let now = self.now;
-        let Some(fs) = self.faults.as_mut() else { return false };
+        let Some(fs) = self.faults.as_mut() else {
+            return false;
+        };
         let fi = f as usize;
         let flow = &self.flows[fi];
         let heard = flow.stats.acks + flow.stats.nacks;
@@ -219,7 +266,11 @@ impl Simulation {
         }
         let e = &mut fs.progress[fi];
         if e.0 != heard {
-            let since = if e.0 == u64::MAX && heard == 0 { flow.spec.start.min(now) } else { now };
+            let since = if e.0 == u64::MAX && heard == 0 {
+                flow.spec.start.min(now)
+            } else {
+                now
+            };
             *e = (heard, since);
         }
         let silent_for = now - e.1;
@@ -247,7 +298,11 @@ impl Simulation {
             None if path_exists => "paths exist but every one it used is failed".to_string(),
             None => "every path between the two hosts is failed".to_string(),
         };
-        let what = if path_exists { "stalled" } else { "destination unreachable" };
+        let what = if path_exists {
+            "stalled"
+        } else {
+            "destination unreachable"
+        };
         let msg = format!(
             "flow {} (host {} -> host {}): {what}: no ACK or NACK for {:.1} us ({} timeouts); {why}; \
              given up at t = {:.1} us",

@@ -32,10 +32,15 @@ pub struct FailureFile {
 
 impl FailureFile {
     fn on(&self, key: &str) -> bool {
-        self.keys.get(key).is_some_and(|v| v.eq_ignore_ascii_case("on"))
+        self.keys
+            .get(key)
+            .is_some_and(|v| v.eq_ignore_ascii_case("on"))
     }
     fn num(&self, key: &str, default: f64) -> f64 {
-        self.keys.get(key).and_then(|v| v.parse::<f64>().ok()).unwrap_or(default)
+        self.keys
+            .get(key)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(default)
     }
 }
 
@@ -66,8 +71,14 @@ pub fn parse(text: &str) -> Result<FailureFile, String> {
         }
         let key = toks[0].trim_end_matches(':').to_string();
         let value = toks[1].to_string();
-        if !value.eq_ignore_ascii_case("on") && !value.eq_ignore_ascii_case("off") && value.parse::<f64>().is_err() {
-            return Err(format!("line {}: '{value}' is neither ON/OFF nor a number", i + 1));
+        if !value.eq_ignore_ascii_case("on")
+            && !value.eq_ignore_ascii_case("off")
+            && value.parse::<f64>().is_err()
+        {
+            return Err(format!(
+                "line {}: '{value}' is neither ON/OFF nor a number",
+                i + 1
+            ));
         }
         f.keys.insert(key, value);
     }
@@ -86,19 +97,33 @@ fn count(max_percent: f64) -> Count {
 }
 
 /// Adds the faults a failure file describes to `plan`.
-pub fn apply(plan: &mut FaultPlan, topo: &Topology, f: &FailureFile, loss: LossMode, end: Time, rng: &mut Rng) {
+pub fn apply(
+    plan: &mut FaultPlan,
+    topo: &Topology,
+    f: &FailureFile,
+    loss: LossMode,
+    end: Time,
+    rng: &mut Rng,
+) {
     for k in f.keys.keys() {
         if !KNOWN_PREFIXES.iter().any(|p| k.starts_with(p)) {
-            plan.notes.push(format!("failure file key '{k}' is unknown and ignored"));
+            plan.notes
+                .push(format!("failure file key '{k}' is unknown and ignored"));
         }
     }
-    let stop = f.keys.get("Stop-Failures-After").and_then(|v| v.parse::<f64>().ok()).map(|t| t as Time);
+    let stop = f
+        .keys
+        .get("Stop-Failures-After")
+        .and_then(|v| v.parse::<f64>().ok())
+        .map(|t| t as Time);
     let has_core = topo.tiers == 3;
     let cables = if f.on("Only-US-CS-Cable") {
         if has_core {
             Candidates::AggCoreCables
         } else {
-            plan.notes.push("Only-US-CS-Cable: this topology has no core tier; ToR uplinks are used".into());
+            plan.notes.push(
+                "Only-US-CS-Cable: this topology has no core tier; ToR uplinks are used".into(),
+            );
             Candidates::TorUplinks
         }
     } else {
@@ -114,7 +139,12 @@ pub fn apply(plan: &mut FaultPlan, topo: &Topology, f: &FailureFile, loss: LossM
         if let Some(s) = stop {
             end = Some(end.map_or(s, |e| e.min(s)));
         }
-        Timing { start, end, loss, data_only: false }
+        Timing {
+            start,
+            end,
+            loss,
+            data_only: false,
+        }
     };
     let period = |g: &str| {
         let p = f.num(&format!("{g}-Period"), 0.0);
@@ -125,7 +155,12 @@ pub fn apply(plan: &mut FaultPlan, topo: &Topology, f: &FailureFile, loss: LossM
             p as Time
         }
     };
-    let select = |plan: &mut FaultPlan, g: &str, cands: Candidates, effect: Effect, default_pct: f64, rng: &mut Rng| {
+    let select = |plan: &mut FaultPlan,
+                  g: &str,
+                  cands: Candidates,
+                  effect: Effect,
+                  default_pct: f64,
+                  rng: &mut Rng| {
         let sel = Selection {
             candidates: cands,
             count: count(f.num(&format!("{g}-Max-Percent"), default_pct)),
@@ -139,7 +174,18 @@ pub fn apply(plan: &mut FaultPlan, topo: &Topology, f: &FailureFile, loss: LossM
         for (i, (name, ports)) in chosen.into_iter().enumerate() {
             let start = sel.timing.start + i as Time * sel.stagger;
             let end = sel.timing.end.map(|e| e + (start - sel.timing.start));
-            push_effect(plan, topo, &ports, effect, Timing { start, end, ..sel.timing }, rng);
+            push_effect(
+                plan,
+                topo,
+                &ports,
+                effect,
+                Timing {
+                    start,
+                    end,
+                    ..sel.timing
+                },
+                rng,
+            );
             plan.chosen.push(format!("{g}: {name}"));
         }
     };
@@ -150,14 +196,38 @@ pub fn apply(plan: &mut FaultPlan, topo: &Topology, f: &FailureFile, loss: LossM
         select(plan, "Cable-Fail", cables, Effect::Down, 0.0, rng);
     }
     if f.on("Switch-Fail") {
-        select(plan, "Switch-Fail", Candidates::Switches, Effect::Down, 0.0, rng);
+        select(
+            plan,
+            "Switch-Fail",
+            Candidates::Switches,
+            Effect::Down,
+            0.0,
+            rng,
+        );
     }
     if f.on("Cable-Degradation") {
-        select(plan, "Cable-Degradation", cables, Effect::DegradeMix, 1.0, rng);
+        select(
+            plan,
+            "Cable-Degradation",
+            cables,
+            Effect::DegradeMix,
+            1.0,
+            rng,
+        );
     }
     if f.on("Switch-Degradation") {
         let div = (f.num("Switch-Degradation-Percent", 0.1) * 100.0).max(1.0);
-        select(plan, "Switch-Degradation", Candidates::Switches, Effect::SwitchDegrade { div, probability: 0.1 }, 1.0, rng);
+        select(
+            plan,
+            "Switch-Degradation",
+            Candidates::Switches,
+            Effect::SwitchDegrade {
+                div,
+                probability: 0.1,
+            },
+            1.0,
+            rng,
+        );
     }
     for (g, cands) in [("Cable-BER", cables), ("Switch-BER", Candidates::Switches)] {
         if !f.on(g) {
@@ -172,12 +242,21 @@ pub fn apply(plan: &mut FaultPlan, topo: &Topology, f: &FailureFile, loss: LossM
                 })
                 .collect()
         } else {
-            super::cable_candidates(topo, cands).into_iter().map(|(up, _)| up).collect()
+            super::cable_candidates(topo, cands)
+                .into_iter()
+                .map(|(up, _)| up)
+                .collect()
         };
         push_effect(plan, topo, &ports, Effect::Drop(p), timing(g), rng);
-        plan.chosen.push(format!("{g}: drop probability {p} on {} links", ports.len()));
+        plan.chosen.push(format!(
+            "{g}: drop probability {p} on {} links",
+            ports.len()
+        ));
     }
-    for (g, cands) in [("Cable-Periodic-Packet-Loss", cables), ("Switch-Periodic-Packet-Loss", Candidates::Switches)] {
+    for (g, cands) in [
+        ("Cable-Periodic-Packet-Loss", cables),
+        ("Switch-Periodic-Packet-Loss", Candidates::Switches),
+    ] {
         if !f.on(g) {
             continue;
         }
@@ -203,18 +282,43 @@ pub fn apply(plan: &mut FaultPlan, topo: &Topology, f: &FailureFile, loss: LossM
             let down = (n as Time * serialization(4150, rate)).max(1);
             let mut s = t.start;
             while s < last {
-                push_effect(plan, topo, &ports, Effect::Down, Timing { start: s, end: Some((s + down).min(last)), ..t }, rng);
+                push_effect(
+                    plan,
+                    topo,
+                    &ports,
+                    Effect::Down,
+                    Timing {
+                        start: s,
+                        end: Some((s + down).min(last)),
+                        ..t
+                    },
+                    rng,
+                );
                 s += d as Time;
             }
-            plan.chosen.push(format!("{g}: {name} (down {down} ps every {d} ps)"));
+            plan.chosen
+                .push(format!("{g}: {name} (down {down} ps every {d} ps)"));
         }
     }
     if f.on("Random-Packet-Drop") {
         let r = f.num("Random-Packet-Drop-Rate", 4.0);
         let p = 10f64.powf(-r);
         let ports: Vec<u32> = (0..topo.links.len() as u32).collect();
-        push_effect(plan, topo, &ports, Effect::Drop(p), Timing { start: 0, end: stop, loss, data_only: false }, rng);
-        plan.chosen.push(format!("Random-Packet-Drop: probability {p} on every link"));
+        push_effect(
+            plan,
+            topo,
+            &ports,
+            Effect::Drop(p),
+            Timing {
+                start: 0,
+                end: stop,
+                loss,
+                data_only: false,
+            },
+            rng,
+        );
+        plan.chosen
+            .push(format!("Random-Packet-Drop: probability {p} on every link"));
     }
     for g in ["NIC-Fail", "NIC-Degradation"] {
         if f.on(g) {
@@ -232,17 +336,30 @@ mod tests {
     use crate::net::FatTreeSpec;
 
     fn topo() -> Topology {
-        FatTreeSpec::uniform(2, 32, 4, 0, 1, 400_000_000_000, US, 0).unwrap().build().unwrap()
+        FatTreeSpec::uniform(2, 32, 4, 0, 1, 400_000_000_000, US, 0)
+            .unwrap()
+            .build()
+            .unwrap()
     }
 
     fn load(name: &str) -> FailureFile {
-        let path = format!("{}/../../data/htsim/failures/{name}", env!("CARGO_MANIFEST_DIR"));
+        let path = format!(
+            "{}/../../data/htsim/failures/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
         parse(&std::fs::read_to_string(path).unwrap()).unwrap()
     }
 
     fn plan(name: &str, seed: u64) -> FaultPlan {
         let mut p = FaultPlan::default();
-        apply(&mut p, &topo(), &load(name), LossMode::Silent, 1_000 * US, &mut Rng::derive(seed, Stream::Fault, 0));
+        apply(
+            &mut p,
+            &topo(),
+            &load(name),
+            LossMode::Silent,
+            1_000 * US,
+            &mut Rng::derive(seed, Stream::Fault, 0),
+        );
         p.sort();
         p
     }
@@ -252,10 +369,16 @@ mod tests {
         // 32 ToR uplinks in the 32-host tree.
         let p = plan("10_percent_failed_cables.txt", 1);
         assert_eq!(p.chosen.len(), 3, "{:?}", p.chosen);
-        assert!(p.actions.iter().all(|a| matches!(a.kind, ActionKind::Down { .. }) && a.time == 0));
+        assert!(p
+            .actions
+            .iter()
+            .all(|a| matches!(a.kind, ActionKind::Down { .. }) && a.time == 0));
         assert_eq!(plan("50_percent_failed_cables.txt", 1).chosen.len(), 16);
         assert_eq!(plan("fail_one_cable.txt", 1).chosen.len(), 1);
-        assert_eq!(plan("10_percent_failed_cables.txt", 1), plan("10_percent_failed_cables.txt", 1));
+        assert_eq!(
+            plan("10_percent_failed_cables.txt", 1),
+            plan("10_percent_failed_cables.txt", 1)
+        );
     }
 
     #[test]
@@ -267,13 +390,21 @@ mod tests {
         let p = plan("10_percent_failed_switches.txt", 3);
         assert!(p.chosen.iter().all(|c| c.contains("agg")), "{:?}", p.chosen);
         let p = plan("degrade_one_cable.txt", 1);
-        assert!(matches!(p.actions[0].kind, ActionKind::Drop { probability, .. } if probability > 0.3));
+        assert!(
+            matches!(p.actions[0].kind, ActionKind::Drop { probability, .. } if probability > 0.3)
+        );
         let p = plan("one_cable_drops_every_10th_packet.txt", 1);
-        assert!(matches!(p.actions[0].kind, ActionKind::Drop { probability, .. } if (probability - 1.0 / 11.0).abs() < 1e-9));
+        assert!(
+            matches!(p.actions[0].kind, ActionKind::Drop { probability, .. } if (probability - 1.0 / 11.0).abs() < 1e-9)
+        );
         let p = plan("fail_new_cable_every_100us_for_50us.txt", 1);
         assert_eq!(p.chosen.len(), 1);
         let p = plan("periodically_fail_one_cable.txt", 1);
-        let downs = p.actions.iter().filter(|a| matches!(a.kind, ActionKind::Down { .. })).count();
+        let downs = p
+            .actions
+            .iter()
+            .filter(|a| matches!(a.kind, ActionKind::Down { .. }))
+            .count();
         assert_eq!(downs, 18, "100us..1000us every 50us");
     }
 
@@ -285,7 +416,14 @@ mod tests {
             let text = std::fs::read_to_string(&path).unwrap();
             let f = parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let mut p = FaultPlan::default();
-            apply(&mut p, &topo(), &f, LossMode::Silent, 1_000 * US, &mut Rng::new(1));
+            apply(
+                &mut p,
+                &topo(),
+                &f,
+                LossMode::Silent,
+                1_000 * US,
+                &mut Rng::new(1),
+            );
         }
     }
 }

@@ -198,7 +198,10 @@ pub struct FaultError {
 }
 
 fn ferr<T>(field: &str, message: impl Into<String>) -> Result<T, FaultError> {
-    Err(FaultError { field: field.into(), message: message.into() })
+    Err(FaultError {
+        field: field.into(),
+        message: message.into(),
+    })
 }
 
 /// Which elements a random fault chooses from.
@@ -248,13 +251,34 @@ pub struct Timing {
 }
 
 /// Adds the actions of `effect` on `ports` between `t.start` and `t.end`.
-pub fn push_effect(plan: &mut FaultPlan, topo: &Topology, ports: &[u32], effect: Effect, t: Timing, rng: &mut Rng) {
+pub fn push_effect(
+    plan: &mut FaultPlan,
+    topo: &Topology,
+    ports: &[u32],
+    effect: Effect,
+    t: Timing,
+    rng: &mut Rng,
+) {
     for &port in ports {
         let (on, off) = match effect {
-            Effect::Down => (ActionKind::Down { loss: t.loss, data_only: t.data_only }, ActionKind::Up),
+            Effect::Down => (
+                ActionKind::Down {
+                    loss: t.loss,
+                    data_only: t.data_only,
+                },
+                ActionKind::Up,
+            ),
             Effect::Drop(p) => (
-                ActionKind::Drop { probability: p, loss: t.loss, data_only: t.data_only },
-                ActionKind::Drop { probability: 0.0, loss: t.loss, data_only: t.data_only },
+                ActionKind::Drop {
+                    probability: p,
+                    loss: t.loss,
+                    data_only: t.data_only,
+                },
+                ActionKind::Drop {
+                    probability: 0.0,
+                    loss: t.loss,
+                    data_only: t.data_only,
+                },
             ),
             Effect::DegradeMix => {
                 let u = rng.unit();
@@ -266,16 +290,31 @@ pub fn push_effect(plan: &mut FaultPlan, topo: &Topology, ports: &[u32], effect:
                     1.0
                 };
                 (
-                    ActionKind::Drop { probability: p, loss: t.loss, data_only: t.data_only },
-                    ActionKind::Drop { probability: 0.0, loss: t.loss, data_only: t.data_only },
+                    ActionKind::Drop {
+                        probability: p,
+                        loss: t.loss,
+                        data_only: t.data_only,
+                    },
+                    ActionKind::Drop {
+                        probability: 0.0,
+                        loss: t.loss,
+                        data_only: t.data_only,
+                    },
                 )
             }
             Effect::Rate(rate, scale) => {
                 let old = topo.links[port as usize].rate_bps;
                 // Relative to the configured queue, like `[[degrade]]`; default: keep the
                 // buffer proportional to the rate.
-                let buffer_scale = scale.unwrap_or(rate as f64 / old as f64 * topo.links[port as usize].buffer_scale);
-                (ActionKind::Rate { rate_bps: rate, buffer_scale }, ActionKind::RestoreRate)
+                let buffer_scale = scale
+                    .unwrap_or(rate as f64 / old as f64 * topo.links[port as usize].buffer_scale);
+                (
+                    ActionKind::Rate {
+                        rate_bps: rate,
+                        buffer_scale,
+                    },
+                    ActionKind::RestoreRate,
+                )
             }
             Effect::SwitchDegrade { div, probability } => {
                 let old = topo.links[port as usize].rate_bps;
@@ -283,21 +322,43 @@ pub fn push_effect(plan: &mut FaultPlan, topo: &Topology, ports: &[u32], effect:
                 plan.actions.push(Action {
                     time: t.start,
                     port,
-                    kind: ActionKind::Drop { probability, loss: t.loss, data_only: t.data_only },
+                    kind: ActionKind::Drop {
+                        probability,
+                        loss: t.loss,
+                        data_only: t.data_only,
+                    },
                 });
                 if let Some(end) = t.end {
                     plan.actions.push(Action {
                         time: end,
                         port,
-                        kind: ActionKind::Drop { probability: 0.0, loss: t.loss, data_only: t.data_only },
+                        kind: ActionKind::Drop {
+                            probability: 0.0,
+                            loss: t.loss,
+                            data_only: t.data_only,
+                        },
                     });
                 }
-                (ActionKind::Rate { rate_bps: rate, buffer_scale: topo.links[port as usize].buffer_scale }, ActionKind::RestoreRate)
+                (
+                    ActionKind::Rate {
+                        rate_bps: rate,
+                        buffer_scale: topo.links[port as usize].buffer_scale,
+                    },
+                    ActionKind::RestoreRate,
+                )
             }
         };
-        plan.actions.push(Action { time: t.start, port, kind: on });
+        plan.actions.push(Action {
+            time: t.start,
+            port,
+            kind: on,
+        });
         if let Some(end) = t.end {
-            plan.actions.push(Action { time: end, port, kind: off });
+            plan.actions.push(Action {
+                time: end,
+                port,
+                kind: off,
+            });
         }
     }
 }
@@ -311,12 +372,20 @@ pub fn reverse(topo: &Topology, link: u32) -> Option<u32> {
 /// Every egress port into or out of switch `s`.
 pub fn switch_ports(topo: &Topology, s: u32) -> Vec<u32> {
     let node = topo.switch_node(s);
-    (0..topo.links.len() as u32).filter(|&l| topo.links[l as usize].from == node || topo.links[l as usize].to == node).collect()
+    (0..topo.links.len() as u32)
+        .filter(|&l| topo.links[l as usize].from == node || topo.links[l as usize].to == node)
+        .collect()
 }
 
 /// Both directions of every cable in `kind`, as (up-direction link, down-direction link).
 pub fn cable_candidates(topo: &Topology, kind: Candidates) -> Vec<(u32, Option<u32>)> {
-    let tier_of = |node: u32| if node < topo.hosts { None } else { Some(topo.switches[(node - topo.hosts) as usize].tier) };
+    let tier_of = |node: u32| {
+        if node < topo.hosts {
+            None
+        } else {
+            Some(topo.switches[(node - topo.hosts) as usize].tier)
+        }
+    };
     let rank = |t: Option<Tier>| match t {
         None => 0,
         Some(Tier::Tor) => 1,
@@ -347,7 +416,10 @@ fn parse_loss(s: &Option<String>) -> Result<LossMode, FaultError> {
     match s.as_deref() {
         None | Some("silent") => Ok(LossMode::Silent),
         Some("trim") => Ok(LossMode::Trim),
-        Some(o) => ferr("loss", format!("unknown loss mode '{o}'; allowed: silent, trim")),
+        Some(o) => ferr(
+            "loss",
+            format!("unknown loss mode '{o}'; allowed: silent, trim"),
+        ),
     }
 }
 
@@ -355,7 +427,10 @@ fn parse_both(s: &Option<String>) -> Result<bool, FaultError> {
     match s.as_deref() {
         None | Some("both") => Ok(true),
         Some("forward") => Ok(false),
-        Some(o) => ferr("direction", format!("unknown direction '{o}'; allowed: both, forward")),
+        Some(o) => ferr(
+            "direction",
+            format!("unknown direction '{o}'; allowed: both, forward"),
+        ),
     }
 }
 
@@ -392,7 +467,12 @@ fn expand(
 ) -> Result<(), FaultError> {
     let start = e.start.map(|t| t.0).unwrap_or(0);
     let stop = match e.duration {
-        Some(d) if d.0 == 0 => return ferr("duration", "must be positive (leave it out for 'until the end')"),
+        Some(d) if d.0 == 0 => {
+            return ferr(
+                "duration",
+                "must be positive (leave it out for 'until the end')",
+            )
+        }
         Some(d) => Some(start + d.0),
         None => None,
     };
@@ -402,11 +482,26 @@ fn expand(
         Some("data") => true,
         Some(o) => return ferr("packets", format!("unknown '{o}'; allowed: all, data")),
     };
-    let timing = Timing { start, end: stop, loss, data_only };
-    let mut rng = Rng::derive(e.seed.unwrap_or(seed), Stream::Fault, 1_000_000 + index as u64);
+    let timing = Timing {
+        start,
+        end: stop,
+        loss,
+        data_only,
+    };
+    let mut rng = Rng::derive(
+        e.seed.unwrap_or(seed),
+        Stream::Fault,
+        1_000_000 + index as u64,
+    );
     let links = |both: bool| -> Result<Vec<u32>, FaultError> {
-        let name = e.link.as_deref().ok_or_else(|| FaultError { field: "link".into(), message: "required, e.g. \"tor0->agg1\"".into() })?;
-        let mut ls = topo.links_by_name(name).map_err(|x| FaultError { field: "link".into(), message: x.0 })?;
+        let name = e.link.as_deref().ok_or_else(|| FaultError {
+            field: "link".into(),
+            message: "required, e.g. \"tor0->agg1\"".into(),
+        })?;
+        let mut ls = topo.links_by_name(name).map_err(|x| FaultError {
+            field: "link".into(),
+            message: x.0,
+        })?;
         if both {
             let rev: Vec<u32> = ls.iter().filter_map(|&l| reverse(topo, l)).collect();
             ls.extend(rev);
@@ -414,14 +509,23 @@ fn expand(
         Ok(ls)
     };
     let switch = || -> Result<u32, FaultError> {
-        let name = e.switch.as_deref().ok_or_else(|| FaultError { field: "switch".into(), message: "required, e.g. \"agg1\"".into() })?;
+        let name = e.switch.as_deref().ok_or_else(|| FaultError {
+            field: "switch".into(),
+            message: "required, e.g. \"agg1\"".into(),
+        })?;
         match topo.node_by_name(name) {
             Some(n) if n >= topo.hosts => Ok(n - topo.hosts),
-            _ => ferr("switch", format!("no switch named '{name}' in this topology")),
+            _ => ferr(
+                "switch",
+                format!("no switch named '{name}' in this topology"),
+            ),
         }
     };
     let probability = || -> Result<f64, FaultError> {
-        let p = e.probability.ok_or_else(|| FaultError { field: "probability".into(), message: "required, e.g. 0.01".into() })?;
+        let p = e.probability.ok_or_else(|| FaultError {
+            field: "probability".into(),
+            message: "required, e.g. 0.01".into(),
+        })?;
         if !(0.0..=1.0).contains(&p) {
             return ferr("probability", format!("must be between 0 and 1, not {p}"));
         }
@@ -456,7 +560,7 @@ fn expand(
                 return ferr("speed", "must be positive");
             }
             if let Some(b) = e.buffer_scale {
-                if !(b > 0.0) {
+                if b.is_nan() || b <= 0.0 {
                     return ferr("buffer_scale", "must be positive");
                 }
             }
@@ -601,13 +705,17 @@ impl FaultState {
         FaultState {
             actions: plan.actions,
             reconvergence: plan.reconvergence,
-            give_up_after: plan.give_up_after.unwrap_or((100 * rto).max(10 * crate::engine::time::MS)),
+            give_up_after: plan
+                .give_up_after
+                .unwrap_or((100 * rto).max(10 * crate::engine::time::MS)),
             down: vec![0; ports],
             drop_p: vec![0.0; ports],
             trim: vec![false; ports],
             data_only: vec![false; ports],
             active: vec![false; ports],
-            rng: (0..ports as u64).map(|p| Rng::derive(seed, Stream::Fault, p)).collect(),
+            rng: (0..ports as u64)
+                .map(|p| Rng::derive(seed, Stream::Fault, p))
+                .collect(),
             original: vec![None; ports],
             base_routes: routes,
             snapshots: Vec::new(),
@@ -641,7 +749,11 @@ impl FaultState {
             }
             ActionKind::Up => self.down[p] = self.down[p].saturating_sub(1),
             ActionKind::ForceUp => self.down[p] = 0,
-            ActionKind::Drop { probability, loss, data_only } => {
+            ActionKind::Drop {
+                probability,
+                loss,
+                data_only,
+            } => {
                 self.drop_p[p] = probability;
                 if probability > 0.0 {
                     self.trim[p] = loss == LossMode::Trim;
@@ -697,15 +809,28 @@ mod tests {
     use crate::net::FatTreeSpec;
 
     fn topo() -> Topology {
-        FatTreeSpec::uniform(2, 32, 4, 0, 1, 400_000_000_000, US, 0).unwrap().build().unwrap()
+        FatTreeSpec::uniform(2, 32, 4, 0, 1, 400_000_000_000, US, 0)
+            .unwrap()
+            .build()
+            .unwrap()
     }
 
     fn entry(kind: &str) -> FaultSection {
-        FaultSection { kind: kind.into(), ..Default::default() }
+        FaultSection {
+            kind: kind.into(),
+            ..Default::default()
+        }
     }
 
     fn plan(e: Vec<FaultSection>) -> Result<FaultPlan, (usize, FaultError)> {
-        build_plan(&e, &RoutingSection::default(), &topo(), 1, 1_000 * US, &|_| Err("no files".into()))
+        build_plan(
+            &e,
+            &RoutingSection::default(),
+            &topo(),
+            1,
+            1_000 * US,
+            &|_| Err("no files".into()),
+        )
     }
 
     #[test]
@@ -720,7 +845,10 @@ mod tests {
         assert_eq!(p.actions[3].time, 150 * US);
         let t = topo();
         let names: Vec<String> = p.actions.iter().map(|a| t.link_name(a.port)).collect();
-        assert!(names.contains(&"tor0->agg1".to_string()) && names.contains(&"agg1->tor0".to_string()), "{names:?}");
+        assert!(
+            names.contains(&"tor0->agg1".to_string()) && names.contains(&"agg1->tor0".to_string()),
+            "{names:?}"
+        );
     }
 
     #[test]
@@ -732,8 +860,12 @@ mod tests {
         e.down_for = Some(TimeQ(10 * US));
         e.duration = Some(TimeQ(300 * US));
         let p = plan(vec![e]).unwrap();
-        let downs: Vec<Time> =
-            p.actions.iter().filter(|a| matches!(a.kind, ActionKind::Down { .. })).map(|a| a.time).collect();
+        let downs: Vec<Time> = p
+            .actions
+            .iter()
+            .filter(|a| matches!(a.kind, ActionKind::Down { .. }))
+            .map(|a| a.time)
+            .collect();
         assert_eq!(downs, vec![0, 100 * US, 200 * US]);
     }
 
@@ -756,16 +888,42 @@ mod tests {
     #[test]
     fn state_counts_reasons_and_flips() {
         let mut s = FaultState::new(FaultPlan::default(), 2, 1, 40 * US, Routes::default());
-        let down = ActionKind::Down { loss: LossMode::Silent, data_only: false };
-        assert!(s.apply(&Action { time: 0, port: 1, kind: down }));
-        assert!(!s.apply(&Action { time: 0, port: 1, kind: down }));
-        assert!(!s.apply(&Action { time: 0, port: 1, kind: ActionKind::Up }));
+        let down = ActionKind::Down {
+            loss: LossMode::Silent,
+            data_only: false,
+        };
+        assert!(s.apply(&Action {
+            time: 0,
+            port: 1,
+            kind: down
+        }));
+        assert!(!s.apply(&Action {
+            time: 0,
+            port: 1,
+            kind: down
+        }));
+        assert!(!s.apply(&Action {
+            time: 0,
+            port: 1,
+            kind: ActionKind::Up
+        }));
         assert_eq!(s.on_wire(1, true, true), Verdict::Drop);
         assert_eq!(s.on_wire(0, true, true), Verdict::Pass);
-        assert!(s.apply(&Action { time: 0, port: 1, kind: ActionKind::Up }));
+        assert!(s.apply(&Action {
+            time: 0,
+            port: 1,
+            kind: ActionKind::Up
+        }));
         assert_eq!(s.on_wire(1, true, true), Verdict::Pass);
-        let trim = ActionKind::Down { loss: LossMode::Trim, data_only: false };
-        s.apply(&Action { time: 0, port: 0, kind: trim });
+        let trim = ActionKind::Down {
+            loss: LossMode::Trim,
+            data_only: false,
+        };
+        s.apply(&Action {
+            time: 0,
+            port: 0,
+            kind: trim,
+        });
         assert_eq!(s.on_wire(0, true, true), Verdict::Trim);
         assert_eq!(s.on_wire(0, false, false), Verdict::Drop);
     }

@@ -4,7 +4,7 @@
 //! search per destination ToR. A port stays in the group of (switch, destination ToR) when its
 //! link is alive and its far end can still reach the destination; a group may become empty
 //! (the switch then has no route and discards the packet).
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use crate::net::topology::Routes;
 use crate::net::Topology;
@@ -45,7 +45,10 @@ fn visit(topo: &Topology, base: &Routes, alive: &[bool], d: u32, s: u32, memo: &
         let (start, len) = base.groups[g as usize];
         for &p in &base.group_ports[start as usize..(start + len) as usize] {
             let to = topo.links[p as usize].to;
-            if alive[p as usize] && to >= topo.hosts && visit(topo, base, alive, d, to - topo.hosts, memo) {
+            if alive[p as usize]
+                && to >= topo.hosts
+                && visit(topo, base, alive, d, to - topo.hosts, memo)
+            {
                 ok = true;
                 break;
             }
@@ -59,15 +62,21 @@ fn visit(topo: &Topology, base: &Routes, alive: &[bool], d: u32, s: u32, memo: &
 pub fn all_connected(topo: &Topology, base: &Routes, alive: &[bool]) -> bool {
     let hosts_ok = (0..topo.hosts as usize)
         .all(|h| alive[topo.host_uplink[h] as usize] && alive[topo.host_downlink[h] as usize]);
-    hosts_ok && reach(topo, base, alive).iter().all(|r| r[..topo.tors as usize].iter().all(|&x| x))
+    hosts_ok
+        && reach(topo, base, alive)
+            .iter()
+            .all(|r| r[..topo.tors as usize].iter().all(|&x| x))
 }
 
 /// The routes switches use once they have learnt which links are alive.
 pub fn reconverge(topo: &Topology, base: &Routes, alive: &[bool]) -> Routes {
     let reach = reach(topo, base, alive);
     let tors = topo.tors;
-    let mut out = Routes { table: vec![u32::MAX; base.table.len()], ..Default::default() };
-    let mut known: HashMap<Vec<u32>, u32> = HashMap::new();
+    let mut out = Routes {
+        table: vec![u32::MAX; base.table.len()],
+        ..Default::default()
+    };
+    let mut known: BTreeMap<Vec<u32>, u32> = BTreeMap::new();
     for s in 0..topo.switches.len() as u32 {
         for d in 0..tors {
             let g = base.table[(s * tors + d) as usize];
@@ -80,11 +89,14 @@ pub fn reconverge(topo: &Topology, base: &Routes, alive: &[bool]) -> Routes {
                 .copied()
                 .filter(|&p| {
                     let to = topo.links[p as usize].to;
-                    alive[p as usize] && to >= topo.hosts && reach[d as usize][(to - topo.hosts) as usize]
+                    alive[p as usize]
+                        && to >= topo.hosts
+                        && reach[d as usize][(to - topo.hosts) as usize]
                 })
                 .collect();
             let id = *known.entry(ports).or_insert_with_key(|ports| {
-                out.groups.push((out.group_ports.len() as u32, ports.len() as u32));
+                out.groups
+                    .push((out.group_ports.len() as u32, ports.len() as u32));
                 out.group_ports.extend_from_slice(ports);
                 (out.groups.len() - 1) as u32
             });
@@ -102,7 +114,10 @@ mod tests {
 
     #[test]
     fn dead_uplink_leaves_the_group_and_downstream_is_avoided() {
-        let t = FatTreeSpec::uniform(2, 16, 4, 0, 1, 400_000_000_000, US, 0).unwrap().build().unwrap();
+        let t = FatTreeSpec::uniform(2, 16, 4, 0, 1, 400_000_000_000, US, 0)
+            .unwrap()
+            .build()
+            .unwrap();
         let mut alive = vec![true; t.links.len()];
         let up = t.links_by_name("tor0->agg1").unwrap()[0];
         let down = t.links_by_name("agg2->tor3").unwrap()[0];

@@ -5,7 +5,9 @@
 //! candidate whose failure would leave some pair of hosts without any path is skipped, like the
 //! reference's connectivity check; if too few candidates remain, fewer elements fail and the
 //! plan carries a note saying so.
-use super::{cable_candidates, push_effect, routing, switch_ports, Candidates, Effect, FaultPlan, Timing};
+use super::{
+    cable_candidates, push_effect, routing, switch_ports, Candidates, Effect, FaultPlan, Timing,
+};
 use crate::engine::{Rng, Time};
 use crate::net::topology::Tier;
 use crate::net::Topology;
@@ -50,7 +52,10 @@ pub fn elements(topo: &Topology, sel: &Selection) -> Vec<(String, Vec<u32>)> {
             .map(|(up, rev)| match (sel.both_directions, rev) {
                 (true, Some(r)) => {
                     let l = &topo.links[up as usize];
-                    (format!("{}<->{}", topo.node_name(l.from), topo.node_name(l.to)), vec![up, r])
+                    (
+                        format!("{}<->{}", topo.node_name(l.from), topo.node_name(l.to)),
+                        vec![up, r],
+                    )
                 }
                 _ => (topo.link_name(up), vec![up]),
             })
@@ -59,7 +64,12 @@ pub fn elements(topo: &Topology, sel: &Selection) -> Vec<(String, Vec<u32>)> {
 }
 
 /// Chooses the elements (seeded shuffle, connectivity rule) without adding actions.
-pub fn choose(topo: &Topology, sel: &Selection, rng: &mut Rng, notes: &mut Vec<String>) -> Vec<(String, Vec<u32>)> {
+pub fn choose(
+    topo: &Topology,
+    sel: &Selection,
+    rng: &mut Rng,
+    notes: &mut Vec<String>,
+) -> Vec<(String, Vec<u32>)> {
     let all = elements(topo, sel);
     let want = match sel.count {
         Count::Percent(p) => ((p / 100.0) * all.len() as f64).round() as usize,
@@ -104,7 +114,18 @@ pub fn apply(plan: &mut FaultPlan, topo: &Topology, sel: &Selection, rng: &mut R
     for (i, (name, ports)) in chosen.into_iter().enumerate() {
         let start = sel.timing.start + i as Time * sel.stagger;
         let end = sel.timing.end.map(|e| e + (start - sel.timing.start));
-        push_effect(plan, topo, &ports, sel.effect, Timing { start, end, ..sel.timing }, rng);
+        push_effect(
+            plan,
+            topo,
+            &ports,
+            sel.effect,
+            Timing {
+                start,
+                end,
+                ..sel.timing
+            },
+            rng,
+        );
         plan.chosen.push(name);
     }
 }
@@ -123,7 +144,12 @@ mod tests {
             count: Count::Percent(percent),
             both_directions: true,
             effect: Effect::Down,
-            timing: Timing { start: 0, end: None, loss: LossMode::Silent, data_only: false },
+            timing: Timing {
+                start: 0,
+                end: None,
+                loss: LossMode::Silent,
+                data_only: false,
+            },
             stagger: 0,
             keep_connected: true,
         }
@@ -131,10 +157,18 @@ mod tests {
 
     #[test]
     fn same_seed_same_choice_and_connectivity_kept() {
-        let t = FatTreeSpec::uniform(2, 64, 8, 0, 1, 400_000_000_000, US, 0).unwrap().build().unwrap();
+        let t = FatTreeSpec::uniform(2, 64, 8, 0, 1, 400_000_000_000, US, 0)
+            .unwrap()
+            .build()
+            .unwrap();
         let run = |seed| {
             let mut p = FaultPlan::default();
-            apply(&mut p, &t, &sel(50.0), &mut Rng::derive(seed, Stream::Fault, 7));
+            apply(
+                &mut p,
+                &t,
+                &sel(50.0),
+                &mut Rng::derive(seed, Stream::Fault, 7),
+            );
             p
         };
         let (a, b, c) = (run(1), run(1), run(2));
@@ -150,7 +184,10 @@ mod tests {
 
     #[test]
     fn cannot_fail_everything_without_disconnecting() {
-        let t = FatTreeSpec::uniform(2, 16, 4, 0, 1, 400_000_000_000, US, 0).unwrap().build().unwrap();
+        let t = FatTreeSpec::uniform(2, 16, 4, 0, 1, 400_000_000_000, US, 0)
+            .unwrap()
+            .build()
+            .unwrap();
         let mut p = FaultPlan::default();
         apply(&mut p, &t, &sel(100.0), &mut Rng::new(3));
         assert!(p.chosen.len() < 16 && !p.notes.is_empty());

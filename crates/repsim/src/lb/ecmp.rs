@@ -10,7 +10,9 @@ pub struct Ecmp {
 
 /// Registry constructor.
 pub fn build(opts: &LbOptions, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
-    Box::new(Ecmp { ev: (ctx.flow_index % opts.evs_size) as u16 })
+    Box::new(Ecmp {
+        ev: (ctx.flow_index % opts.evs_size) as u16,
+    })
 }
 
 impl LoadBalancer for Ecmp {

@@ -92,11 +92,23 @@ pub trait LoadBalancer {
 pub type LbBuilder = fn(&LbOptions, &LbContext, &mut Rng) -> Box<dyn LoadBalancer>;
 
 /// Scenario name -> constructor. One line per scheme.
-pub const REGISTRY: &[(&str, LbBuilder)] = &[("ecmp", ecmp::build), ("ops", ops::build), ("reps", reps::build)];
+pub const REGISTRY: &[(&str, LbBuilder)] = &[
+    ("ecmp", ecmp::build),
+    ("ops", ops::build),
+    ("reps", reps::build),
+];
 
 /// Builds the scheme named `name`, or `None` if it does not exist.
-pub fn build(name: &str, opts: &LbOptions, ctx: &LbContext, rng: &mut Rng) -> Option<Box<dyn LoadBalancer>> {
-    REGISTRY.iter().find(|(n, _)| *n == name).map(|(_, b)| b(opts, ctx, rng))
+pub fn build(
+    name: &str,
+    opts: &LbOptions,
+    ctx: &LbContext,
+    rng: &mut Rng,
+) -> Option<Box<dyn LoadBalancer>> {
+    REGISTRY
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, b)| b(opts, ctx, rng))
 }
 
 /// Names accepted by [`build`].

@@ -10,7 +10,9 @@ pub struct Ops {
 
 /// Registry constructor.
 pub fn build(opts: &LbOptions, _ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
-    Box::new(Ops { evs_size: opts.evs_size })
+    Box::new(Ops {
+        evs_size: opts.evs_size,
+    })
 }
 
 impl LoadBalancer for Ops {

@@ -4,7 +4,7 @@
 //! when a timeout counts as a failure: with trimming on every timeout does (losses without
 //! trimming cannot be congestion); with trimming off only when the largest RTT seen in the
 //! current window of 2 x RTO stayed below 1.65 x the base RTT (losses without queueing).
-use ::reps::{Config, Coalescing, RepsState, Transition};
+use ::reps::{Coalescing, Config, RepsState, Transition};
 
 use super::{ExploreMode, LbContext, LbEvent, LbOptions, LoadBalancer};
 use crate::engine::time::NS;
@@ -25,7 +25,10 @@ pub struct Reps {
 pub fn build(opts: &LbOptions, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
     let mut config = Config::new(opts.evs_size);
     config.freeze_duration = (opts.reps_freeze_duration / NS).min(i32::MAX as u64) as u32;
-    config.explore_packets = opts.reps_explore_packets.unwrap_or(ctx.bdp_packets).min(u16::MAX as u32) as u16;
+    config.explore_packets = opts
+        .reps_explore_packets
+        .unwrap_or(ctx.bdp_packets)
+        .min(u16::MAX as u32) as u16;
     config.explore_mode = match opts.reps_explore_mode {
         ExploreMode::Reference => ::reps::ExploreMode::Reference,
         ExploreMode::Paper => ::reps::ExploreMode::PaperPseudocode,
@@ -85,11 +88,15 @@ impl LoadBalancer for Reps {
 
     fn on_timeout(&mut self, _ev: u16, now: Time) -> Option<LbEvent> {
         // 1.65 x base RTT, in integers.
-        let looks_like_failure = self.trimming || self.max_rtt_in_window * 100 < self.base_rtt * 165;
+        let looks_like_failure =
+            self.trimming || self.max_rtt_in_window * 100 < self.base_rtt * 165;
         if !looks_like_failure {
             return None;
         }
         let until = now + self.config.freeze_duration as Time * NS;
-        event(self.state.on_failure_detected(&self.config, tick(now)), until)
+        event(
+            self.state.on_failure_detected(&self.config, tick(now)),
+            until,
+        )
     }
 }

@@ -159,7 +159,11 @@ pub fn summarize(sim: &Simulation, wall_s: f64) -> RunSummary {
     let fcts: Vec<f64> = sim
         .flows()
         .iter()
-        .filter_map(|f| f.finish.filter(|_| f.phase == Phase::Done).map(|t| to_us(t - f.spec.start)))
+        .filter_map(|f| {
+            f.finish
+                .filter(|_| f.phase == Phase::Done)
+                .map(|t| to_us(t - f.spec.start))
+        })
         .collect();
     let ports = sim.port_stats();
     let c = sim.counters();
@@ -194,18 +198,25 @@ pub fn class_summaries(sim: &Simulation) -> Vec<ClassSummary> {
     ["main", "background"]
         .into_iter()
         .map(|class| {
-            let flows: Vec<usize> =
-                (0..sim.flows().len()).filter(|&i| sim.flow_class(i as u32) == class).collect();
+            let flows: Vec<usize> = (0..sim.flows().len())
+                .filter(|&i| sim.flow_class(i as u32) == class)
+                .collect();
             let fcts: Vec<f64> = flows
                 .iter()
                 .filter_map(|&i| {
                     let f = &sim.flows()[i];
-                    f.finish.filter(|_| f.phase == Phase::Done).map(|t| to_us(t - f.spec.start))
+                    f.finish
+                        .filter(|_| f.phase == Phase::Done)
+                        .map(|t| to_us(t - f.spec.start))
                 })
                 .collect();
             ClassSummary {
                 class,
-                lb: if class == "main" { sim.config().lb.clone() } else { "ecmp".into() },
+                lb: if class == "main" {
+                    sim.config().lb.clone()
+                } else {
+                    "ecmp".into()
+                },
                 flows_total: flows.len(),
                 flows_completed: fcts.len(),
                 fct_us: FctStats::from_values(&fcts),

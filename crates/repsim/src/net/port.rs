@@ -106,7 +106,12 @@ impl Port {
     /// Data bytes held, including a data packet still being serialized.
     #[inline]
     pub fn occupancy(&self, now: Time) -> u64 {
-        self.data_bytes + if now < self.busy_until { self.in_service_data as u64 } else { 0 }
+        self.data_bytes
+            + if now < self.busy_until {
+                self.in_service_data as u64
+            } else {
+                0
+            }
     }
 
     /// True while a packet is on the wire.
@@ -214,7 +219,13 @@ mod tests {
     }
 
     fn port(trimming: bool) -> Port {
-        let params = QueueParams { capacity: 3 * 1000, ecn_min: 1000, ecn_max: 2000, trimming, header_size: 64 };
+        let params = QueueParams {
+            capacity: 3 * 1000,
+            ecn_min: 1000,
+            ecn_max: 2000,
+            trimming,
+            header_size: 64,
+        };
         Port::new(1, 400_000_000_000, 1_000_000, params, Rng::new(1))
     }
 

@@ -23,8 +23,13 @@ pub fn parse_topo(text: &str) -> Result<FatTreeSpec, String> {
         let at = |msg: String| format!("line {}: {msg}", lineno + 1);
         let mut tok = line.split_whitespace();
         let key = tok.next().unwrap_or("").to_ascii_lowercase();
-        let val = tok.next().ok_or_else(|| at(format!("'{key}' needs a value")))?;
-        let num = |v: &str| v.parse::<f64>().map_err(|_| at(format!("'{v}' is not a number")));
+        let val = tok
+            .next()
+            .ok_or_else(|| at(format!("'{key}' needs a value")))?;
+        let num = |v: &str| {
+            v.parse::<f64>()
+                .map_err(|_| at(format!("'{v}' is not a number")))
+        };
         let int = |v: &str| -> Result<u32, String> {
             let x = num(v)?;
             if x < 0.0 || x.fract() != 0.0 {
@@ -39,7 +44,10 @@ pub fn parse_topo(text: &str) -> Result<FatTreeSpec, String> {
             "tier" => {
                 let k = int(val)? as usize;
                 if k != tiers.len() {
-                    return Err(at(format!("expected 'Tier {}' next, found 'Tier {k}'", tiers.len())));
+                    return Err(at(format!(
+                        "expected 'Tier {}' next, found 'Tier {k}'",
+                        tiers.len()
+                    )));
                 }
                 tiers.push(TierSpec {
                     downlink_rate_bps: 0,
@@ -53,7 +61,8 @@ pub fn parse_topo(text: &str) -> Result<FatTreeSpec, String> {
                 current = Some(k);
             }
             _ => {
-                let k = current.ok_or_else(|| at(format!("'{key}' must come after a 'Tier' line")))?;
+                let k =
+                    current.ok_or_else(|| at(format!("'{key}' must come after a 'Tier' line")))?;
                 if seen[k].contains(&key) {
                     return Err(at(format!("duplicate '{key}' in tier {k}")));
                 }
@@ -76,7 +85,9 @@ pub fn parse_topo(text: &str) -> Result<FatTreeSpec, String> {
                         }
                     }
                     "queue_up" | "queue_down" => {
-                        return Err(at(format!("'{key}' is not supported: set queue sizes in the scenario")))
+                        return Err(at(format!(
+                            "'{key}' is not supported: set queue sizes in the scenario"
+                        )))
                     }
                     _ => return Err(at(format!("unknown key '{key}'"))),
                 }
@@ -95,7 +106,11 @@ pub fn parse_topo(text: &str) -> Result<FatTreeSpec, String> {
             ));
         }
     }
-    Ok(FatTreeSpec { hosts, pod_size: pod.unwrap_or(hosts), tiers })
+    Ok(FatTreeSpec {
+        hosts,
+        pod_size: pod.unwrap_or(hosts),
+        tiers,
+    })
 }
 
 #[cfg(test)]
@@ -111,7 +126,9 @@ mod tests {
             let text = std::fs::read_to_string(&path).unwrap();
             let spec = parse_topo(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             if spec.hosts <= 1024 {
-                let topo = spec.build().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let topo = spec
+                    .build()
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                 assert_eq!(topo.hosts, spec.hosts);
             }
             n += 1;

@@ -132,6 +132,7 @@ fn bad<T>(msg: impl Into<String>) -> Result<T, TopologyError> {
 impl FatTreeSpec {
     /// A uniform fat tree: every link `rate_bps` and `latency`, `hosts_per_tor` hosts per ToR,
     /// ToR uplinks = hosts_per_tor / oversubscription, full bisection above the ToRs.
+    #[allow(clippy::too_many_arguments)] // one argument per knob of a uniform tree, all named at call sites
     pub fn uniform(
         tiers: u32,
         hosts: u32,
@@ -142,12 +143,12 @@ impl FatTreeSpec {
         latency: Time,
         switch_latency: Time,
     ) -> Result<Self, TopologyError> {
-        if hosts_per_tor == 0 || hosts == 0 || hosts % hosts_per_tor != 0 {
+        if hosts_per_tor == 0 || hosts == 0 || !hosts.is_multiple_of(hosts_per_tor) {
             return bad(format!(
                 "hosts ({hosts}) must be a positive multiple of hosts_per_tor ({hosts_per_tor})"
             ));
         }
-        if oversubscription == 0 || hosts_per_tor % oversubscription != 0 {
+        if oversubscription == 0 || !hosts_per_tor.is_multiple_of(oversubscription) {
             return bad(format!(
                 "hosts_per_tor ({hosts_per_tor}) must be a multiple of oversubscription ({oversubscription})"
             ));
@@ -164,10 +165,17 @@ impl FatTreeSpec {
         match tiers {
             2 => {
                 let tors = hosts / hosts_per_tor;
-                Ok(FatTreeSpec { hosts, pod_size: hosts, tiers: vec![t(hosts_per_tor, tor_up), t(tors, 0)] })
+                Ok(FatTreeSpec {
+                    hosts,
+                    pod_size: hosts,
+                    tiers: vec![t(hosts_per_tor, tor_up), t(tors, 0)],
+                })
             }
             3 => {
-                if pod_size == 0 || hosts % pod_size != 0 || pod_size % hosts_per_tor != 0 {
+                if pod_size == 0
+                    || !hosts.is_multiple_of(pod_size)
+                    || !pod_size.is_multiple_of(hosts_per_tor)
+                {
                     return bad(format!(
                         "pod_size ({pod_size}) must divide hosts ({hosts}) and be a multiple of hosts_per_tor ({hosts_per_tor})"
                     ));
@@ -179,7 +187,11 @@ impl FatTreeSpec {
                 Ok(FatTreeSpec {
                     hosts,
                     pod_size,
-                    tiers: vec![t(hosts_per_tor, tor_up), t(tors_per_pod, tors_per_pod), t(pods, 0)],
+                    tiers: vec![
+                        t(hosts_per_tor, tor_up),
+                        t(tors_per_pod, tors_per_pod),
+                        t(pods, 0),
+                    ],
                 })
             }
             _ => bad(format!("tiers must be 2 or 3, not {tiers}")),
@@ -195,22 +207,31 @@ impl FatTreeSpec {
         }
         let t0 = &self.tiers[0];
         let t1 = &self.tiers[1];
-        if t0.radix_down == 0 || n % t0.radix_down != 0 {
-            return bad(format!("hosts ({n}) must be a multiple of the ToR Radix_Down ({})", t0.radix_down));
+        if t0.radix_down == 0 || !n.is_multiple_of(t0.radix_down) {
+            return bad(format!(
+                "hosts ({n}) must be a multiple of the ToR Radix_Down ({})",
+                t0.radix_down
+            ));
         }
         if t0.radix_up == 0 {
             return bad("ToRs need at least one uplink (Radix_Up of tier 0)");
         }
         let pod = if tiers == 2 { n } else { self.pod_size };
-        if pod == 0 || n % pod != 0 || pod % t0.radix_down != 0 {
-            return bad(format!("pod size ({pod}) must divide hosts ({n}) and be a multiple of hosts per ToR ({})", t0.radix_down));
+        if pod == 0 || !n.is_multiple_of(pod) || pod % t0.radix_down != 0 {
+            return bad(format!(
+                "pod size ({pod}) must divide hosts ({n}) and be a multiple of hosts per ToR ({})",
+                t0.radix_down
+            ));
         }
         let pods = n / pod;
         let tors = n / t0.radix_down;
         let tors_per_pod = pod / t0.radix_down;
         let bundle1 = t1.bundle.max(1);
-        if t0.radix_up % bundle1 != 0 {
-            return bad(format!("ToR Radix_Up ({}) must be a multiple of the tier-1 Bundle ({bundle1})", t0.radix_up));
+        if !t0.radix_up.is_multiple_of(bundle1) {
+            return bad(format!(
+                "ToR Radix_Up ({}) must be a multiple of the tier-1 Bundle ({bundle1})",
+                t0.radix_up
+            ));
         }
         let aggs_per_pod = t0.radix_up / bundle1;
         if t1.radix_down != tors_per_pod * bundle1 {
@@ -223,13 +244,19 @@ impl FatTreeSpec {
         let (cores, core_links_per_agg, bundle2) = if tiers == 3 {
             let t2 = &self.tiers[2];
             let b2 = t2.bundle.max(1);
-            if t1.radix_up == 0 || t1.radix_up % b2 != 0 {
-                return bad(format!("tier-1 Radix_Up ({}) must be a positive multiple of the tier-2 Bundle ({b2})", t1.radix_up));
+            if t1.radix_up == 0 || !t1.radix_up.is_multiple_of(b2) {
+                return bad(format!(
+                    "tier-1 Radix_Up ({}) must be a positive multiple of the tier-2 Bundle ({b2})",
+                    t1.radix_up
+                ));
             }
             let per_agg = t1.radix_up / b2;
             let cores = aggs_per_pod * per_agg;
             if t2.radix_down != pods * b2 {
-                return bad(format!("tier-2 Radix_Down ({}) must equal pods ({pods}) x Bundle ({b2})", t2.radix_down));
+                return bad(format!(
+                    "tier-2 Radix_Down ({}) must equal pods ({pods}) x Bundle ({b2})",
+                    t2.radix_down
+                ));
             }
             (cores, per_agg, b2)
         } else {
@@ -238,20 +265,38 @@ impl FatTreeSpec {
 
         let mut switches = Vec::with_capacity((tors + aggs + cores) as usize);
         for i in 0..tors {
-            switches.push(Switch { tier: Tier::Tor, index_in_tier: i, latency: t0.switch_latency });
+            switches.push(Switch {
+                tier: Tier::Tor,
+                index_in_tier: i,
+                latency: t0.switch_latency,
+            });
         }
         for i in 0..aggs {
-            switches.push(Switch { tier: Tier::Agg, index_in_tier: i, latency: t1.switch_latency });
+            switches.push(Switch {
+                tier: Tier::Agg,
+                index_in_tier: i,
+                latency: t1.switch_latency,
+            });
         }
         for i in 0..cores {
-            switches.push(Switch { tier: Tier::Core, index_in_tier: i, latency: self.tiers[2].switch_latency });
+            switches.push(Switch {
+                tier: Tier::Core,
+                index_in_tier: i,
+                latency: self.tiers[2].switch_latency,
+            });
         }
         let tor_node = |t: u32| n + t;
         let agg_node = |a: u32| n + tors + a;
         let core_node = |c: u32| n + tors + aggs + c;
         let mut links = Vec::new();
         let add = |links: &mut Vec<Link>, from, to, tier: &TierSpec| {
-            links.push(Link { from, to, rate_bps: tier.downlink_rate_bps, latency: tier.downlink_latency, buffer_scale: 1.0 });
+            links.push(Link {
+                from,
+                to,
+                rate_bps: tier.downlink_rate_bps,
+                latency: tier.downlink_latency,
+                buffer_scale: 1.0,
+            });
             (links.len() - 1) as u32
         };
         let mut host_uplink = vec![0; n as usize];
@@ -265,20 +310,27 @@ impl FatTreeSpec {
         }
         // tor_up[t] = ports from ToR t to its Aggs; agg_down[a][tor-in-pod] = ports to that ToR.
         let mut tor_up: Vec<Vec<u32>> = vec![Vec::new(); tors as usize];
-        let mut agg_down: Vec<Vec<Vec<u32>>> = vec![vec![Vec::new(); tors_per_pod as usize]; aggs as usize];
+        let mut agg_down: Vec<Vec<Vec<u32>>> =
+            vec![vec![Vec::new(); tors_per_pod as usize]; aggs as usize];
         for t in 0..tors {
             let p = t / tors_per_pod;
             for j in 0..aggs_per_pod {
                 let a = p * aggs_per_pod + j;
                 for _ in 0..bundle1 {
                     tor_up[t as usize].push(add(&mut links, tor_node(t), agg_node(a), t1));
-                    agg_down[a as usize][(t % tors_per_pod) as usize].push(add(&mut links, agg_node(a), tor_node(t), t1));
+                    agg_down[a as usize][(t % tors_per_pod) as usize].push(add(
+                        &mut links,
+                        agg_node(a),
+                        tor_node(t),
+                        t1,
+                    ));
                 }
             }
         }
         let mut agg_up: Vec<Vec<u32>> = vec![Vec::new(); aggs as usize];
         // core_down[c][pod] = ports from core c down to the Agg of that pod.
-        let mut core_down: Vec<Vec<Vec<u32>>> = vec![vec![Vec::new(); pods as usize]; cores as usize];
+        let mut core_down: Vec<Vec<Vec<u32>>> =
+            vec![vec![Vec::new(); pods as usize]; cores as usize];
         if tiers == 3 {
             let t2 = &self.tiers[2];
             for a in 0..aggs {
@@ -288,16 +340,26 @@ impl FatTreeSpec {
                     let c = pos + aggs_per_pod * l;
                     for _ in 0..bundle2 {
                         agg_up[a as usize].push(add(&mut links, agg_node(a), core_node(c), t2));
-                        core_down[c as usize][p as usize].push(add(&mut links, core_node(c), agg_node(a), t2));
+                        core_down[c as usize][p as usize].push(add(
+                            &mut links,
+                            core_node(c),
+                            agg_node(a),
+                            t2,
+                        ));
                     }
                 }
             }
         }
 
         // Routing: one group per distinct port list.
-        let mut routes = Routes { table: vec![u32::MAX; (switches.len() as u32 * tors) as usize], ..Default::default() };
+        let mut routes = Routes {
+            table: vec![u32::MAX; (switches.len() as u32 * tors) as usize],
+            ..Default::default()
+        };
         let new_group = |routes: &mut Routes, ports: &[u32]| {
-            routes.groups.push((routes.group_ports.len() as u32, ports.len() as u32));
+            routes
+                .groups
+                .push((routes.group_ports.len() as u32, ports.len() as u32));
             routes.group_ports.extend_from_slice(ports);
             (routes.groups.len() - 1) as u32
         };
@@ -312,16 +374,28 @@ impl FatTreeSpec {
         for a in 0..aggs {
             let s = tors + a;
             let p = a / aggs_per_pod;
-            let down: Vec<u32> = (0..tors_per_pod).map(|i| new_group(&mut routes, &agg_down[a as usize][i as usize])).collect();
-            let up = if tiers == 3 { Some(new_group(&mut routes, &agg_up[a as usize])) } else { None };
+            let down: Vec<u32> = (0..tors_per_pod)
+                .map(|i| new_group(&mut routes, &agg_down[a as usize][i as usize]))
+                .collect();
+            let up = if tiers == 3 {
+                Some(new_group(&mut routes, &agg_up[a as usize]))
+            } else {
+                None
+            };
             for d in 0..tors {
-                let g = if d / tors_per_pod == p { down[(d % tors_per_pod) as usize] } else { up.expect("2-tier has one pod") };
+                let g = if d / tors_per_pod == p {
+                    down[(d % tors_per_pod) as usize]
+                } else {
+                    up.expect("2-tier has one pod")
+                };
                 routes.table[(s * tors + d) as usize] = g;
             }
         }
         for c in 0..cores {
             let s = tors + aggs + c;
-            let down: Vec<u32> = (0..pods).map(|p| new_group(&mut routes, &core_down[c as usize][p as usize])).collect();
+            let down: Vec<u32> = (0..pods)
+                .map(|p| new_group(&mut routes, &core_down[c as usize][p as usize]))
+                .collect();
             for d in 0..tors {
                 routes.table[(s * tors + d) as usize] = down[(d / tors_per_pod) as usize];
             }
@@ -393,13 +467,23 @@ impl Topology {
     /// Resolves `a->b` to the links it names.
     pub fn links_by_name(&self, spec: &str) -> Result<Vec<u32>, TopologyError> {
         let Some((a, b)) = spec.split_once("->") else {
-            return bad(format!("'{spec}' is not a link name; write it as 'tor0->agg1'"));
+            return bad(format!(
+                "'{spec}' is not a link name; write it as 'tor0->agg1'"
+            ));
         };
-        let from = self.node_by_name(a).ok_or_else(|| TopologyError(format!("no node named '{}' in this topology", a.trim())))?;
-        let to = self.node_by_name(b).ok_or_else(|| TopologyError(format!("no node named '{}' in this topology", b.trim())))?;
+        let from = self.node_by_name(a).ok_or_else(|| {
+            TopologyError(format!("no node named '{}' in this topology", a.trim()))
+        })?;
+        let to = self.node_by_name(b).ok_or_else(|| {
+            TopologyError(format!("no node named '{}' in this topology", b.trim()))
+        })?;
         let l = self.links_between(from, to);
         if l.is_empty() {
-            return bad(format!("'{}' and '{}' are not directly linked", a.trim(), b.trim()));
+            return bad(format!(
+                "'{}' and '{}' are not directly linked",
+                a.trim(),
+                b.trim()
+            ));
         }
         Ok(l)
     }
@@ -424,7 +508,9 @@ impl Topology {
         while node != dst {
             let s = node - self.hosts;
             // After routing reconvergence a switch may have no route left.
-            let Some(&l) = self.candidates(s, dst).first() else { break };
+            let Some(&l) = self.candidates(s, dst).first() else {
+                break;
+            };
             path.push(l);
             node = self.links[l as usize].to;
             if path.len() > 64 {
@@ -463,7 +549,10 @@ mod tests {
 
     #[test]
     fn two_tier_128() {
-        let t = FatTreeSpec::uniform(2, 128, 8, 0, 1, 400_000_000_000, US, 0).unwrap().build().unwrap();
+        let t = FatTreeSpec::uniform(2, 128, 8, 0, 1, 400_000_000_000, US, 0)
+            .unwrap()
+            .build()
+            .unwrap();
         assert_eq!(t.tors, 16);
         assert_eq!(t.switches.len(), 16 + 8);
         assert_eq!(t.links.len(), 128 * 2 + 16 * 8 * 2);
@@ -476,9 +565,15 @@ mod tests {
 
     #[test]
     fn three_tier_128_matches_reference_shape() {
-        let t = FatTreeSpec::uniform(3, 128, 4, 16, 1, 400_000_000_000, US, 0).unwrap().build().unwrap();
+        let t = FatTreeSpec::uniform(3, 128, 4, 16, 1, 400_000_000_000, US, 0)
+            .unwrap()
+            .build()
+            .unwrap();
         let count = |tier| t.switches.iter().filter(|s| s.tier == tier).count();
-        assert_eq!((count(Tier::Tor), count(Tier::Agg), count(Tier::Core)), (32, 32, 16));
+        assert_eq!(
+            (count(Tier::Tor), count(Tier::Agg), count(Tier::Core)),
+            (32, 32, 16)
+        );
         assert_eq!(t.hop_count(0, 64), 6);
         assert_eq!(t.hop_count(0, 5), 4);
         // ToR has 4 uplinks, each agg 4 to the cores: 16 inter-pod paths.
@@ -495,7 +590,10 @@ mod tests {
 
     #[test]
     fn every_pair_reachable() {
-        let t = FatTreeSpec::uniform(3, 64, 4, 16, 1, 400_000_000_000, US, 0).unwrap().build().unwrap();
+        let t = FatTreeSpec::uniform(3, 64, 4, 16, 1, 400_000_000_000, US, 0)
+            .unwrap()
+            .build()
+            .unwrap();
         for s in 0..64 {
             for d in 0..64 {
                 if s != d {

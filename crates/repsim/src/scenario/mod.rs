@@ -231,7 +231,11 @@ impl HostSet {
         match self {
             HostSet::One(h) => Ok(vec![*h]),
             HostSet::Range(s) => {
-                let parse = |x: &str| x.trim().parse::<u32>().map_err(|_| format!("'{s}' is not a host or a range like \"0-7\""));
+                let parse = |x: &str| {
+                    x.trim()
+                        .parse::<u32>()
+                        .map_err(|_| format!("'{s}' is not a host or a range like \"0-7\""))
+                };
                 match s.split_once('-') {
                     Some((a, b)) => {
                         let (a, b) = (parse(a)?, parse(b)?);
@@ -363,16 +367,29 @@ impl LoadedScenario {
     pub fn parse(text: &str, path: &Path) -> Result<Self, ScenarioError> {
         let file = path.display().to_string();
         let scenario: Scenario = toml::from_str(text).map_err(|e| {
-            let field = e.span().map(|s| locate(text, s.start)).unwrap_or_else(|| "-".into());
-            ScenarioError { file: file.clone(), field, message: e.message().to_string() }
+            let field = e
+                .span()
+                .map(|s| locate(text, s.start))
+                .unwrap_or_else(|| "-".into());
+            ScenarioError {
+                file: file.clone(),
+                field,
+                message: e.message().to_string(),
+            }
         })?;
-        Ok(LoadedScenario { scenario, path: path.to_path_buf() })
+        Ok(LoadedScenario {
+            scenario,
+            path: path.to_path_buf(),
+        })
     }
 
     /// The scenario's name: its `name` field or the file stem.
     pub fn name(&self) -> String {
         self.scenario.name.clone().unwrap_or_else(|| {
-            self.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "scenario".into())
+            self.path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "scenario".into())
         })
     }
 
@@ -382,7 +399,11 @@ impl LoadedScenario {
     }
 
     fn err(&self, field: &str, message: impl Into<String>) -> ScenarioError {
-        ScenarioError { file: self.path.display().to_string(), field: field.into(), message: message.into() }
+        ScenarioError {
+            file: self.path.display().to_string(),
+            field: field.into(),
+            message: message.into(),
+        }
     }
 
     fn relative(&self, p: &str) -> PathBuf {
@@ -410,14 +431,20 @@ impl LoadedScenario {
         let t = &self.scenario.topology;
         let spec = match t.kind.as_str() {
             "fat_tree" => {
-                let need = |v: Option<u32>, f: &str| v.ok_or_else(|| self.err(&format!("topology.{f}"), "required for type = \"fat_tree\""));
+                let need = |v: Option<u32>, f: &str| {
+                    v.ok_or_else(|| {
+                        self.err(&format!("topology.{f}"), "required for type = \"fat_tree\"")
+                    })
+                };
                 let tiers = need(t.tiers, "tiers")?;
                 let hosts = need(t.hosts, "hosts")?;
                 let per_tor = need(t.hosts_per_tor, "hosts_per_tor")?;
                 if tiers == 3 && t.pod_size.is_none() {
                     return Err(self.err("topology.pod_size", "required for a 3-tier fat tree"));
                 }
-                let speed = t.link_speed.ok_or_else(|| self.err("topology.link_speed", "required, e.g. \"400Gbps\""))?;
+                let speed = t
+                    .link_speed
+                    .ok_or_else(|| self.err("topology.link_speed", "required, e.g. \"400Gbps\""))?;
                 let latency = t.link_latency.map(|l| l.0).unwrap_or(US);
                 if latency == 0 {
                     return Err(self.err("topology.link_latency", "must be positive"));
@@ -435,11 +462,18 @@ impl LoadedScenario {
                 .map_err(|e| self.err("topology", e.0))?
             }
             "topo_file" => {
-                let f = t.file.as_ref().ok_or_else(|| self.err("topology.file", "required for type = \"topo_file\""))?;
+                let f = t.file.as_ref().ok_or_else(|| {
+                    self.err("topology.file", "required for type = \"topo_file\"")
+                })?;
                 let path = self.relative(f);
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| self.err("topology.file", format!("cannot read {}: {e}", path.display())))?;
-                let mut spec = parse_topo(&text).map_err(|e| self.err("topology.file", format!("{}: {e}", path.display())))?;
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    self.err(
+                        "topology.file",
+                        format!("cannot read {}: {e}", path.display()),
+                    )
+                })?;
+                let mut spec = parse_topo(&text)
+                    .map_err(|e| self.err("topology.file", format!("{}: {e}", path.display())))?;
                 if let Some(sl) = t.switch_latency {
                     for tier in &mut spec.tiers {
                         tier.switch_latency = sl.0;
@@ -448,17 +482,24 @@ impl LoadedScenario {
                 spec
             }
             other => {
-                return Err(self.err("topology.type", format!("unknown type '{other}'; allowed: fat_tree, topo_file")))
+                return Err(self.err(
+                    "topology.type",
+                    format!("unknown type '{other}'; allowed: fat_tree, topo_file"),
+                ))
             }
         };
         let mut topo = spec.build().map_err(|e| self.err("topology", e.0))?;
         for (i, d) in self.scenario.degrade.iter().enumerate() {
             let field = format!("degrade[{i}].link");
-            let links = topo.links_by_name(&d.link).map_err(|e| self.err(&field, e.0))?;
+            let links = topo
+                .links_by_name(&d.link)
+                .map_err(|e| self.err(&field, e.0))?;
             for l in links {
                 let link = &mut topo.links[l as usize];
-                let scale = d.buffer_scale.unwrap_or(d.speed.0 as f64 / link.rate_bps as f64);
-                if !(scale > 0.0) {
+                let scale = d
+                    .buffer_scale
+                    .unwrap_or(d.speed.0 as f64 / link.rate_bps as f64);
+                if scale.is_nan() || scale <= 0.0 {
                     return Err(self.err(&format!("degrade[{i}].buffer_scale"), "must be positive"));
                 }
                 link.rate_bps = d.speed.0;
@@ -477,12 +518,18 @@ impl LoadedScenario {
             return Err(self.err("transport.mtu", "must be given in bytes, e.g. \"4150B\""));
         }
         if !(128..=1 << 20).contains(&mtu_b) {
-            return Err(self.err("transport.mtu", format!("must be between 128B and 1MiB, not {mtu_b}B")));
+            return Err(self.err(
+                "transport.mtu",
+                format!("must be between 128B and 1MiB, not {mtu_b}B"),
+            ));
         }
         let mtu = mtu_b as u32;
         let header = s.transport.header.0.bytes(mtu);
         if header == 0 || header >= mtu as u64 {
-            return Err(self.err("transport.header", format!("must be positive and below the MTU ({mtu}B)")));
+            return Err(self.err(
+                "transport.header",
+                format!("must be positive and below the MTU ({mtu}B)"),
+            ));
         }
         let queue = QueueConfig {
             capacity: s.queue.size.0.bytes(mtu),
@@ -491,26 +538,48 @@ impl LoadedScenario {
             trimming: s.queue.trimming,
         };
         if queue.capacity < mtu as u64 {
-            return Err(self.err("queue.size", format!("must hold at least one packet ({mtu}B)")));
+            return Err(self.err(
+                "queue.size",
+                format!("must hold at least one packet ({mtu}B)"),
+            ));
         }
         if queue.ecn_min > queue.ecn_max {
             return Err(self.err("queue.ecn_min", "must not exceed queue.ecn_max"));
         }
         if !crate::cc::names().contains(&s.transport.cc.as_str()) {
-            return Err(self.err("transport.cc", format!("unknown '{}'; allowed: {}", s.transport.cc, crate::cc::names().join(", "))));
+            return Err(self.err(
+                "transport.cc",
+                format!(
+                    "unknown '{}'; allowed: {}",
+                    s.transport.cc,
+                    crate::cc::names().join(", ")
+                ),
+            ));
         }
-        if !(s.transport.max_cwnd_bdp > 0.0) {
+        if s.transport.max_cwnd_bdp.is_nan() || s.transport.max_cwnd_bdp <= 0.0 {
             return Err(self.err("transport.max_cwnd_bdp", "must be positive"));
         }
         if !crate::lb::names().contains(&lb) {
-            return Err(self.err("lb", format!("unknown load balancer '{lb}'; allowed: {}", crate::lb::names().join(", "))));
+            return Err(self.err(
+                "lb",
+                format!(
+                    "unknown load balancer '{lb}'; allowed: {}",
+                    crate::lb::names().join(", ")
+                ),
+            ));
         }
         let o = &s.lb_options;
         if o.evs_size == 0 || o.evs_size > 65536 {
-            return Err(self.err("lb_options.evs_size", format!("must be in 1..=65536, not {}", o.evs_size)));
+            return Err(self.err(
+                "lb_options.evs_size",
+                format!("must be in 1..=65536, not {}", o.evs_size),
+            ));
         }
         if o.reps_freeze.0 / crate::engine::time::NS > i32::MAX as u64 {
-            return Err(self.err("lb_options.reps_freeze", "must be below about 2.1 s (32-bit nanosecond clock)"));
+            return Err(self.err(
+                "lb_options.reps_freeze",
+                "must be below about 2.1 s (32-bit nanosecond clock)",
+            ));
         }
         let transport = TransportConfig {
             mtu,
@@ -540,19 +609,35 @@ impl LoadedScenario {
         let flows = self.flows(&topology, seed)?;
         let faults = self.fault_plan(&topology, seed)?;
         let ecmp_every = match s.workload.ecmp_every {
-            Some(0) => return Err(self.err("workload.ecmp_every", "must be positive (leave it out to turn mixed traffic off)")),
+            Some(0) => {
+                return Err(self.err(
+                    "workload.ecmp_every",
+                    "must be positive (leave it out to turn mixed traffic off)",
+                ))
+            }
             Some(n) => n,
             None => 0,
         };
-        Ok(Built { config, topology, flows, faults, ecmp_every })
+        Ok(Built {
+            config,
+            topology,
+            flows,
+            faults,
+            ecmp_every,
+        })
     }
 
     /// Expands `[[fault]]` and `[routing]` for a topology and seed.
-    pub fn fault_plan(&self, topo: &Topology, seed: u64) -> Result<crate::fault::FaultPlan, ScenarioError> {
+    pub fn fault_plan(
+        &self,
+        topo: &Topology,
+        seed: u64,
+    ) -> Result<crate::fault::FaultPlan, ScenarioError> {
         let s = &self.scenario;
         let load = |f: &str| {
             let path = self.relative(f);
-            std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+            std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))
         };
         crate::fault::build_plan(&s.fault, &s.routing, topo, seed, s.end.0, &load)
             .map_err(|(i, e)| self.err(&format!("fault[{i}].{}", e.field), e.message))
@@ -562,11 +647,15 @@ impl LoadedScenario {
         let w = &self.scenario.workload;
         let hosts = topo.hosts;
         let size = |field: &str| -> Result<u64, ScenarioError> {
-            let s = w.size.ok_or_else(|| self.err(field, "required, e.g. \"8MiB\""))?;
+            let s = w
+                .size
+                .ok_or_else(|| self.err(field, "required, e.g. \"8MiB\""))?;
             match s.0 {
                 units::Size::Bytes(0) => Err(self.err(field, "must be positive")),
                 units::Size::Bytes(b) => Ok(b),
-                units::Size::Packets(_) => Err(self.err(field, "give flow sizes in bytes (B, KiB, MiB...)")),
+                units::Size::Packets(_) => {
+                    Err(self.err(field, "give flow sizes in bytes (B, KiB, MiB...)"))
+                }
             }
         };
         let start = w.start.map(|s| s.0).unwrap_or(0);
@@ -575,32 +664,57 @@ impl LoadedScenario {
             "permutation" => workload::permutation(hosts, size("workload.size")?, start, wseed),
             "tornado" => workload::tornado(hosts, size("workload.size")?, start),
             "incast" => {
-                let senders = w.senders.ok_or_else(|| self.err("workload.senders", "required for an incast"))?;
+                let senders = w
+                    .senders
+                    .ok_or_else(|| self.err("workload.senders", "required for an incast"))?;
                 let receiver = w.receiver.unwrap_or(0);
                 if receiver >= hosts {
-                    return Err(self.err("workload.receiver", format!("host {receiver} does not exist (0..{hosts})")));
+                    return Err(self.err(
+                        "workload.receiver",
+                        format!("host {receiver} does not exist (0..{hosts})"),
+                    ));
                 }
                 if senders == 0 || senders >= hosts {
                     return Err(self.err("workload.senders", format!("must be in 1..{hosts}")));
                 }
-                workload::incast(hosts, senders, receiver, size("workload.size")?, start, wseed)
+                workload::incast(
+                    hosts,
+                    senders,
+                    receiver,
+                    size("workload.size")?,
+                    start,
+                    wseed,
+                )
             }
             "cm" => {
-                let f = w.file.as_ref().ok_or_else(|| self.err("workload.file", "required for type = \"cm\""))?;
+                let f = w
+                    .file
+                    .as_ref()
+                    .ok_or_else(|| self.err("workload.file", "required for type = \"cm\""))?;
                 let path = self.relative(f);
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| self.err("workload.file", format!("cannot read {}: {e}", path.display())))?;
-                parse_cm(&text, hosts).map_err(|e| self.err("workload.file", format!("{}: {e}", path.display())))?
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    self.err(
+                        "workload.file",
+                        format!("cannot read {}: {e}", path.display()),
+                    )
+                })?;
+                parse_cm(&text, hosts)
+                    .map_err(|e| self.err("workload.file", format!("{}: {e}", path.display())))?
             }
             "explicit" => {
-                let entries = w.flows.as_ref().ok_or_else(|| self.err("workload.flows", "required for type = \"explicit\""))?;
+                let entries = w.flows.as_ref().ok_or_else(|| {
+                    self.err("workload.flows", "required for type = \"explicit\"")
+                })?;
                 let mut flows = Vec::new();
                 for (i, e) in entries.iter().enumerate() {
                     let f = |n: &str| format!("workload.flows[{i}].{n}");
                     let srcs = e.src.hosts().map_err(|m| self.err(&f("src"), m))?;
                     let dsts = e.dst.hosts().map_err(|m| self.err(&f("dst"), m))?;
                     if srcs.len() != dsts.len() {
-                        return Err(self.err(&f("dst"), format!("{} sources but {} destinations", srcs.len(), dsts.len())));
+                        return Err(self.err(
+                            &f("dst"),
+                            format!("{} sources but {} destinations", srcs.len(), dsts.len()),
+                        ));
                     }
                     let bytes = match e.size.0 {
                         units::Size::Bytes(b) if b > 0 => b,
@@ -608,13 +722,24 @@ impl LoadedScenario {
                     };
                     for (s, d) in srcs.into_iter().zip(dsts) {
                         if s >= hosts || d >= hosts {
-                            return Err(self.err(&f("src"), format!("host {} does not exist (0..{hosts})", s.max(d))));
+                            return Err(self.err(
+                                &f("src"),
+                                format!("host {} does not exist (0..{hosts})", s.max(d)),
+                            ));
                         }
                         if s == d {
-                            return Err(self.err(&f("dst"), format!("host {s} would send to itself")));
+                            return Err(
+                                self.err(&f("dst"), format!("host {s} would send to itself"))
+                            );
                         }
                         let id = flows.len() as u64 + 1;
-                        flows.push(FlowSpec { id, src: s, dst: d, bytes, start: e.start.map(|t| t.0).unwrap_or(0) });
+                        flows.push(FlowSpec {
+                            id,
+                            src: s,
+                            dst: d,
+                            bytes,
+                            start: e.start.map(|t| t.0).unwrap_or(0),
+                        });
                     }
                 }
                 flows
@@ -622,7 +747,9 @@ impl LoadedScenario {
             other => {
                 return Err(self.err(
                     "workload.type",
-                    format!("unknown type '{other}'; allowed: explicit, permutation, tornado, incast, cm"),
+                    format!(
+                    "unknown type '{other}'; allowed: explicit, permutation, tornado, incast, cm"
+                ),
                 ))
             }
         };
@@ -653,7 +780,11 @@ fn locate(text: &str, at: usize) -> String {
     }
     let line = text.lines().nth(line_no - 1).unwrap_or("");
     let key = line.split('=').next().unwrap_or("").trim();
-    let key = if line.contains('=') && !key.is_empty() { key } else { "" };
+    let key = if line.contains('=') && !key.is_empty() {
+        key
+    } else {
+        ""
+    };
     let path = match (table.is_empty(), key.is_empty()) {
         (true, true) => "-".to_string(),
         (true, false) => key.to_string(),
@@ -703,17 +834,44 @@ flows = [{ src = "0-3", dst = "8-11", size = "1MiB" }]
 
     #[test]
     fn errors_name_file_and_field() {
-        let e = parse(&BASE.replace("hosts = 16", "hosts = 15")).unwrap().build("reps", None).err().unwrap().to_string();
+        let e = parse(&BASE.replace("hosts = 16", "hosts = 15"))
+            .unwrap()
+            .build("reps", None)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.starts_with("test.toml: topology:"), "{e}");
-        let e = parse(&BASE.replace("\"400Gbps\"", "\"400 furlongs\"")).err().unwrap().to_string();
-        assert!(e.contains("topology.link_speed") && e.contains("Gbps"), "{e}");
-        let e = parse(&BASE.replace("seed = 3", "sed = 3")).err().unwrap().to_string();
+        let e = parse(&BASE.replace("\"400Gbps\"", "\"400 furlongs\""))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("topology.link_speed") && e.contains("Gbps"),
+            "{e}"
+        );
+        let e = parse(&BASE.replace("seed = 3", "sed = 3"))
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("unknown field") && e.contains("sed"), "{e}");
-        let e = parse(BASE).unwrap().build("nope", None).err().unwrap().to_string();
+        let e = parse(BASE)
+            .unwrap()
+            .build("nope", None)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("lb:") && e.contains("reps"), "{e}");
-        let e = parse(&BASE.replace("\"8-11\"", "\"8-10\"")).unwrap().build("reps", None).err().unwrap().to_string();
+        let e = parse(&BASE.replace("\"8-11\"", "\"8-10\""))
+            .unwrap()
+            .build("reps", None)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("workload.flows[0].dst"), "{e}");
-        let e = parse(&BASE.replace("\"1MiB\"", "1048576")).err().unwrap().to_string();
+        let e = parse(&BASE.replace("\"1MiB\"", "1048576"))
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("no unit"), "{e}");
     }
 }

@@ -29,7 +29,9 @@ impl Size {
 
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
-    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(s.len());
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(s.len());
     let (num, unit) = s.split_at(end);
     let num: f64 = num.replace('_', "").parse().ok()?;
     Some((num, unit.trim()))
@@ -41,7 +43,7 @@ pub fn parse_size(s: &str) -> Result<Size, String> {
         format!("invalid size '{s}': write a number followed by B, KB, KiB, MB, MiB, GB, GiB or pkt (e.g. '100pkt', '16MiB')")
     };
     let (n, unit) = split_number(s).ok_or_else(err)?;
-    if !(n >= 0.0) || !n.is_finite() {
+    if !n.is_finite() || n < 0.0 {
         return Err(err());
     }
     let mult = match unit {
@@ -64,9 +66,11 @@ pub fn parse_size(s: &str) -> Result<Size, String> {
 
 /// Parses a duration such as `1us`, `500ns`, `10ms`, `2s`, `83ps`.
 pub fn parse_time(s: &str) -> Result<Time, String> {
-    let err = || format!("invalid time '{s}': write a number followed by ps, ns, us, ms or s (e.g. '1us', '10ms')");
+    let err = || {
+        format!("invalid time '{s}': write a number followed by ps, ns, us, ms or s (e.g. '1us', '10ms')")
+    };
     let (n, unit) = split_number(s).ok_or_else(err)?;
-    if !(n >= 0.0) || !n.is_finite() {
+    if !n.is_finite() || n < 0.0 {
         return Err(err());
     }
     let mult = match unit {
@@ -82,9 +86,13 @@ pub fn parse_time(s: &str) -> Result<Time, String> {
 
 /// Parses a bit rate such as `400Gbps`, `400G`, `100Mbps`, `1.6Tbps`.
 pub fn parse_rate(s: &str) -> Result<u64, String> {
-    let err = || format!("invalid rate '{s}': write a number followed by Mbps, Gbps or Tbps (e.g. '400Gbps')");
+    let err = || {
+        format!(
+            "invalid rate '{s}': write a number followed by Mbps, Gbps or Tbps (e.g. '400Gbps')"
+        )
+    };
     let (n, unit) = split_number(s).ok_or_else(err)?;
-    if !(n > 0.0) || !n.is_finite() {
+    if !n.is_finite() || n <= 0.0 {
         return Err(err());
     }
     let mult = match unit {
@@ -101,7 +109,7 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
 /// Formats picoseconds with the largest unit that keeps it exact.
 pub fn format_time(t: Time) -> String {
     for (unit, m) in [("s", SEC), ("ms", MS), ("us", US), ("ns", NS)] {
-        if t != 0 && t % m == 0 {
+        if t != 0 && t.is_multiple_of(m) {
             return format!("{}{unit}", t / m);
         }
     }
@@ -110,8 +118,12 @@ pub fn format_time(t: Time) -> String {
 
 /// Formats a rate in the largest exact unit.
 pub fn format_rate(r: u64) -> String {
-    for (unit, m) in [("Tbps", 1_000_000_000_000u64), ("Gbps", 1_000_000_000), ("Mbps", 1_000_000)] {
-        if r % m == 0 {
+    for (unit, m) in [
+        ("Tbps", 1_000_000_000_000u64),
+        ("Gbps", 1_000_000_000),
+        ("Mbps", 1_000_000),
+    ] {
+        if r.is_multiple_of(m) {
             return format!("{}{unit}", r / m);
         }
     }
@@ -137,12 +149,19 @@ macro_rules! string_quantity {
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
                         if v == 0 {
-                            return $parse("0ps").or_else(|_| $parse("0B")).map($name).map_err(E::custom);
+                            return $parse("0ps")
+                                .or_else(|_| $parse("0B"))
+                                .map($name)
+                                .map_err(E::custom);
                         }
-                        Err(E::custom(format!("'{v}' has no unit: write it as a quoted string with a unit")))
+                        Err(E::custom(format!(
+                            "'{v}' has no unit: write it as a quoted string with a unit"
+                        )))
                     }
                     fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
-                        Err(E::custom(format!("'{v}' has no unit: write it as a quoted string with a unit")))
+                        Err(E::custom(format!(
+                            "'{v}' has no unit: write it as a quoted string with a unit"
+                        )))
                     }
                 }
                 d.deserialize_any(V)
@@ -171,9 +190,27 @@ fn format_size(s: Size) -> String {
     }
 }
 
-string_quantity!(SizeQ, Size, parse_size, format_size, "A size with a unit (bytes or packets).");
-string_quantity!(TimeQ, Time, parse_time, format_time, "A duration or instant with a unit.");
-string_quantity!(RateQ, u64, parse_rate, format_rate, "A bit rate with a unit.");
+string_quantity!(
+    SizeQ,
+    Size,
+    parse_size,
+    format_size,
+    "A size with a unit (bytes or packets)."
+);
+string_quantity!(
+    TimeQ,
+    Time,
+    parse_time,
+    format_time,
+    "A duration or instant with a unit."
+);
+string_quantity!(
+    RateQ,
+    u64,
+    parse_rate,
+    format_rate,
+    "A bit rate with a unit."
+);
 
 #[cfg(test)]
 mod tests {

@@ -85,13 +85,25 @@ pub struct Sender {
 
 impl Sender {
     /// A sender for `packets` packets.
-    pub fn new(packets: u32, cc: Box<dyn CongestionControl>, lb: Box<dyn LoadBalancer>, rng: Rng) -> Self {
+    pub fn new(
+        packets: u32,
+        cc: Box<dyn CongestionControl>,
+        lb: Box<dyn LoadBalancer>,
+        rng: Rng,
+    ) -> Self {
         Sender {
             packets,
             next_new: 0,
             cum_acked: 0,
             in_flight: 0,
-            records: vec![PsnRecord { sent_at: 0, ev: 0, state: PsnState::Unsent }; packets as usize],
+            records: vec![
+                PsnRecord {
+                    sent_at: 0,
+                    ev: 0,
+                    state: PsnState::Unsent
+                };
+                packets as usize
+            ],
             send_order: VecDeque::new(),
             retransmit: BinaryHeap::new(),
             timer_pending: false,
@@ -152,7 +164,9 @@ impl Sender {
 
     /// Advances the cumulative point over acknowledged PSNs.
     pub fn advance_cumulative(&mut self) {
-        while self.cum_acked < self.packets && self.records[self.cum_acked as usize].state == PsnState::Acked {
+        while self.cum_acked < self.packets
+            && self.records[self.cum_acked as usize].state == PsnState::Acked
+        {
             self.cum_acked += 1;
         }
     }
@@ -221,7 +235,11 @@ impl Receiver {
         let word = (base / 64) as usize;
         let shift = base % 64;
         let lo = self.received.get(word).copied().unwrap_or(0) >> shift;
-        let hi = if shift == 0 { 0 } else { self.received.get(word + 1).copied().unwrap_or(0) << (64 - shift) };
+        let hi = if shift == 0 {
+            0
+        } else {
+            self.received.get(word + 1).copied().unwrap_or(0) << (64 - shift)
+        };
         lo | hi
     }
 

@@ -39,22 +39,54 @@ pub fn permutation(hosts: u32, bytes: u64, start: Time, seed: u64) -> Vec<FlowSp
             break;
         }
     }
-    (0..hosts).map(|s| FlowSpec { id: s as u64 + 1, src: s, dst: dst[s as usize], bytes, start }).collect()
+    (0..hosts)
+        .map(|s| FlowSpec {
+            id: s as u64 + 1,
+            src: s,
+            dst: dst[s as usize],
+            bytes,
+            start,
+        })
+        .collect()
 }
 
 /// Tornado: host i sends to host (i + hosts/2) mod hosts.
 pub fn tornado(hosts: u32, bytes: u64, start: Time) -> Vec<FlowSpec> {
-    (0..hosts).map(|s| FlowSpec { id: s as u64 + 1, src: s, dst: (s + hosts / 2) % hosts, bytes, start }).collect()
+    (0..hosts)
+        .map(|s| FlowSpec {
+            id: s as u64 + 1,
+            src: s,
+            dst: (s + hosts / 2) % hosts,
+            bytes,
+            start,
+        })
+        .collect()
 }
 
 /// Incast: `senders` hosts (chosen from 1.. in a seeded order) each send `bytes` to host `dst`.
-pub fn incast(hosts: u32, senders: u32, dst: u32, bytes: u64, start: Time, seed: u64) -> Vec<FlowSpec> {
+pub fn incast(
+    hosts: u32,
+    senders: u32,
+    dst: u32,
+    bytes: u64,
+    start: Time,
+    seed: u64,
+) -> Vec<FlowSpec> {
     let mut rng = Rng::derive(seed, Stream::Workload, 1);
     let mut pool: Vec<u32> = (0..hosts).filter(|&h| h != dst).collect();
     rng.shuffle(&mut pool);
     pool.truncate(senders as usize);
     pool.sort_unstable();
-    pool.into_iter().enumerate().map(|(i, s)| FlowSpec { id: i as u64 + 1, src: s, dst, bytes, start }).collect()
+    pool.into_iter()
+        .enumerate()
+        .map(|(i, s)| FlowSpec {
+            id: i as u64 + 1,
+            src: s,
+            dst,
+            bytes,
+            start,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -65,7 +97,7 @@ mod tests {
     fn permutation_is_a_derangement_and_seeded() {
         for seed in 0..20 {
             let p = permutation(33, 100, 0, seed);
-            let mut seen = vec![false; 33];
+            let mut seen = [false; 33];
             for f in &p {
                 assert_ne!(f.src, f.dst);
                 assert!(!seen[f.dst as usize]);

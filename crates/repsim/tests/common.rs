@@ -1,0 +1,56 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use repsim::scenario::LoadedScenario;
+use repsim::Simulation;
+
+/// Path of a file in the repository's `scenarios/` folder.
+pub fn scenario_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios")
+        .join(name)
+}
+
+/// Loads a ready scenario.
+pub fn load(name: &str) -> LoadedScenario {
+    LoadedScenario::load(&scenario_path(name)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Parses scenario text (paths relative to `scenarios/`).
+pub fn parse(text: &str) -> LoadedScenario {
+    LoadedScenario::parse(text, &scenario_path("inline.toml")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Builds and runs one load balancer of a scenario to the end.
+pub fn run(scn: &LoadedScenario, lb: &str, seed: Option<u64>) -> Simulation {
+    let b = scn.build(lb, seed).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = Simulation::new(b.config, b.topology, b.flows).unwrap_or_else(|e| panic!("{e}"));
+    sim.run_until_idle();
+    sim
+}
+
+/// FCTs in microseconds of all flows (panics if one did not finish).
+pub fn fcts(sim: &Simulation) -> Vec<f64> {
+    sim.flows()
+        .iter()
+        .map(|f| {
+            let t = f
+                .finish
+                .unwrap_or_else(|| panic!("flow {} did not finish", f.spec.id));
+            (t - f.spec.start) as f64 / 1e6
+        })
+        .collect()
+}
+
+/// Largest FCT in microseconds.
+pub fn max_fct(sim: &Simulation) -> f64 {
+    fcts(sim).into_iter().fold(0.0, f64::max)
+}
+
+/// Mean FCT in microseconds.
+pub fn mean_fct(sim: &Simulation) -> f64 {
+    let v = fcts(sim);
+    v.iter().sum::<f64>() / v.len() as f64
+}

@@ -1,0 +1,121 @@
+//! Conservation: every payload byte offered is delivered to the application exactly once, and
+//! every data packet sent is accounted for as delivered, duplicate, trimmed, dropped or still in
+//! the network, at the end of a run and in the middle of one.
+mod common;
+
+use repsim::engine::time::US;
+use repsim::sim::Phase;
+use repsim::Simulation;
+
+/// A congested 32-host tree: a 12-to-1 incast with small buffers, so that overflows happen.
+fn congested(trimming: bool, lb: &str) -> String {
+    let flows: Vec<String> = (1..=12)
+        .map(|s| format!("{{ src = {s}, dst = 0, size = \"300KiB\" }}"))
+        .collect();
+    format!(
+        r#"
+seed = 11
+lb = "{lb}"
+[topology]
+type = "fat_tree"
+tiers = 2
+hosts = 32
+hosts_per_tor = 4
+link_speed = "400Gbps"
+link_latency = "1us"
+[queue]
+size = "12pkt"
+ecn_min = "3pkt"
+ecn_max = "9pkt"
+trimming = {trimming}
+[workload]
+type = "explicit"
+flows = [{}]
+"#,
+        flows.join(", ")
+    )
+}
+
+fn check_accounting(sim: &Simulation) {
+    let c = sim.counters();
+    let in_net = sim.data_in_network();
+    assert_eq!(
+        c.data_sent,
+        c.data_delivered + c.data_duplicates + c.trimmed_arrivals + c.data_dropped + in_net,
+        "data packets unaccounted for: {c:?}, in network {in_net}"
+    );
+}
+
+#[test]
+fn incast_conserves_bytes_and_packets() {
+    for trimming in [true, false] {
+        for lb in ["reps", "ops", "ecmp"] {
+            let scn = common::parse(&congested(trimming, lb));
+            let b = scn.build(lb, None).unwrap();
+            let mut sim = Simulation::new(b.config, b.topology, b.flows).unwrap();
+            // Mid-run: packets are in flight and the books still balance.
+            sim.run_until(30 * US);
+            assert!(sim.data_in_network() > 0);
+            check_accounting(&sim);
+            sim.run_until_idle();
+            check_accounting(&sim);
+            let c = sim.counters();
+            if trimming {
+                assert!(c.trims > 0, "{lb}: the incast should overflow and trim");
+                assert_eq!(c.data_dropped, 0);
+            } else {
+                assert!(
+                    c.data_dropped > 0,
+                    "{lb}: the incast should overflow and drop"
+                );
+                assert_eq!(c.trims, 0);
+            }
+            let mut packets = 0u64;
+            for f in sim.flows() {
+                assert_eq!(
+                    f.phase,
+                    Phase::Done,
+                    "{lb} trimming={trimming}: flow {} unfinished",
+                    f.spec.id
+                );
+                assert_eq!(
+                    f.delivered, f.spec.bytes,
+                    "{lb}: flow {} delivered {} of {}",
+                    f.spec.id, f.delivered, f.spec.bytes
+                );
+                packets += f.spec.bytes.div_ceil(4086);
+            }
+            assert_eq!(
+                c.data_delivered, packets,
+                "each packet delivered exactly once"
+            );
+            let rtx: u64 = sim.flows().iter().map(|f| f.stats.retransmissions).sum();
+            assert_eq!(
+                c.data_sent,
+                packets + rtx,
+                "sent = first transmissions + retransmissions"
+            );
+            assert!(
+                rtx > 0,
+                "{lb}: losses must have been repaired by retransmissions"
+            );
+            assert_eq!(sim.data_in_network(), 0);
+            assert_eq!(sim.live_packets(), 0, "no packet leaked");
+        }
+    }
+}
+
+#[test]
+fn ready_scenarios_conserve() {
+    for name in ["reps-micro-symmetric.toml", "reps-micro-asymmetric.toml"] {
+        let scn = common::load(name);
+        for lb in scn.lbs() {
+            let sim = common::run(&scn, &lb, None);
+            check_accounting(&sim);
+            for f in sim.flows() {
+                assert_eq!(f.delivered, f.spec.bytes, "{name} {lb}: flow {}", f.spec.id);
+            }
+            assert_eq!(sim.live_packets(), 0, "{name} {lb}: packets leaked");
+        }
+    }
+}

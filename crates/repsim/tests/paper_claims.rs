@@ -1,0 +1,120 @@
+//! The REPS paper's headline results at small scale, on the ready scenarios.
+mod common;
+
+use repsim::engine::time::SEC;
+
+/// No flow may finish faster than its bytes take to serialize at its host's line rate plus the
+/// unloaded one-way latency.
+fn assert_serialization_bound(sim: &repsim::Simulation) {
+    let mtu = sim.config().transport.mtu as u64;
+    let mss = mtu - sim.config().transport.header as u64;
+    for f in sim.flows() {
+        let topo = sim.topology();
+        let rate = topo.links[topo.host_uplink[f.spec.src as usize] as usize].rate_bps;
+        let packets = f.spec.bytes.div_ceil(mss);
+        let wire = f.spec.bytes + packets * (mtu - mss);
+        let bound = wire * 8 * SEC / rate + f.base_rtt / 2;
+        let fct = f.finish.expect("finished") - f.spec.start;
+        assert!(
+            fct >= bound,
+            "flow {} finished in {fct} ps, below its bound {bound} ps",
+            f.spec.id
+        );
+    }
+}
+
+#[test]
+fn asymmetric_reps_beats_ops_and_approaches_ideal() {
+    let scn = common::load("reps-micro-asymmetric.toml");
+    let reps = common::run(&scn, "reps", None);
+    let ops = common::run(&scn, "ops", None);
+    let ecmp = common::run(&scn, "ecmp", None);
+    let (r, o) = (common::max_fct(&reps), common::max_fct(&ops));
+    common::fcts(&ecmp);
+    assert!(
+        o >= 1.5 * r,
+        "REPS max FCT {r:.1} us should be >= 1.5x lower than OPS {o:.1} us"
+    );
+    // Ideal: 4 x 32 MiB (plus headers) through 1,400 G of ToR 0 uplink capacity.
+    let wire_bytes = 4.0 * (32u64 << 20) as f64 * 4150.0 / 4086.0;
+    let ideal_us = wire_bytes * 8.0 / 1400e9 * 1e6;
+    assert!(
+        r <= ideal_us * 1.10,
+        "REPS max FCT {r:.1} us is not within 10% of the ideal {ideal_us:.1} us"
+    );
+    for sim in [&reps, &ops, &ecmp] {
+        assert_serialization_bound(sim);
+    }
+}
+
+#[test]
+fn symmetric_reps_matches_ops_and_beats_ecmp() {
+    let scn = common::load("reps-micro-symmetric.toml");
+    let reps = common::run(&scn, "reps", None);
+    let ops = common::run(&scn, "ops", None);
+    let ecmp = common::run(&scn, "ecmp", None);
+    let (r, o, e) = (
+        common::max_fct(&reps),
+        common::max_fct(&ops),
+        common::max_fct(&ecmp),
+    );
+    assert!(
+        r <= o,
+        "REPS max FCT {r:.1} us should not exceed OPS {o:.1} us"
+    );
+    assert!(
+        e >= 1.5 * r,
+        "ECMP max FCT {e:.1} us should be >= 1.5x REPS {r:.1} us"
+    );
+    for sim in [&reps, &ops, &ecmp] {
+        assert_serialization_bound(sim);
+    }
+    // REPS keeps ToR 0's uplink queues below Kmin: far fewer ECN marks than OPS.
+    let marks = |s: &repsim::Simulation| s.port_stats().iter().map(|p| p.ecn_marks).sum::<u64>();
+    assert!(
+        marks(&reps) * 10 < marks(&ops),
+        "ECN marks REPS {} vs OPS {}",
+        marks(&reps),
+        marks(&ops)
+    );
+}
+
+#[test]
+fn permutation_128_reps_beats_ecmp() {
+    let scn = common::load("permutation-128.toml");
+    let reps = common::run(&scn, "reps", None);
+    let ops = common::run(&scn, "ops", None);
+    let ecmp = common::run(&scn, "ecmp", None);
+    let (r, o, e) = (
+        common::mean_fct(&reps),
+        common::mean_fct(&ops),
+        common::mean_fct(&ecmp),
+    );
+    assert!(
+        r <= o,
+        "REPS mean FCT {r:.1} us should not exceed OPS {o:.1} us"
+    );
+    assert!(
+        e >= 1.5 * r,
+        "ECMP mean FCT {e:.1} us should be >= 1.5x REPS {r:.1} us"
+    );
+    for sim in [&reps, &ops, &ecmp] {
+        assert_serialization_bound(sim);
+    }
+}
+
+#[test]
+fn reps_recycles_through_the_shipped_crate() {
+    // With trimming on and no failures, REPS never freezes, and a fully recycled steady state
+    // sends most packets on EVs learnt from ACKs: its queues stay short, so drops and trims
+    // are zero on the symmetric micro-benchmark.
+    let scn = common::load("reps-micro-symmetric.toml");
+    let reps = common::run(&scn, "reps", None);
+    assert!(
+        reps.lb_records().is_empty(),
+        "no freezing without failures: {:?}",
+        &reps.lb_records()[..1.min(reps.lb_records().len())]
+    );
+    assert_eq!(reps.counters().trims, 0);
+    assert_eq!(reps.counters().data_dropped, 0);
+}
