@@ -1,6 +1,6 @@
 //! ECMP: one EV for the whole connection (`flow_index mod evs_size`, as the reference does), so
 //! every packet of a flow follows one hashed path and collisions between flows persist.
-use super::{LbContext, LbEvent, LbOptions, LoadBalancer};
+use super::{LbContext, LbOptions, LoadBalancer};
 use crate::engine::{Rng, Time};
 
 /// Fixed-path ECMP.
@@ -18,14 +18,5 @@ pub fn build(opts: &LbOptions, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadB
 impl LoadBalancer for Ecmp {
     fn next_ev(&mut self, _now: Time, _rng: &mut Rng) -> u16 {
         self.ev
-    }
-    fn on_ack(&mut self, _ev: u16, _ecn: bool, _rtt: Option<Time>, _now: Time) -> Option<LbEvent> {
-        None
-    }
-    fn on_nack(&mut self, _ev: u16, _now: Time) -> Option<LbEvent> {
-        None
-    }
-    fn on_timeout(&mut self, _ev: u16, _now: Time) -> Option<LbEvent> {
-        None
     }
 }

@@ -81,11 +81,21 @@ pub trait LoadBalancer {
     /// EV of the next data packet (new or retransmitted).
     fn next_ev(&mut self, now: Time, rng: &mut Rng) -> u16;
     /// An ACK for a packet sent with `ev` arrived; `ecn` is its echoed mark, `rtt` the sample.
-    fn on_ack(&mut self, ev: u16, ecn: bool, rtt: Option<Time>, now: Time) -> Option<LbEvent>;
+    /// Oblivious schemes ignore it (the default).
+    fn on_ack(&mut self, ev: u16, ecn: bool, rtt: Option<Time>, now: Time) -> Option<LbEvent> {
+        let _ = (ev, ecn, rtt, now);
+        None
+    }
     /// A NACK for a trimmed packet sent with `ev` arrived.
-    fn on_nack(&mut self, ev: u16, now: Time) -> Option<LbEvent>;
+    fn on_nack(&mut self, ev: u16, now: Time) -> Option<LbEvent> {
+        let _ = (ev, now);
+        None
+    }
     /// The retransmission timer expired for a packet sent with `ev`.
-    fn on_timeout(&mut self, ev: u16, now: Time) -> Option<LbEvent>;
+    fn on_timeout(&mut self, ev: u16, now: Time) -> Option<LbEvent> {
+        let _ = (ev, now);
+        None
+    }
 }
 
 /// Constructor of a load balancer.

@@ -1,6 +1,6 @@
 //! OPS (oblivious packet spraying): a fresh uniformly random EV for every packet; feedback is
 //! ignored.
-use super::{random_ev, LbContext, LbEvent, LbOptions, LoadBalancer};
+use super::{random_ev, LbContext, LbOptions, LoadBalancer};
 use crate::engine::{Rng, Time};
 
 /// Oblivious spraying.
@@ -18,14 +18,5 @@ pub fn build(opts: &LbOptions, _ctx: &LbContext, _rng: &mut Rng) -> Box<dyn Load
 impl LoadBalancer for Ops {
     fn next_ev(&mut self, _now: Time, rng: &mut Rng) -> u16 {
         random_ev(rng, self.evs_size)
-    }
-    fn on_ack(&mut self, _ev: u16, _ecn: bool, _rtt: Option<Time>, _now: Time) -> Option<LbEvent> {
-        None
-    }
-    fn on_nack(&mut self, _ev: u16, _now: Time) -> Option<LbEvent> {
-        None
-    }
-    fn on_timeout(&mut self, _ev: u16, _now: Time) -> Option<LbEvent> {
-        None
     }
 }
