@@ -26,10 +26,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
 }
 
-/// `flows.csv`: one row per flow and load balancer.
+/// `flows.csv`: one row per flow and load balancer; a trailing `class` column only when mixed
+/// traffic put some flows in the ECMP background class.
 pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
+    let mixed = rows.iter().any(|r| r.class != "main");
+    let mut header = vec![
         "lb",
         "id",
         "src",
@@ -39,10 +41,14 @@ pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
         "finish",
         "fct_us",
         "retransmissions",
-    ])?;
+    ];
+    if mixed {
+        header.push("class");
+    }
+    w.write_record(&header)?;
     let opt = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_default();
     for r in rows {
-        w.write_record([
+        let mut rec = vec![
             r.lb.clone(),
             r.id.to_string(),
             r.src.to_string(),
@@ -52,7 +58,11 @@ pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
             opt(r.finish_us),
             opt(r.fct_us),
             r.retransmissions.to_string(),
-        ])?;
+        ];
+        if mixed {
+            rec.push(r.class.to_string());
+        }
+        w.write_record(&rec)?;
     }
     w.into_inner().context("finishing flows.csv")
 }

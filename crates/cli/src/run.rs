@@ -99,7 +99,8 @@ pub fn simulate_with(
     let built = scn.build(lb, seed)?;
     let collect = collect.config(scn, &built.topology)?;
     let started = Instant::now();
-    let mut sim = Simulation::new(built.config, built.topology, built.flows)
+    let mut sim = built
+        .simulation()
         .with_context(|| format!("setting up {} with {lb}", scn.path.display()))?;
     if let Some(c) = collect {
         sim.enable_collection(c)?;
@@ -189,6 +190,16 @@ pub fn run(args: RunArgs) -> Result<()> {
     let mut rows = Vec::new();
     let mut tables = Tables::new();
     let mut entries = Vec::new();
+    let mut unreachable = 0;
+    let plan = {
+        let b = scn.build(&lbs[0], args.seed)?;
+        b.faults
+    };
+    if !args.quiet {
+        for note in &plan.notes {
+            eprintln!("note: faults: {note}");
+        }
+    }
     for lb in &lbs {
         let (sim, wall) = simulate_with(&scn, lb, args.seed, progress, args.collect)?;
         let summary = summarize(&sim, wall);
@@ -199,6 +210,15 @@ pub fn run(args: RunArgs) -> Result<()> {
                 summary.flows_total,
                 summary.sim_time_us
             );
+        }
+        for msg in sim.unreachable_flows() {
+            eprintln!("error: {lb}: {msg}");
+            unreachable += 1;
+        }
+        if !args.quiet {
+            for msg in sim.stalled_flows() {
+                eprintln!("warning: {lb}: {msg}");
+            }
         }
         rows.extend(flow_rows(&sim, lb));
         tables.add(&sim, lb)?;
@@ -214,12 +234,20 @@ pub fn run(args: RunArgs) -> Result<()> {
     write_atomic(&out.join("flows.csv"), &flows_csv(&rows)?)?;
     write_atomic(&out.join("scenario.toml"), scn.resolved_toml().as_bytes())?;
     write_atomic(&out.join("summary.json"), &summary_json(&runs)?)?;
+    if !plan.chosen.is_empty() {
+        let mut text = plan.chosen.join("\n");
+        text.push('\n');
+        write_atomic(&out.join("fault_elements.txt"), text.as_bytes())?;
+    }
     let mut files = vec![
         "flows.csv".to_string(),
         "scenario.toml".into(),
         "summary.json".into(),
     ];
     files.extend(tables.write(&out, args.format)?);
+    if !plan.chosen.is_empty() {
+        files.push("fault_elements.txt".into());
+    }
     let info = RunInfo {
         repsim_version: env!("CARGO_PKG_VERSION"),
         command: std::env::args().collect(),
@@ -246,6 +274,9 @@ pub fn run(args: RunArgs) -> Result<()> {
         println!("{}", table(&runs));
         println!("results in {}", out.display());
     }
+    if unreachable > 0 {
+        bail!("{unreachable} flow(s) could not reach their destination (see the messages above); results in {}", out.display());
+    }
     Ok(())
 }
 
@@ -254,7 +285,7 @@ pub fn check(path: &Path) -> Result<()> {
     let scn = LoadedScenario::load(path)?;
     for lb in scn.lbs() {
         let b = scn.build(&lb, None)?;
-        let sim = Simulation::new(b.config, b.topology, b.flows)?;
+        let sim = b.simulation()?;
         println!(
             "{}: {lb}: {} flows on a {}; RTO {:.3} us, max base RTT {:.3} us",
             scn.name(),

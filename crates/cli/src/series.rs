@@ -237,10 +237,10 @@ impl Tables {
             ])?;
         }
         for r in sim.lb_records() {
-            let (name, until) = match r.event {
-                LbEvent::Froze { until } => ("froze", f6(to_us(until))),
-                LbEvent::Unfroze => ("unfroze", String::new()),
-                LbEvent::Rerouted => ("rerouted", String::new()),
+            let name = repsim::fault::report::event_name(&r.event);
+            let until = match r.event {
+                LbEvent::Froze { until } => f6(to_us(until)),
+                LbEvent::Unfroze | LbEvent::Rerouted => String::new(),
             };
             self.lb_events.push(&[
                 lbs.clone(),

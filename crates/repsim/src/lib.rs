@@ -5,6 +5,7 @@
 //! with `add_flow`, and poll `take_completions`. The `repsim` binary is a thin layer on top.
 pub mod cc;
 pub mod engine;
+pub mod fault;
 pub mod lb;
 pub mod metrics;
 pub mod net;

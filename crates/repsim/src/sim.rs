@@ -19,6 +19,9 @@ use crate::net::Topology;
 use crate::transport::{FlowStats, PsnRecord, PsnState, Receiver, Sender};
 use crate::workload::FlowSpec;
 
+#[path = "fault/hooks.rs"]
+mod fault_hooks;
+
 /// Switch egress queue settings, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct QueueConfig {
@@ -119,6 +122,10 @@ enum Event {
     FlowStart(u32),
     /// A packet leaves a switch's forwarding pipeline for its egress queue.
     Egress(Handle),
+    /// A fault action (index into the fault plan) takes effect.
+    Fault(u32),
+    /// Switches reconverge their routes (index of a link-state snapshot).
+    Reroute(u32),
 }
 
 /// Lifecycle of a connection.
@@ -130,6 +137,9 @@ pub enum Phase {
     Running,
     /// Every byte acknowledged.
     Done,
+    /// Given up: no ACK or NACK for too long while faults are configured (see
+    /// [`Simulation::unreachable_flows`] and [`Simulation::stalled_flows`]).
+    GaveUp,
 }
 
 /// Byte layout of one connection's packets.
@@ -197,6 +207,8 @@ pub struct Counters {
     pub nacks_sent: u64,
     /// ACKs and NACKs that reached their sender.
     pub control_arrived: u64,
+    /// ACKs and NACKs lost (failed elements, no route).
+    pub control_dropped: u64,
     /// Events processed.
     pub events: u64,
 }
@@ -236,6 +248,8 @@ pub struct Simulation {
     lb_records: Vec<LbRecord>,
     completions: Vec<u32>,
     collector: Option<Box<Collector>>,
+    faults: Option<Box<crate::fault::FaultState>>,
+    ecmp_every: u32,
 }
 
 impl Simulation {
@@ -323,6 +337,8 @@ impl Simulation {
             lb_records: Vec::new(),
             completions: Vec::new(),
             collector: None,
+            faults: None,
+            ecmp_every: 0,
             cfg,
         };
         sim.max_base_rtt = sim.network_max_rtt();
@@ -547,6 +563,8 @@ impl Simulation {
                     let port = self.pkts.get(h).egress;
                     self.enqueue_switch(port, h);
                 }
+                Event::Fault(i) => self.on_fault(i),
+                Event::Reroute(i) => self.on_reroute(i),
             }
         }
         false
@@ -583,6 +601,7 @@ impl Simulation {
             }
         };
         let Some(h) = next else { return };
+        let deliver = self.faults.is_none() || self.fault_on_wire(port, h);
         let now = self.now;
         let p = &mut self.ports[port as usize];
         let pkt = self.pkts.get_mut(h);
@@ -594,12 +613,17 @@ impl Simulation {
         if let Some(c) = self.collector.as_deref_mut() {
             c.on_tx(port, now, pkt.size, p.stats.ecn_marks);
         }
-        self.events.push(now + ser + p.latency, Event::Arrive(h));
+        if deliver {
+            self.events.push(now + ser + p.latency, Event::Arrive(h));
+        }
         let more =
             !p.is_empty() || (host != NO_HOST && !self.hosts[host as usize].ready.is_empty());
         if more {
             p.wakeup_pending = true;
             self.events.push(p.busy_until, Event::PortWake(port));
+        }
+        if !deliver {
+            self.fault_drop(h);
         }
     }
 
@@ -633,6 +657,9 @@ impl Simulation {
     }
 
     fn on_arrive(&mut self, h: Handle) {
+        if self.faults.is_some() && !self.fault_off_wire(h) {
+            return;
+        }
         let pkt = self.pkts.get(h);
         let node = pkt.next_node;
         if node < self.topo.hosts {
@@ -644,15 +671,17 @@ impl Simulation {
         }
         let s = node - self.topo.hosts;
         let cands = self.topo.candidates(s, pkt.dst);
-        let port = if cands.len() == 1 {
-            cands[0]
-        } else {
-            cands[ecmp_pick(
-                pkt.flow_key,
-                pkt.ev as u32,
-                self.salts[s as usize],
-                cands.len() as u32,
-            ) as usize]
+        let port = match cands.len() {
+            1 => cands[0],
+            0 => return self.no_route(node, h),
+            n => {
+                cands[ecmp_pick(
+                    pkt.flow_key,
+                    pkt.ev as u32,
+                    self.salts[s as usize],
+                    n as u32,
+                ) as usize]
+            }
         };
         let latency = self.topo.switches[s as usize].latency;
         if latency > 0 {
@@ -757,6 +786,7 @@ impl Simulation {
     }
 
     fn on_flow_start(&mut self, f: u32) {
+        let background = self.is_background(f);
         let flow = &mut self.flows[f as usize];
         if flow.phase != Phase::Waiting {
             return;
@@ -783,8 +813,12 @@ impl Simulation {
             bdp_packets: (bdp / t.mtu as u64).max(1) as u32,
             trimming: self.cfg.queue.trimming,
         };
-        let lb = lb::build(&self.cfg.lb, &self.cfg.lb_options, &ctx, &mut rng)
-            .expect("checked in new()");
+        let name = if background {
+            "ecmp"
+        } else {
+            self.cfg.lb.as_str()
+        };
+        let lb = lb::build(name, &self.cfg.lb_options, &ctx, &mut rng).expect("checked in new()");
         flow.sender = Some(Sender::new(flow.sizes.packets, cc, lb, rng));
         flow.receiver = Some(Receiver::new(flow.sizes.packets));
         flow.phase = Phase::Running;
@@ -809,6 +843,11 @@ impl Simulation {
             self.events.push(sent_at + rto, Event::Timer(f));
             return;
         }
+        if self.faults.is_some() && self.fault_gave_up(f) {
+            return;
+        }
+        let flow = &mut self.flows[f as usize];
+        let s = flow.sender.as_mut().expect("running flows have a sender");
         // Only the oldest outstanding packet is declared lost per expiry, like the reference.
         s.send_order.pop_front();
         let wire = sizes.wire(psn) as u64;

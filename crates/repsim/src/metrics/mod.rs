@@ -62,6 +62,23 @@ pub struct FlowRow {
     pub fct_us: Option<f64>,
     /// Retransmitted packets.
     pub retransmissions: u64,
+    /// `main`, or `background` for flows forced to ECMP by mixed traffic.
+    pub class: &'static str,
+}
+
+/// Flow statistics of one traffic class (mixed traffic).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClassSummary {
+    /// `main` or `background`.
+    pub class: &'static str,
+    /// Load balancer the class used.
+    pub lb: String,
+    /// Flows offered.
+    pub flows_total: usize,
+    /// Flows that finished.
+    pub flows_completed: usize,
+    /// FCT statistics over finished flows.
+    pub fct_us: FctStats,
 }
 
 /// The summary of one run, as written to `summary.json`.
@@ -95,13 +112,33 @@ pub struct RunSummary {
     pub sim_time_us: f64,
     /// Largest number of packets alive at once.
     pub peak_packets: usize,
+    /// REPS: times a connection entered freezing mode.
+    pub freezes: u64,
+    /// REPS: times a connection left freezing mode.
+    pub unfreezes: u64,
+    /// Data packets discarded by failed elements (included in `drops`).
+    pub fault_drops: u64,
+    /// Data packets trimmed by failed elements (`loss = "trim"`; not in `trims`).
+    pub fault_trims: u64,
+    /// ACKs and NACKs lost (failed elements, no route).
+    pub control_drops: u64,
+    /// Mixed traffic only: statistics per class.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub classes: Option<Vec<ClassSummary>>,
+    /// Flows given up because no path to their destination was left, one message each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreachable: Vec<String>,
+    /// Flows given up although a path existed (stuck on failed paths), one message each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stalled: Vec<String>,
 }
 
 /// Per-flow rows of a simulation.
 pub fn flow_rows(sim: &Simulation, lb: &str) -> Vec<FlowRow> {
     sim.flows()
         .iter()
-        .map(|f| {
+        .enumerate()
+        .map(|(i, f)| {
             let finish = f.finish.filter(|_| f.phase == Phase::Done);
             FlowRow {
                 lb: lb.to_string(),
@@ -113,6 +150,7 @@ pub fn flow_rows(sim: &Simulation, lb: &str) -> Vec<FlowRow> {
                 finish_us: finish.map(to_us),
                 fct_us: finish.map(|t| to_us(t - f.spec.start)),
                 retransmissions: f.stats.retransmissions,
+                class: sim.flow_class(i as u32),
             }
         })
         .collect()
@@ -146,7 +184,47 @@ pub fn summarize(sim: &Simulation, wall_s: f64) -> RunSummary {
         wall_s,
         sim_time_us: to_us(sim.now()),
         peak_packets: sim.peak_packets(),
+        freezes: crate::fault::report::freeze_counts(sim).0,
+        unfreezes: crate::fault::report::freeze_counts(sim).1,
+        fault_drops: sim.fault_stats().map(|f| f.data_dropped).unwrap_or(0),
+        fault_trims: sim.fault_stats().map(|f| f.data_trimmed).unwrap_or(0),
+        control_drops: c.control_dropped,
+        classes: sim.mixed_traffic().then(|| class_summaries(sim)),
+        unreachable: sim.unreachable_flows(),
+        stalled: sim.stalled_flows(),
     }
+}
+
+/// Per-class flow statistics (mixed traffic).
+pub fn class_summaries(sim: &Simulation) -> Vec<ClassSummary> {
+    ["main", "background"]
+        .into_iter()
+        .map(|class| {
+            let flows: Vec<usize> = (0..sim.flows().len())
+                .filter(|&i| sim.flow_class(i as u32) == class)
+                .collect();
+            let fcts: Vec<f64> = flows
+                .iter()
+                .filter_map(|&i| {
+                    let f = &sim.flows()[i];
+                    f.finish
+                        .filter(|_| f.phase == Phase::Done)
+                        .map(|t| to_us(t - f.spec.start))
+                })
+                .collect();
+            ClassSummary {
+                class,
+                lb: if class == "main" {
+                    sim.config().lb.clone()
+                } else {
+                    "ecmp".into()
+                },
+                flows_total: flows.len(),
+                flows_completed: fcts.len(),
+                fct_us: FctStats::from_values(&fcts),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -507,7 +507,10 @@ impl Topology {
         let mut node = self.links[path[0] as usize].to;
         while node != dst {
             let s = node - self.hosts;
-            let l = self.candidates(s, dst)[0];
+            // After routing reconvergence a switch may have no route left.
+            let Some(&l) = self.candidates(s, dst).first() else {
+                break;
+            };
             path.push(l);
             node = self.links[l as usize].to;
             if path.len() > 64 {

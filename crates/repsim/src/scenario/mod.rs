@@ -273,6 +273,9 @@ pub struct WorkloadSection {
     pub seed: Option<u64>,
     /// cm: path of a reference connection matrix, relative to the scenario file.
     pub file: Option<String>,
+    /// Mixed traffic: flows whose source host is a multiple of this use ECMP (default: off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecmp_every: Option<u32>,
 }
 
 /// A whole scenario file.
@@ -311,6 +314,12 @@ pub struct Scenario {
     /// Time-series collection (off when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collect: Option<collect::CollectSection>,
+    /// Fault timeline (see [`crate::fault`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fault: Vec<crate::fault::FaultSection>,
+    /// Routing reconvergence and unreachable-flow detection.
+    #[serde(default)]
+    pub routing: crate::fault::RoutingSection,
 }
 
 fn default_seed() -> u64 {
@@ -340,6 +349,10 @@ pub struct Built {
     pub topology: Topology,
     /// Flows.
     pub flows: Vec<FlowSpec>,
+    /// Fault timeline, expanded (empty without `[[fault]]`).
+    pub faults: crate::fault::FaultPlan,
+    /// Mixed traffic: every source host that is a multiple of this uses ECMP (0: off).
+    pub ecmp_every: u32,
 }
 
 impl LoadedScenario {
@@ -598,11 +611,40 @@ impl LoadedScenario {
             },
         };
         let flows = self.flows(&topology, seed)?;
+        let faults = self.fault_plan(&topology, seed)?;
+        let ecmp_every = match s.workload.ecmp_every {
+            Some(0) => {
+                return Err(self.err(
+                    "workload.ecmp_every",
+                    "must be positive (leave it out to turn mixed traffic off)",
+                ))
+            }
+            Some(n) => n,
+            None => 0,
+        };
         Ok(Built {
             config,
             topology,
             flows,
+            faults,
+            ecmp_every,
         })
+    }
+
+    /// Expands `[[fault]]` and `[routing]` for a topology and seed.
+    pub fn fault_plan(
+        &self,
+        topo: &Topology,
+        seed: u64,
+    ) -> Result<crate::fault::FaultPlan, ScenarioError> {
+        let s = &self.scenario;
+        let load = |f: &str| {
+            let path = self.relative(f);
+            std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))
+        };
+        crate::fault::build_plan(&s.fault, &s.routing, topo, seed, s.end.0, &load)
+            .map_err(|(i, e)| self.err(&format!("fault[{i}].{}", e.field), e.message))
     }
 
     fn flows(&self, topo: &Topology, seed: u64) -> Result<Vec<FlowSpec>, ScenarioError> {

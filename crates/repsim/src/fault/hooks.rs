@@ -1,0 +1,343 @@
+//! The simulation loop's fault hooks. This file is a child module of `sim` (declared there with
+//! `#[path]`) so that it can reach the loop's state while keeping the fault logic out of
+//! `sim.rs`. Nothing here runs when no fault plan is installed, apart from one `Option` test per
+//! packet put on or taken off a wire.
+use super::*;
+use crate::engine::time::to_us;
+use crate::fault::{routing, ActionKind, FaultPlan, FaultState, FaultStats, Verdict};
+use crate::scenario::Built;
+
+impl Simulation {
+    /// Installs a fault plan (call once, before running): its actions become events. An empty
+    /// plan changes nothing.
+    pub fn set_faults(&mut self, plan: FaultPlan) {
+        if plan.is_empty() {
+            return;
+        }
+        let state = FaultState::new(
+            plan,
+            self.ports.len(),
+            self.cfg.seed,
+            self.rto,
+            self.topo.routes.clone(),
+        );
+        for (i, a) in state.actions.iter().enumerate() {
+            self.events
+                .push(a.time.max(self.now), Event::Fault(i as u32));
+        }
+        self.faults = Some(Box::new(state));
+    }
+
+    /// Mixed traffic: flows whose source host is a multiple of `n` use ECMP whatever the run's
+    /// load balancer (the reference's `-mixed_lb_traffic` with n = 10); 0 turns it off.
+    pub fn set_ecmp_every(&mut self, n: u32) {
+        self.ecmp_every = n;
+    }
+
+    /// True for a background (forced ECMP) flow.
+    pub fn is_background(&self, f: u32) -> bool {
+        self.ecmp_every > 0
+            && self.flows[f as usize]
+                .spec
+                .src
+                .is_multiple_of(self.ecmp_every)
+    }
+
+    /// `background` for forced-ECMP flows, `main` otherwise.
+    pub fn flow_class(&self, f: u32) -> &'static str {
+        if self.is_background(f) {
+            "background"
+        } else {
+            "main"
+        }
+    }
+
+    /// Whether mixed traffic is on.
+    pub fn mixed_traffic(&self) -> bool {
+        self.ecmp_every > 0
+    }
+
+    /// What faults did so far (`None` without a fault plan).
+    pub fn fault_stats(&self) -> Option<FaultStats> {
+        self.faults.as_ref().map(|f| f.stats)
+    }
+
+    /// One message per flow given up because no path to its destination was left, naming the
+    /// flow.
+    pub fn unreachable_flows(&self) -> Vec<String> {
+        self.faults
+            .as_ref()
+            .map(|f| {
+                f.gave_up
+                    .iter()
+                    .filter(|g| g.0)
+                    .map(|g| g.1.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// One message per flow given up although a path existed (its load balancer kept choosing
+    /// failed paths, e.g. ECMP pinned to a dead link).
+    pub fn stalled_flows(&self) -> Vec<String> {
+        self.faults
+            .as_ref()
+            .map(|f| {
+                f.gave_up
+                    .iter()
+                    .filter(|g| !g.0)
+                    .map(|g| g.1.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Whether a port (link id) is down now.
+    pub fn link_down(&self, port: u32) -> bool {
+        self.faults
+            .as_ref()
+            .is_some_and(|f| f.down[port as usize] > 0)
+    }
+
+    /// Current bit rate of a port (changes with `rate` faults).
+    pub fn link_rate(&self, port: u32) -> u64 {
+        self.ports[port as usize].rate_bps
+    }
+
+    /// A packet is put on the wire of `port`: false when a fault discards it (the caller then
+    /// calls [`Self::fault_drop`]); trims it in place in `trim` loss mode.
+    #[inline]
+    pub(super) fn fault_on_wire(&mut self, port: u32, h: Handle) -> bool {
+        let header = self.cfg.transport.header;
+        let Some(fs) = self.faults.as_mut() else {
+            return true;
+        };
+        let pkt = self.pkts.get_mut(h);
+        pkt.egress = port;
+        let is_data = pkt.kind == Kind::Data;
+        match fs.on_wire(port, is_data, is_data && !pkt.has(flags::TRIMMED)) {
+            Verdict::Pass => true,
+            Verdict::Trim => {
+                pkt.size = header;
+                pkt.flags |= flags::TRIMMED;
+                fs.stats.data_trimmed += 1;
+                true
+            }
+            Verdict::Drop => false,
+        }
+    }
+
+    /// A packet is taken off its wire: false when the link went down meanwhile and the packet
+    /// was discarded.
+    #[inline]
+    pub(super) fn fault_off_wire(&mut self, h: Handle) -> bool {
+        let header = self.cfg.transport.header;
+        let Some(fs) = self.faults.as_mut() else {
+            return true;
+        };
+        let pkt = self.pkts.get_mut(h);
+        let is_data = pkt.kind == Kind::Data;
+        match fs.off_wire(pkt.egress, is_data, is_data && !pkt.has(flags::TRIMMED)) {
+            Verdict::Pass => true,
+            Verdict::Trim => {
+                pkt.size = header;
+                pkt.flags |= flags::TRIMMED;
+                fs.stats.data_trimmed += 1;
+                true
+            }
+            Verdict::Drop => {
+                self.fault_drop(h);
+                false
+            }
+        }
+    }
+
+    /// Counts a lost packet in the global counters and frees it; true for data.
+    fn lose(&mut self, h: Handle) -> bool {
+        let data = self.pkts.get(h).kind == Kind::Data;
+        if data {
+            self.counters.data_dropped += 1;
+        } else {
+            self.counters.control_dropped += 1;
+        }
+        self.pkts.free(h);
+        data
+    }
+
+    /// Counts and frees a packet lost to a fault.
+    pub(super) fn fault_drop(&mut self, h: Handle) {
+        let data = self.lose(h);
+        if let Some(fs) = self.faults.as_mut() {
+            if data {
+                fs.stats.data_dropped += 1;
+            } else {
+                fs.stats.control_dropped += 1;
+            }
+        }
+    }
+
+    /// A switch has no route left towards the packet's destination: the packet is discarded.
+    pub(super) fn no_route(&mut self, node: u32, h: Handle) {
+        let f = self.pkts.get(h).flow as usize;
+        if let Some(fs) = self.faults.as_mut() {
+            fs.stats.no_route += 1;
+            if fs.no_route_at.len() <= f {
+                fs.no_route_at.resize(f + 1, u32::MAX);
+            }
+            fs.no_route_at[f] = node;
+        }
+        self.lose(h);
+    }
+
+    pub(super) fn on_fault(&mut self, i: u32) {
+        let mtu = self.cfg.transport.mtu as u64;
+        let queue = self.cfg.queue;
+        let now = self.now;
+        let Some(fs) = self.faults.as_mut() else {
+            return;
+        };
+        let a = fs.actions[i as usize];
+        fs.stats.actions += 1;
+        let p = a.port as usize;
+        match a.kind {
+            ActionKind::Rate {
+                rate_bps,
+                buffer_scale,
+            } => {
+                let port = &mut self.ports[p];
+                fs.original[p].get_or_insert((port.rate_bps, port.params));
+                port.rate_bps = rate_bps;
+                if self.port_host[p] == NO_HOST {
+                    let scale = |b: u64| (b as f64 * buffer_scale).round() as u64;
+                    port.params.capacity = scale(queue.capacity).max(mtu);
+                    port.params.ecn_min = scale(queue.ecn_min);
+                    port.params.ecn_max = scale(queue.ecn_max);
+                }
+            }
+            ActionKind::RestoreRate => {
+                if let Some((rate, params)) = fs.original[p].take() {
+                    self.ports[p].rate_bps = rate;
+                    self.ports[p].params = params;
+                }
+            }
+            _ => {
+                if fs.apply(&a) {
+                    if let Some(delay) = fs.reconvergence {
+                        let at = now + delay;
+                        let snapshot = fs.alive();
+                        // Changes at the same instant share one recomputation.
+                        match fs.snapshots.last_mut() {
+                            Some((t, Some(s))) if *t == at => *s = snapshot,
+                            _ => {
+                                fs.snapshots.push((at, Some(snapshot)));
+                                self.events
+                                    .push(at, Event::Reroute((fs.snapshots.len() - 1) as u32));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn on_reroute(&mut self, i: u32) {
+        let Some(fs) = self.faults.as_mut() else {
+            return;
+        };
+        let Some(alive) = fs.snapshots[i as usize].1.take() else {
+            return;
+        };
+        self.topo.routes = routing::reconverge(&self.topo, &fs.base_routes, &alive);
+        fs.stats.reconvergences += 1;
+    }
+
+    /// Called on a retransmission timeout: gives the flow up (true) when it has heard no ACK
+    /// or NACK for the configured time.
+    pub(super) fn fault_gave_up(&mut self, f: u32) -> bool {
+        let now = self.now;
+        let Some(fs) = self.faults.as_mut() else {
+            return false;
+        };
+        let fi = f as usize;
+        let flow = &self.flows[fi];
+        let heard = flow.stats.acks + flow.stats.nacks;
+        if fs.progress.len() <= fi {
+            fs.progress.resize(fi + 1, (u64::MAX, 0));
+        }
+        let e = &mut fs.progress[fi];
+        if e.0 != heard {
+            let since = if e.0 == u64::MAX && heard == 0 {
+                flow.spec.start.min(now)
+            } else {
+                now
+            };
+            *e = (heard, since);
+        }
+        let silent_for = now - e.1;
+        if silent_for < fs.give_up_after {
+            return false;
+        }
+        // Is there any path left at all (over links that are up now)?
+        let (src, dst) = (flow.spec.src as usize, flow.spec.dst as usize);
+        let alive = fs.alive();
+        let t = &self.topo;
+        let (st, dt) = (t.host_tor[src], t.host_tor[dst]);
+        let path_exists = alive[t.host_uplink[src] as usize]
+            && alive[t.host_downlink[src] as usize]
+            && alive[t.host_uplink[dst] as usize]
+            && alive[t.host_downlink[dst] as usize]
+            && (st == dt || {
+                let r = routing::reach(t, &fs.base_routes, &alive);
+                r[dt as usize][st as usize] && r[st as usize][dt as usize]
+            });
+        let why = match fs.no_route_at.get(fi).copied().filter(|&n| n != u32::MAX) {
+            Some(node) => format!(
+                "its packets found no route at {} (reconvergence removed every path)",
+                self.topo.node_name(node)
+            ),
+            None if path_exists => "paths exist but every one it used is failed".to_string(),
+            None => "every path between the two hosts is failed".to_string(),
+        };
+        let what = if path_exists {
+            "stalled"
+        } else {
+            "destination unreachable"
+        };
+        let msg = format!(
+            "flow {} (host {} -> host {}): {what}: no ACK or NACK for {:.1} us ({} timeouts); {why}; \
+             given up at t = {:.1} us",
+            flow.spec.id,
+            flow.spec.src,
+            flow.spec.dst,
+            to_us(silent_for),
+            flow.stats.timeouts,
+            to_us(now)
+        );
+        fs.gave_up.push((!path_exists, msg));
+        let flow = &mut self.flows[fi];
+        flow.phase = Phase::GaveUp;
+        let src = flow.spec.src as usize;
+        if let Some(s) = flow.sender.as_mut() {
+            s.timer_pending = false;
+            if s.in_ready_list {
+                s.in_ready_list = false;
+                self.hosts[src].ready.retain(|&x| x != f);
+            }
+            s.release();
+        }
+        if let Some(r) = flow.receiver.as_mut() {
+            r.release();
+        }
+        true
+    }
+}
+
+impl Built {
+    /// The simulation of this run, with its faults and mixed traffic installed.
+    pub fn simulation(self) -> Result<Simulation, SetupError> {
+        let mut sim = Simulation::new(self.config, self.topology, self.flows)?;
+        sim.set_ecmp_every(self.ecmp_every);
+        sim.set_faults(self.faults);
+        Ok(sim)
+    }
+}
