@@ -9,6 +9,7 @@ pub mod fault;
 pub mod lb;
 pub mod metrics;
 pub mod net;
+pub mod routing;
 pub mod scenario;
 pub mod sim;
 pub mod transport;

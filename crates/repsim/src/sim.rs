@@ -86,6 +86,8 @@ pub struct SimConfig {
     pub lb: String,
     /// Load-balancer parameters.
     pub lb_options: LbOptions,
+    /// Switch routing scheme (a name in [`crate::routing::names`]; `ecmp` by default).
+    pub switch_routing: String,
 }
 
 /// Why a simulation cannot be set up.
@@ -248,6 +250,7 @@ pub struct Simulation {
     lb_records: Vec<LbRecord>,
     completions: Vec<u32>,
     collector: Option<Box<Collector>>,
+    routing: Option<Box<dyn crate::routing::SwitchRouting>>,
     faults: Option<Box<crate::fault::FaultState>>,
     ecmp_every: u32,
 }
@@ -337,10 +340,16 @@ impl Simulation {
             lb_records: Vec::new(),
             completions: Vec::new(),
             collector: None,
+            routing: None,
             faults: None,
             ecmp_every: 0,
             cfg,
         };
+        sim.routing = crate::routing::build(
+            &sim.cfg.switch_routing,
+            &crate::routing::RoutingContext { salts: &sim.salts },
+        )
+        .map_err(SetupError::Invalid)?;
         sim.max_base_rtt = sim.network_max_rtt();
         let host_rate = sim.topo.links[sim.topo.host_uplink[0] as usize].rate_bps;
         sim.rto = sim.cfg.transport.rto.unwrap_or_else(|| {
@@ -674,6 +683,7 @@ impl Simulation {
         let port = match cands.len() {
             1 => cands[0],
             0 => return self.no_route(node, h),
+            _ if self.routing.is_some() => self.route_by_scheme(s, h),
             n => {
                 cands[ecmp_pick(
                     pkt.flow_key,
@@ -690,6 +700,20 @@ impl Simulation {
         } else {
             self.enqueue_switch(port, h);
         }
+    }
+
+    /// Port chosen by a switch-side routing scheme (kept out of line: ECMP is the hot path).
+    #[inline(never)]
+    fn route_by_scheme(&mut self, s: u32, h: Handle) -> u32 {
+        let pkt = self.pkts.get(h);
+        let cands = self.topo.candidates(s, pkt.dst);
+        let view = crate::routing::PortView {
+            ports: &self.ports,
+            now: self.now,
+            header_size: self.cfg.transport.header,
+        };
+        let routing = self.routing.as_deref_mut().expect("checked by the caller");
+        cands[routing.select(s, pkt, cands, &view)]
     }
 
     // ----- hosts: sending ----------------------------------------------------------------

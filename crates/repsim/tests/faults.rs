@@ -381,6 +381,9 @@ fn extreme_50_percent_failed_cables_reps_completes_every_flow() {
     let sim = run_file("failures-extreme-50.toml", "reps");
     assert!(all_done(&sim), "unfinished: {:?}", sim.stalled_flows());
     assert!(sim.unreachable_flows().is_empty());
-    assert!(sim.counters().data_dropped > 0, "the failed cables must have cost packets");
+    assert!(
+        sim.counters().data_dropped > 0,
+        "the failed cables must have cost packets"
+    );
     assert_conserved(&sim);
 }

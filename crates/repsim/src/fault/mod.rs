@@ -178,6 +178,10 @@ pub struct FaultSection {
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingSection {
+    /// Switch-side port choice among equal-cost ports: `ecmp` (default, hash of flow key, EV
+    /// and salt) or `adaptive` (least-queued port, Adaptive RoCE style).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub switch: Option<String>,
     /// Delay after which switches drop dead links from (and restore live links to) their ECMP
     /// groups; absent: never.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -596,6 +596,16 @@ impl LoadedScenario {
             fast_increase: s.transport.fast_increase,
         };
         let seed = seed.unwrap_or(s.seed);
+        let switch_routing = s.routing.switch.clone().unwrap_or_else(|| "ecmp".into());
+        if !crate::routing::names().contains(&switch_routing.as_str()) {
+            return Err(self.err(
+                "routing.switch",
+                format!(
+                    "unknown switch routing '{switch_routing}'; allowed: {}",
+                    crate::routing::names().join(", ")
+                ),
+            ));
+        }
         let config = SimConfig {
             seed,
             end: s.end.0,
@@ -609,6 +619,7 @@ impl LoadedScenario {
                 reps_explore_mode: o.reps_explore,
                 reps_explore_packets: o.reps_explore_packets,
             },
+            switch_routing,
         };
         let flows = self.flows(&topology, seed)?;
         let faults = self.fault_plan(&topology, seed)?;
