@@ -62,6 +62,27 @@ pub struct Packet {
 }
 
 impl Packet {
+    /// A packet of `kind` and `size` bytes with every other field zero (tests and builders
+    /// start from it).
+    pub fn blank(kind: Kind, size: u32) -> Self {
+        Packet {
+            flow: 0,
+            psn: 0,
+            size,
+            dst: 0,
+            flow_key: 0,
+            next_node: 0,
+            egress: 0,
+            cum_ack: 0,
+            sack_base: 0,
+            sack_bits: 0,
+            sent_at: 0,
+            ev: 0,
+            kind,
+            flags: 0,
+        }
+    }
+
     /// True if the flag bit is set.
     #[inline]
     pub fn has(&self, flag: u8) -> bool {

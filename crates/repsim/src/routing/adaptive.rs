@@ -44,22 +44,7 @@ mod tests {
     use crate::net::port::{Port, QueueParams};
 
     fn pkt(size: u32) -> Packet {
-        Packet {
-            flow: 0,
-            psn: 0,
-            size,
-            dst: 0,
-            flow_key: 0,
-            next_node: 0,
-            egress: 0,
-            cum_ack: 0,
-            sack_base: 0,
-            sack_bits: 0,
-            sent_at: 0,
-            ev: 0,
-            kind: Kind::Data,
-            flags: 0,
-        }
+        Packet::blank(Kind::Data, size)
     }
 
     #[test]
