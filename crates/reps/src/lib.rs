@@ -253,7 +253,7 @@ pub enum Transition {
 }
 
 /// Per-deployment REPS parameters, shared by all connections that use them.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Config {
     /// Number of distinct EVs (1..=65536); every EV produced is `< evs_size`.
     pub evs_size: u32,
@@ -335,18 +335,10 @@ impl Config {
     }
 
     /// Sends each cached EV may serve (1 unless [`Coalescing::ReuseEvs`]), clamped.
-    const fn uses_per_ev(&self) -> u8 {
+    fn uses_per_ev(&self) -> u8 {
         match self.coalescing {
-            Coalescing::ReuseEvs { max_uses } => {
-                if max_uses == 0 {
-                    1
-                } else if max_uses > MAX_REUSE_USES {
-                    MAX_REUSE_USES
-                } else {
-                    max_uses
-                }
-            }
-            _ => 1,
+            Coalescing::ReuseEvs { max_uses } => max_uses.clamp(1, MAX_REUSE_USES),
+            Coalescing::PerAck | Coalescing::CarryEvs => 1,
         }
     }
 }
@@ -394,7 +386,6 @@ pub struct RepsState {
     cursor_flags: u8,
 }
 
-const _: () = assert!(core::mem::size_of::<RepsState>() <= 25);
 const _: () = assert!(core::mem::size_of::<RepsState>() == 25);
 const _: () = assert!(core::mem::align_of::<RepsState>() == 1);
 
@@ -418,31 +409,33 @@ impl RepsState {
 
     /// Chooses the EV for the next packet (new data, retransmission or probe).
     pub fn next_ev<R: RandomSource + ?Sized>(&mut self, cfg: &Config, rng: &mut R) -> Ev {
+        // Exploring and freezing exclude each other: failures are ignored while exploring,
+        // and exploration only starts when freezing ends.
         let explore = self.explore_remaining();
         if explore > 0 {
             let left = explore - 1;
             self.set_explore_counter(left);
-            return match cfg.explore_mode {
-                ExploreMode::Reference => random_ev(cfg.evs_size, rng),
-                ExploreMode::PaperPseudocode => {
-                    if left % (BUFFER_SLOTS as u16) == 0 || self.valid_count() == 0 {
-                        random_ev(cfg.evs_size, rng)
-                    } else {
-                        self.take_oldest_valid(cfg)
-                    }
-                }
+            let forced_random = match cfg.explore_mode {
+                ExploreMode::Reference => true,
+                ExploreMode::PaperPseudocode => left % (BUFFER_SLOTS as u16) == 0,
             };
-        }
-        if self.is_frozen() {
-            if self.cached_count() == 0 {
+            if forced_random {
+                return random_ev(cfg.evs_size, rng);
+            }
+            // Paper exploration's other sends recycle like outside exploration.
+        } else if self.is_frozen() {
+            let written = self.cached_count();
+            return if written == 0 {
                 random_ev(cfg.evs_size, rng)
             } else {
-                self.take_cycling()
-            }
-        } else if self.valid_count() == 0 {
+                self.take_cycling(written)
+            };
+        }
+        let valid = self.valid_count();
+        if valid == 0 {
             random_ev(cfg.evs_size, rng)
         } else {
-            self.take_oldest_valid(cfg)
+            self.take_oldest_valid(cfg, valid)
         }
     }
 
@@ -503,11 +496,7 @@ impl RepsState {
         if !cfg.freezing_enabled || self.is_frozen() || self.explore_remaining() != 0 {
             return Transition::None;
         }
-        let duration = if cfg.freeze_duration > MAX_FREEZE_DURATION {
-            MAX_FREEZE_DURATION
-        } else {
-            cfg.freeze_duration
-        };
+        let duration = cfg.freeze_duration.min(MAX_FREEZE_DURATION);
         self.ring_flags |= FROZEN_BIT;
         self.freezing_until = now.wrapping_add(duration).to_le_bytes();
         Transition::EnteredFreezing
@@ -646,50 +635,47 @@ impl RepsState {
         self.set_head(next);
     }
 
-    /// Algorithm 2, getNextEV with valid EVs: the oldest valid entry, at head - valid.
-    fn take_oldest_valid(&mut self, cfg: &Config) -> Ev {
-        let valid = self.valid_count() as usize;
-        let index = (self.head() + BUFFER_SLOTS - valid) % BUFFER_SLOTS;
-        let ev = self.slot_ev(index);
+    /// Marks the valid slot `index` used up; `valid` is the current count. (Saturating,
+    /// like the masks above, so that even a garbage state from C cannot panic.)
+    fn invalidate(&mut self, index: usize, valid: u8) {
+        self.set_slot_valid(index, false);
+        self.set_valid_count(valid.saturating_sub(1));
+        self.set_oldest_uses(0);
+    }
+
+    /// Algorithm 2, getNextEV with `valid > 0` valid EVs: the oldest one, at head - valid.
+    fn take_oldest_valid(&mut self, cfg: &Config, valid: u8) -> Ev {
+        let index = (self.head() + BUFFER_SLOTS - valid as usize) % BUFFER_SLOTS;
         let uses = self.oldest_uses() + 1;
         if uses >= cfg.uses_per_ev() {
-            self.set_slot_valid(index, false);
-            self.set_valid_count(self.valid_count().saturating_sub(1));
-            self.set_oldest_uses(0);
+            self.invalidate(index, valid);
         } else {
             self.set_oldest_uses(uses);
         }
-        ev
+        self.slot_ev(index)
     }
 
-    /// Freezing: round robin over the written slots, ignoring (but clearing) validity.
-    fn take_cycling(&mut self) -> Ev {
-        let count = self.cached_count() as usize;
+    /// Freezing: round robin over the `written > 0` written slots, ignoring (but
+    /// clearing) validity.
+    fn take_cycling(&mut self, written: u8) -> Ev {
         let index = self.cursor();
-        let ev = self.slot_ev(index);
         if self.slot_valid(index) {
-            self.set_slot_valid(index, false);
-            self.set_valid_count(self.valid_count().saturating_sub(1));
-            self.set_oldest_uses(0);
+            self.invalidate(index, self.valid_count());
         }
-        self.set_cursor(if count == 0 { 0 } else { (index + 1) % count });
-        ev
+        self.set_cursor((index + 1) % written as usize);
+        self.slot_ev(index)
     }
 
-    /// Wipe the ring (the reference's `reset()`), keeping mode, deadline and counter.
-    fn clear_ring(&mut self) {
-        self.cached_evs = [0; 16];
-        self.valid_bits = 0;
-        self.ring_flags &= FROZEN_BIT;
-        self.cursor_flags = 0;
-    }
-
-    /// Feedback-time freezing exit (Algorithm 1 lines 15-18, reference order).
+    /// Feedback-time freezing exit (Algorithm 1 lines 15-18, reference order): the
+    /// reference's `reset()` wipes the ring, and exploration starts. The stale deadline
+    /// is kept (it is meaningful only while frozen).
     fn check_freezing_exit(&mut self, cfg: &Config, now: u32) -> Transition {
         if self.is_frozen() && time_after(now, u32::from_le_bytes(self.freezing_until)) {
-            self.ring_flags &= !FROZEN_BIT;
-            self.clear_ring();
-            self.set_explore_counter(cfg.explore_packets);
+            *self = Self {
+                explore_counter: cfg.explore_packets.to_le_bytes(),
+                freezing_until: self.freezing_until,
+                ..Self::new()
+            };
             Transition::ExitedFreezing
         } else {
             Transition::None
