@@ -53,65 +53,50 @@ fn c_program_uses_every_function_of_the_header() {
     );
 }
 
+/// `(name, value)` pairs for Rust constants that `reps.h` repeats under the same name.
+macro_rules! same_name {
+    ($($name:ident),* $(,)?) => {
+        [$((stringify!($name), i64::from($name))),*]
+    };
+}
+
 #[test]
 fn header_constants_match_rust() {
     use reps::ffi::*;
     let header = std::fs::read_to_string(support::crate_dir().join("include/reps.h")).unwrap();
-    let expect = [
-        ("REPS_EXPLORE_REFERENCE", i64::from(REPS_EXPLORE_REFERENCE)),
-        (
-            "REPS_EXPLORE_PAPER_PSEUDOCODE",
-            i64::from(REPS_EXPLORE_PAPER_PSEUDOCODE),
-        ),
-        (
-            "REPS_COALESCING_PER_ACK",
-            i64::from(REPS_COALESCING_PER_ACK),
-        ),
-        (
-            "REPS_COALESCING_CARRY_EVS",
-            i64::from(REPS_COALESCING_CARRY_EVS),
-        ),
-        (
-            "REPS_COALESCING_REUSE_EVS",
-            i64::from(REPS_COALESCING_REUSE_EVS),
-        ),
-        ("REPS_TRANSITION_NONE", i64::from(REPS_TRANSITION_NONE)),
-        (
-            "REPS_TRANSITION_ENTERED_FREEZING",
-            i64::from(REPS_TRANSITION_ENTERED_FREEZING),
-        ),
-        (
-            "REPS_TRANSITION_EXITED_FREEZING",
-            i64::from(REPS_TRANSITION_EXITED_FREEZING),
-        ),
-        ("REPS_CONFIG_OK", i64::from(REPS_CONFIG_OK)),
-        (
-            "REPS_CONFIG_BAD_EVS_SIZE",
-            i64::from(REPS_CONFIG_BAD_EVS_SIZE),
-        ),
-        (
-            "REPS_CONFIG_BAD_FREEZE_DURATION",
-            i64::from(REPS_CONFIG_BAD_FREEZE_DURATION),
-        ),
-        (
-            "REPS_CONFIG_BAD_REUSE_MAX_USES",
-            i64::from(REPS_CONFIG_BAD_REUSE_MAX_USES),
-        ),
-        ("REPS_CONFIG_BAD_ENUM", i64::from(REPS_CONFIG_BAD_ENUM)),
-        ("REPS_CONFIG_NULL", i64::from(REPS_CONFIG_NULL)),
+    let ffi_constants = same_name![
+        REPS_EXPLORE_REFERENCE,
+        REPS_EXPLORE_PAPER_PSEUDOCODE,
+        REPS_COALESCING_PER_ACK,
+        REPS_COALESCING_CARRY_EVS,
+        REPS_COALESCING_REUSE_EVS,
+        REPS_TRANSITION_NONE,
+        REPS_TRANSITION_ENTERED_FREEZING,
+        REPS_TRANSITION_EXITED_FREEZING,
+        REPS_CONFIG_OK,
+        REPS_CONFIG_BAD_EVS_SIZE,
+        REPS_CONFIG_BAD_FREEZE_DURATION,
+        REPS_CONFIG_BAD_REUSE_MAX_USES,
+        REPS_CONFIG_BAD_ENUM,
+        REPS_CONFIG_NULL,
+    ];
+    let limits = [
         ("REPS_BUFFER_SLOTS", reps::BUFFER_SLOTS as i64),
+        ("REPS_MAX_EVS_SIZE", i64::from(reps::MAX_EVS_SIZE)),
         ("REPS_MAX_REUSE_USES", i64::from(reps::MAX_REUSE_USES)),
         (
             "REPS_STATE_SIZE",
             std::mem::size_of::<reps::RepsState>() as i64,
         ),
     ];
-    for (name, value) in expect {
+    for (name, value) in ffi_constants.into_iter().chain(limits) {
         let line = format!("#define {name} {value}");
-        assert!(
-            header.lines().any(|l| l.starts_with(&line)
-                && !l[line.len()..].starts_with(|c: char| c.is_ascii_alphanumeric())),
-            "reps.h lacks `{line}`"
-        );
+        // The value may carry C's unsigned suffix, and must end there.
+        let defines_it = |l: &str| {
+            l.strip_prefix(&line)
+                .map(|rest| rest.strip_prefix('u').unwrap_or(rest))
+                .is_some_and(|rest| !rest.starts_with(|c: char| c.is_ascii_alphanumeric()))
+        };
+        assert!(header.lines().any(defines_it), "reps.h lacks `{line}`");
     }
 }

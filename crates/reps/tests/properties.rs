@@ -6,24 +6,28 @@
 //! small FIFO model of the valid cached EVs.
 
 use proptest::prelude::*;
-use reps::{Coalescing, Config, Ev, ExploreMode, RandomSource, RepsState, Transition};
+use reps::{Coalescing, Config, Ev, ExploreMode, RandomSource, RepsState, Transition, XorShift32};
 use std::collections::VecDeque;
 
 /// xorshift words, counting how many were drawn.
 struct Recording {
-    state: u32,
+    words: XorShift32,
     calls: u64,
+}
+
+impl Recording {
+    fn new(seed: u32) -> Self {
+        Self {
+            words: XorShift32::new(seed),
+            calls: 0,
+        }
+    }
 }
 
 impl RandomSource for Recording {
     fn next_u32(&mut self) -> u32 {
         self.calls += 1;
-        let mut x = self.state;
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        self.state = x;
-        x
+        self.words.next_u32()
     }
 }
 
@@ -125,9 +129,15 @@ fn check_invariants(s: &RepsState) -> Result<(), TestCaseError> {
         "valid count != number of valid slots"
     );
     prop_assert!(s.valid_count() <= s.cached_count());
-    prop_assert!(s.cached_count() <= 8);
-    prop_assert!(s.head() < 8);
-    prop_assert_eq!(s.freezing_until().is_some(), s.is_frozen());
+    // Slots not written since the last wipe are still blank.
+    for i in s.cached_count() as usize..8 {
+        prop_assert_eq!(
+            s.slot(i),
+            Some((0, false)),
+            "unwritten slot {} not blank",
+            i
+        );
+    }
     prop_assert!(
         !(s.is_frozen() && s.explore_remaining() > 0),
         "frozen while exploring"
@@ -174,84 +184,97 @@ fn max_uses(cfg: &Config) -> u8 {
     }
 }
 
+/// Checks the freezing-exit rule for feedback `t` received at `now` (state `before` ->
+/// `s`); returns whether freezing ended.
+fn check_exit(
+    cfg: &Config,
+    before: &RepsState,
+    s: &RepsState,
+    t: Transition,
+    now: u32,
+) -> Result<bool, TestCaseError> {
+    let should_exit = before
+        .freezing_until()
+        .is_some_and(|d| reps::time_after(now, d));
+    prop_assert_eq!(t == Transition::ExitedFreezing, should_exit);
+    if should_exit {
+        prop_assert!(!s.is_frozen());
+        prop_assert_eq!(s.explore_remaining(), cfg.explore_packets);
+    } else {
+        prop_assert_eq!(s.is_frozen(), before.is_frozen());
+    }
+    Ok(should_exit)
+}
+
+/// Feedback that caches nothing (marked ACK, NACK): the state is unchanged, or, if it
+/// ended freezing, the ring is empty.
+fn check_nothing_cached(
+    before: &RepsState,
+    s: &RepsState,
+    exited: bool,
+) -> Result<(), TestCaseError> {
+    if exited {
+        prop_assert_eq!(s.cached_count(), 0);
+        prop_assert_eq!(s.valid_count(), 0);
+    } else {
+        prop_assert_eq!(s, before);
+    }
+    Ok(())
+}
+
 fn replay(cfg: Config, start: u32, seed: u32, events: Vec<Event>) -> Result<(), TestCaseError> {
     let mut s = RepsState::new();
-    let mut rng = Recording {
-        state: seed | 1,
-        calls: 0,
-    };
+    let mut rng = Recording::new(seed);
     let mut model = Model {
         fifo: VecDeque::new(),
     };
     let mut now = start;
     // Sends remaining in the exploration that followed the last exit from freezing.
     let mut exploration_left: Option<u16> = None;
+    // Next written slot a frozen send cycles to: 0 after every wipe, and a freeze can
+    // only begin once the previous one has ended in a wipe.
+    let mut frozen_cursor = 0usize;
+    let in_range = |ev: u16| (ev as u32 % cfg.evs_size) as Ev;
 
     for event in events {
         let before = s;
-        let feedback = match &event {
-            Event::Ack { ev, marked, dt } => Some((*ev, *marked, *dt, false)),
-            Event::Nack { ev, dt } => Some((*ev, true, *dt, true)),
-            _ => None,
-        };
-        match event {
-            Event::Ack { .. } | Event::Nack { .. } => {
-                let (ev, marked, dt, is_nack) = feedback.expect("feedback event");
-                let ev = (ev as u32 % cfg.evs_size) as Ev;
+        // Feedback: whether it ended freezing, and the EVs it should have cached.
+        let feedback: Option<(bool, Vec<Ev>)> = match event {
+            Event::Ack { ev, marked, dt } => {
+                let ev = in_range(ev);
                 now = now.wrapping_add(dt);
-                let t = if is_nack {
-                    s.on_nack(&cfg, ev, now)
-                } else {
-                    s.on_ack(&cfg, ev, marked, now)
-                };
-                let deadline = before.freezing_until();
-                let should_exit = deadline.is_some_and(|d| reps::time_after(now, d));
-                prop_assert_eq!(t == Transition::ExitedFreezing, should_exit);
-                if should_exit {
-                    model.fifo.clear();
-                    prop_assert_eq!(s.explore_remaining(), cfg.explore_packets);
-                    exploration_left = Some(cfg.explore_packets);
-                }
+                let t = s.on_ack(&cfg, ev, marked, now);
+                let exited = check_exit(&cfg, &before, &s, t, now)?;
                 if marked {
-                    // Marked ACKs and NACKs never enter the cache.
-                    if should_exit {
-                        prop_assert_eq!(s.cached_count(), 0);
-                        prop_assert_eq!(s.valid_count(), 0);
-                    } else {
-                        prop_assert_eq!(s, before);
-                    }
+                    check_nothing_cached(&before, &s, exited)?;
+                    Some((exited, vec![]))
                 } else {
-                    model.cache(ev);
                     let newest = (s.head() + 7) % 8;
                     prop_assert_eq!(s.slot(newest), Some((ev, true)));
+                    Some((exited, vec![ev]))
                 }
             }
+            Event::Nack { ev, dt } => {
+                now = now.wrapping_add(dt);
+                let t = s.on_nack(&cfg, in_range(ev), now);
+                let exited = check_exit(&cfg, &before, &s, t, now)?;
+                check_nothing_cached(&before, &s, exited)?;
+                Some((exited, vec![]))
+            }
             Event::Coalesced { evs, marked, dt } => {
-                let evs: Vec<Ev> = evs
-                    .iter()
-                    .map(|&e| (e as u32 % cfg.evs_size) as Ev)
-                    .collect();
+                let evs: Vec<Ev> = evs.into_iter().map(in_range).collect();
                 now = now.wrapping_add(dt);
                 let t = s.on_coalesced_ack(&cfg, &evs, marked, now);
-                let should_exit = before
-                    .freezing_until()
-                    .is_some_and(|d| reps::time_after(now, d));
-                prop_assert_eq!(t == Transition::ExitedFreezing, should_exit);
-                if should_exit {
-                    model.fifo.clear();
-                    exploration_left = Some(cfg.explore_packets);
+                let exited = check_exit(&cfg, &before, &s, t, now)?;
+                if marked {
+                    check_nothing_cached(&before, &s, exited)?;
                 }
-                let cached: &[Ev] = match (marked, cfg.coalescing) {
-                    (true, _) => &[],
-                    (false, Coalescing::CarryEvs) => &evs,
-                    (false, _) => evs.last().map(core::slice::from_ref).unwrap_or(&[]),
+                let learnt = match (marked, cfg.coalescing) {
+                    (true, _) => vec![],
+                    (false, Coalescing::CarryEvs) => evs,
+                    (false, _) => evs.last().copied().into_iter().collect(),
                 };
-                for &ev in cached {
-                    model.cache(ev);
-                }
-                if marked && !should_exit {
-                    prop_assert_eq!(s, before);
-                }
+                Some((exited, learnt))
             }
             Event::Failure { dt } => {
                 now = now.wrapping_add(dt);
@@ -268,6 +291,7 @@ fn replay(cfg: Config, start: u32, seed: u32, events: Vec<Event>) -> Result<(), 
                 } else {
                     prop_assert_eq!(s, before);
                 }
+                None
             }
             Event::Send => {
                 let calls = rng.calls;
@@ -298,12 +322,15 @@ fn replay(cfg: Config, start: u32, seed: u32, events: Vec<Event>) -> Result<(), 
                         }
                     }
                 } else if before.is_frozen() {
-                    if before.cached_count() > 0 {
+                    let written = before.cached_count() as usize;
+                    if written > 0 {
                         prop_assert!(!random, "random EV while frozen with a non-empty ring");
-                        let written: Vec<Ev> = (0..before.cached_count() as usize)
-                            .map(|i| before.slot(i).unwrap().0)
-                            .collect();
-                        prop_assert!(written.contains(&ev));
+                        prop_assert_eq!(
+                            ev,
+                            before.slot(frozen_cursor).unwrap().0,
+                            "frozen sends must cycle over the written slots in order"
+                        );
+                        frozen_cursor = (frozen_cursor + 1) % written;
                     } else {
                         prop_assert!(random);
                     }
@@ -324,6 +351,17 @@ fn replay(cfg: Config, start: u32, seed: u32, events: Vec<Event>) -> Result<(), 
                     }
                     exploration_left = None;
                 }
+                None
+            }
+        };
+        if let Some((exited, learnt)) = feedback {
+            if exited {
+                model.fifo.clear();
+                exploration_left = Some(cfg.explore_packets);
+                frozen_cursor = 0;
+            }
+            for ev in learnt {
+                model.cache(ev);
             }
         }
         if !s.is_frozen() {
@@ -363,7 +401,7 @@ proptest! {
             cfg.explore_mode = ExploreMode::PaperPseudocode;
         }
         let mut s = RepsState::new();
-        let mut rng = Recording { state: 7, calls: 0 };
+        let mut rng = Recording::new(7);
         prop_assert_eq!(s.on_failure_detected(&cfg, start), Transition::EnteredFreezing);
         prop_assert_eq!(s.on_nack(&cfg, 0, start.wrapping_add(11)), Transition::ExitedFreezing);
         for &ev in &cached {
