@@ -6,6 +6,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use repsim::metrics::{FlowRow, RunSummary};
+use serde::Serialize;
+
+use crate::series::{f6, Table};
 
 /// Writes `bytes` to `path` via a temporary file in the same directory.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -26,27 +29,38 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
 }
 
+/// Pretty-printed JSON with a trailing newline (`summary.json`, `run.json`).
+pub fn json_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
+    let mut v = serde_json::to_vec_pretty(value)?;
+    v.push(b'\n');
+    Ok(v)
+}
+
+/// Columns of `flows.csv`; the last, `class`, only with mixed traffic.
+const FLOWS: &[&str] = &[
+    "lb",
+    "id",
+    "src",
+    "dst",
+    "bytes",
+    "start",
+    "finish",
+    "fct_us",
+    "retransmissions",
+    "class",
+];
+
 /// `flows.csv`: one row per flow and load balancer; a trailing `class` column only when mixed
 /// traffic put some flows in the ECMP background class.
 pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
-    let mut w = csv::Writer::from_writer(Vec::new());
     let mixed = rows.iter().any(|r| r.class != "main");
-    let mut header = vec![
-        "lb",
-        "id",
-        "src",
-        "dst",
-        "bytes",
-        "start",
-        "finish",
-        "fct_us",
-        "retransmissions",
-    ];
-    if mixed {
-        header.push("class");
-    }
-    w.write_record(&header)?;
-    let opt = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_default();
+    let columns = if mixed {
+        FLOWS
+    } else {
+        &FLOWS[..FLOWS.len() - 1]
+    };
+    let mut table = Table::new("flows", columns);
+    let opt = |v: Option<f64>| v.map(f6).unwrap_or_default();
     for r in rows {
         let mut rec = vec![
             r.lb.clone(),
@@ -54,7 +68,7 @@ pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
             r.src.to_string(),
             r.dst.to_string(),
             r.bytes.to_string(),
-            format!("{:.6}", r.start_us),
+            f6(r.start_us),
             opt(r.finish_us),
             opt(r.fct_us),
             r.retransmissions.to_string(),
@@ -62,18 +76,54 @@ pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
         if mixed {
             rec.push(r.class.to_string());
         }
-        w.write_record(&rec)?;
+        table.push(&rec)?;
     }
-    w.into_inner().context("finishing flows.csv")
+    table.into_csv()
 }
 
 /// `summary.json`: `{"runs": [...]}`.
 pub fn summary_json(runs: &[RunSummary]) -> Result<Vec<u8>> {
-    #[derive(serde::Serialize)]
+    #[derive(Serialize)]
     struct Summary<'a> {
         runs: &'a [RunSummary],
     }
-    let mut v = serde_json::to_vec_pretty(&Summary { runs })?;
-    v.push(b'\n');
-    Ok(v)
+    json_bytes(&Summary { runs })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(class: &'static str, fct: Option<f64>) -> FlowRow {
+        FlowRow {
+            lb: "reps".into(),
+            id: 1,
+            src: 0,
+            dst: 3,
+            bytes: 4096,
+            start_us: 0.5,
+            finish_us: fct.map(|f| f + 0.5),
+            fct_us: fct,
+            retransmissions: 2,
+            class,
+        }
+    }
+
+    #[test]
+    fn flows_csv_has_a_class_column_only_with_mixed_traffic() {
+        let plain = String::from_utf8(flows_csv(&[row("main", Some(10.0))]).unwrap()).unwrap();
+        assert_eq!(
+            plain,
+            "lb,id,src,dst,bytes,start,finish,fct_us,retransmissions\n\
+             reps,1,0,3,4096,0.500000,10.500000,10.000000,2\n"
+        );
+        let mixed = flows_csv(&[row("main", Some(10.0)), row("background", None)]).unwrap();
+        let mixed = String::from_utf8(mixed).unwrap();
+        assert_eq!(
+            mixed,
+            "lb,id,src,dst,bytes,start,finish,fct_us,retransmissions,class\n\
+             reps,1,0,3,4096,0.500000,10.500000,10.000000,2,main\n\
+             reps,1,0,3,4096,0.500000,,,2,background\n"
+        );
+    }
 }

@@ -1,8 +1,6 @@
 //! Parquet output (cargo feature `parquet`): each table is converted from its CSV form, with
 //! column types inferred (all cells integers: INT64; numbers: DOUBLE; otherwise UTF-8 strings;
-//! empty cells become nulls). One row group per file; written atomically.
-use std::fs::File;
-use std::path::Path;
+//! empty cells become nulls). One row group per file.
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
@@ -19,8 +17,8 @@ enum Kind {
     Text,
 }
 
-/// Writes `csv` (with a header row naming `columns`) to `path` as Parquet.
-pub fn write(path: &Path, columns: &[&str], csv: &[u8]) -> Result<()> {
+/// Converts `csv` (with a header row naming `columns`) to the bytes of a Parquet file.
+pub fn encode(columns: &[&str], csv: &[u8]) -> Result<Vec<u8>> {
     let mut reader = csv::Reader::from_reader(csv);
     let rows: Vec<csv::StringRecord> = reader.records().collect::<Result<_, _>>()?;
     let kinds: Vec<Kind> = (0..columns.len())
@@ -50,41 +48,35 @@ pub fn write(path: &Path, columns: &[&str], csv: &[u8]) -> Result<()> {
             .with_fields(fields)
             .build()?,
     );
-    let tmp = path.with_extension("parquet.tmp");
-    {
-        let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        let props = Arc::new(WriterProperties::builder().build());
-        let mut w = SerializedFileWriter::new(file, schema, props)?;
-        let mut rg = w.next_row_group()?;
-        for (c, kind) in kinds.iter().enumerate() {
-            let mut col = rg.next_column()?.context("parquet column")?;
-            let def: Vec<i16> = rows.iter().map(|r| i16::from(!r[c].is_empty())).collect();
-            let cells = || rows.iter().map(|r| &r[c]).filter(|s| !s.is_empty());
-            match kind {
-                Kind::Int => {
-                    let v: Vec<i64> = cells().map(|s| s.parse().expect("checked")).collect();
-                    col.typed::<Int64Type>().write_batch(&v, Some(&def), None)?;
-                }
-                Kind::Real => {
-                    let v: Vec<f64> = cells().map(|s| s.parse().expect("checked")).collect();
-                    col.typed::<DoubleType>()
-                        .write_batch(&v, Some(&def), None)?;
-                }
-                Kind::Text => {
-                    let v: Vec<ByteArray> = cells()
-                        .map(|s| ByteArray::from(s.as_bytes().to_vec()))
-                        .collect();
-                    col.typed::<ByteArrayType>()
-                        .write_batch(&v, Some(&def), None)?;
-                }
+    let props = Arc::new(WriterProperties::builder().build());
+    let mut w = SerializedFileWriter::new(Vec::new(), schema, props)?;
+    let mut rg = w.next_row_group()?;
+    for (c, kind) in kinds.iter().enumerate() {
+        let mut col = rg.next_column()?.context("parquet column")?;
+        let def: Vec<i16> = rows.iter().map(|r| i16::from(!r[c].is_empty())).collect();
+        let cells = || rows.iter().map(|r| &r[c]).filter(|s| !s.is_empty());
+        match kind {
+            Kind::Int => {
+                let v: Vec<i64> = cells().map(|s| s.parse().expect("checked")).collect();
+                col.typed::<Int64Type>().write_batch(&v, Some(&def), None)?;
             }
-            col.close()?;
+            Kind::Real => {
+                let v: Vec<f64> = cells().map(|s| s.parse().expect("checked")).collect();
+                col.typed::<DoubleType>()
+                    .write_batch(&v, Some(&def), None)?;
+            }
+            Kind::Text => {
+                let v: Vec<ByteArray> = cells()
+                    .map(|s| ByteArray::from(s.as_bytes().to_vec()))
+                    .collect();
+                col.typed::<ByteArrayType>()
+                    .write_batch(&v, Some(&def), None)?;
+            }
         }
-        rg.close()?;
-        w.close()?;
+        col.close()?;
     }
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+    rg.close()?;
+    Ok(w.into_inner()?)
 }
 
 #[cfg(test)]
@@ -96,7 +88,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.parquet");
         let csv = b"lb,n,x\nreps,1,0.5\nops,,2\n";
-        super::write(&path, &["lb", "n", "x"], csv).unwrap();
+        std::fs::write(&path, super::encode(&["lb", "n", "x"], csv).unwrap()).unwrap();
         let r = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
         assert_eq!(r.metadata().file_metadata().num_rows(), 2);
         let rows: Vec<String> = r

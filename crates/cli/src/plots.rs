@@ -130,14 +130,14 @@ impl RunData {
     /// The switch whose uplinks the microscopic plots show: `wanted`, else `tor0` if collected,
     /// else the first collected node with up ports.
     pub fn focus_switch(&self, wanted: Option<&str>) -> Option<String> {
-        let ups: Vec<&PortCsv> = self.ports.iter().filter(|p| p.direction == "up").collect();
         if let Some(w) = wanted {
             return Some(w.to_string());
         }
-        if ups.iter().any(|p| p.from == "tor0") {
+        let mut ups = self.ports.iter().filter(|p| p.direction == "up");
+        if ups.clone().any(|p| p.from == "tor0") {
             return Some("tor0".into());
         }
-        ups.first().map(|p| p.from.clone())
+        ups.next().map(|p| p.from.clone())
     }
 
     /// The up ports of `switch` for `lb`, in link order.
@@ -225,6 +225,8 @@ pub fn write_all(data: &RunData, dir: &Path, switch: Option<&str>) -> Result<Vec
 
     // Microscopic view of one switch's uplinks.
     if let Some(sw) = data.focus_switch(switch) {
+        let prefix = format!("{sw}->");
+        let label = |p: &PortCsv| p.name.trim_start_matches(&prefix).to_string();
         let mut share_names: Vec<String> = Vec::new();
         let mut shares: Vec<(String, Vec<f64>)> = Vec::new();
         let mut capacity: Vec<f64> = Vec::new();
@@ -234,10 +236,7 @@ pub fn write_all(data: &RunData, dir: &Path, switch: Option<&str>) -> Result<Vec
                 continue;
             }
             if share_names.is_empty() {
-                share_names = ups
-                    .iter()
-                    .map(|p| p.name.trim_start_matches(&format!("{sw}->")).to_string())
-                    .collect();
+                share_names = ups.iter().map(|p| label(p)).collect();
                 let total: f64 = ups.iter().map(|p| p.rate_gbps).sum();
                 capacity = ups.iter().map(|p| p.rate_gbps / total).collect();
             }
@@ -261,7 +260,7 @@ pub fn write_all(data: &RunData, dir: &Path, switch: Option<&str>) -> Result<Vec
                     .iter()
                     .filter(|s| &s.lb == lb && s.link == p.link)
                     .collect();
-                let label = p.name.trim_start_matches(&format!("{sw}->")).to_string();
+                let label = label(p);
                 util = util.series(&label, rows.iter().map(|s| (s.t_us, s.util_gbps)).collect());
                 queue = queue.series(
                     &label,

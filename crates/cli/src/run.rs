@@ -1,14 +1,14 @@
 //! `repsim run`, `repsim bench` and `repsim check`.
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use repsim::engine::time::{to_us, US};
 use repsim::metrics::collect::CollectConfig;
 use repsim::metrics::{flow_rows, summarize, RunSummary};
-use repsim::scenario::LoadedScenario;
+use repsim::scenario::{Built, LoadedScenario};
 use repsim::Simulation;
 
 use crate::output::{flows_csv, summary_json, write_atomic};
@@ -56,7 +56,7 @@ pub enum CollectMode {
 }
 
 impl CollectMode {
-    /// The collector configuration for `scn` on `built`'s topology.
+    /// The collector configuration for `scn` on `topo`.
     pub fn config(
         self,
         scn: &LoadedScenario,
@@ -87,37 +87,55 @@ pub struct BenchArgs {
     pub collect: CollectMode,
 }
 
-/// Runs one simulation to completion (with time-series collection as asked), showing a
-/// progress bar if `progress`.
-pub fn simulate_with(
-    scn: &LoadedScenario,
-    lb: &str,
-    seed: Option<u64>,
-    progress: bool,
-    collect: CollectMode,
-) -> Result<(Simulation, f64)> {
-    let built = scn.build(lb, seed)?;
-    let collect = collect.config(scn, &built.topology)?;
-    let started = Instant::now();
-    let mut sim = built
-        .simulation()
-        .with_context(|| format!("setting up {} with {lb}", scn.path.display()))?;
-    if let Some(c) = collect {
-        sim.enable_collection(c)?;
+/// One load balancer's run, built and checked but not started.
+pub struct Prepared {
+    built: Built,
+    collect: Option<CollectConfig>,
+}
+
+impl Prepared {
+    /// Builds `scn` for `lb` and resolves what to collect; fails on any set-up error.
+    pub fn new(
+        scn: &LoadedScenario,
+        lb: &str,
+        seed: Option<u64>,
+        collect: CollectMode,
+    ) -> Result<Self> {
+        let built = scn.build(lb, seed)?;
+        let collect = collect.config(scn, &built.topology)?;
+        Ok(Prepared { built, collect })
     }
-    let bar = Progress::new(lb, &sim, progress);
-    let step = 50 * US;
-    let mut t = 0;
-    loop {
-        t += step;
-        let more = sim.run_until(t);
-        bar.update(&sim);
-        if !more {
-            break;
+
+    /// Runs the simulation to completion, showing a progress bar if `progress`; returns it
+    /// with the wall-clock seconds it took.
+    pub fn simulate(
+        self,
+        scn: &LoadedScenario,
+        lb: &str,
+        progress: bool,
+    ) -> Result<(Simulation, f64)> {
+        let started = Instant::now();
+        let mut sim = self
+            .built
+            .simulation()
+            .with_context(|| format!("setting up {} with {lb}", scn.path.display()))?;
+        if let Some(c) = self.collect {
+            sim.enable_collection(c)?;
         }
+        let bar = Progress::new(lb, &sim, progress);
+        let step = 50 * US;
+        let mut t = 0;
+        loop {
+            t += step;
+            let more = sim.run_until(t);
+            bar.update(&sim);
+            if !more {
+                break;
+            }
+        }
+        bar.finish();
+        Ok((sim, started.elapsed().as_secs_f64()))
     }
-    bar.finish();
-    Ok((sim, started.elapsed().as_secs_f64()))
 }
 
 fn table(runs: &[RunSummary]) -> String {
@@ -165,11 +183,15 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     args.format.check()?;
     let command_started = Instant::now();
-    // Check every run's set-up before spending time on any of them.
-    for lb in &lbs {
-        let b = scn.build(lb, args.seed)?;
-        args.collect.config(&scn, &b.topology)?;
-    }
+    let started_unix_s = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    // Build every run before spending time on any of them.
+    let prepared = lbs
+        .iter()
+        .map(|lb| Prepared::new(&scn, lb, args.seed, args.collect))
+        .collect::<Result<Vec<_>>>()?;
     let out = args
         .out
         .clone()
@@ -177,31 +199,30 @@ pub fn run(args: RunArgs) -> Result<()> {
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     series::clear_marker(&out)?;
     let progress = !args.quiet && std::io::stderr().is_terminal();
+    // Topology, flows and fault plan do not depend on the load balancer: the first run's stand
+    // for all.
+    let first = &prepared[0].built;
     if !args.quiet && !args.json {
-        let b = scn.build(&lbs[0], args.seed)?;
         eprintln!(
             "{}: {} flows on a {}",
             scn.name(),
-            b.flows.len(),
-            b.topology
+            first.flows.len(),
+            first.topology
         );
     }
+    if !args.quiet {
+        for note in &first.faults.notes {
+            eprintln!("note: faults: {note}");
+        }
+    }
+    let fault_elements = first.faults.chosen.clone();
     let mut runs = Vec::new();
     let mut rows = Vec::new();
     let mut tables = Tables::new();
     let mut entries = Vec::new();
     let mut unreachable = 0;
-    let plan = {
-        let b = scn.build(&lbs[0], args.seed)?;
-        b.faults
-    };
-    if !args.quiet {
-        for note in &plan.notes {
-            eprintln!("note: faults: {note}");
-        }
-    }
-    for lb in &lbs {
-        let (sim, wall) = simulate_with(&scn, lb, args.seed, progress, args.collect)?;
+    for (lb, p) in lbs.iter().zip(prepared) {
+        let (sim, wall) = p.simulate(&scn, lb, progress)?;
         let summary = summarize(&sim, wall);
         if summary.flows_completed < summary.flows_total && !args.quiet {
             eprintln!(
@@ -231,21 +252,20 @@ pub fn run(args: RunArgs) -> Result<()> {
         });
         runs.push(summary);
     }
+    let resolved = scn.resolved_toml();
+    let summary = summary_json(&runs)?;
     write_atomic(&out.join("flows.csv"), &flows_csv(&rows)?)?;
-    write_atomic(&out.join("scenario.toml"), scn.resolved_toml().as_bytes())?;
-    write_atomic(&out.join("summary.json"), &summary_json(&runs)?)?;
-    if !plan.chosen.is_empty() {
-        let mut text = plan.chosen.join("\n");
-        text.push('\n');
-        write_atomic(&out.join("fault_elements.txt"), text.as_bytes())?;
-    }
+    write_atomic(&out.join("scenario.toml"), resolved.as_bytes())?;
+    write_atomic(&out.join("summary.json"), &summary)?;
     let mut files = vec![
         "flows.csv".to_string(),
         "scenario.toml".into(),
         "summary.json".into(),
     ];
     files.extend(tables.write(&out, args.format)?);
-    if !plan.chosen.is_empty() {
+    if !fault_elements.is_empty() {
+        let text = fault_elements.join("\n") + "\n";
+        write_atomic(&out.join("fault_elements.txt"), text.as_bytes())?;
         files.push("fault_elements.txt".into());
     }
     let info = RunInfo {
@@ -254,22 +274,18 @@ pub fn run(args: RunArgs) -> Result<()> {
         scenario_file: args.scenario.display().to_string(),
         scenario_name: scn.name(),
         seed: args.seed.unwrap_or(scn.scenario.seed),
-        started_unix_s: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0)
-            .saturating_sub(command_started.elapsed().as_secs()),
+        started_unix_s,
         wall_s: command_started.elapsed().as_secs_f64(),
         events: runs.iter().map(|r| r.events).sum(),
         runs: entries,
         format: args.format,
         files,
         host: series::HostInfo::current(),
-        scenario: scn.resolved_toml(),
+        scenario: resolved,
     };
     series::finish(&out, &info)?;
     if args.json {
-        println!("{}", String::from_utf8_lossy(&summary_json(&runs)?));
+        println!("{}", String::from_utf8_lossy(&summary));
     } else if !args.quiet {
         println!("{}", table(&runs));
         println!("results in {}", out.display());
@@ -309,9 +325,10 @@ pub fn peak_rss() -> Option<u64> {
 /// `repsim bench`.
 pub fn bench(args: BenchArgs) -> Result<()> {
     let scn = LoadedScenario::load(&args.scenario)?;
-    let mut best: Option<(f64, u64, f64)> = None;
+    let mut best: Option<(f64, u64)> = None;
     for i in 0..args.repeat.max(1) {
-        let (sim, wall) = simulate_with(&scn, &args.lb, None, false, args.collect)?;
+        let (sim, wall) =
+            Prepared::new(&scn, &args.lb, None, args.collect)?.simulate(&scn, &args.lb, false)?;
         let s = summarize(&sim, wall);
         eprintln!(
             "run {}: {:.2} s wall, {} events, {:.2} M events/s, {}/{} flows, max FCT {:.1} us",
@@ -324,10 +341,10 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             s.fct_us.max
         );
         if best.is_none_or(|b| wall < b.0) {
-            best = Some((wall, s.events, s.fct_us.max));
+            best = Some((wall, s.events));
         }
     }
-    let (wall, events, _) = best.expect("at least one run");
+    let (wall, events) = best.expect("at least one run");
     let rss = peak_rss()
         .map(|b| format!("{:.1} MB", b as f64 / 1e6))
         .unwrap_or_else(|| "unknown".into());

@@ -11,7 +11,7 @@ use repsim::sim::Phase;
 use repsim::Simulation;
 use serde::Serialize;
 
-use crate::output::write_atomic;
+use crate::output::{json_bytes, write_atomic};
 
 /// Name of the completion marker, written after every other file.
 pub const MARKER: &str = "run.complete";
@@ -42,59 +42,60 @@ impl Format {
 /// A table being filled: column names and rows of cells, written as CSV (or Parquet).
 pub struct Table {
     /// File stem (`port_series`).
-    pub stem: &'static str,
+    stem: &'static str,
     /// Column names.
-    pub columns: &'static [&'static str],
+    columns: &'static [&'static str],
     rows: csv::Writer<Vec<u8>>,
-    /// Number of data rows.
-    pub len: usize,
 }
 
 impl Table {
-    fn new(stem: &'static str, columns: &'static [&'static str]) -> Self {
+    /// An empty table (header row only).
+    pub fn new(stem: &'static str, columns: &'static [&'static str]) -> Self {
         let mut rows = csv::Writer::from_writer(Vec::new());
         rows.write_record(columns).expect("in-memory write");
         Table {
             stem,
             columns,
             rows,
-            len: 0,
         }
     }
 
-    fn push(&mut self, cells: &[String]) -> Result<()> {
+    /// Appends a row (one cell per column).
+    pub fn push(&mut self, cells: &[String]) -> Result<()> {
         debug_assert_eq!(cells.len(), self.columns.len());
         self.rows.write_record(cells)?;
-        self.len += 1;
         Ok(())
+    }
+
+    /// The table as CSV text.
+    pub fn into_csv(self) -> Result<Vec<u8>> {
+        self.rows
+            .into_inner()
+            .with_context(|| format!("finishing {}", self.stem))
     }
 
     /// Writes `dir/<stem>.csv` (or `.parquet`) atomically and returns the file name.
     fn write(self, dir: &Path, format: Format) -> Result<String> {
-        let csv = self.rows.into_inner().context("finishing a table")?;
-        match format {
-            Format::Csv => {
-                let name = format!("{}.csv", self.stem);
-                write_atomic(&dir.join(&name), &csv)?;
-                Ok(name)
-            }
-            Format::Parquet => {
-                let name = format!("{}.parquet", self.stem);
-                write_parquet(&dir.join(&name), self.columns, &csv)?;
-                Ok(name)
-            }
-        }
+        let (stem, columns) = (self.stem, self.columns);
+        let csv = self.into_csv()?;
+        let (name, bytes) = match format {
+            Format::Csv => (format!("{stem}.csv"), csv),
+            Format::Parquet => (format!("{stem}.parquet"), to_parquet(columns, &csv)?),
+        };
+        write_atomic(&dir.join(&name), &bytes)?;
+        Ok(name)
     }
 }
 
 #[cfg(not(feature = "parquet"))]
-fn write_parquet(_path: &Path, _columns: &[&str], _csv: &[u8]) -> Result<()> {
-    Format::Parquet.check()
+fn to_parquet(_columns: &[&str], _csv: &[u8]) -> Result<Vec<u8>> {
+    Format::Parquet.check()?;
+    unreachable!("Format::check fails without the parquet feature")
 }
 
 #[cfg(feature = "parquet")]
-fn write_parquet(path: &Path, columns: &[&str], csv: &[u8]) -> Result<()> {
-    crate::parquet_out::write(path, columns, csv)
+fn to_parquet(columns: &[&str], csv: &[u8]) -> Result<Vec<u8>> {
+    crate::parquet_out::encode(columns, csv)
 }
 
 const PORT_SERIES: &[&str] = &[
@@ -186,7 +187,8 @@ pub fn direction(sim: &Simulation, link: u32) -> &'static str {
     }
 }
 
-fn f6(v: f64) -> String {
+/// A real number with six decimals, the precision of every time column.
+pub fn f6(v: f64) -> String {
     format!("{v:.6}")
 }
 
@@ -258,23 +260,46 @@ impl Tables {
         let stats = sim.port_stats();
         let bucket = c.bucket();
         let ports = c.ports();
+        let dirs: Vec<&str> = ports.iter().map(|&p| direction(sim, p)).collect();
         // Up-port traffic per node, for uplink shares.
         let mut up_total = vec![0u64; (topo.hosts as usize) + topo.switches.len()];
-        for &p in ports {
-            if direction(sim, p) == "up" {
+        for (&p, &dir) in ports.iter().zip(&dirs) {
+            if dir == "up" {
                 up_total[topo.links[p as usize].from as usize] += stats[p as usize].tx_bytes;
             }
         }
-        let names: Vec<String> = ports.iter().map(|&p| topo.link_name(p)).collect();
-        for (slot, &p) in ports.iter().enumerate() {
+        for (slot, (&p, &dir)) in ports.iter().zip(&dirs).enumerate() {
             let link = &topo.links[p as usize];
             let st = &stats[p as usize];
-            let dir = direction(sim, p);
+            let name = topo.link_name(p);
             let (mut samples, mut above) = (0u64, 0u64);
             for b in 0..c.buckets() {
                 let cell = c.cell(b, slot);
                 samples += cell.q_samples as u64;
                 above += cell.q_above_kmin as u64;
+                let gbps = cell.tx_bytes as f64 * 8.0 / (bucket as f64 / SEC as f64) / 1e9;
+                let mean = if cell.q_samples > 0 {
+                    cell.q_sum as f64 / cell.q_samples as f64
+                } else {
+                    0.0
+                };
+                self.port_series.push(&[
+                    lbs.clone(),
+                    p.to_string(),
+                    name.clone(),
+                    b.to_string(),
+                    format!("{}", to_us(b as u64 * bucket)),
+                    cell.tx_bytes.to_string(),
+                    cell.tx_packets.to_string(),
+                    format!("{gbps:.3}"),
+                    cell.drops.to_string(),
+                    cell.trims.to_string(),
+                    cell.ecn_marks.to_string(),
+                    cell.q_samples.to_string(),
+                    cell.q_above_kmin.to_string(),
+                    format!("{mean:.1}"),
+                    cell.q_max.to_string(),
+                ])?;
             }
             let share = if dir == "up" && up_total[link.from as usize] > 0 {
                 f6(st.tx_bytes as f64 / up_total[link.from as usize] as f64)
@@ -284,7 +309,7 @@ impl Tables {
             self.ports.push(&[
                 lbs.clone(),
                 p.to_string(),
-                names[slot].clone(),
+                name,
                 topo.node_name(link.from),
                 topo.node_name(link.to),
                 dir.to_string(),
@@ -300,34 +325,6 @@ impl Tables {
                 above.to_string(),
                 share,
             ])?;
-        }
-        for (slot, &p) in ports.iter().enumerate() {
-            for b in 0..c.buckets() {
-                let cell = c.cell(b, slot);
-                let gbps = cell.tx_bytes as f64 * 8.0 / (bucket as f64 / SEC as f64) / 1e9;
-                let mean = if cell.q_samples > 0 {
-                    cell.q_sum as f64 / cell.q_samples as f64
-                } else {
-                    0.0
-                };
-                self.port_series.push(&[
-                    lbs.clone(),
-                    p.to_string(),
-                    names[slot].clone(),
-                    b.to_string(),
-                    format!("{}", to_us(b as u64 * bucket)),
-                    cell.tx_bytes.to_string(),
-                    cell.tx_packets.to_string(),
-                    format!("{gbps:.3}"),
-                    cell.drops.to_string(),
-                    cell.trims.to_string(),
-                    cell.ecn_marks.to_string(),
-                    cell.q_samples.to_string(),
-                    cell.q_above_kmin.to_string(),
-                    format!("{mean:.1}"),
-                    cell.q_max.to_string(),
-                ])?;
-            }
         }
         if c.config().cwnd {
             self.cwnd_on = true;
@@ -448,9 +445,7 @@ pub fn clear_marker(dir: &Path) -> Result<()> {
 
 /// Writes `run.json`, then the completion marker (last).
 pub fn finish(dir: &Path, info: &RunInfo) -> Result<()> {
-    let mut v = serde_json::to_vec_pretty(info)?;
-    v.push(b'\n');
-    write_atomic(&dir.join("run.json"), &v)?;
+    write_atomic(&dir.join("run.json"), &json_bytes(info)?)?;
     write_atomic(
         &dir.join(MARKER),
         format!("{}\n", info.started_unix_s).as_bytes(),
