@@ -1,31 +1,13 @@
 //! The `repsim` binary end to end: output files, determinism, errors.
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use std::path::Path;
 
-fn repsim(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_repsim"))
-        .current_dir(repo())
-        .args(args)
-        .output()
-        .expect("run repsim")
-}
+use common::{repo, repsim, repsim_ok, run_micro};
 
+/// Runs the symmetric micro scenario into `dir` and returns its flows.csv.
 fn run_to(dir: &Path, extra: &[&str]) -> Vec<u8> {
-    let out = dir.to_str().unwrap();
-    let mut args = vec![
-        "run",
-        "scenarios/reps-micro-symmetric.toml",
-        "--out",
-        out,
-        "--quiet",
-    ];
-    args.extend_from_slice(extra);
-    let o = repsim(&args);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    run_micro(dir, extra);
     std::fs::read(dir.join("flows.csv")).unwrap()
 }
 
@@ -65,6 +47,74 @@ fn writes_the_documented_files() {
     }
     let resolved = std::fs::read_to_string(dir.path().join("scenario.toml")).unwrap();
     assert!(resolved.contains("name = \"reps-micro-symmetric\""));
+    // run.json lists what was written; no faults, so no fault_elements.txt.
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("run.json")).unwrap()).unwrap();
+    let files: Vec<&str> = run["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        files,
+        [
+            "flows.csv",
+            "scenario.toml",
+            "summary.json",
+            "flow_stats.csv",
+            "lb_events.csv",
+            "ports.csv",
+            "port_series.csv",
+        ]
+    );
+    for f in files {
+        assert!(dir.path().join(f).exists(), "run.json lists missing {f}");
+    }
+    assert!(!dir.path().join("fault_elements.txt").exists());
+}
+
+#[test]
+fn random_faults_list_their_elements() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("random-faults.toml");
+    let base = std::fs::read_to_string(repo().join("scenarios/reps-micro-symmetric.toml")).unwrap();
+    std::fs::write(
+        &scenario,
+        base
+            + "\n[[fault]]\nkind = \"random_tor_uplinks\"\ndirection = \"forward\"\npercent = 25\n",
+    )
+    .unwrap();
+    let elements = |name: &str| {
+        let out = tmp.path().join(name);
+        repsim_ok(&[
+            "run",
+            scenario.to_str().unwrap(),
+            "--lb",
+            "reps",
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ]);
+        let run: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+        assert!(
+            run["files"]
+                .as_array()
+                .unwrap()
+                .contains(&"fault_elements.txt".into()),
+            "{}",
+            run["files"]
+        );
+        std::fs::read_to_string(out.join("fault_elements.txt")).unwrap()
+    };
+    let first = elements("a");
+    // 25 % of the 128 ToR uplinks, one per line.
+    assert_eq!(first.lines().count(), 32, "{first}");
+    assert!(first
+        .lines()
+        .all(|l| l.starts_with("tor") && l.contains("->agg")));
+    assert_eq!(first, elements("b"), "same seed, same elements");
 }
 
 #[test]
@@ -89,7 +139,7 @@ fn same_seed_same_bytes_different_seed_different_results() {
 #[test]
 fn json_summary_on_stdout() {
     let dir = tempfile::tempdir().unwrap();
-    let o = repsim(&[
+    let o = repsim_ok(&[
         "run",
         "scenarios/reps-micro-symmetric.toml",
         "--lb",
@@ -98,7 +148,6 @@ fn json_summary_on_stdout() {
         "--out",
         dir.path().to_str().unwrap(),
     ]);
-    assert!(o.status.success());
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is JSON");
     assert_eq!(v["runs"][0]["lb"], "reps");
 }
@@ -108,41 +157,30 @@ fn bad_scenarios_fail_with_file_and_field() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.toml");
     let base = std::fs::read_to_string(repo().join("scenarios/reps-micro-symmetric.toml")).unwrap();
+    // (text in the scenario, its replacement, the field the error must name)
     let cases = [
         (
-            base.replace("link_speed = \"400Gbps\"", "link_speed = \"fast\""),
+            "link_speed = \"400Gbps\"",
+            "link_speed = \"fast\"",
             "topology.link_speed",
         ),
+        ("size = \"100pkt\"", "size = \"100\"", "queue.size"),
+        ("hosts_per_tor = 8", "hosts_per_tor = 7", "topology"),
         (
-            base.replace("size = \"100pkt\"", "size = \"100\""),
-            "queue.size",
-        ),
-        (
-            base.replace("hosts_per_tor = 8", "hosts_per_tor = 7"),
-            "topology",
-        ),
-        (
-            base.replace(
-                "lb = [\"reps\", \"ops\", \"ecmp\"]",
-                "lb = [\"reps\", \"magic\"]",
-            ),
+            "lb = [\"reps\", \"ops\", \"ecmp\"]",
+            "lb = [\"reps\", \"magic\"]",
             "lb",
         ),
-        (
-            base.replace("src = \"0-7\"", "src = \"0-700\""),
-            "workload.flows[0]",
-        ),
-        (
-            base.replace("[queue]", "[queue]\ncolour = \"red\""),
-            "colour",
-        ),
-        (
-            base.replace("cc = \"mprdma\"", "cc = \"cubic\""),
-            "transport.cc",
-        ),
+        ("src = \"0-7\"", "src = \"0-700\"", "workload.flows[0]"),
+        ("[queue]", "[queue]\ncolour = \"red\"", "colour"),
+        ("cc = \"mprdma\"", "cc = \"cubic\"", "transport.cc"),
     ];
-    for (text, field) in cases {
-        std::fs::write(&bad, text).unwrap();
+    for (from, to, field) in cases {
+        assert!(
+            base.contains(from),
+            "the scenario no longer contains {from:?}"
+        );
+        std::fs::write(&bad, base.replace(from, to)).unwrap();
         let o = repsim(&[
             "run",
             bad.to_str().unwrap(),
@@ -174,5 +212,7 @@ fn check_and_lb_override() {
     let dir = tempfile::tempdir().unwrap();
     let csv = run_to(dir.path(), &["--lb", "ecmp"]);
     let text = String::from_utf8(csv).unwrap();
-    assert!(text.lines().skip(1).all(|l| l.starts_with("ecmp,")));
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(rows.len(), 8, "8 flows, ecmp only");
+    assert!(rows.iter().all(|l| l.starts_with("ecmp,")), "{text}");
 }

@@ -6,13 +6,13 @@
 //! on `load`; `chromium --headless --dump-dom` prints the DOM after load, which we parse.
 //! Without Chromium the test skips with a message, except under CI (`CI` set), where a missing
 //! browser is a failure (`.ci/run` installs the Debian packages `chromium` and `chromium-driver`).
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::{repsim_ok, run_micro};
 
 fn find_chromium() -> Option<PathBuf> {
     let names = [
@@ -85,25 +85,8 @@ fn report_renders_in_headless_chromium() {
     let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report_browser");
     let _ = std::fs::remove_dir_all(&out_dir);
     std::fs::create_dir_all(&out_dir).unwrap();
-    let run = |args: &[&str]| {
-        let o = Command::new(env!("CARGO_BIN_EXE_repsim"))
-            .current_dir(repo())
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    };
-    let d = out_dir.to_str().unwrap();
-    run(&[
-        "run",
-        "scenarios/reps-micro-symmetric.toml",
-        "--lb",
-        "reps,ops",
-        "--out",
-        d,
-        "--quiet",
-    ]);
-    run(&["report", d, "--quiet"]);
+    run_micro(&out_dir, &["--lb", "reps,ops"]);
+    repsim_ok(&["report", out_dir.to_str().unwrap(), "--quiet"]);
     let page = out_dir.join("report.html");
     let url = format!("file://{}", page.canonicalize().unwrap().display());
 

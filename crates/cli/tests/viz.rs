@@ -1,25 +1,10 @@
 //! Collectors, result files and the HTML report, end to end through the `repsim` binary.
 //! The numbers asserted here are the acceptance criteria, read from the CSV files.
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use std::path::Path;
 
-fn repsim(args: &[&str]) -> std::process::Output {
-    let o = Command::new(env!("CARGO_BIN_EXE_repsim"))
-        .current_dir(repo())
-        .args(args)
-        .output()
-        .expect("run repsim");
-    assert!(
-        o.status.success(),
-        "repsim {args:?} failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
+use common::{repsim, repsim_ok, run_micro};
 
 /// Rows of a CSV file as (header, records).
 fn csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
@@ -89,16 +74,7 @@ fn above_kmin_share(dir: &Path, lb: &str, from_us: f64) -> f64 {
 fn symmetric_micro_reps_keeps_tor0_queues_low_and_balanced() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let d = dir.to_str().unwrap();
-    repsim(&[
-        "run",
-        "scenarios/reps-micro-symmetric.toml",
-        "--lb",
-        "reps,ops",
-        "--out",
-        d,
-        "--quiet",
-    ]);
+    run_micro(dir, &["--lb", "reps,ops"]);
     // Files, run.json and the completion marker.
     for f in [
         "flows.csv",
@@ -149,7 +125,12 @@ fn symmetric_micro_reps_keeps_tor0_queues_low_and_balanced() {
         rows[1][t].parse::<f64>().unwrap() - rows[0][t].parse::<f64>().unwrap(),
         20.0
     );
-    for r in rows.iter().filter(|r| r[name].starts_with("tor0->agg")) {
+    let uplink_rows: Vec<_> = rows
+        .iter()
+        .filter(|r| r[name].starts_with("tor0->agg"))
+        .collect();
+    assert!(!uplink_rows.is_empty(), "no tor0 uplink rows");
+    for r in uplink_rows {
         assert!(r[util].parse::<f64>().unwrap() <= 400.0 * 1.03, "{r:?}");
     }
 
@@ -164,7 +145,7 @@ fn symmetric_micro_reps_keeps_tor0_queues_low_and_balanced() {
         .all(|r| r[col(&h, "fct_us")].parse::<f64>().unwrap() > 300.0));
 
     // The report: one self-contained page with the microscopic plots for both schemes.
-    let o = repsim(&["report", d, "--quiet"]);
+    let o = repsim_ok(&["report", dir.to_str().unwrap(), "--quiet"]);
     assert!(o.stdout.is_empty());
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     for needle in [
@@ -194,7 +175,7 @@ fn symmetric_micro_reps_keeps_tor0_queues_low_and_balanced() {
 fn asymmetric_micro_reps_splits_by_capacity_ops_evenly() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    repsim(&[
+    repsim_ok(&[
         "run",
         "scenarios/reps-micro-asymmetric.toml",
         "--lb",
@@ -221,34 +202,14 @@ fn asymmetric_micro_reps_splits_by_capacity_ops_evenly() {
 }
 
 #[test]
-fn collection_off_and_all_and_parquet_without_feature() {
+fn collection_off_and_all_and_parquet() {
     let tmp = tempfile::tempdir().unwrap();
     let off = tmp.path().join("off");
-    repsim(&[
-        "run",
-        "scenarios/reps-micro-symmetric.toml",
-        "--lb",
-        "reps",
-        "--collect",
-        "none",
-        "--out",
-        off.to_str().unwrap(),
-        "--quiet",
-    ]);
+    run_micro(&off, &["--lb", "reps", "--collect", "none"]);
     assert!(!off.join("port_series.csv").exists());
     assert!(off.join("run.complete").exists());
     let all = tmp.path().join("all");
-    repsim(&[
-        "run",
-        "scenarios/reps-micro-symmetric.toml",
-        "--lb",
-        "reps",
-        "--collect",
-        "all",
-        "--out",
-        all.to_str().unwrap(),
-        "--quiet",
-    ]);
+    run_micro(&all, &["--lb", "reps", "--collect", "all"]);
     let (h, rows) = csv(&all.join("ports.csv"));
     assert_eq!(rows.len(), 512, "every link");
     assert!(rows.iter().any(|r| r[col(&h, "direction")] == "host"));
@@ -259,19 +220,29 @@ fn collection_off_and_all_and_parquet_without_feature() {
         std::fs::read(off.join("flows.csv")).unwrap(),
         std::fs::read(all.join("flows.csv")).unwrap()
     );
-    if !cfg!(feature = "parquet") {
-        let o = Command::new(env!("CARGO_BIN_EXE_repsim"))
-            .current_dir(repo())
-            .args([
-                "run",
-                "scenarios/reps-micro-symmetric.toml",
-                "--format",
-                "parquet",
-                "--out",
-                tmp.path().join("pq").to_str().unwrap(),
-            ])
-            .output()
-            .unwrap();
+    let pq = tmp.path().join("pq");
+    if cfg!(feature = "parquet") {
+        run_micro(&pq, &["--lb", "reps", "--format", "parquet"]);
+        for f in ["flow_stats", "lb_events", "ports", "port_series"] {
+            assert!(
+                pq.join(format!("{f}.parquet")).exists(),
+                "missing {f}.parquet"
+            );
+            assert!(
+                !pq.join(format!("{f}.csv")).exists(),
+                "{f}.csv next to parquet"
+            );
+        }
+        assert!(pq.join("flows.csv").exists(), "flows.csv is always CSV");
+    } else {
+        let o = repsim(&[
+            "run",
+            "scenarios/reps-micro-symmetric.toml",
+            "--format",
+            "parquet",
+            "--out",
+            pq.to_str().unwrap(),
+        ]);
         assert!(!o.status.success());
         let e = String::from_utf8_lossy(&o.stderr);
         assert!(e.contains("parquet") && e.contains("feature"), "{e}");
