@@ -35,6 +35,21 @@ pub struct QueueConfig {
     pub trimming: bool,
 }
 
+impl QueueConfig {
+    /// The parameters of one switch port whose buffer and ECN thresholds are `scale` times the
+    /// configured ones (degraded or rate-changed links).
+    pub fn port_params(&self, scale: f64, header_size: u32) -> QueueParams {
+        let scaled = |b: u64| (b as f64 * scale).round() as u64;
+        QueueParams {
+            capacity: scaled(self.capacity),
+            ecn_min: scaled(self.ecn_min),
+            ecn_max: scaled(self.ecn_max),
+            trimming: self.trimming,
+            header_size,
+        }
+    }
+}
+
 /// Transport settings shared by every connection.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TransportConfig {
@@ -174,7 +189,7 @@ pub struct Flow {
     pub spec: FlowSpec,
     /// Lifecycle phase.
     pub phase: Phase,
-    /// Time the last byte was acknowledged.
+    /// Time the last byte was acknowledged (set only when the flow is [`Phase::Done`]).
     pub finish: Option<Time>,
     /// Unloaded round-trip time of its path.
     pub base_rtt: Time,
@@ -186,6 +201,13 @@ pub struct Flow {
     sizes: Sizes,
     sender: Option<Sender>,
     receiver: Option<Receiver>,
+}
+
+impl Flow {
+    /// Flow completion time, once every byte is acknowledged.
+    pub fn fct(&self) -> Option<Time> {
+        self.finish.map(|t| t - self.spec.start)
+    }
 }
 
 /// Global packet accounting, for conservation checks and reports.
@@ -293,7 +315,6 @@ impl Simulation {
         let mut ports = Vec::with_capacity(topo.links.len());
         let mut port_host = vec![NO_HOST; topo.links.len()];
         for (i, link) in topo.links.iter().enumerate() {
-            let scale = |b: u64| (b as f64 * link.buffer_scale).round() as u64;
             let params = if link.from < topo.hosts {
                 port_host[i] = link.from;
                 // Host uplinks never drop or mark: the NIC only sends what the window allows.
@@ -305,13 +326,7 @@ impl Simulation {
                     header_size: t.header,
                 }
             } else {
-                QueueParams {
-                    capacity: scale(q.capacity),
-                    ecn_min: scale(q.ecn_min),
-                    ecn_max: scale(q.ecn_max),
-                    trimming: q.trimming,
-                    header_size: t.header,
-                }
+                q.port_params(link.buffer_scale, t.header)
             };
             let rng = Rng::derive(cfg.seed, Stream::Port, i as u64);
             ports.push(Port::new(link.to, link.rate_bps, link.latency, params, rng));
@@ -601,6 +616,7 @@ impl Simulation {
 
     fn start_next(&mut self, port: u32) {
         let host = self.port_host[port as usize];
+        let marks_before = self.ports[port as usize].stats.ecn_marks;
         let next = if host == NO_HOST {
             self.ports[port as usize].dequeue(&mut self.pkts)
         } else {
@@ -620,7 +636,7 @@ impl Simulation {
         p.stats.tx_bytes += pkt.size as u64;
         pkt.next_node = p.to_node;
         if let Some(c) = self.collector.as_deref_mut() {
-            c.on_tx(port, now, pkt.size, p.stats.ecn_marks);
+            c.on_tx(port, now, pkt.size, p.stats.ecn_marks != marks_before);
         }
         if deliver {
             self.events.push(now + ser + p.latency, Event::Arrive(h));
@@ -794,18 +810,12 @@ impl Simulation {
         self.pkts.alloc(Packet {
             flow: f,
             psn,
-            size: wire,
             dst: flow.spec.dst,
             flow_key: flow.key,
-            next_node: 0,
-            egress: 0,
-            cum_ack: 0,
-            sack_base: 0,
-            sack_bits: 0,
             sent_at: now,
             ev,
-            kind: Kind::Data,
             flags: fl,
+            ..Packet::blank(Kind::Data, wire)
         })
     }
 
@@ -887,20 +897,23 @@ impl Simulation {
             s.timer_pending = true;
             self.events.push((next + rto).max(now), Event::Timer(f));
         }
+        self.record_lb(f, event);
+        self.mark_ready(f);
+    }
+
+    fn record_lb(&mut self, flow: u32, event: Option<LbEvent>) {
         if let Some(event) = event {
             self.lb_records.push(LbRecord {
-                time: now,
-                flow: f,
+                time: self.now,
+                flow,
                 event,
             });
         }
-        self.mark_ready(f);
     }
 
     // ----- hosts: receiving --------------------------------------------------------------
 
     fn on_data(&mut self, h: Handle) {
-        let now = self.now;
         let pkt = *self.pkts.get(h);
         let f = pkt.flow;
         let flow = &mut self.flows[f as usize];
@@ -927,7 +940,6 @@ impl Simulation {
         } else {
             if r.accept(pkt.psn, sizes.packets) {
                 let payload = sizes.payload(pkt.psn) as u64;
-                r.delivered += payload;
                 flow.delivered += payload;
                 self.counters.data_delivered += 1;
                 flow.stats.max_reorder = flow.stats.max_reorder.max(r.out_of_order);
@@ -962,7 +974,6 @@ impl Simulation {
         } else {
             self.counters.nacks_sent += 1;
         }
-        let _ = now;
         let port = self.topo.host_uplink[flow.spec.dst as usize];
         self.ports[port as usize].headers.push_back(h);
         self.kick(port);
@@ -1000,23 +1011,16 @@ impl Simulation {
             if ecn {
                 flow.stats.ecn_acks += 1;
             }
-            let mut newly = 0u64;
-            if s.mark_acked(pkt.psn, sizes.wire(pkt.psn) as u64) {
-                newly += sizes.wire(pkt.psn) as u64;
-            }
-            let cum = pkt.cum_ack.min(sizes.packets);
-            for psn in s.cum_acked..cum {
-                if s.mark_acked(psn, sizes.wire(psn) as u64) {
-                    newly += sizes.wire(psn) as u64;
-                }
+            let mut newly = s.mark_acked(pkt.psn, sizes.wire(pkt.psn));
+            for psn in s.cum_acked..pkt.cum_ack.min(sizes.packets) {
+                newly += s.mark_acked(psn, sizes.wire(psn));
             }
             let mut bits = pkt.sack_bits;
             while bits != 0 {
-                let i = bits.trailing_zeros();
+                let psn = pkt.sack_base + bits.trailing_zeros();
                 bits &= bits - 1;
-                let psn = pkt.sack_base + i;
-                if psn < sizes.packets && s.mark_acked(psn, sizes.wire(psn) as u64) {
-                    newly += sizes.wire(psn) as u64;
+                if psn < sizes.packets {
+                    newly += s.mark_acked(psn, sizes.wire(psn));
                 }
             }
             s.advance_cumulative();
@@ -1026,13 +1030,7 @@ impl Simulation {
         if let Some(c) = self.collector.as_deref_mut() {
             c.on_cwnd(f, now, s.cc.cwnd());
         }
-        if let Some(event) = event {
-            self.lb_records.push(LbRecord {
-                time: now,
-                flow: f,
-                event,
-            });
-        }
+        self.record_lb(f, event);
         let flow = &mut self.flows[f as usize];
         let s = flow.sender.as_mut().expect("sender");
         if s.cum_acked == sizes.packets {

@@ -65,31 +65,24 @@ impl Simulation {
     /// One message per flow given up because no path to its destination was left, naming the
     /// flow.
     pub fn unreachable_flows(&self) -> Vec<String> {
-        self.faults
-            .as_ref()
-            .map(|f| {
-                f.gave_up
-                    .iter()
-                    .filter(|g| g.0)
-                    .map(|g| g.1.clone())
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.gave_up_messages(true)
     }
 
     /// One message per flow given up although a path existed (its load balancer kept choosing
     /// failed paths, e.g. ECMP pinned to a dead link).
     pub fn stalled_flows(&self) -> Vec<String> {
-        self.faults
-            .as_ref()
-            .map(|f| {
-                f.gave_up
-                    .iter()
-                    .filter(|g| !g.0)
-                    .map(|g| g.1.clone())
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.gave_up_messages(false)
+    }
+
+    fn gave_up_messages(&self, unreachable: bool) -> Vec<String> {
+        let Some(fs) = self.faults.as_ref() else {
+            return Vec::new();
+        };
+        fs.gave_up
+            .iter()
+            .filter(|(no_path, _)| *no_path == unreachable)
+            .map(|(_, msg)| msg.clone())
+            .collect()
     }
 
     /// Whether a port (link id) is down now.
@@ -108,14 +101,38 @@ impl Simulation {
     /// calls [`Self::fault_drop`]); trims it in place in `trim` loss mode.
     #[inline]
     pub(super) fn fault_on_wire(&mut self, port: u32, h: Handle) -> bool {
+        self.pkts.get_mut(h).egress = port;
+        self.fault_check(h, true)
+    }
+
+    /// A packet is taken off its wire: false when the link went down meanwhile and the packet
+    /// was discarded.
+    #[inline]
+    pub(super) fn fault_off_wire(&mut self, h: Handle) -> bool {
+        let kept = self.fault_check(h, false);
+        if !kept {
+            self.fault_drop(h);
+        }
+        kept
+    }
+
+    /// Applies the fault verdict of the packet's link (`egress`) when it goes on (`on_wire`)
+    /// or comes off the wire: trims it in place in `trim` loss mode; false when it is lost.
+    #[inline]
+    fn fault_check(&mut self, h: Handle, on_wire: bool) -> bool {
         let header = self.cfg.transport.header;
         let Some(fs) = self.faults.as_mut() else {
             return true;
         };
         let pkt = self.pkts.get_mut(h);
-        pkt.egress = port;
         let is_data = pkt.kind == Kind::Data;
-        match fs.on_wire(port, is_data, is_data && !pkt.has(flags::TRIMMED)) {
+        let full_data = is_data && !pkt.has(flags::TRIMMED);
+        let verdict = if on_wire {
+            fs.on_wire(pkt.egress, is_data, full_data)
+        } else {
+            fs.off_wire(pkt.egress, is_data, full_data)
+        };
+        match verdict {
             Verdict::Pass => true,
             Verdict::Trim => {
                 pkt.size = header;
@@ -124,31 +141,6 @@ impl Simulation {
                 true
             }
             Verdict::Drop => false,
-        }
-    }
-
-    /// A packet is taken off its wire: false when the link went down meanwhile and the packet
-    /// was discarded.
-    #[inline]
-    pub(super) fn fault_off_wire(&mut self, h: Handle) -> bool {
-        let header = self.cfg.transport.header;
-        let Some(fs) = self.faults.as_mut() else {
-            return true;
-        };
-        let pkt = self.pkts.get_mut(h);
-        let is_data = pkt.kind == Kind::Data;
-        match fs.off_wire(pkt.egress, is_data, is_data && !pkt.has(flags::TRIMMED)) {
-            Verdict::Pass => true,
-            Verdict::Trim => {
-                pkt.size = header;
-                pkt.flags |= flags::TRIMMED;
-                fs.stats.data_trimmed += 1;
-                true
-            }
-            Verdict::Drop => {
-                self.fault_drop(h);
-                false
-            }
         }
     }
 
@@ -191,6 +183,7 @@ impl Simulation {
 
     pub(super) fn on_fault(&mut self, i: u32) {
         let mtu = self.cfg.transport.mtu as u64;
+        let header = self.cfg.transport.header;
         let queue = self.cfg.queue;
         let now = self.now;
         let Some(fs) = self.faults.as_mut() else {
@@ -208,10 +201,8 @@ impl Simulation {
                 fs.original[p].get_or_insert((port.rate_bps, port.params));
                 port.rate_bps = rate_bps;
                 if self.port_host[p] == NO_HOST {
-                    let scale = |b: u64| (b as f64 * buffer_scale).round() as u64;
-                    port.params.capacity = scale(queue.capacity).max(mtu);
-                    port.params.ecn_min = scale(queue.ecn_min);
-                    port.params.ecn_max = scale(queue.ecn_max);
+                    port.params = queue.port_params(buffer_scale, header);
+                    port.params.capacity = port.params.capacity.max(mtu);
                 }
             }
             ActionKind::RestoreRate => {

@@ -17,13 +17,14 @@
 //! | `NIC-*`, `Cable-Fail-Percent-Per-Switch` | not modelled (noted and ignored) |
 use std::collections::BTreeMap;
 
-use super::select::{choose, Count, Selection};
-use super::{push_effect, Candidates, Effect, FaultPlan, LossMode, Timing};
+use super::select::{self, choose, Count, Selection};
+use super::{push_effect, push_flap, Candidates, Effect, FaultPlan, LossMode, Timing};
 use crate::engine::time::serialization;
 use crate::engine::{Rng, Time};
 use crate::net::Topology;
 
-/// A parsed failure file: key -> value, in file order of first appearance.
+/// A parsed failure file: key -> value (keys in sorted order; a repeated key keeps its last
+/// value).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FailureFile {
     /// The `Key: value` pairs.
@@ -170,24 +171,7 @@ pub fn apply(
             stagger: period(g),
             keep_connected: true,
         };
-        let chosen = choose(topo, &sel, rng, &mut plan.notes);
-        for (i, (name, ports)) in chosen.into_iter().enumerate() {
-            let start = sel.timing.start + i as Time * sel.stagger;
-            let end = sel.timing.end.map(|e| e + (start - sel.timing.start));
-            push_effect(
-                plan,
-                topo,
-                &ports,
-                effect,
-                Timing {
-                    start,
-                    end,
-                    ..sel.timing
-                },
-                rng,
-            );
-            plan.chosen.push(format!("{g}: {name}"));
-        }
+        select::apply(plan, topo, &sel, rng, g);
     };
     if f.on("Cable-Fail") {
         if f.on("Cable-Fail-Percent-Per-Switch") {
@@ -275,27 +259,10 @@ pub fn apply(
             stagger: 0,
             keep_connected: false,
         };
-        let t = sel.timing;
-        let last = t.end.unwrap_or(end).min(end);
         for (name, ports) in choose(topo, &sel, rng, &mut plan.notes) {
             let rate = topo.links[ports[0] as usize].rate_bps;
             let down = (n as Time * serialization(4150, rate)).max(1);
-            let mut s = t.start;
-            while s < last {
-                push_effect(
-                    plan,
-                    topo,
-                    &ports,
-                    Effect::Down,
-                    Timing {
-                        start: s,
-                        end: Some((s + down).min(last)),
-                        ..t
-                    },
-                    rng,
-                );
-                s += d as Time;
-            }
+            push_flap(plan, topo, &ports, sel.timing, (d as Time, down), end, rng);
             plan.chosen
                 .push(format!("{g}: {name} (down {down} ps every {d} ps)"));
         }
@@ -333,13 +300,9 @@ mod tests {
     use crate::engine::rng::Stream;
     use crate::engine::time::US;
     use crate::fault::ActionKind;
-    use crate::net::FatTreeSpec;
 
     fn topo() -> Topology {
-        FatTreeSpec::uniform(2, 32, 4, 0, 1, 400_000_000_000, US, 0)
-            .unwrap()
-            .build()
-            .unwrap()
+        crate::fault::test_topology()
     }
 
     fn load(name: &str) -> FailureFile {

@@ -208,6 +208,11 @@ fn ferr<T>(field: &str, message: impl Into<String>) -> Result<T, FaultError> {
     })
 }
 
+/// `value`, or an error naming the missing field with an example.
+fn required<T>(value: Option<T>, field: &str, example: &str) -> Result<T, FaultError> {
+    value.map_or_else(|| ferr(field, format!("required, e.g. {example}")), Ok)
+}
+
 /// Which elements a random fault chooses from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Candidates {
@@ -263,95 +268,13 @@ pub fn push_effect(
     t: Timing,
     rng: &mut Rng,
 ) {
-    for &port in ports {
-        let (on, off) = match effect {
-            Effect::Down => (
-                ActionKind::Down {
-                    loss: t.loss,
-                    data_only: t.data_only,
-                },
-                ActionKind::Up,
-            ),
-            Effect::Drop(p) => (
-                ActionKind::Drop {
-                    probability: p,
-                    loss: t.loss,
-                    data_only: t.data_only,
-                },
-                ActionKind::Drop {
-                    probability: 0.0,
-                    loss: t.loss,
-                    data_only: t.data_only,
-                },
-            ),
-            Effect::DegradeMix => {
-                let u = rng.unit();
-                let p = if u < 0.90 {
-                    0.33
-                } else if u < 0.99 {
-                    0.66
-                } else {
-                    1.0
-                };
-                (
-                    ActionKind::Drop {
-                        probability: p,
-                        loss: t.loss,
-                        data_only: t.data_only,
-                    },
-                    ActionKind::Drop {
-                        probability: 0.0,
-                        loss: t.loss,
-                        data_only: t.data_only,
-                    },
-                )
-            }
-            Effect::Rate(rate, scale) => {
-                let old = topo.links[port as usize].rate_bps;
-                // Relative to the configured queue, like `[[degrade]]`; default: keep the
-                // buffer proportional to the rate.
-                let buffer_scale = scale
-                    .unwrap_or(rate as f64 / old as f64 * topo.links[port as usize].buffer_scale);
-                (
-                    ActionKind::Rate {
-                        rate_bps: rate,
-                        buffer_scale,
-                    },
-                    ActionKind::RestoreRate,
-                )
-            }
-            Effect::SwitchDegrade { div, probability } => {
-                let old = topo.links[port as usize].rate_bps;
-                let rate = ((old as f64 / div).round() as u64).max(1_000_000);
-                plan.actions.push(Action {
-                    time: t.start,
-                    port,
-                    kind: ActionKind::Drop {
-                        probability,
-                        loss: t.loss,
-                        data_only: t.data_only,
-                    },
-                });
-                if let Some(end) = t.end {
-                    plan.actions.push(Action {
-                        time: end,
-                        port,
-                        kind: ActionKind::Drop {
-                            probability: 0.0,
-                            loss: t.loss,
-                            data_only: t.data_only,
-                        },
-                    });
-                }
-                (
-                    ActionKind::Rate {
-                        rate_bps: rate,
-                        buffer_scale: topo.links[port as usize].buffer_scale,
-                    },
-                    ActionKind::RestoreRate,
-                )
-            }
-        };
+    let drop = |probability: f64| ActionKind::Drop {
+        probability,
+        loss: t.loss,
+        data_only: t.data_only,
+    };
+    // (action at start, action at end) pairs for one port.
+    let push = |plan: &mut FaultPlan, port: u32, on: ActionKind, off: ActionKind| {
         plan.actions.push(Action {
             time: t.start,
             port,
@@ -364,6 +287,76 @@ pub fn push_effect(
                 kind: off,
             });
         }
+    };
+    for &port in ports {
+        let link = &topo.links[port as usize];
+        match effect {
+            Effect::Down => push(
+                plan,
+                port,
+                ActionKind::Down {
+                    loss: t.loss,
+                    data_only: t.data_only,
+                },
+                ActionKind::Up,
+            ),
+            Effect::Drop(p) => push(plan, port, drop(p), drop(0.0)),
+            Effect::DegradeMix => {
+                let u = rng.unit();
+                let p = if u < 0.90 {
+                    0.33
+                } else if u < 0.99 {
+                    0.66
+                } else {
+                    1.0
+                };
+                push(plan, port, drop(p), drop(0.0));
+            }
+            Effect::Rate(rate, scale) => {
+                // Relative to the configured queue, like `[[degrade]]`; default: keep the
+                // buffer proportional to the rate.
+                let buffer_scale =
+                    scale.unwrap_or(rate as f64 / link.rate_bps as f64 * link.buffer_scale);
+                let on = ActionKind::Rate {
+                    rate_bps: rate,
+                    buffer_scale,
+                };
+                push(plan, port, on, ActionKind::RestoreRate);
+            }
+            Effect::SwitchDegrade { div, probability } => {
+                let rate = ((link.rate_bps as f64 / div).round() as u64).max(1_000_000);
+                push(plan, port, drop(probability), drop(0.0));
+                let on = ActionKind::Rate {
+                    rate_bps: rate,
+                    buffer_scale: link.buffer_scale,
+                };
+                push(plan, port, on, ActionKind::RestoreRate);
+            }
+        }
+    }
+}
+
+/// Flapping: `ports` are down for `down_for` at the start of every `period` from `t.start`
+/// until `t.end` (the run's end when `None`, as given in `run_end`).
+pub fn push_flap(
+    plan: &mut FaultPlan,
+    topo: &Topology,
+    ports: &[u32],
+    t: Timing,
+    (period, down_for): (Time, Time),
+    run_end: Time,
+    rng: &mut Rng,
+) {
+    let last = t.end.unwrap_or(run_end).min(run_end);
+    let mut start = t.start;
+    while start < last {
+        let cycle = Timing {
+            start,
+            end: Some((start + down_for).min(last)),
+            ..t
+        };
+        push_effect(plan, topo, ports, Effect::Down, cycle, rng);
+        start += period;
     }
 }
 
@@ -498,10 +491,7 @@ fn expand(
         1_000_000 + index as u64,
     );
     let links = |both: bool| -> Result<Vec<u32>, FaultError> {
-        let name = e.link.as_deref().ok_or_else(|| FaultError {
-            field: "link".into(),
-            message: "required, e.g. \"tor0->agg1\"".into(),
-        })?;
+        let name = required(e.link.as_deref(), "link", "\"tor0->agg1\"")?;
         let mut ls = topo.links_by_name(name).map_err(|x| FaultError {
             field: "link".into(),
             message: x.0,
@@ -513,10 +503,7 @@ fn expand(
         Ok(ls)
     };
     let switch = || -> Result<u32, FaultError> {
-        let name = e.switch.as_deref().ok_or_else(|| FaultError {
-            field: "switch".into(),
-            message: "required, e.g. \"agg1\"".into(),
-        })?;
+        let name = required(e.switch.as_deref(), "switch", "\"agg1\"")?;
         match topo.node_by_name(name) {
             Some(n) if n >= topo.hosts => Ok(n - topo.hosts),
             _ => ferr(
@@ -526,10 +513,7 @@ fn expand(
         }
     };
     let probability = || -> Result<f64, FaultError> {
-        let p = e.probability.ok_or_else(|| FaultError {
-            field: "probability".into(),
-            message: "required, e.g. 0.01".into(),
-        })?;
+        let p = required(e.probability, "probability", "0.01")?;
         if !(0.0..=1.0).contains(&p) {
             return ferr("probability", format!("must be between 0 and 1, not {p}"));
         }
@@ -559,7 +543,7 @@ fn expand(
             push_effect(plan, topo, &ls, Effect::Drop(probability()?), timing, &mut rng);
         }
         "rate" => {
-            let speed = e.speed.ok_or_else(|| FaultError { field: "speed".into(), message: "required, e.g. \"200Gbps\"".into() })?;
+            let speed = required(e.speed, "speed", "\"200Gbps\"")?;
             if speed.0 == 0 {
                 return ferr("speed", "must be positive");
             }
@@ -581,13 +565,7 @@ fn expand(
                 return ferr("down_for", "required, positive and shorter than period");
             }
             let ls = links(parse_both(&e.direction)?)?;
-            let last = stop.unwrap_or(end).min(end);
-            let mut t = start;
-            while t < last {
-                let t_end = (t + down).min(last);
-                push_effect(plan, topo, &ls, Effect::Down, Timing { start: t, end: Some(t_end), ..timing }, &mut rng);
-                t += period;
-            }
+            push_flap(plan, topo, &ls, timing, (period, down), end, &mut rng);
         }
         "switch_down" => {
             let ports = switch_ports(topo, switch()?);
@@ -599,7 +577,7 @@ fn expand(
             }
         }
         "random_cables" | "random_tor_uplinks" | "random_switches" => {
-            let percent = e.percent.ok_or_else(|| FaultError { field: "percent".into(), message: "required, e.g. 10".into() })?;
+            let percent = required(e.percent, "percent", "10")?;
             if !(0.0..=100.0).contains(&percent) {
                 return ferr("percent", format!("must be between 0 and 100, not {percent}"));
             }
@@ -618,7 +596,7 @@ fn expand(
                 stagger: e.stagger.map(|s| s.0).unwrap_or(0),
                 keep_connected: !e.allow_disconnect.unwrap_or(false),
             };
-            select::apply(plan, topo, &sel, &mut rng);
+            select::apply(plan, topo, &sel, &mut rng, "");
         }
         "file" => {
             let f = e.file.as_deref().ok_or_else(|| FaultError { field: "file".into(), message: "required".into() })?;
@@ -806,17 +784,22 @@ impl FaultState {
     }
 }
 
+/// The 32-host, 2-tier tree (8 ToRs x 4 hosts, 4 spines) the fault unit tests use.
+#[cfg(test)]
+pub(crate) fn test_topology() -> Topology {
+    crate::net::FatTreeSpec::uniform(2, 32, 4, 0, 1, 400_000_000_000, crate::engine::time::US, 0)
+        .unwrap()
+        .build()
+        .unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::engine::time::US;
-    use crate::net::FatTreeSpec;
 
     fn topo() -> Topology {
-        FatTreeSpec::uniform(2, 32, 4, 0, 1, 400_000_000_000, US, 0)
-            .unwrap()
-            .build()
-            .unwrap()
+        test_topology()
     }
 
     fn entry(kind: &str) -> FaultSection {

@@ -108,8 +108,9 @@ pub fn choose(
     chosen
 }
 
-/// Chooses the elements and adds their actions to `plan`.
-pub fn apply(plan: &mut FaultPlan, topo: &Topology, sel: &Selection, rng: &mut Rng) {
+/// Chooses the elements and adds their actions to `plan`; their names go to `plan.chosen`,
+/// prefixed with `label: ` when `label` is not empty.
+pub fn apply(plan: &mut FaultPlan, topo: &Topology, sel: &Selection, rng: &mut Rng, label: &str) {
     let chosen = choose(topo, sel, rng, &mut plan.notes);
     for (i, (name, ports)) in chosen.into_iter().enumerate() {
         let start = sel.timing.start + i as Time * sel.stagger;
@@ -126,7 +127,11 @@ pub fn apply(plan: &mut FaultPlan, topo: &Topology, sel: &Selection, rng: &mut R
             },
             rng,
         );
-        plan.chosen.push(name);
+        plan.chosen.push(if label.is_empty() {
+            name
+        } else {
+            format!("{label}: {name}")
+        });
     }
 }
 
@@ -168,6 +173,7 @@ mod tests {
                 &t,
                 &sel(50.0),
                 &mut Rng::derive(seed, Stream::Fault, 7),
+                "",
             );
             p
         };
@@ -189,7 +195,7 @@ mod tests {
             .build()
             .unwrap();
         let mut p = FaultPlan::default();
-        apply(&mut p, &t, &sel(100.0), &mut Rng::new(3));
+        apply(&mut p, &t, &sel(100.0), &mut Rng::new(3), "");
         assert!(p.chosen.len() < 16 && !p.notes.is_empty());
     }
 }

@@ -124,8 +124,6 @@ pub struct Collector {
     ports: Vec<u32>,
     /// ECN Kmin of every slot (bytes).
     kmin: Vec<u64>,
-    /// ECN marks of every slot already attributed to a bucket.
-    ecn_seen: Vec<u64>,
     cells: Vec<Cell>,
     buckets: usize,
     cur_bucket: usize,
@@ -144,14 +142,12 @@ impl Collector {
         for (i, &p) in ports.iter().enumerate() {
             slot[p as usize] = i as u32;
         }
-        let n = ports.len();
         Collector {
             cur_end: cfg.bucket,
             cfg,
             slot,
             ports,
             kmin,
-            ecn_seen: vec![0; n],
             cells: Vec::new(),
             buckets: 0,
             cur_bucket: 0,
@@ -227,21 +223,15 @@ impl Collector {
         Some(&mut self.cells[b * self.ports.len() + slot as usize])
     }
 
-    /// A packet of `bytes` starts serialization on `port`; `ecn_total` is the port's ECN mark
-    /// counter after its dequeue.
+    /// A packet of `bytes` starts serialization on `port`; `marked` when this port ECN-marked
+    /// it as it left the queue.
     #[inline]
-    pub fn on_tx(&mut self, port: u32, now: Time, bytes: u32, ecn_total: u64) {
-        let slot = self.slot[port as usize];
-        if slot == NONE {
-            return;
+    pub fn on_tx(&mut self, port: u32, now: Time, bytes: u32, marked: bool) {
+        if let Some(c) = self.at(port, now) {
+            c.tx_bytes += bytes as u64;
+            c.tx_packets += 1;
+            c.ecn_marks += marked as u32;
         }
-        let new_marks = ecn_total - self.ecn_seen[slot as usize];
-        self.ecn_seen[slot as usize] = ecn_total;
-        let b = self.bucket_of(now);
-        let c = &mut self.cells[b * self.ports.len() + slot as usize];
-        c.tx_bytes += bytes as u64;
-        c.tx_packets += 1;
-        c.ecn_marks += new_marks as u32;
     }
 
     /// A data packet arrives at `port`'s queue holding `occupancy` data bytes.
@@ -315,14 +305,15 @@ mod tests {
             cwnd: true,
         };
         let mut c = Collector::new(cfg, 4, vec![1, 3], vec![100, 100]);
-        c.on_tx(0, 5, 1000, 0); // not collected
-        c.on_tx(1, 5, 1000, 2);
-        c.on_tx(1, 25, 500, 2);
+        c.on_tx(0, 5, 1000, true); // not collected
+        c.on_tx(1, 5, 1000, true);
+        c.on_tx(1, 6, 1000, true);
+        c.on_tx(1, 25, 500, false);
         c.on_data_arrival(3, 26, 150);
         c.on_data_arrival(3, 27, 50);
         c.on_trim(3, 27);
         assert_eq!(c.buckets(), 3);
-        assert_eq!(c.cell(0, 0).tx_bytes, 1000);
+        assert_eq!(c.cell(0, 0).tx_bytes, 2000);
         assert_eq!(c.cell(0, 0).ecn_marks, 2);
         assert_eq!(c.cell(2, 0).ecn_marks, 0);
         assert_eq!(c.cell(1, 0), Cell::default());

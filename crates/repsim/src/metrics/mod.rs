@@ -5,7 +5,7 @@ pub mod collect;
 use serde::Serialize;
 
 use crate::engine::time::to_us;
-use crate::sim::{Phase, Simulation};
+use crate::sim::Simulation;
 
 /// Flow completion time statistics in microseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
@@ -138,20 +138,17 @@ pub fn flow_rows(sim: &Simulation, lb: &str) -> Vec<FlowRow> {
     sim.flows()
         .iter()
         .enumerate()
-        .map(|(i, f)| {
-            let finish = f.finish.filter(|_| f.phase == Phase::Done);
-            FlowRow {
-                lb: lb.to_string(),
-                id: f.spec.id,
-                src: f.spec.src,
-                dst: f.spec.dst,
-                bytes: f.spec.bytes,
-                start_us: to_us(f.spec.start),
-                finish_us: finish.map(to_us),
-                fct_us: finish.map(|t| to_us(t - f.spec.start)),
-                retransmissions: f.stats.retransmissions,
-                class: sim.flow_class(i as u32),
-            }
+        .map(|(i, f)| FlowRow {
+            lb: lb.to_string(),
+            id: f.spec.id,
+            src: f.spec.src,
+            dst: f.spec.dst,
+            bytes: f.spec.bytes,
+            start_us: to_us(f.spec.start),
+            finish_us: f.finish.map(to_us),
+            fct_us: f.fct().map(to_us),
+            retransmissions: f.stats.retransmissions,
+            class: sim.flow_class(i as u32),
         })
         .collect()
 }
@@ -161,14 +158,11 @@ pub fn summarize(sim: &Simulation, wall_s: f64) -> RunSummary {
     let fcts: Vec<f64> = sim
         .flows()
         .iter()
-        .filter_map(|f| {
-            f.finish
-                .filter(|_| f.phase == Phase::Done)
-                .map(|t| to_us(t - f.spec.start))
-        })
+        .filter_map(|f| f.fct().map(to_us))
         .collect();
     let ports = sim.port_stats();
     let c = sim.counters();
+    let (freezes, unfreezes) = crate::fault::report::freeze_counts(sim);
     RunSummary {
         lb: sim.config().lb.clone(),
         seed: sim.config().seed,
@@ -184,8 +178,8 @@ pub fn summarize(sim: &Simulation, wall_s: f64) -> RunSummary {
         wall_s,
         sim_time_us: to_us(sim.now()),
         peak_packets: sim.peak_packets(),
-        freezes: crate::fault::report::freeze_counts(sim).0,
-        unfreezes: crate::fault::report::freeze_counts(sim).1,
+        freezes,
+        unfreezes,
         fault_drops: sim.fault_stats().map(|f| f.data_dropped).unwrap_or(0),
         fault_trims: sim.fault_stats().map(|f| f.data_trimmed).unwrap_or(0),
         control_drops: c.control_dropped,
@@ -205,12 +199,7 @@ pub fn class_summaries(sim: &Simulation) -> Vec<ClassSummary> {
                 .collect();
             let fcts: Vec<f64> = flows
                 .iter()
-                .filter_map(|&i| {
-                    let f = &sim.flows()[i];
-                    f.finish
-                        .filter(|_| f.phase == Phase::Done)
-                        .map(|t| to_us(t - f.spec.start))
-                })
+                .filter_map(|&i| sim.flows()[i].fct().map(to_us))
                 .collect();
             ClassSummary {
                 class,

@@ -43,7 +43,8 @@ pub struct Packet {
     pub flow_key: u32,
     /// Node the packet arrives at next (set when it is put on a wire).
     pub next_node: u32,
-    /// Egress port chosen at the current switch (used when switch latency is non-zero).
+    /// The port the packet was last routed to: its egress queue while a non-zero switch latency
+    /// delays it, then the wire it travels on (fault checks read it when it arrives).
     pub egress: u32,
     /// ACK: cumulative acknowledgement (next PSN the receiver expects).
     pub cum_ack: u32,

@@ -519,11 +519,6 @@ impl Topology {
         }
         path
     }
-
-    /// Number of switch tiers a packet climbs to reach `dst` from `src` (1 same ToR, 2 same pod...).
-    pub fn hop_count(&self, src: u32, dst: u32) -> usize {
-        self.first_path(src, dst).len()
-    }
 }
 
 impl fmt::Display for Topology {
@@ -559,8 +554,8 @@ mod tests {
         // Inter-ToR: 8 choices at the ToR, 1 at the spine.
         assert_eq!(t.candidates(0, 64).len(), 8);
         assert_eq!(t.candidates(16, 64).len(), 1);
-        assert_eq!(t.hop_count(0, 64), 4);
-        assert_eq!(t.hop_count(0, 1), 2);
+        assert_eq!(t.first_path(0, 64).len(), 4);
+        assert_eq!(t.first_path(0, 1).len(), 2);
     }
 
     #[test]
@@ -574,8 +569,8 @@ mod tests {
             (count(Tier::Tor), count(Tier::Agg), count(Tier::Core)),
             (32, 32, 16)
         );
-        assert_eq!(t.hop_count(0, 64), 6);
-        assert_eq!(t.hop_count(0, 5), 4);
+        assert_eq!(t.first_path(0, 64).len(), 6);
+        assert_eq!(t.first_path(0, 5).len(), 4);
         // ToR has 4 uplinks, each agg 4 to the cores: 16 inter-pod paths.
         assert_eq!(t.candidates(0, 64).len(), 4);
         let agg0 = t.node_by_name("agg0").unwrap() - t.hosts;

@@ -410,24 +410,41 @@ impl LoadedScenario {
         }
     }
 
+    /// A path written in the scenario: relative to the scenario file, or else to the working
+    /// directory (e.g. `data/...` from the repository root) when only that exists.
     fn relative(&self, p: &str) -> PathBuf {
         let p = Path::new(p);
-        if p.is_absolute() {
-            return p.to_path_buf();
-        }
-        let base = self.path.parent().unwrap_or(Path::new("."));
-        let candidate = base.join(p);
-        if candidate.exists() {
-            candidate
+        let candidate = self.path.parent().unwrap_or(Path::new(".")).join(p);
+        if p.is_absolute() || (!candidate.exists() && p.exists()) {
+            p.to_path_buf()
         } else {
-            // Also accept paths relative to the working directory (e.g. `data/...` from the
-            // repository root).
-            if p.exists() {
-                p.to_path_buf()
-            } else {
-                candidate
-            }
+            candidate
         }
+    }
+
+    /// Reads a file named in the scenario; errors name the path.
+    fn read_relative(&self, p: &str) -> Result<(PathBuf, String), String> {
+        let path = self.relative(p);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        Ok((path, text))
+    }
+
+    /// `Ok` when `name` is one of `allowed`, else an error on `field` listing them.
+    fn check_name(
+        &self,
+        field: &str,
+        what: &str,
+        name: &str,
+        allowed: &[&str],
+    ) -> Result<(), ScenarioError> {
+        if allowed.contains(&name) {
+            return Ok(());
+        }
+        Err(self.err(
+            field,
+            format!("unknown {what} '{name}'; allowed: {}", allowed.join(", ")),
+        ))
     }
 
     /// Builds the topology.
@@ -469,13 +486,9 @@ impl LoadedScenario {
                 let f = t.file.as_ref().ok_or_else(|| {
                     self.err("topology.file", "required for type = \"topo_file\"")
                 })?;
-                let path = self.relative(f);
-                let text = std::fs::read_to_string(&path).map_err(|e| {
-                    self.err(
-                        "topology.file",
-                        format!("cannot read {}: {e}", path.display()),
-                    )
-                })?;
+                let (path, text) = self
+                    .read_relative(f)
+                    .map_err(|e| self.err("topology.file", e))?;
                 let mut spec = parse_topo(&text)
                     .map_err(|e| self.err("topology.file", format!("{}: {e}", path.display())))?;
                 if let Some(sl) = t.switch_latency {
@@ -550,28 +563,16 @@ impl LoadedScenario {
         if queue.ecn_min > queue.ecn_max {
             return Err(self.err("queue.ecn_min", "must not exceed queue.ecn_max"));
         }
-        if !crate::cc::names().contains(&s.transport.cc.as_str()) {
-            return Err(self.err(
-                "transport.cc",
-                format!(
-                    "unknown '{}'; allowed: {}",
-                    s.transport.cc,
-                    crate::cc::names().join(", ")
-                ),
-            ));
-        }
+        self.check_name(
+            "transport.cc",
+            "congestion control",
+            &s.transport.cc,
+            &crate::cc::names(),
+        )?;
         if s.transport.max_cwnd_bdp.is_nan() || s.transport.max_cwnd_bdp <= 0.0 {
             return Err(self.err("transport.max_cwnd_bdp", "must be positive"));
         }
-        if !crate::lb::names().contains(&lb) {
-            return Err(self.err(
-                "lb",
-                format!(
-                    "unknown load balancer '{lb}'; allowed: {}",
-                    crate::lb::names().join(", ")
-                ),
-            ));
-        }
+        self.check_name("lb", "load balancer", lb, &crate::lb::names())?;
         let o = &s.lb_options;
         if o.evs_size == 0 || o.evs_size > 65536 {
             return Err(self.err(
@@ -597,15 +598,12 @@ impl LoadedScenario {
         };
         let seed = seed.unwrap_or(s.seed);
         let switch_routing = s.routing.switch.clone().unwrap_or_else(|| "ecmp".into());
-        if !crate::routing::names().contains(&switch_routing.as_str()) {
-            return Err(self.err(
-                "routing.switch",
-                format!(
-                    "unknown switch routing '{switch_routing}'; allowed: {}",
-                    crate::routing::names().join(", ")
-                ),
-            ));
-        }
+        self.check_name(
+            "routing.switch",
+            "switch routing",
+            &switch_routing,
+            &crate::routing::names(),
+        )?;
         let config = SimConfig {
             seed,
             end: s.end.0,
@@ -649,11 +647,7 @@ impl LoadedScenario {
         seed: u64,
     ) -> Result<crate::fault::FaultPlan, ScenarioError> {
         let s = &self.scenario;
-        let load = |f: &str| {
-            let path = self.relative(f);
-            std::fs::read_to_string(&path)
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))
-        };
+        let load = |f: &str| self.read_relative(f).map(|(_, text)| text);
         crate::fault::build_plan(&s.fault, &s.routing, topo, seed, s.end.0, &load)
             .map_err(|(i, e)| self.err(&format!("fault[{i}].{}", e.field), e.message))
     }
@@ -706,13 +700,9 @@ impl LoadedScenario {
                     .file
                     .as_ref()
                     .ok_or_else(|| self.err("workload.file", "required for type = \"cm\""))?;
-                let path = self.relative(f);
-                let text = std::fs::read_to_string(&path).map_err(|e| {
-                    self.err(
-                        "workload.file",
-                        format!("cannot read {}: {e}", path.display()),
-                    )
-                })?;
+                let (path, text) = self
+                    .read_relative(f)
+                    .map_err(|e| self.err("workload.file", e))?;
                 parse_cm(&text, hosts)
                     .map_err(|e| self.err("workload.file", format!("{}: {e}", path.display())))?
             }

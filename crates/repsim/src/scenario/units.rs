@@ -131,7 +131,7 @@ pub fn format_rate(r: u64) -> String {
 }
 
 macro_rules! string_quantity {
-    ($name:ident, $inner:ty, $parse:expr, $format:expr, $doc:literal) => {
+    ($name:ident, $inner:ty, $parse:expr, $format:expr, $zero:expr, $doc:literal) => {
         #[doc = $doc]
         #[derive(Clone, Copy, Debug, PartialEq)]
         pub struct $name(pub $inner);
@@ -148,11 +148,10 @@ macro_rules! string_quantity {
                         $parse(s).map($name).map_err(E::custom)
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
-                        if v == 0 {
-                            return $parse("0ps")
-                                .or_else(|_| $parse("0B"))
-                                .map($name)
-                                .map_err(E::custom);
+                        // A bare 0 needs no unit where zero is meaningful.
+                        let zero: Option<$inner> = $zero;
+                        if let (0, Some(z)) = (v, zero) {
+                            return Ok($name(z));
                         }
                         Err(E::custom(format!(
                             "'{v}' has no unit: write it as a quoted string with a unit"
@@ -195,6 +194,7 @@ string_quantity!(
     Size,
     parse_size,
     format_size,
+    Some(Size::Bytes(0)),
     "A size with a unit (bytes or packets)."
 );
 string_quantity!(
@@ -202,6 +202,7 @@ string_quantity!(
     Time,
     parse_time,
     format_time,
+    Some(0),
     "A duration or instant with a unit."
 );
 string_quantity!(
@@ -209,6 +210,7 @@ string_quantity!(
     u64,
     parse_rate,
     format_rate,
+    None,
     "A bit rate with a unit."
 );
 
@@ -239,5 +241,25 @@ mod tests {
         assert!(parse_rate("0Gbps").is_err());
         assert_eq!(format_time(10 * MS), "10ms");
         assert_eq!(format_rate(200_000_000_000), "200Gbps");
+    }
+
+    #[test]
+    fn bare_zero_only_where_zero_is_meaningful() {
+        #[derive(Debug, Deserialize)]
+        struct T {
+            t: Option<TimeQ>,
+            s: Option<SizeQ>,
+            r: Option<RateQ>,
+        }
+        let t: T = toml::from_str("t = 0\ns = 0").unwrap();
+        assert_eq!(
+            (t.t, t.s, t.r),
+            (Some(TimeQ(0)), Some(SizeQ(Size::Bytes(0))), None)
+        );
+        assert!(toml::from_str::<T>("r = 0").is_err());
+        assert!(toml::from_str::<T>("t = 5")
+            .unwrap_err()
+            .to_string()
+            .contains("no unit"));
     }
 }

@@ -144,22 +144,18 @@ impl Sender {
         None
     }
 
-    /// Marks a PSN acknowledged; returns true if it was not already.
+    /// Marks a PSN of `wire_size` bytes acknowledged; returns the bytes newly acknowledged
+    /// (`wire_size`, or 0 if it already was).
     #[inline]
-    pub fn mark_acked(&mut self, psn: u32, wire_size: u64) -> bool {
+    pub fn mark_acked(&mut self, psn: u32, wire_size: u32) -> u64 {
         let r = &mut self.records[psn as usize];
         match r.state {
-            PsnState::Acked => false,
-            PsnState::InFlight => {
-                self.in_flight -= wire_size;
-                r.state = PsnState::Acked;
-                true
-            }
-            PsnState::Queued | PsnState::Unsent => {
-                r.state = PsnState::Acked;
-                true
-            }
+            PsnState::Acked => return 0,
+            PsnState::InFlight => self.in_flight -= wire_size as u64,
+            PsnState::Queued | PsnState::Unsent => {}
         }
+        r.state = PsnState::Acked;
+        wire_size as u64
     }
 
     /// Advances the cumulative point over acknowledged PSNs.
@@ -185,8 +181,6 @@ pub struct Receiver {
     pub expected: u32,
     /// Bit per PSN: arrived.
     pub received: Vec<u64>,
-    /// Payload bytes handed to the application (each byte once).
-    pub delivered: u64,
     /// PSNs received above `expected`.
     pub out_of_order: u32,
     /// Wire bytes accepted since the last ACK (for ACK coalescing).
@@ -199,7 +193,6 @@ impl Receiver {
         Receiver {
             expected: 0,
             received: vec![0; (packets as usize).div_ceil(64)],
-            delivered: 0,
             out_of_order: 0,
             unacked_bytes: 0,
         }
