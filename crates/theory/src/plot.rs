@@ -9,8 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Once;
 
 use anyhow::{anyhow, Context, Result};
+use plotters::chart::{ChartContext, MeshStyle};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 
 /// The font family name charts use (DejaVu Sans, registered on first use).
@@ -31,6 +33,87 @@ const PALETTE: [RGBColor; 10] = [
 ];
 
 static FONT_INIT: Once = Once::new();
+
+/// A chart that can draw itself onto any plotters backend; [`write_png_svg`] renders it twice.
+trait Figure {
+    /// Picture size in pixels (width, height).
+    fn size(&self) -> (u32, u32);
+
+    /// Draws the whole picture onto `root`.
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>
+    where
+        DB::ErrorType: 'static;
+}
+
+/// Writes `dir/stem.png` and `dir/stem.svg` (creating `dir`) and returns both paths.
+fn write_png_svg(fig: &impl Figure, dir: &Path, stem: &str) -> Result<(PathBuf, PathBuf)> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let png = dir.join(format!("{stem}.png"));
+    let svg = dir.join(format!("{stem}.svg"));
+    ensure_font();
+    {
+        let root = BitMapBackend::new(&png, fig.size()).into_drawing_area();
+        fig.draw(&root)?;
+        root.present()
+            .map_err(|e| anyhow!("writing {}: {e}", png.display()))?;
+    }
+    {
+        let root = SVGBackend::new(&svg, fig.size()).into_drawing_area();
+        fig.draw(&root)?;
+        root.present()
+            .map_err(|e| anyhow!("writing {}: {e}", svg.display()))?;
+    }
+    Ok((png, svg))
+}
+
+/// The caption, margins and label areas every chart uses.
+fn frame<'a, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    title: &str,
+) -> ChartBuilder<'a, 'static, DB> {
+    let mut builder = ChartBuilder::on(root);
+    builder
+        .caption(title, (FONT, 26).into_font().style(FontStyle::Bold))
+        .margin(16)
+        .margin_right(36)
+        .x_label_area_size(52)
+        .y_label_area_size(72);
+    builder
+}
+
+/// Axis descriptions, fonts, y tick format and grid colours every chart uses.
+fn style_mesh<X, Y, DB>(mesh: &mut MeshStyle<'_, '_, X, Y, DB>, x_label: &str, y_label: &str)
+where
+    X: Ranged,
+    Y: Ranged<ValueType = f64>,
+    DB: DrawingBackend,
+{
+    mesh.x_desc(x_label)
+        .y_desc(y_label)
+        .label_style((FONT, 16))
+        .axis_desc_style((FONT, 18))
+        .y_label_formatter(&|v| fmt_tick(*v))
+        .light_line_style(RGBColor(235, 235, 235))
+        .bold_line_style(RGBColor(205, 205, 205));
+}
+
+/// Draws the legend box at `position`.
+fn draw_legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: DrawingBackend + 'a,
+    CT: CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .label_font((FONT, 16))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .position(position)
+        .draw()
+}
 
 /// Registers the embedded font with plotters (idempotent).
 fn ensure_font() {
@@ -170,23 +253,7 @@ impl LineChart {
 
     /// Writes `dir/stem.png` and `dir/stem.svg` (creating `dir`) and returns both paths.
     pub fn write(&self, dir: &Path, stem: &str) -> Result<(PathBuf, PathBuf)> {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let png = dir.join(format!("{stem}.png"));
-        let svg = dir.join(format!("{stem}.svg"));
-        ensure_font();
-        {
-            let root = BitMapBackend::new(&png, self.size).into_drawing_area();
-            self.draw(&root)?;
-            root.present()
-                .map_err(|e| anyhow!("writing {}: {e}", png.display()))?;
-        }
-        {
-            let root = SVGBackend::new(&svg, self.size).into_drawing_area();
-            self.draw(&root)?;
-            root.present()
-                .map_err(|e| anyhow!("writing {}: {e}", svg.display()))?;
-        }
-        Ok((png, svg))
+        write_png_svg(self, dir, stem)
     }
 
     /// Data bounds of one axis, padded, honouring the scale.
@@ -231,9 +298,15 @@ impl LineChart {
             }
         }
     }
+}
 
-    /// Draws onto any backend, dispatching on the axis scales.
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, plotters::coord::Shift>) -> Result<()>
+impl Figure for LineChart {
+    fn size(&self) -> (u32, u32) {
+        self.size
+    }
+
+    /// Dispatches on the axis scales to [`LineChart::draw_with`].
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>
     where
         DB::ErrorType: 'static,
     {
@@ -259,14 +332,11 @@ impl LineChart {
             ),
         }
     }
+}
 
+impl LineChart {
     /// Draws with concrete coordinate specs.
-    fn draw_with<DB, X, Y>(
-        &self,
-        root: &DrawingArea<DB, plotters::coord::Shift>,
-        x: X,
-        y: Y,
-    ) -> Result<()>
+    fn draw_with<DB, X, Y>(&self, root: &DrawingArea<DB, Shift>, x: X, y: Y) -> Result<()>
     where
         DB: DrawingBackend,
         DB::ErrorType: 'static,
@@ -277,24 +347,12 @@ impl LineChart {
     {
         let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("plotting: {e:?}");
         root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(root)
-            .caption(&self.title, (FONT, 26).into_font().style(FontStyle::Bold))
-            .margin(16)
-            .margin_right(36)
-            .x_label_area_size(52)
-            .y_label_area_size(72)
+        let mut chart = frame(root, &self.title)
             .build_cartesian_2d(x, y)
             .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc(&self.x_label)
-            .y_desc(&self.y_label)
-            .label_style((FONT, 16))
-            .axis_desc_style((FONT, 18))
-            .x_label_formatter(&|v| fmt_tick(*v))
-            .y_label_formatter(&|v| fmt_tick(*v))
-            .light_line_style(RGBColor(235, 235, 235))
-            .bold_line_style(RGBColor(205, 205, 205))
+        let mut mesh = chart.configure_mesh();
+        style_mesh(&mut mesh, &self.x_label, &self.y_label);
+        mesh.x_label_formatter(&|v| fmt_tick(*v))
             .draw()
             .map_err(err)?;
         let colours = self.colours();
@@ -328,14 +386,7 @@ impl LineChart {
             }
         }
         if self.series.iter().any(|s| !s.name.is_empty()) {
-            chart
-                .configure_series_labels()
-                .label_font((FONT, 16))
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK.mix(0.4))
-                .position(SeriesLabelPosition::UpperLeft)
-                .draw()
-                .map_err(err)?;
+            draw_legend(&mut chart, SeriesLabelPosition::UpperLeft).map_err(err)?;
         }
         Ok(())
     }
@@ -386,28 +437,18 @@ impl BarChart {
         self
     }
 
-    /// Writes `dir/stem.png` and `dir/stem.svg` and returns both paths.
+    /// Writes `dir/stem.png` and `dir/stem.svg` (creating `dir`) and returns both paths.
     pub fn write(&self, dir: &Path, stem: &str) -> Result<(PathBuf, PathBuf)> {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let png = dir.join(format!("{stem}.png"));
-        let svg = dir.join(format!("{stem}.svg"));
-        ensure_font();
-        {
-            let root = BitMapBackend::new(&png, self.size).into_drawing_area();
-            self.draw(&root)?;
-            root.present()
-                .map_err(|e| anyhow!("writing {}: {e}", png.display()))?;
-        }
-        {
-            let root = SVGBackend::new(&svg, self.size).into_drawing_area();
-            self.draw(&root)?;
-            root.present()
-                .map_err(|e| anyhow!("writing {}: {e}", svg.display()))?;
-        }
-        Ok((png, svg))
+        write_png_svg(self, dir, stem)
+    }
+}
+
+impl Figure for BarChart {
+    fn size(&self) -> (u32, u32) {
+        self.size
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, plotters::coord::Shift>) -> Result<()>
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>
     where
         DB::ErrorType: 'static,
     {
@@ -423,22 +464,13 @@ impl BarChart {
             .fold(0.0f64, f64::max);
         let top = if top > 0.0 { top * 1.15 } else { 1.0 };
         let cats = self.categories.clone();
-        let mut chart = ChartBuilder::on(root)
-            .caption(&self.title, (FONT, 26).into_font().style(FontStyle::Bold))
-            .margin(16)
-            .margin_right(36)
-            .x_label_area_size(52)
-            .y_label_area_size(72)
+        let mut chart = frame(root, &self.title)
             .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..top)
             .map_err(err)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
+        let mut mesh = chart.configure_mesh();
+        style_mesh(&mut mesh, &self.x_label, &self.y_label);
+        mesh.disable_x_mesh()
             .x_labels(n.min(40))
-            .x_desc(&self.x_label)
-            .y_desc(&self.y_label)
-            .label_style((FONT, 16))
-            .axis_desc_style((FONT, 18))
             .x_label_formatter(&|v| {
                 let i = v.round();
                 if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < cats.len() {
@@ -447,9 +479,6 @@ impl BarChart {
                     String::new()
                 }
             })
-            .y_label_formatter(&|v| fmt_tick(*v))
-            .light_line_style(RGBColor(235, 235, 235))
-            .bold_line_style(RGBColor(205, 205, 205))
             .draw()
             .map_err(err)?;
         let k = self.series.len().max(1) as f64;
@@ -486,14 +515,7 @@ impl BarChart {
                 .label(name.clone())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
         }
-        chart
-            .configure_series_labels()
-            .label_font((FONT, 16))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight).map_err(err)?;
         Ok(())
     }
 }
