@@ -1,13 +1,14 @@
 //! The `repsim theory <model>` commands: each runs one model and writes CSV plus a PNG and an SVG.
 
+use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{ensure, Context, Result};
-use clap::{Args, Subcommand};
+use clap::{Args, FromArgMatches, Subcommand};
 
 use crate::ev;
-use crate::ops;
+use crate::ops::{self, TrialSummary};
 use crate::plot::{LineChart, Scale};
 use crate::recycled::{self, Feedback, RecycledParams};
 use crate::rng::sub_seed;
@@ -60,6 +61,34 @@ pub struct OpsArgs {
     pub trials: usize,
 }
 
+/// Options of the recycled model shared by `recycled`, `convergence` and `coalescing`.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct ModelArgs {
+    /// Arrival rate per bin.
+    #[arg(long, default_value_t = 1.0)]
+    pub lambda: f64,
+    /// Threshold tau (default 4 ln n; floored).
+    #[arg(long)]
+    pub tau: Option<f64>,
+    /// Colours per bin b (default 2.4 ln n; rounded up).
+    #[arg(long)]
+    pub b: Option<f64>,
+    /// When recycled colours are thrown again.
+    #[arg(long, value_enum, default_value_t = Feedback::Immediate)]
+    pub feedback: Feedback,
+}
+
+impl ModelArgs {
+    /// The recycled model's parameters for `n` bins (no ACK coalescing).
+    pub fn params(&self, n: usize) -> RecycledParams {
+        RecycledParams {
+            lambda: self.lambda,
+            feedback: self.feedback,
+            ..RecycledParams::with(n, self.tau, self.b)
+        }
+    }
+}
+
 /// Options of `theory recycled`.
 #[derive(Args, Debug, Clone)]
 pub struct RecycledArgs {
@@ -75,18 +104,9 @@ pub struct RecycledArgs {
     /// Steps.
     #[arg(long, default_value_t = 200)]
     pub rounds: usize,
-    /// Arrival rate per bin.
-    #[arg(long, default_value_t = 1.0)]
-    pub lambda: f64,
-    /// Threshold tau (default 4 ln n; floored).
-    #[arg(long)]
-    pub tau: Option<f64>,
-    /// Colours per bin b (default 2.4 ln n; rounded up).
-    #[arg(long)]
-    pub b: Option<f64>,
-    /// When recycled colours are thrown again.
-    #[arg(long, value_enum, default_value_t = Feedback::Immediate)]
-    pub feedback: Feedback,
+    /// Arrival rate, threshold, colours and feedback of the recycled model.
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 /// Options of `theory convergence`.
@@ -107,18 +127,9 @@ pub struct ConvergenceArgs {
     /// Steps per run.
     #[arg(long, default_value_t = 10_000)]
     pub rounds: usize,
-    /// Arrival rate per bin.
-    #[arg(long, default_value_t = 1.0)]
-    pub lambda: f64,
-    /// Threshold tau (default 4 ln n; floored).
-    #[arg(long)]
-    pub tau: Option<f64>,
-    /// Colours per bin b (default 2.4 ln n; rounded up).
-    #[arg(long)]
-    pub b: Option<f64>,
-    /// When recycled colours are thrown again.
-    #[arg(long, value_enum, default_value_t = Feedback::Immediate)]
-    pub feedback: Feedback,
+    /// Arrival rate, threshold, colours and feedback of the recycled model.
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 /// Options of `theory coalescing`.
@@ -142,15 +153,9 @@ pub struct CoalescingArgs {
     /// Coalescing ratios k (recycle every k-th departure).
     #[arg(long, value_delimiter = ',', default_value = "1,2,4,8")]
     pub ratios: Vec<usize>,
-    /// Arrival rate per bin.
-    #[arg(long, default_value_t = 1.0)]
-    pub lambda: f64,
-    /// Threshold tau (default 4 ln n; floored).
-    #[arg(long)]
-    pub tau: Option<f64>,
-    /// Colours per bin b (default 2.4 ln n; rounded up).
-    #[arg(long)]
-    pub b: Option<f64>,
+    /// Arrival rate, threshold, colours and feedback of the recycled model.
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 /// Options of `theory ev-imbalance`.
@@ -232,13 +237,14 @@ fn thin(values: &[f64], max_points: usize) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// Keeps about `per_decade` points per decade of rounds (every round below `per_decade`), each
-/// the maximum of the rounds it stands for, for plots with a logarithmic round axis.
-fn thin_log(values: &[u32], per_decade: usize) -> Vec<(f64, f64)> {
+/// Thins a per-round series for a logarithmic round axis: every round below `2 * resolution`,
+/// then windows of `1/resolution` of the rounds before them (about `2.3 * resolution` points per
+/// decade), each point the maximum of its window, placed at the window's last round.
+fn thin_log(values: &[u32], resolution: usize) -> Vec<(f64, f64)> {
     let mut out = Vec::new();
     let mut start = 0;
     while start < values.len() {
-        let step = (start / per_decade.max(1)).max(1);
+        let step = (start / resolution.max(1)).max(1);
         let end = (start + step).min(values.len());
         let m = values[start..end].iter().copied().max().unwrap_or(0);
         out.push((end as f64, f64::from(m)));
@@ -279,10 +285,8 @@ pub fn run_ops(a: &OpsArgs) -> Result<()> {
 /// `theory recycled`: one OPS run and one recycled run on the same small switch, per-bin queues.
 pub fn run_recycled(a: &RecycledArgs) -> Result<()> {
     ensure!(a.n > 0 && a.rounds > 0, "n and rounds must be positive");
-    let mut p = RecycledParams::with(a.n, a.tau, a.b);
-    p.lambda = a.lambda;
-    p.feedback = a.feedback;
-    let mut ops_sim = ops::Ops::new(a.n, a.lambda, sub_seed(a.seed, 0));
+    let p = a.model.params(a.n);
+    let mut ops_sim = ops::Ops::new(a.n, p.lambda, sub_seed(a.seed, 0));
     let mut rec_sim = recycled::Recycled::new(p.clone(), sub_seed(a.seed, 1));
     let mut csv = String::from("model,round,bin,load\n");
     let mut ops_bins = vec![Vec::new(); a.n];
@@ -291,18 +295,19 @@ pub fn run_recycled(a: &RecycledArgs) -> Result<()> {
     for r in 1..=a.rounds {
         ops_max.push(f64::from(ops_sim.step()));
         rec_max.push(f64::from(rec_sim.step().max_load));
-        for (b, &l) in ops_sim.loads().iter().enumerate() {
-            writeln!(csv, "ops,{r},{b},{l}")?;
-            ops_bins[b].push((r as f64, f64::from(l)));
-        }
-        for (b, &l) in rec_sim.loads().iter().enumerate() {
-            writeln!(csv, "recycled,{r},{b},{l}")?;
-            rec_bins[b].push((r as f64, f64::from(l)));
+        for (model, loads, bins) in [
+            ("ops", ops_sim.loads(), &mut ops_bins),
+            ("recycled", &rec_sim.loads(), &mut rec_bins),
+        ] {
+            for (b, &l) in loads.iter().enumerate() {
+                writeln!(csv, "{model},{r},{b},{l}")?;
+                bins[b].push((r as f64, f64::from(l)));
+            }
         }
     }
     write_file(&a.out, "recycled.csv", &csv)?;
     let tau = p.tau as f64;
-    let title = |m: &str| format!("{m}, n = {}, lambda = {}", a.n, a.lambda);
+    let title = |m: &str| format!("{m}, n = {}, lambda = {}", a.n, p.lambda);
     let chart = LineChart::new(&title("Max load: OPS vs recycled"), "round", "max load")
         .series("OPS", thin(&ops_max, 2000))
         .series(
@@ -312,12 +317,12 @@ pub fn run_recycled(a: &RecycledArgs) -> Result<()> {
         .dashed("tau", hline(tau, a.rounds));
     write_chart(&chart, &a.out, "recycled")?;
     for (stem, name, bins) in [
-        ("recycled_queues_ops", "OPS queues", &ops_bins),
-        ("recycled_queues_recycled", "Recycled queues", &rec_bins),
+        ("recycled_queues_ops", "OPS queues", ops_bins),
+        ("recycled_queues_recycled", "Recycled queues", rec_bins),
     ] {
         let mut c = LineChart::new(&title(name), "round", "queue length (balls)");
-        for (b, pts) in bins.iter().enumerate() {
-            c = c.series(&format!("bin {b}"), pts.clone());
+        for (b, pts) in bins.into_iter().enumerate() {
+            c = c.series(&format!("bin {b}"), pts);
         }
         let c = c.dashed("tau", hline(tau, a.rounds));
         write_chart(&c, &a.out, stem)?;
@@ -344,30 +349,35 @@ pub struct ConvergenceRow {
     pub ops_max_last: u32,
 }
 
+/// Run `run` for the `i`-th n of `a`: its row plus the recycled and OPS max-load traces.
+fn convergence_run(
+    a: &ConvergenceArgs,
+    i: usize,
+    run: usize,
+) -> (ConvergenceRow, Vec<u32>, Vec<u32>) {
+    let n = a.n[i];
+    let p = a.model.params(n);
+    let base = sub_seed(sub_seed(a.seed, i as u64), run as u64);
+    let r = recycled::run(&p, a.rounds, sub_seed(base, 0));
+    let o = ops::max_load_trace(n, p.lambda, a.rounds, sub_seed(base, 1));
+    let tenth = (a.rounds / 10).max(1);
+    let row = ConvergenceRow {
+        n,
+        run,
+        converged_at: r.converged_at,
+        final_state_converged: r.final_state_converged,
+        recycled_max_load: r.max_load.iter().copied().max().unwrap_or(0),
+        ops_max_first: o[..tenth].iter().copied().max().unwrap_or(0),
+        ops_max_last: o[o.len() - tenth..].iter().copied().max().unwrap_or(0),
+    };
+    (row, r.max_load, o)
+}
+
 /// Runs the recycled model and OPS for each n and `runs` seeds; returns one row per run.
 pub fn convergence_rows(a: &ConvergenceArgs) -> Vec<ConvergenceRow> {
-    let mut rows = Vec::new();
-    for (i, &n) in a.n.iter().enumerate() {
-        let mut p = RecycledParams::with(n, a.tau, a.b);
-        p.lambda = a.lambda;
-        p.feedback = a.feedback;
-        for run in 0..a.runs {
-            let base = sub_seed(sub_seed(a.seed, i as u64), run as u64);
-            let r = recycled::run(&p, a.rounds, sub_seed(base, 0));
-            let o = ops::max_load_trace(n, a.lambda, a.rounds, sub_seed(base, 1));
-            let tenth = (a.rounds / 10).max(1);
-            rows.push(ConvergenceRow {
-                n,
-                run,
-                converged_at: r.converged_at,
-                final_state_converged: r.final_state_converged,
-                recycled_max_load: r.max_load.iter().copied().max().unwrap_or(0),
-                ops_max_first: o[..tenth].iter().copied().max().unwrap_or(0),
-                ops_max_last: o[o.len() - tenth..].iter().copied().max().unwrap_or(0),
-            });
-        }
-    }
-    rows
+    (0..a.n.len())
+        .flat_map(|i| (0..a.runs).map(move |run| convergence_run(a, i, run).0))
+        .collect()
 }
 
 /// `theory convergence`: per-run convergence table plus max-load traces of run 0.
@@ -379,43 +389,44 @@ pub fn run_convergence(a: &ConvergenceArgs) -> Result<()> {
     let mut csv = String::from(
         "n,run,tau,colours_per_bin,converged_at,final_state_converged,recycled_max_load,ops_max_first_tenth,ops_max_last_tenth\n",
     );
-    for row in convergence_rows(a) {
-        let p = RecycledParams::with(row.n, a.tau, a.b);
-        writeln!(
-            csv,
-            "{},{},{},{},{},{},{},{},{}",
-            row.n,
-            row.run,
-            p.tau,
-            p.colours_per_bin,
-            row.converged_at.map_or(String::new(), |c| c.to_string()),
-            row.final_state_converged,
-            row.recycled_max_load,
-            row.ops_max_first,
-            row.ops_max_last
-        )?;
-    }
-    write_file(&a.out, "convergence.csv", &csv)?;
     let mut chart = LineChart::new(
-        &format!("Recycled vs OPS at scale, lambda = {} (run 0)", a.lambda),
+        &format!(
+            "Recycled vs OPS at scale, lambda = {} (run 0)",
+            a.model.lambda
+        ),
         "round",
         "max load",
     )
     .x_scale(Scale::Log(10.0))
     .y_scale(Scale::Log(10.0));
     for (i, &n) in a.n.iter().enumerate() {
-        let mut p = RecycledParams::with(n, a.tau, a.b);
-        p.lambda = a.lambda;
-        p.feedback = a.feedback;
-        let base = sub_seed(sub_seed(a.seed, i as u64), 0);
-        let r = recycled::run(&p, a.rounds, sub_seed(base, 0));
-        let o = ops::max_load_trace(n, a.lambda, a.rounds, sub_seed(base, 1));
-        chart = chart.series(&format!("OPS n = {n}"), thin_log(&o, 100));
-        chart = chart.series(
-            &format!("recycled n = {n} (tau = {})", p.tau),
-            thin_log(&r.max_load, 100),
-        );
+        let p = a.model.params(n);
+        for run in 0..a.runs {
+            let (row, rec_trace, ops_trace) = convergence_run(a, i, run);
+            writeln!(
+                csv,
+                "{},{},{},{},{},{},{},{},{}",
+                row.n,
+                row.run,
+                p.tau,
+                p.colours_per_bin,
+                row.converged_at.map_or(String::new(), |c| c.to_string()),
+                row.final_state_converged,
+                row.recycled_max_load,
+                row.ops_max_first,
+                row.ops_max_last
+            )?;
+            if run == 0 {
+                chart = chart
+                    .series(&format!("OPS n = {n}"), thin_log(&ops_trace, 100))
+                    .series(
+                        &format!("recycled n = {n} (tau = {})", p.tau),
+                        thin_log(&rec_trace, 100),
+                    );
+            }
+        }
     }
+    write_file(&a.out, "convergence.csv", &csv)?;
     write_chart(&chart, &a.out, "convergence")
 }
 
@@ -426,36 +437,33 @@ pub fn run_coalescing(a: &CoalescingArgs) -> Result<()> {
         "rounds and trials must be positive"
     );
     ensure!(a.ratios.iter().all(|&k| k > 0), "ratios must be positive");
-    let base = RecycledParams::with(a.n, a.tau, a.b);
+    let base = a.model.params(a.n);
     let mut csv = String::from("variant,round,mean_max_load,max_max_load\n");
     let mut chart = LineChart::new(
         &format!("ACK coalescing in recycled balls-into-bins, n = {}", a.n),
         "round",
         &format!("max load (mean of {} runs)", a.trials),
     );
-    let o = ops::max_load_over_trials(a.n, a.lambda, a.rounds, a.trials, sub_seed(a.seed, 0));
-    let mut variants = vec![("OPS".to_string(), o.mean, o.max)];
+    let mut variants = vec![(
+        "OPS".to_string(),
+        ops::max_load_over_trials(a.n, base.lambda, a.rounds, a.trials, sub_seed(a.seed, 0)),
+    )];
     for &k in &a.ratios {
-        let mut p = base.clone();
-        p.lambda = a.lambda;
-        p.ack_every = k;
-        let mut sum = vec![0u64; a.rounds];
-        let mut max = vec![0u32; a.rounds];
-        for t in 0..a.trials {
-            let r = recycled::run(&p, a.rounds, sub_seed(sub_seed(a.seed, k as u64), t as u64));
-            for (i, &m) in r.max_load.iter().enumerate() {
-                sum[i] += u64::from(m);
-                max[i] = max[i].max(m);
-            }
-        }
-        let mean = sum.iter().map(|&s| s as f64 / a.trials as f64).collect();
-        variants.push((format!("recycled {k}:1"), mean, max));
+        let p = RecycledParams {
+            ack_every: k,
+            ..base.clone()
+        };
+        let seed = sub_seed(a.seed, k as u64);
+        let s = TrialSummary::over_trials(a.rounds, a.trials, |t| {
+            recycled::run(&p, a.rounds, sub_seed(seed, t as u64)).max_load
+        });
+        variants.push((format!("recycled {k}:1"), s));
     }
-    for (name, mean, max) in &variants {
+    for (name, s) in &variants {
         for r in 0..a.rounds {
-            writeln!(csv, "{name},{},{:.4},{}", r + 1, mean[r], max[r])?;
+            writeln!(csv, "{name},{},{:.4},{}", r + 1, s.mean[r], s.max[r])?;
         }
-        chart = chart.series(name, thin(mean, 1000));
+        chart = chart.series(name, thin(&s.mean, 1000));
     }
     let chart = chart.dashed(
         &format!("tau = {}", base.tau),
@@ -520,56 +528,69 @@ pub fn run_ev_imbalance(a: &EvImbalanceArgs) -> Result<()> {
     write_chart(&chart, &a.out, "ev_imbalance")
 }
 
-/// `theory all`: every model with default parameters.
+/// `theory all`: every model with its command-line defaults, each into `<out>/<model>`.
 pub fn run_all(a: &AllArgs) -> Result<()> {
-    let sub = |name: &str| a.out.join(name);
-    run_ops(&OpsArgs {
-        out: sub("ops"),
-        seed: a.seed,
-        n: vec![8, 16, 32, 64, 128],
-        lambda: 0.99,
-        rounds: 1000,
-        trials: 500,
-    })?;
-    run_recycled(&RecycledArgs {
-        out: sub("recycled"),
-        seed: a.seed,
-        n: 5,
-        rounds: 200,
-        lambda: 1.0,
-        tau: None,
-        b: None,
-        feedback: Feedback::Immediate,
-    })?;
-    run_convergence(&ConvergenceArgs {
-        out: sub("convergence"),
-        seed: a.seed,
-        n: vec![16, 32, 64, 128],
-        runs: 20,
-        rounds: 10_000,
-        lambda: 1.0,
-        tau: None,
-        b: None,
-        feedback: Feedback::Immediate,
-    })?;
-    run_coalescing(&CoalescingArgs {
-        out: sub("coalescing"),
-        seed: a.seed,
-        n: 32,
-        rounds: 1000,
-        trials: 50,
-        ratios: vec![1, 2, 4, 8],
-        lambda: 1.0,
-        tau: None,
-        b: None,
-    })?;
-    run_ev_imbalance(&EvImbalanceArgs {
-        out: sub("ev-imbalance"),
-        seed: a.seed,
-        flows: vec![1, 32],
-        uplinks: 32,
-        min_log2: 4,
-        max_log2: 16,
-        salts: 500,
-    })
+    let dir = |name: &str| a.out.join(name);
+    run_ops(&with_defaults(&dir("ops"), a.seed)?)?;
+    run_recycled(&with_defaults(&dir("recycled"), a.seed)?)?;
+    run_convergence(&with_defaults(&dir("convergence"), a.seed)?)?;
+    run_coalescing(&with_defaults(&dir("coalescing"), a.seed)?)?;
+    run_ev_imbalance(&with_defaults(&dir("ev-imbalance"), a.seed)?)
+}
+
+/// A model's options as `theory <model> --out OUT --seed SEED` would parse them, so that `all`
+/// cannot drift from the subcommands' defaults.
+fn with_defaults<A: Args + FromArgMatches>(out: &Path, seed: u64) -> Result<A> {
+    let argv: [OsString; 5] = [
+        "all".into(),
+        "--out".into(),
+        out.into(),
+        "--seed".into(),
+        seed.to_string().into(),
+    ];
+    let matches = A::augment_args(clap::Command::new("all")).try_get_matches_from(argv)?;
+    Ok(A::from_arg_matches(&matches)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_uses_the_subcommand_defaults() {
+        let o: OpsArgs = with_defaults(Path::new("d/ops"), 7).unwrap();
+        assert_eq!((o.out.as_path(), o.seed), (Path::new("d/ops"), 7));
+        assert_eq!(o.n, [8, 16, 32, 64, 128]);
+        assert_eq!((o.lambda, o.rounds, o.trials), (0.99, 1000, 500));
+        let r: RecycledArgs = with_defaults(Path::new("r"), 1).unwrap();
+        assert_eq!((r.n, r.rounds), (5, 200));
+        assert_eq!(r.model.params(5), RecycledParams::paper(5));
+        let c: ConvergenceArgs = with_defaults(Path::new("c"), 1).unwrap();
+        assert_eq!((c.n, c.runs, c.rounds), (vec![16, 32, 64, 128], 20, 10_000));
+        assert_eq!(c.model, r.model);
+        let k: CoalescingArgs = with_defaults(Path::new("k"), 1).unwrap();
+        assert_eq!((k.n, k.rounds, k.trials), (32, 1000, 50));
+        assert_eq!((k.ratios, k.model), (vec![1, 2, 4, 8], r.model));
+        let e: EvImbalanceArgs = with_defaults(Path::new("e"), 1).unwrap();
+        assert_eq!((e.flows, e.uplinks, e.salts), (vec![1, 32], 32, 500));
+        assert_eq!((e.min_log2, e.max_log2), (4, 16));
+    }
+
+    #[test]
+    fn thinning_keeps_peaks() {
+        let v: Vec<f64> = (0..10).map(f64::from).collect();
+        assert_eq!(
+            thin(&v, 5),
+            [(1.0, 1.0), (3.0, 3.0), (5.0, 5.0), (7.0, 7.0), (9.0, 9.0)]
+        );
+        let u = [5u32, 1, 1, 1, 9, 1, 1, 1, 1, 1, 1, 1];
+        let t = thin_log(&u, 2);
+        assert_eq!(t.last().unwrap().0, u.len() as f64, "covers every round");
+        assert_eq!(
+            t.iter().map(|p| p.1).fold(0.0, f64::max),
+            9.0,
+            "keeps the peak"
+        );
+        assert_eq!(t[0], (1.0, 5.0));
+    }
 }

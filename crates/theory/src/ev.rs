@@ -35,23 +35,25 @@ pub fn salts(seed: u64, count: usize) -> Vec<u32> {
     (0..count).map(|_| (rng.next_u64() >> 32) as u32).collect()
 }
 
-/// Imbalance for each salt in `salts` (same order), computed on up to two threads.
+/// Imbalance for each salt in `salts` (same order), computed on all available cores.
 pub fn imbalances(flows: u32, evs: u32, uplinks: u32, salts: &[u32]) -> Vec<f64> {
-    let half = salts.len() / 2;
-    let (a, b) = salts.split_at(half);
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let chunk = salts.len().div_ceil(threads).max(1);
     std::thread::scope(|s| {
-        let h = s.spawn(|| {
-            a.iter()
-                .map(|&salt| imbalance(flows, evs, uplinks, salt))
-                .collect::<Vec<_>>()
-        });
-        let mut rest: Vec<f64> = b
-            .iter()
-            .map(|&salt| imbalance(flows, evs, uplinks, salt))
+        let workers: Vec<_> = salts
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|&salt| imbalance(flows, evs, uplinks, salt))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
-        let mut out = h.join().expect("imbalance worker panicked");
-        out.append(&mut rest);
-        out
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("imbalance worker panicked"))
+            .collect()
     })
 }
 
@@ -110,9 +112,22 @@ mod tests {
     }
 
     #[test]
+    fn imbalances_keep_salt_order() {
+        let salts = salts(3, 37);
+        let serial: Vec<f64> = salts.iter().map(|&s| imbalance(4, 64, 8, s)).collect();
+        assert_eq!(imbalances(4, 64, 8, &salts), serial);
+        assert!(imbalances(4, 64, 8, &[]).is_empty());
+    }
+
+    #[test]
     fn summary_percentiles() {
         let s = summarize(&[3.0, 1.0, 2.0, 4.0, 5.0]);
         assert_eq!((s.min, s.median, s.max, s.mean), (1.0, 3.0, 5.0, 3.0));
-        assert_eq!(s.p25, 2.0);
+        assert_eq!((s.p25, s.p75), (2.0, 4.0));
+        // Interpolated: position 0.05 * 4 = 0.2 between 1 and 2, 0.95 * 4 = 3.8 between 4 and 5.
+        assert!(
+            (s.p5 - 1.2).abs() < 1e-12 && (s.p95 - 4.8).abs() < 1e-12,
+            "{s:?}"
+        );
     }
 }

@@ -3,8 +3,9 @@
 //! * [`ops`]: batched balls-into-bins with uniform placement (oblivious packet spraying).
 //! * [`recycled`]: recycled balls-into-bins (REPS), with optional ACK coalescing.
 //! * [`ev`]: load imbalance of entropy-value sets through the simulator's ECMP hash.
-//! * [`plot`]: PNG + SVG line charts shared with the simulator.
+//! * [`plot`]: PNG + SVG line and bar charts, also used by the simulator's `repsim` plots.
 //! * [`cli`]: the `repsim theory ...` subcommands.
+//! * [`rng`]: the seeded xoshiro256** generator the models draw from.
 
 #![warn(missing_docs)]
 

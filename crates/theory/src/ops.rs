@@ -66,6 +66,30 @@ pub struct TrialSummary {
     pub max: Vec<u32>,
 }
 
+impl TrialSummary {
+    /// Summarises `trials` traces of `rounds` per-round maximum loads, trace `t` being `trace(t)`
+    /// (each at least `rounds` long).
+    pub fn over_trials(
+        rounds: usize,
+        trials: usize,
+        mut trace: impl FnMut(usize) -> Vec<u32>,
+    ) -> Self {
+        let mut sum = vec![0u64; rounds];
+        let mut max = vec![0u32; rounds];
+        for t in 0..trials {
+            for ((s, m), &x) in sum.iter_mut().zip(&mut max).zip(&trace(t)) {
+                *s += u64::from(x);
+                *m = (*m).max(x);
+            }
+        }
+        let mean = sum
+            .iter()
+            .map(|&s| s as f64 / trials.max(1) as f64)
+            .collect();
+        TrialSummary { mean, max }
+    }
+}
+
 /// Runs `trials` independent OPS runs (trial `t` seeded with `sub_seed(seed, t)`) and summarises.
 pub fn max_load_over_trials(
     n: usize,
@@ -74,20 +98,9 @@ pub fn max_load_over_trials(
     trials: usize,
     seed: u64,
 ) -> TrialSummary {
-    let mut sum = vec![0u64; rounds];
-    let mut max = vec![0u32; rounds];
-    for t in 0..trials {
-        let trace = max_load_trace(n, lambda, rounds, sub_seed(seed, t as u64));
-        for (r, &m) in trace.iter().enumerate() {
-            sum[r] += u64::from(m);
-            max[r] = max[r].max(m);
-        }
-    }
-    let mean = sum
-        .iter()
-        .map(|&s| s as f64 / trials.max(1) as f64)
-        .collect();
-    TrialSummary { mean, max }
+    TrialSummary::over_trials(rounds, trials, |t| {
+        max_load_trace(n, lambda, rounds, sub_seed(seed, t as u64))
+    })
 }
 
 #[cfg(test)]
@@ -111,9 +124,21 @@ mod tests {
 
     #[test]
     fn deterministic() {
-        assert_eq!(
-            max_load_trace(16, 0.99, 300, 5),
-            max_load_trace(16, 0.99, 300, 5)
-        );
+        let a = max_load_trace(16, 0.99, 300, 5);
+        assert_eq!(a, max_load_trace(16, 0.99, 300, 5));
+        assert_ne!(a, max_load_trace(16, 0.99, 300, 6), "the seed matters");
+    }
+
+    #[test]
+    fn trial_summary_is_per_round_mean_and_max() {
+        let traces = [vec![1, 4, 2], vec![3, 0, 2]];
+        let s = TrialSummary::over_trials(3, 2, |t| traces[t].clone());
+        assert_eq!(s.mean, [2.0, 2.0, 2.0]);
+        assert_eq!(s.max, [3, 4, 2]);
+        let o = max_load_over_trials(8, 0.99, 50, 3, 9);
+        let direct: Vec<Vec<u32>> = (0..3)
+            .map(|t| max_load_trace(8, 0.99, 50, sub_seed(9, t)))
+            .collect();
+        assert_eq!(o.max[49], direct.iter().map(|d| d[49]).max().unwrap());
     }
 }

@@ -315,6 +315,32 @@ mod tests {
         assert_eq!((p.tau, p.colours_per_bin), (13, 9));
     }
 
+    /// `run`'s `converged_at` is the first round of the settled tail: replaying the same seed
+    /// step by step, the round before it is unsettled and every round from it on is settled.
+    #[test]
+    fn converged_at_starts_the_settled_tail() {
+        let p = RecycledParams::paper(16);
+        let rounds = 400;
+        let run = run(&p, rounds, 4);
+        let at = run
+            .converged_at
+            .expect("n = 16 converges within 400 rounds");
+        assert!(at > 0 && run.final_state_converged);
+        let mut sim = Recycled::new(p.clone(), 4);
+        let steps: Vec<StepStats> = (0..rounds).map(|_| sim.step()).collect();
+        assert!(!steps[at - 1].settled(p.tau));
+        assert!(steps[at..].iter().all(|s| s.settled(p.tau)));
+        assert_eq!(
+            run.max_load,
+            steps.iter().map(|s| s.max_load).collect::<Vec<_>>()
+        );
+        // Settled at full rate: every bin busy, each departure replaced by one arrival.
+        assert!(steps[at..]
+            .iter()
+            .all(|s| s.total_balls == steps[at].total_balls));
+        assert!(sim.is_converged_state() && sim.remembering() >= 16);
+    }
+
     #[test]
     fn full_rate_conserves_once_all_bins_busy() {
         let mut sim = Recycled::new(RecycledParams::paper(16), 9);

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use theory::cli::{self, TheoryArgs};
+use theory::recycled::Feedback;
 
 #[derive(Parser)]
 struct Wrapper {
@@ -182,5 +183,33 @@ fn embeds_as_repsim_subcommand() {
             assert_eq!(o.out, PathBuf::from("x"));
         }
         other => panic!("parsed as {other:?}"),
+    }
+    // The recycled-model options are shared by `recycled`, `convergence` and `coalescing`.
+    for model in ["recycled", "convergence", "coalescing"] {
+        let r = Repsim::try_parse_from([
+            "repsim",
+            "theory",
+            model,
+            "--lambda",
+            "0.5",
+            "--tau",
+            "6.5",
+            "--feedback",
+            "round-robin",
+        ])
+        .expect("parses");
+        let Command::Theory(t) = r.command;
+        let m = match t.model {
+            cli::TheoryModel::Recycled(a) => a.model,
+            cli::TheoryModel::Convergence(a) => a.model,
+            cli::TheoryModel::Coalescing(a) => a.model,
+            other => panic!("parsed as {other:?}"),
+        };
+        let p = m.params(8);
+        assert_eq!(
+            (p.lambda, p.tau, p.feedback),
+            (0.5, 6, Feedback::RoundRobin)
+        );
+        assert_eq!((m.b, p.ack_every), (None, 1));
     }
 }
