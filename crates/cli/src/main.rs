@@ -39,7 +39,19 @@ enum Command {
     Theory(theory::cli::TheoryArgs),
 }
 
+/// Lets a closed stdout (`repsim check x.toml | head`) end the process quietly, as it does for
+/// other command-line tools, instead of panicking in `println!`.
+fn exit_quietly_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in `main`, before any other thread exists; SIG_DFL is a valid
+    // disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() {
+    exit_quietly_on_closed_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(args),

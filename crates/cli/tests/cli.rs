@@ -216,3 +216,27 @@ fn check_and_lb_override() {
     assert_eq!(rows.len(), 8, "8 flows, ecmp only");
     assert!(rows.iter().all(|l| l.starts_with("ecmp,")), "{text}");
 }
+
+#[test]
+fn closed_stdout_ends_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    // The reader goes away before repsim prints (as with `repsim check x.toml | head -0`).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_repsim"))
+        .current_dir(repo())
+        .args(["check", "scenarios/permutation-1024.toml"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn repsim");
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    child.wait().unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+}
