@@ -14,7 +14,7 @@ fn assert_serialization_bound(sim: &repsim::Simulation) {
         let packets = f.spec.bytes.div_ceil(mss);
         let wire = f.spec.bytes + packets * (mtu - mss);
         let bound = wire * 8 * SEC / rate + f.base_rtt / 2;
-        let fct = f.finish.expect("finished") - f.spec.start;
+        let fct = f.fct().expect("finished");
         assert!(
             fct >= bound,
             "flow {} finished in {fct} ps, below its bound {bound} ps",
@@ -23,14 +23,21 @@ fn assert_serialization_bound(sim: &repsim::Simulation) {
     }
 }
 
+/// Runs a ready scenario with REPS, OPS and ECMP; every flow of every run must finish and
+/// respect its serialization bound.
+fn reps_ops_ecmp(scenario: &str) -> [repsim::Simulation; 3] {
+    let scn = common::load(scenario);
+    ["reps", "ops", "ecmp"].map(|lb| {
+        let sim = common::run(&scn, lb, None);
+        assert_serialization_bound(&sim);
+        sim
+    })
+}
+
 #[test]
 fn asymmetric_reps_beats_ops_and_approaches_ideal() {
-    let scn = common::load("reps-micro-asymmetric.toml");
-    let reps = common::run(&scn, "reps", None);
-    let ops = common::run(&scn, "ops", None);
-    let ecmp = common::run(&scn, "ecmp", None);
+    let [reps, ops, _ecmp] = reps_ops_ecmp("reps-micro-asymmetric.toml");
     let (r, o) = (common::max_fct(&reps), common::max_fct(&ops));
-    common::fcts(&ecmp);
     assert!(
         o >= 1.5 * r,
         "REPS max FCT {r:.1} us should be >= 1.5x lower than OPS {o:.1} us"
@@ -42,17 +49,11 @@ fn asymmetric_reps_beats_ops_and_approaches_ideal() {
         r <= ideal_us * 1.10,
         "REPS max FCT {r:.1} us is not within 10% of the ideal {ideal_us:.1} us"
     );
-    for sim in [&reps, &ops, &ecmp] {
-        assert_serialization_bound(sim);
-    }
 }
 
 #[test]
 fn symmetric_reps_matches_ops_and_beats_ecmp() {
-    let scn = common::load("reps-micro-symmetric.toml");
-    let reps = common::run(&scn, "reps", None);
-    let ops = common::run(&scn, "ops", None);
-    let ecmp = common::run(&scn, "ecmp", None);
+    let [reps, ops, ecmp] = reps_ops_ecmp("reps-micro-symmetric.toml");
     let (r, o, e) = (
         common::max_fct(&reps),
         common::max_fct(&ops),
@@ -66,9 +67,6 @@ fn symmetric_reps_matches_ops_and_beats_ecmp() {
         e >= 1.5 * r,
         "ECMP max FCT {e:.1} us should be >= 1.5x REPS {r:.1} us"
     );
-    for sim in [&reps, &ops, &ecmp] {
-        assert_serialization_bound(sim);
-    }
     // REPS keeps ToR 0's uplink queues below Kmin: far fewer ECN marks than OPS.
     let marks = |s: &repsim::Simulation| s.port_stats().iter().map(|p| p.ecn_marks).sum::<u64>();
     assert!(
@@ -81,10 +79,7 @@ fn symmetric_reps_matches_ops_and_beats_ecmp() {
 
 #[test]
 fn permutation_128_reps_beats_ecmp() {
-    let scn = common::load("permutation-128.toml");
-    let reps = common::run(&scn, "reps", None);
-    let ops = common::run(&scn, "ops", None);
-    let ecmp = common::run(&scn, "ecmp", None);
+    let [reps, ops, ecmp] = reps_ops_ecmp("permutation-128.toml");
     let (r, o, e) = (
         common::mean_fct(&reps),
         common::mean_fct(&ops),
@@ -98,9 +93,6 @@ fn permutation_128_reps_beats_ecmp() {
         e >= 1.5 * r,
         "ECMP mean FCT {e:.1} us should be >= 1.5x REPS {r:.1} us"
     );
-    for sim in [&reps, &ops, &ecmp] {
-        assert_serialization_bound(sim);
-    }
 }
 
 #[test]
