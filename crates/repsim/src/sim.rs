@@ -16,7 +16,7 @@ use crate::net::hash::{ecmp_pick, flow_key};
 use crate::net::packet::{flags, Kind, Packet};
 use crate::net::port::{Admission, Port, PortStats, QueueParams};
 use crate::net::Topology;
-use crate::transport::{FlowStats, PsnRecord, PsnState, Receiver, Sender};
+use crate::transport::{record_flags, FlowStats, PsnRecord, PsnState, Receiver, Sender};
 use crate::workload::FlowSpec;
 
 #[path = "fault/hooks.rs"]
@@ -67,8 +67,14 @@ pub struct TransportConfig {
     pub ack_every: u64,
     /// Retransmission timeout (`None`: max base RTT + time to drain 4 full queues).
     pub rto: Option<Time>,
-    /// MPRDMA fast increase.
+    /// MPRDMA fast increase from the start.
     pub fast_increase: bool,
+    /// Fast increase switches on for every sender at the first switch-queue arrival after this
+    /// time (the reference's `-failed 42` scenario does it at 650 us).
+    pub fast_increase_after: Option<Time>,
+    /// Send an RTS (request to send) after a timeout whose retransmission the window has no
+    /// room for, as the reference does.
+    pub rts: bool,
 }
 
 impl Default for TransportConfig {
@@ -82,6 +88,8 @@ impl Default for TransportConfig {
             ack_every: 4150,
             rto: None,
             fast_increase: false,
+            fast_increase_after: None,
+            rts: true,
         }
     }
 }
@@ -231,8 +239,10 @@ pub struct Counters {
     pub nacks_sent: u64,
     /// ACKs and NACKs that reached their sender.
     pub control_arrived: u64,
-    /// ACKs and NACKs lost (failed elements, no route).
+    /// ACKs, NACKs and RTS packets lost (failed elements, no route).
     pub control_dropped: u64,
+    /// RTS packets sent.
+    pub rts_sent: u64,
     /// Events processed.
     pub events: u64,
 }
@@ -275,6 +285,10 @@ pub struct Simulation {
     routing: Option<Box<dyn crate::routing::SwitchRouting>>,
     faults: Option<Box<crate::fault::FaultState>>,
     ecmp_every: u32,
+    /// Fast increase switches on at the first switch-queue arrival after this (MAX: never).
+    fast_increase_from: Time,
+    /// Fast increase was switched on by `fast_increase_from`.
+    fast_increase_on: bool,
 }
 
 impl Simulation {
@@ -358,6 +372,8 @@ impl Simulation {
             routing: None,
             faults: None,
             ecmp_every: 0,
+            fast_increase_from: cfg.transport.fast_increase_after.unwrap_or(Time::MAX),
+            fast_increase_on: false,
             cfg,
         };
         sim.routing = crate::routing::build(
@@ -653,6 +669,9 @@ impl Simulation {
     }
 
     fn enqueue_switch(&mut self, port: u32, h: Handle) {
+        if self.now > self.fast_increase_from {
+            self.switch_on_fast_increase();
+        }
         if let Some(c) = self.collector.as_deref_mut() {
             if !self.pkts.get(h).is_header() {
                 c.on_data_arrival(
@@ -681,6 +700,20 @@ impl Simulation {
         self.kick(port);
     }
 
+    /// The timed fast-increase switch: every running sender and every later one gets MPRDMA
+    /// fast increase (the reference flips one global flag at the first switch-queue arrival after
+    /// 650 us in its `-failed 42` scenario).
+    #[cold]
+    fn switch_on_fast_increase(&mut self) {
+        self.fast_increase_from = Time::MAX;
+        self.fast_increase_on = true;
+        for flow in &mut self.flows {
+            if let Some(s) = flow.sender.as_mut() {
+                s.cc.set_fast_increase(true);
+            }
+        }
+    }
+
     fn on_arrive(&mut self, h: Handle) {
         if self.faults.is_some() && !self.fault_off_wire(h) {
             return;
@@ -691,6 +724,7 @@ impl Simulation {
             match pkt.kind {
                 Kind::Data => self.on_data(h),
                 Kind::Ack | Kind::Nack => self.on_control(h),
+                Kind::Rts => self.on_rts(h),
             }
             return;
         }
@@ -773,32 +807,36 @@ impl Simulation {
         let flow = &mut self.flows[f as usize];
         let sizes = flow.sizes;
         let s = flow.sender.as_mut().expect("sender");
-        let (psn, retransmit) = match s.next_retransmission() {
+        // Retransmissions keep their PSN and size (a lost RTS goes again as a header-sized data
+        // packet); a new data packet takes the next PSN.
+        let (psn, retransmit, last) = match s.next_retransmission() {
             Some(p) => {
                 s.retransmit.pop();
-                (p, true)
+                (p, true, false)
             }
             None => {
-                let p = s.next_new;
-                s.next_new += 1;
-                (p, false)
+                let index = s.next_data;
+                s.next_data += 1;
+                let p = s.take_psn();
+                s.records[p as usize].wire = sizes.wire(index);
+                (p, false, index + 1 == sizes.packets)
             }
         };
         let ev = s.lb.next_ev(now, &mut s.rng);
-        let wire = sizes.wire(psn);
-        s.records[psn as usize] = PsnRecord {
-            sent_at: now,
-            ev,
-            state: PsnState::InFlight,
-        };
-        s.in_flight += wire as u64;
+        let rec = &mut s.records[psn as usize];
+        rec.sent_at = now;
+        rec.ev = ev;
+        rec.state = PsnState::InFlight;
+        rec.flags &= !record_flags::UNCOUNTED;
+        let wire = rec.wire;
+        s.in_flight += wire as i64;
         s.send_order.push_back((now, psn));
         let mut fl = 0;
         if retransmit {
             fl |= flags::RETRANSMIT | flags::ACK_REQUEST;
             flow.stats.retransmissions += 1;
         }
-        if psn + 1 == sizes.packets || s.in_flight >= s.cc.cwnd() {
+        if last || s.in_flight >= s.window() {
             fl |= flags::ACK_REQUEST;
         }
         if !s.timer_pending {
@@ -836,7 +874,7 @@ impl Simulation {
             bdp,
             max_cwnd,
             initial_cwnd: t.initial_cwnd.unwrap_or(max_cwnd),
-            fast_increase: t.fast_increase,
+            fast_increase: t.fast_increase || self.fast_increase_on,
         };
         let cc = cc::build(&t.cc, &params).expect("checked in new()");
         let mut rng = Rng::derive(self.cfg.seed, Stream::Flow, f as u64);
@@ -866,7 +904,6 @@ impl Simulation {
         if flow.phase != Phase::Running {
             return;
         }
-        let sizes = flow.sizes;
         let s = flow.sender.as_mut().expect("running flows have a sender");
         s.timer_pending = false;
         let Some((sent_at, psn)) = s.oldest_in_flight() else {
@@ -884,12 +921,9 @@ impl Simulation {
         let s = flow.sender.as_mut().expect("running flows have a sender");
         // Only the oldest outstanding packet is declared lost per expiry, like the reference.
         s.send_order.pop_front();
-        let wire = sizes.wire(psn) as u64;
-        let rec = &mut s.records[psn as usize];
-        rec.state = PsnState::Queued;
-        let ev = rec.ev;
-        s.in_flight -= wire;
-        s.retransmit.push(std::cmp::Reverse(psn));
+        let rtx_was_empty = s.next_retransmission().is_none();
+        let ev = s.records[psn as usize].ev;
+        let wire = s.declare_lost(psn);
         s.cc.on_timeout(wire, now);
         let event = s.lb.on_timeout(ev, now);
         flow.stats.timeouts += 1;
@@ -899,6 +933,56 @@ impl Simulation {
         }
         self.record_lb(f, event);
         self.mark_ready(f);
+        if self.cfg.transport.rts && rtx_was_empty {
+            self.maybe_send_rts(f, wire);
+        }
+    }
+
+    /// After a timeout (whose retransmission was queued and, window and NIC permitting, already
+    /// sent): if the window has no room for a packet of the lost one's size, send an RTS, at
+    /// most one per RTO. As in the reference, the RTS takes a PSN and an EV, gets a send record
+    /// (so a lost RTS times out and goes again as a header-sized data packet) but adds nothing to
+    /// `in_flight`.
+    fn maybe_send_rts(&mut self, f: u32, lost_wire: u64) {
+        let now = self.now;
+        let rto = self.rto;
+        let header = self.cfg.transport.header;
+        let flow = &mut self.flows[f as usize];
+        let s = flow.sender.as_mut().expect("running flows have a sender");
+        if s.window() >= s.in_flight + lost_wire as i64 || s.last_rts.is_some_and(|t| now - t < rto)
+        {
+            return;
+        }
+        s.last_rts = Some(now);
+        let psn = s.take_psn();
+        let ev = s.lb.next_ev(now, &mut s.rng);
+        s.records[psn as usize] = PsnRecord {
+            sent_at: now,
+            wire: header,
+            ev,
+            state: PsnState::InFlight,
+            flags: record_flags::RTS | record_flags::UNCOUNTED,
+        };
+        s.send_order.push_back((now, psn));
+        if !s.timer_pending {
+            s.timer_pending = true;
+            self.events.push(now + rto, Event::Timer(f));
+        }
+        flow.stats.rts += 1;
+        self.counters.rts_sent += 1;
+        let h = self.pkts.alloc(Packet {
+            flow: f,
+            psn,
+            dst: flow.spec.dst,
+            flow_key: flow.key,
+            sent_at: now,
+            ev,
+            flags: flags::ACK_REQUEST,
+            ..Packet::blank(Kind::Rts, header)
+        });
+        let port = self.topo.host_uplink[flow.spec.src as usize];
+        self.ports[port as usize].headers.push_back(h);
+        self.kick(port);
     }
 
     fn record_lb(&mut self, flow: u32, event: Option<LbEvent>) {
@@ -938,8 +1022,9 @@ impl Simulation {
                 Kind::Nack
             };
         } else {
-            if r.accept(pkt.psn, sizes.packets) {
-                let payload = sizes.payload(pkt.psn) as u64;
+            if r.accept(pkt.psn) {
+                // A retransmitted RTS travels as a header-sized data packet: no payload.
+                let payload = (pkt.size - sizes.header) as u64;
                 flow.delivered += payload;
                 self.counters.data_delivered += 1;
                 flow.stats.max_reorder = flow.stats.max_reorder.max(r.out_of_order);
@@ -951,7 +1036,7 @@ impl Simulation {
                 || pkt.has(flags::ECN)
                 || pkt.has(flags::ACK_REQUEST)
                 || pkt.psn == 0
-                || r.expected == sizes.packets;
+                || flow.delivered == flow.spec.bytes;
             if !ack_now {
                 self.pkts.free(h);
                 return;
@@ -979,6 +1064,35 @@ impl Simulation {
         self.kick(port);
     }
 
+    /// An RTS reaches its receiver: its PSN counts as received and it is acknowledged at once
+    /// (with its EV, never ECN-marked), as a data packet would be; it carries no payload and
+    /// does not count towards ACK coalescing.
+    fn on_rts(&mut self, h: Handle) {
+        let pkt = *self.pkts.get(h);
+        let flow = &mut self.flows[pkt.flow as usize];
+        let Some(r) = flow
+            .receiver
+            .as_mut()
+            .filter(|_| flow.phase == Phase::Running)
+        else {
+            self.pkts.free(h);
+            return;
+        };
+        r.accept(pkt.psn);
+        let (sack_base, sack_bits) = r.sack(pkt.psn);
+        let reply = self.pkts.get_mut(h);
+        reply.kind = Kind::Ack;
+        reply.dst = flow.spec.src;
+        reply.cum_ack = r.expected;
+        reply.sack_base = sack_base;
+        reply.sack_bits = sack_bits;
+        reply.flags = 0;
+        self.counters.acks_sent += 1;
+        let port = self.topo.host_uplink[flow.spec.dst as usize];
+        self.ports[port as usize].headers.push_back(h);
+        self.kick(port);
+    }
+
     fn on_control(&mut self, h: Handle) {
         let now = self.now;
         let pkt = *self.pkts.get(h);
@@ -989,18 +1103,14 @@ impl Simulation {
         if flow.phase != Phase::Running {
             return;
         }
-        let sizes = flow.sizes;
         let s = flow.sender.as_mut().expect("running flows have a sender");
         let rtt = now - pkt.sent_at;
         let ecn = pkt.has(flags::ECN);
+        let rec = s.records[pkt.psn as usize];
         let event = if pkt.kind == Kind::Nack {
             flow.stats.nacks += 1;
-            let rec = &mut s.records[pkt.psn as usize];
             if rec.state == PsnState::InFlight && rec.sent_at == pkt.sent_at {
-                let wire = sizes.wire(pkt.psn) as u64;
-                rec.state = PsnState::Queued;
-                s.in_flight -= wire;
-                s.retransmit.push(std::cmp::Reverse(pkt.psn));
+                let wire = s.declare_lost(pkt.psn);
                 s.cc.on_nack(wire, now);
                 s.lb.on_nack(pkt.ev, now)
             } else {
@@ -1011,20 +1121,24 @@ impl Simulation {
             if ecn {
                 flow.stats.ecn_acks += 1;
             }
-            let mut newly = s.mark_acked(pkt.psn, sizes.wire(pkt.psn));
-            for psn in s.cum_acked..pkt.cum_ack.min(sizes.packets) {
-                newly += s.mark_acked(psn, sizes.wire(psn));
+            // The congestion control's delay sample, as the reference takes it: from the PSN's
+            // latest transmission, and only while that PSN is still outstanding.
+            let cc_rtt = (rec.state == PsnState::InFlight).then(|| now - rec.sent_at);
+            let psns = s.psns();
+            let mut newly = s.mark_acked(pkt.psn);
+            for psn in s.cum_acked..pkt.cum_ack.min(psns) {
+                newly += s.mark_acked(psn);
             }
             let mut bits = pkt.sack_bits;
             while bits != 0 {
                 let psn = pkt.sack_base + bits.trailing_zeros();
                 bits &= bits - 1;
-                if psn < sizes.packets {
-                    newly += s.mark_acked(psn, sizes.wire(psn));
+                if psn < psns {
+                    newly += s.mark_acked(psn);
                 }
             }
             s.advance_cumulative();
-            s.cc.on_ack(newly, ecn, Some(rtt), now);
+            s.cc.on_ack(newly, ecn, cc_rtt, now);
             s.lb.on_ack(pkt.ev, ecn, Some(rtt), now)
         };
         if let Some(c) = self.collector.as_deref_mut() {
@@ -1033,7 +1147,7 @@ impl Simulation {
         self.record_lb(f, event);
         let flow = &mut self.flows[f as usize];
         let s = flow.sender.as_mut().expect("sender");
-        if s.cum_acked == sizes.packets {
+        if s.finished() {
             flow.phase = Phase::Done;
             flow.finish = Some(now);
             s.release();

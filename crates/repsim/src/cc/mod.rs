@@ -28,12 +28,19 @@ pub struct CcParams {
 pub trait CongestionControl {
     /// Current window in bytes.
     fn cwnd(&self) -> u64;
-    /// An ACK reported `acked_bytes` newly delivered; `ecn` is its echoed mark; `rtt` the sample.
+    /// An ACK reported `acked_bytes` newly delivered; `ecn` is its echoed mark; `rtt` the
+    /// round-trip sample of the acknowledged PSN's latest transmission (`None` when that PSN was
+    /// no longer outstanding).
     fn on_ack(&mut self, acked_bytes: u64, ecn: bool, rtt: Option<Time>, now: Time);
     /// A packet of `size` bytes was trimmed and NACKed.
     fn on_nack(&mut self, size: u64, now: Time);
     /// The retransmission timer expired for a packet of `size` bytes.
     fn on_timeout(&mut self, size: u64, now: Time);
+    /// Turns MPRDMA-style fast increase on or off while running (a timed switch of the
+    /// scenario); controllers without it ignore this.
+    fn set_fast_increase(&mut self, on: bool) {
+        let _ = on;
+    }
 }
 
 /// Constructor of a congestion controller.

@@ -1,14 +1,30 @@
-//! The MPRDMA-style DCTCP variant the REPS paper used for every experiment.
+//! The MPRDMA-style DCTCP variant the REPS paper used for every experiment, as the reference
+//! simulator runs it.
 //!
 //! Per ACK, in bytes: an un-marked ACK grows the window by `acked * MTU / cwnd` (about one MTU
 //! per window of acknowledged bytes), capped at the maximum window; a marked ACK shrinks it by a
 //! quarter of the acknowledged bytes; a NACK or a timeout removes the lost packet's size. The
-//! window never drops below one MTU. With fast increase enabled, once a whole window of ACKs has
-//! seen less than 1 us of queueing delay the window grows by half of every acknowledged amount
-//! until a sample shows more delay.
+//! window never drops below one MTU. All arithmetic truncates to whole bytes.
+//!
+//! **Fast increase** (off unless enabled, from the start or by a timed switch): on an un-marked
+//! ACK whose queueing delay is under 1 us, the acknowledged bytes are added to a counter; once
+//! the counter exceeds the window (checked before this ACK's growth), or while fast increase is
+//! already on, half of the acknowledged bytes are added too (capped at the maximum window) and
+//! fast increase stays on; the additive increase then still applies. An un-marked ACK with a
+//! delay of 1 us or more resets the counter and leaves fast increase. A marked ACK resets the
+//! counter but, as in the reference, does *not* leave fast increase, so the next low-delay ACK
+//! grows by half again.
+//!
+//! **Queueing delay** is the RTT sample minus the connection's base RTT. Samples come only from
+//! ACKs of PSNs still outstanding; a sample below the base RTT (a header-sized RTS) or a missing
+//! one uses instead the running average of earlier delays (an EWMA with gain 0.0125, fed by
+//! every sample at or above the base RTT), as the reference does.
 use super::{CcParams, CongestionControl};
 use crate::engine::time::US;
 use crate::engine::Time;
+
+/// Gain of the queueing-delay average.
+const DELAY_GAIN: f64 = 0.0125;
 
 /// MPRDMA window state.
 #[derive(Debug)]
@@ -18,8 +34,12 @@ pub struct Mprdma {
     max_cwnd: u64,
     base_rtt: Time,
     fast_increase_enabled: bool,
+    /// Bytes acknowledged by un-marked low-delay ACKs since the last reset.
     low_delay_bytes: u64,
+    /// Growing by half of every low-delay ACK.
     in_fast_increase: bool,
+    /// Running average of queueing-delay samples, in picoseconds.
+    avg_delay: f64,
 }
 
 /// Registry constructor.
@@ -38,11 +58,44 @@ impl Mprdma {
             fast_increase_enabled: p.fast_increase,
             low_delay_bytes: 0,
             in_fast_increase: false,
+            avg_delay: 0.0,
         }
+    }
+
+    /// Whether fast increase is growing the window by half of each low-delay ACK.
+    pub fn in_fast_increase(&self) -> bool {
+        self.in_fast_increase
     }
 
     fn decrease(&mut self, by: u64) {
         self.cwnd = self.cwnd.saturating_sub(by).max(self.mtu);
+    }
+
+    /// The queueing delay an ACK reports (see the module docs), in picoseconds.
+    fn delay(&mut self, rtt: Option<Time>) -> f64 {
+        match rtt {
+            Some(r) if r >= self.base_rtt => {
+                let d = (r - self.base_rtt) as f64;
+                self.avg_delay = (1.0 - DELAY_GAIN) * self.avg_delay + DELAY_GAIN * d;
+                d
+            }
+            _ => self.avg_delay,
+        }
+    }
+
+    fn fast_increase(&mut self, acked: u64, delay: f64) {
+        if delay < US as f64 {
+            self.low_delay_bytes += acked;
+            if self.low_delay_bytes > self.cwnd || self.in_fast_increase {
+                self.cwnd = (self.cwnd + acked / 2).min(self.max_cwnd);
+                self.in_fast_increase = true;
+            } else {
+                self.in_fast_increase = false;
+            }
+        } else {
+            self.low_delay_bytes = 0;
+            self.in_fast_increase = false;
+        }
     }
 }
 
@@ -52,24 +105,16 @@ impl CongestionControl for Mprdma {
     }
 
     fn on_ack(&mut self, acked: u64, ecn: bool, rtt: Option<Time>, _now: Time) {
+        let delay = self.delay(rtt);
         if ecn {
             self.decrease(acked / 4);
+            self.low_delay_bytes = 0;
             return;
         }
-        self.cwnd += acked * self.mtu / self.cwnd;
         if self.fast_increase_enabled {
-            let low_delay = rtt.is_some_and(|r| r.saturating_sub(self.base_rtt) < US);
-            if low_delay {
-                self.low_delay_bytes += acked;
-                if self.in_fast_increase || self.low_delay_bytes > self.cwnd {
-                    self.in_fast_increase = true;
-                    self.cwnd += acked / 2;
-                }
-            } else {
-                self.low_delay_bytes = 0;
-                self.in_fast_increase = false;
-            }
+            self.fast_increase(acked, delay);
         }
+        self.cwnd += acked * self.mtu / self.cwnd;
         self.cwnd = self.cwnd.min(self.max_cwnd);
     }
 
@@ -79,6 +124,10 @@ impl CongestionControl for Mprdma {
 
     fn on_timeout(&mut self, size: u64, _now: Time) {
         self.decrease(size);
+    }
+
+    fn set_fast_increase(&mut self, on: bool) {
+        self.fast_increase_enabled = on;
     }
 }
 
@@ -97,6 +146,14 @@ mod tests {
         }
     }
 
+    fn small(fast_increase: bool) -> Mprdma {
+        Mprdma::new(&CcParams {
+            initial_cwnd: 41_500,
+            fast_increase,
+            ..params()
+        })
+    }
+
     #[test]
     fn additive_increase_capped_at_max_window() {
         let mut cc = Mprdma::new(&params());
@@ -107,20 +164,18 @@ mod tests {
             625_284,
             "clipped to maxwnd on the first un-marked ACK"
         );
-        let mut cc = Mprdma::new(&CcParams {
-            initial_cwnd: 41_500,
-            ..params()
-        });
+        let mut cc = small(false);
         cc.on_ack(4150, false, None, 0);
         assert_eq!(cc.cwnd(), 41_500 + 415);
+        // A zero-byte ACK (an RTS's) changes nothing but still clips.
+        let mut cc = Mprdma::new(&params());
+        cc.on_ack(0, false, None, 0);
+        assert_eq!(cc.cwnd(), 625_284);
     }
 
     #[test]
     fn decreases_floor_at_one_mtu() {
-        let mut cc = Mprdma::new(&CcParams {
-            initial_cwnd: 41_500,
-            ..params()
-        });
+        let mut cc = small(false);
         cc.on_ack(4000, true, None, 0);
         assert_eq!(cc.cwnd(), 40_500);
         cc.on_nack(4150, 0);
@@ -132,33 +187,82 @@ mod tests {
     }
 
     #[test]
-    fn fast_increase_needs_a_window_of_low_delay() {
+    fn fast_increase_follows_the_reference_rule() {
+        let base = params().base_rtt;
+        let low = Some(base + 100);
+        let mut cc = small(true);
+        // The counter must exceed the window as it stood before the ACK: 10 ACKs make 41,500
+        // bytes, not more than the window, so only the additive increase applies.
+        let mut expect = 41_500u64;
+        for _ in 0..10 {
+            cc.on_ack(4150, false, low, 0);
+            expect += 4150 * 4150 / expect;
+            assert_eq!(cc.cwnd(), expect);
+        }
+        assert!(!cc.in_fast_increase());
+        // The 11th pushes the counter (45,650) over the window: half the ACK first, then the
+        // additive increase on the raised window.
+        cc.on_ack(4150, false, low, 0);
+        expect += 2075;
+        expect += 4150 * 4150 / expect;
+        assert_eq!(cc.cwnd(), expect);
+        assert!(cc.in_fast_increase());
+        // A marked ACK takes a quarter off and resets the counter but keeps fast increase on:
+        // the next low-delay ACK grows by half again at once.
+        cc.on_ack(4000, true, low, 0);
+        expect -= 1000;
+        assert_eq!(cc.cwnd(), expect);
+        cc.on_ack(4150, false, low, 0);
+        expect += 2075;
+        expect += 4150 * 4150 / expect;
+        assert_eq!(cc.cwnd(), expect);
+        // A delay of 1 us or more leaves fast increase and resets the counter.
+        cc.on_ack(4150, false, Some(base + US), 0);
+        expect += 4150 * 4150 / expect;
+        assert_eq!(cc.cwnd(), expect);
+        assert!(!cc.in_fast_increase());
+        // Growth is capped at the maximum window.
         let mut cc = Mprdma::new(&CcParams {
-            initial_cwnd: 41_500,
+            initial_cwnd: 620_000,
             fast_increase: true,
             ..params()
         });
+        for _ in 0..400 {
+            cc.on_ack(4150, false, low, 0);
+        }
+        assert_eq!(cc.cwnd(), 625_284);
+    }
+
+    #[test]
+    fn missing_or_short_samples_use_the_average_delay() {
         let base = params().base_rtt;
-        // About one window (~41.5 kB) of low-delay ACKs arms fast increase.
-        for _ in 0..10 {
-            cc.on_ack(4150, false, Some(base + 100), 0);
+        let mut cc = small(true);
+        // Two high-delay samples put the average at about 0.0125 * 100 us + ... > 1 us.
+        cc.on_ack(4150, false, Some(base + 100 * US), 0);
+        cc.on_ack(4150, false, Some(base + 100 * US), 0);
+        assert!(cc.avg_delay > US as f64);
+        // With no sample, the average decides: still high, so the counter stays reset.
+        for _ in 0..20 {
+            cc.on_ack(4150, false, None, 0);
         }
-        assert!(cc.cwnd() < 41_500 + 10 * 2075, "not yet in fast increase");
-        for _ in 0..5 {
-            cc.on_ack(4150, false, Some(base + 100), 0);
+        assert!(!cc.in_fast_increase() && cc.low_delay_bytes == 0);
+        // A header-sized sample below the base RTT also falls back to the average.
+        cc.on_ack(4150, false, Some(base / 2), 0);
+        assert_eq!(cc.low_delay_bytes, 0);
+    }
+
+    #[test]
+    fn fast_increase_can_be_switched_on_while_running() {
+        let base = params().base_rtt;
+        let mut cc = small(false);
+        for _ in 0..20 {
+            cc.on_ack(4150, false, Some(base), 0);
         }
-        let before = cc.cwnd();
-        cc.on_ack(4150, false, Some(base + 100), 0);
-        assert!(
-            cc.cwnd() >= before + 2075,
-            "fast increase adds half of each ACK"
-        );
-        cc.on_ack(4150, false, Some(base + 5 * US), 0);
-        let slow = cc.cwnd();
-        cc.on_ack(4150, false, Some(base + 100), 0);
-        assert!(
-            cc.cwnd() < slow + 2075,
-            "a delayed sample leaves fast increase"
-        );
+        assert!(!cc.in_fast_increase());
+        cc.set_fast_increase(true);
+        for _ in 0..20 {
+            cc.on_ack(4150, false, Some(base), 0);
+        }
+        assert!(cc.in_fast_increase());
     }
 }

@@ -12,6 +12,9 @@ pub enum Kind {
     Ack,
     /// A negative acknowledgement of a trimmed data packet.
     Nack,
+    /// A request to send: a header-only packet a sender emits after a timeout when its window
+    /// has no room for the retransmission. It takes a PSN and is acknowledged like data.
+    Rts,
 }
 
 /// Flag bits of [`Packet::flags`].

@@ -156,8 +156,15 @@ pub struct TransportSection {
     pub ack_every: SizeQ,
     /// Fixed retransmission timeout (default: max base RTT + 4 queue drain times).
     pub rto: Option<TimeQ>,
-    /// MPRDMA fast increase.
+    /// MPRDMA fast increase from the start.
     pub fast_increase: bool,
+    /// Switch MPRDMA fast increase on for every sender at the first switch-queue arrival after
+    /// this time (the reference's Fig. 7 scenario: "650us"); absent: never.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fast_increase_after: Option<TimeQ>,
+    /// After a timeout whose retransmission the window has no room for, send a 64 B RTS
+    /// (request to send), as the reference does (default true).
+    pub rts: bool,
 }
 
 impl Default for TransportSection {
@@ -171,6 +178,8 @@ impl Default for TransportSection {
             ack_every: SizeQ(units::Size::Packets(1.0)),
             rto: None,
             fast_increase: false,
+            fast_increase_after: None,
+            rts: true,
         }
     }
 }
@@ -595,6 +604,8 @@ impl LoadedScenario {
             ack_every: s.transport.ack_every.0.bytes(mtu),
             rto: s.transport.rto.map(|r| r.0),
             fast_increase: s.transport.fast_increase,
+            fast_increase_after: s.transport.fast_increase_after.map(|t| t.0),
+            rts: s.transport.rts,
         };
         let seed = seed.unwrap_or(s.seed);
         let switch_routing = s.routing.switch.clone().unwrap_or_else(|| "ecmp".into());
