@@ -16,7 +16,7 @@ use crate::net::hash::{ecmp_pick, flow_key};
 use crate::net::packet::{flags, Kind, Packet};
 use crate::net::port::{Admission, Port, PortStats, QueueParams};
 use crate::net::Topology;
-use crate::transport::{record_flags, FlowStats, PsnRecord, PsnState, Receiver, Sender};
+use crate::transport::{FlowStats, PsnState, Receiver, Sender, Sizes};
 use crate::workload::FlowSpec;
 
 #[path = "fault/hooks.rs"]
@@ -165,30 +165,6 @@ pub enum Phase {
     /// Given up: no ACK or NACK for too long while faults are configured (see
     /// [`Simulation::unreachable_flows`] and [`Simulation::stalled_flows`]).
     GaveUp,
-}
-
-/// Byte layout of one connection's packets.
-#[derive(Clone, Copy, Debug)]
-struct Sizes {
-    bytes: u64,
-    packets: u32,
-    mss: u32,
-    header: u32,
-}
-
-impl Sizes {
-    #[inline]
-    fn payload(&self, psn: u32) -> u32 {
-        if psn + 1 == self.packets {
-            (self.bytes - (self.packets as u64 - 1) * self.mss as u64) as u32
-        } else {
-            self.mss
-        }
-    }
-    #[inline]
-    fn wire(&self, psn: u32) -> u32 {
-        self.payload(psn) + self.header
-    }
 }
 
 /// One connection.
@@ -472,6 +448,11 @@ impl Simulation {
     /// Current simulated time.
     pub fn now(&self) -> Time {
         self.now
+    }
+
+    /// Whether the timed fast-increase switch (`fast_increase_after`) has turned on.
+    pub fn fast_increase_switched_on(&self) -> bool {
+        self.fast_increase_on
     }
 
     /// The retransmission timeout every connection uses.
@@ -805,38 +786,15 @@ impl Simulation {
     fn make_data(&mut self, f: u32) -> Handle {
         let now = self.now;
         let flow = &mut self.flows[f as usize];
-        let sizes = flow.sizes;
         let s = flow.sender.as_mut().expect("sender");
-        // Retransmissions keep their PSN and size (a lost RTS goes again as a header-sized data
-        // packet); a new data packet takes the next PSN.
-        let (psn, retransmit, last) = match s.next_retransmission() {
-            Some(p) => {
-                s.retransmit.pop();
-                (p, true, false)
-            }
-            None => {
-                let index = s.next_data;
-                s.next_data += 1;
-                let p = s.take_psn();
-                s.records[p as usize].wire = sizes.wire(index);
-                (p, false, index + 1 == sizes.packets)
-            }
-        };
-        let ev = s.lb.next_ev(now, &mut s.rng);
-        let rec = &mut s.records[psn as usize];
-        rec.sent_at = now;
-        rec.ev = ev;
-        rec.state = PsnState::InFlight;
-        rec.flags &= !record_flags::UNCOUNTED;
-        let wire = rec.wire;
-        s.in_flight += wire as i64;
-        s.send_order.push_back((now, psn));
+        let tx = s.transmit(now, &flow.sizes);
+        let (psn, ev, wire) = (tx.psn, tx.ev, tx.wire);
         let mut fl = 0;
-        if retransmit {
+        if tx.retransmit {
             fl |= flags::RETRANSMIT | flags::ACK_REQUEST;
             flow.stats.retransmissions += 1;
         }
-        if last || s.in_flight >= s.window() {
+        if tx.last || s.in_flight >= s.window() {
             fl |= flags::ACK_REQUEST;
         }
         if !s.timer_pending {
@@ -949,21 +907,11 @@ impl Simulation {
         let header = self.cfg.transport.header;
         let flow = &mut self.flows[f as usize];
         let s = flow.sender.as_mut().expect("running flows have a sender");
-        if s.window() >= s.in_flight + lost_wire as i64 || s.last_rts.is_some_and(|t| now - t < rto)
-        {
+        if !s.rts_due(now, lost_wire, rto) {
             return;
         }
-        s.last_rts = Some(now);
-        let psn = s.take_psn();
         let ev = s.lb.next_ev(now, &mut s.rng);
-        s.records[psn as usize] = PsnRecord {
-            sent_at: now,
-            wire: header,
-            ev,
-            state: PsnState::InFlight,
-            flags: record_flags::RTS | record_flags::UNCOUNTED,
-        };
-        s.send_order.push_back((now, psn));
+        let psn = s.register_rts(now, ev, header);
         if !s.timer_pending {
             s.timer_pending = true;
             self.events.push(now + rto, Event::Timer(f));
@@ -1104,7 +1052,6 @@ impl Simulation {
             return;
         }
         let s = flow.sender.as_mut().expect("running flows have a sender");
-        let rtt = now - pkt.sent_at;
         let ecn = pkt.has(flags::ECN);
         let rec = s.records[pkt.psn as usize];
         let event = if pkt.kind == Kind::Nack {
@@ -1121,9 +1068,9 @@ impl Simulation {
             if ecn {
                 flow.stats.ecn_acks += 1;
             }
-            // The congestion control's delay sample, as the reference takes it: from the PSN's
-            // latest transmission, and only while that PSN is still outstanding.
-            let cc_rtt = (rec.state == PsnState::InFlight).then(|| now - rec.sent_at);
+            // The RTT sample, as the reference takes it: from the PSN's latest transmission, and
+            // only while that PSN is still outstanding.
+            let rtt = (rec.state == PsnState::InFlight).then(|| now - rec.sent_at);
             let psns = s.psns();
             let mut newly = s.mark_acked(pkt.psn);
             for psn in s.cum_acked..pkt.cum_ack.min(psns) {
@@ -1138,8 +1085,8 @@ impl Simulation {
                 }
             }
             s.advance_cumulative();
-            s.cc.on_ack(newly, ecn, cc_rtt, now);
-            s.lb.on_ack(pkt.ev, ecn, Some(rtt), now)
+            s.cc.on_ack(newly, ecn, rtt, now);
+            s.lb.on_ack(pkt.ev, ecn, rtt, now)
         };
         if let Some(c) = self.collector.as_deref_mut() {
             c.on_cwnd(f, now, s.cc.cwnd());

@@ -80,7 +80,9 @@ pub enum LbEvent {
 pub trait LoadBalancer {
     /// EV of the next data packet (new or retransmitted).
     fn next_ev(&mut self, now: Time, rng: &mut Rng) -> u16;
-    /// An ACK for a packet sent with `ev` arrived; `ecn` is its echoed mark, `rtt` the sample.
+    /// An ACK for a packet sent with `ev` arrived; `ecn` is its echoed mark, `rtt` the
+    /// round-trip sample of the acknowledged PSN's latest transmission (`None` when that PSN was
+    /// no longer outstanding, as in the reference).
     /// Oblivious schemes ignore it (the default).
     fn on_ack(&mut self, ev: u16, ecn: bool, rtt: Option<Time>, now: Time) -> Option<LbEvent> {
         let _ = (ev, ecn, rtt, now);

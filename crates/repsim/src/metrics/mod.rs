@@ -104,6 +104,8 @@ pub struct RunSummary {
     pub retransmissions: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// RTS (request to send) packets sent after timeouts.
+    pub rts: u64,
     /// Events processed.
     pub events: u64,
     /// Wall-clock seconds of the run.
@@ -174,6 +176,7 @@ pub fn summarize(sim: &Simulation, wall_s: f64) -> RunSummary {
         ecn_marks: ports.iter().map(|p| p.ecn_marks).sum(),
         retransmissions: sim.flows().iter().map(|f| f.stats.retransmissions).sum(),
         timeouts: sim.flows().iter().map(|f| f.stats.timeouts).sum(),
+        rts: sim.flows().iter().map(|f| f.stats.rts).sum(),
         events: c.events,
         wall_s,
         sim_time_us: to_us(sim.now()),

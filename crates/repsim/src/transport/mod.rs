@@ -96,6 +96,65 @@ pub struct FlowStats {
     pub rts: u64,
 }
 
+/// Byte layout of one connection's data packets: all carry `mss` payload bytes but the last,
+/// which carries the rest; each adds a `header`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sizes {
+    /// Payload bytes of the whole flow.
+    pub bytes: u64,
+    /// Number of data packets.
+    pub packets: u32,
+    /// Payload of a full packet.
+    pub mss: u32,
+    /// Header bytes of every packet.
+    pub header: u32,
+}
+
+impl Sizes {
+    /// The layout of a `bytes`-byte flow in packets of at most `mtu` bytes with `header`-byte
+    /// headers (`mtu > header`).
+    pub fn new(bytes: u64, mtu: u32, header: u32) -> Self {
+        let mss = mtu - header;
+        Sizes {
+            bytes,
+            packets: bytes.div_ceil(mss as u64) as u32,
+            mss,
+            header,
+        }
+    }
+
+    /// Payload bytes of data packet `index`.
+    #[inline]
+    pub fn payload(&self, index: u32) -> u32 {
+        if index + 1 == self.packets {
+            (self.bytes - (self.packets as u64 - 1) * self.mss as u64) as u32
+        } else {
+            self.mss
+        }
+    }
+
+    /// Wire bytes of data packet `index`.
+    #[inline]
+    pub fn wire(&self, index: u32) -> u32 {
+        self.payload(index) + self.header
+    }
+}
+
+/// What [`Sender::transmit`] chose to send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transmission {
+    /// Its PSN.
+    pub psn: u32,
+    /// Its EV.
+    pub ev: u16,
+    /// Its size on the wire.
+    pub wire: u32,
+    /// A retransmission (of a data packet or of a lost RTS).
+    pub retransmit: bool,
+    /// The flow's last data packet, sent for the first time.
+    pub last: bool,
+}
+
 /// Sender state of one connection.
 ///
 /// PSNs are handed out in sending order: every first transmission of a data packet and every
@@ -250,6 +309,69 @@ impl Sender {
         r.wire as u64
     }
 
+    /// Sends the next data packet at `now`: the lowest PSN waiting for retransmission (it keeps
+    /// its PSN and size; a lost RTS goes again as a header-sized data packet), else the next
+    /// new data packet, which takes the next PSN. The load balancer picks its EV. The caller
+    /// has checked [`Self::can_send`].
+    pub fn transmit(&mut self, now: Time, sizes: &Sizes) -> Transmission {
+        let (psn, retransmit, last) = match self.next_retransmission() {
+            Some(p) => {
+                self.retransmit.pop();
+                (p, true, false)
+            }
+            None => {
+                let index = self.next_data;
+                self.next_data += 1;
+                let p = self.take_psn();
+                self.records[p as usize].wire = sizes.wire(index);
+                (p, false, index + 1 == sizes.packets)
+            }
+        };
+        let ev = self.lb.next_ev(now, &mut self.rng);
+        let rec = &mut self.records[psn as usize];
+        rec.sent_at = now;
+        rec.ev = ev;
+        rec.state = PsnState::InFlight;
+        rec.flags &= !record_flags::UNCOUNTED;
+        let wire = rec.wire;
+        self.in_flight += wire as i64;
+        self.send_order.push_back((now, psn));
+        Transmission {
+            psn,
+            ev,
+            wire,
+            retransmit,
+            last,
+        }
+    }
+
+    /// Whether a timeout of a `lost_wire`-byte packet calls for an RTS now, as the reference
+    /// decides after it has queued (and, window and NIC permitting, already sent) the
+    /// retransmission: the window has no room for a packet of that size
+    /// (`cwnd < in_flight + size`) and no RTS went out in the last `rto`. The caller also
+    /// requires that no other retransmission was already waiting.
+    pub fn rts_due(&self, now: Time, lost_wire: u64, rto: Time) -> bool {
+        self.window() < self.in_flight + lost_wire as i64
+            && self.last_rts.is_none_or(|t| now - t >= rto)
+    }
+
+    /// Registers an RTS of `size` bytes sent now with `ev`: it takes the next PSN and a send
+    /// record (so a lost RTS times out like data and goes again as a `size`-byte data packet),
+    /// but adds nothing to `in_flight`. Returns its PSN.
+    pub fn register_rts(&mut self, now: Time, ev: u16, size: u32) -> u32 {
+        self.last_rts = Some(now);
+        let psn = self.take_psn();
+        self.records[psn as usize] = PsnRecord {
+            sent_at: now,
+            wire: size,
+            ev,
+            state: PsnState::InFlight,
+            flags: record_flags::RTS | record_flags::UNCOUNTED,
+        };
+        self.send_order.push_back((now, psn));
+        psn
+    }
+
     /// Advances the cumulative point over acknowledged PSNs.
     pub fn advance_cumulative(&mut self) {
         while self.cum_acked < self.psns()
@@ -350,6 +472,176 @@ impl Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::CcParams;
+    use crate::lb::{LbContext, LbOptions};
+
+    const MTU: u32 = 4150;
+    const HEADER: u32 = 64;
+    const RTO: Time = 40_000_000;
+
+    /// A sender of a 20-packet flow with an MPRDMA window of `window_packets` full packets.
+    fn sender(window_packets: u64) -> (Sender, Sizes) {
+        let sizes = Sizes::new(20 * 4086, MTU, HEADER);
+        let window = window_packets * MTU as u64;
+        let params = CcParams {
+            mtu: MTU,
+            base_rtt: 8_000_000,
+            bdp: window,
+            max_cwnd: window,
+            initial_cwnd: window,
+            fast_increase: false,
+        };
+        let cc = crate::cc::build("mprdma", &params).unwrap();
+        let ctx = LbContext {
+            flow_index: 0,
+            base_rtt: 8_000_000,
+            rto: RTO,
+            bdp_packets: 4,
+            trimming: false,
+        };
+        let mut rng = Rng::new(1);
+        let lb = crate::lb::build("ops", &LbOptions::default(), &ctx, &mut rng).unwrap();
+        (Sender::new(sizes.packets, cc, lb, rng), sizes)
+    }
+
+    /// Sends while the window allows; returns the PSNs sent.
+    fn fill(s: &mut Sender, sizes: &Sizes, now: Time) -> Vec<u32> {
+        let mut sent = Vec::new();
+        while s.can_send() {
+            sent.push(s.transmit(now, sizes).psn);
+        }
+        sent
+    }
+
+    /// A timeout of the oldest packet, as the simulation handles it.
+    fn time_out(s: &mut Sender) -> u64 {
+        let (_, psn) = s.oldest_in_flight().unwrap();
+        s.send_order.pop_front();
+        let wire = s.declare_lost(psn);
+        s.cc.on_timeout(wire, 0);
+        wire
+    }
+
+    #[test]
+    fn rts_only_when_the_window_has_no_room_and_once_per_rto() {
+        // A full window: the timeout takes the packet off in_flight and the window alike, so
+        // there is still no room for it.
+        let (mut s, sizes) = sender(4);
+        assert_eq!(fill(&mut s, &sizes, 0), vec![0, 1, 2, 3]);
+        let wire = time_out(&mut s);
+        assert!(!s.can_send(), "the window forbids the retransmission");
+        assert!(s.rts_due(RTO, wire, RTO));
+        let psn = s.register_rts(RTO, 7, HEADER);
+        assert_eq!(psn, 4, "the RTS takes the next PSN");
+        assert_eq!(
+            s.in_flight,
+            3 * MTU as i64,
+            "an RTS adds nothing to in_flight"
+        );
+        // Another timeout within one RTO of it may not send a second RTS.
+        let wire = time_out(&mut s);
+        assert!(!s.rts_due(RTO + RTO / 2, wire, RTO));
+        assert!(s.rts_due(2 * RTO, wire, RTO), "one RTO later it may");
+        // A lone packet: after its timeout the window has room, so no RTS.
+        let (mut s, sizes) = sender(4);
+        s.transmit(0, &sizes);
+        let wire = time_out(&mut s);
+        assert!(s.can_send());
+        assert!(!s.rts_due(RTO, wire, RTO));
+    }
+
+    #[test]
+    fn data_after_an_rts_takes_the_next_psns() {
+        let (mut s, sizes) = sender(4);
+        fill(&mut s, &sizes, 0);
+        time_out(&mut s);
+        s.register_rts(RTO, 7, HEADER);
+        // Acknowledge everything outstanding: PSN 0 (queued), 1-3, and the RTS (PSN 4).
+        for psn in 0..5 {
+            s.mark_acked(psn);
+        }
+        s.advance_cumulative();
+        assert_eq!(s.cum_acked, 5);
+        let tx = s.transmit(2 * RTO, &sizes);
+        assert_eq!(
+            (tx.psn, tx.wire, tx.retransmit),
+            (5, MTU, false),
+            "data packet 4 travels with PSN 5"
+        );
+        assert_eq!(s.next_data, 5);
+        assert!(!s.finished());
+    }
+
+    #[test]
+    fn a_lost_rts_costs_64_bytes_of_in_flight_accounting() {
+        let (mut s, sizes) = sender(4);
+        fill(&mut s, &sizes, 0);
+        time_out(&mut s);
+        let rts = s.register_rts(RTO, 7, HEADER);
+        // The three data packets still out are acknowledged; in_flight is exact again.
+        for psn in 1..4 {
+            s.mark_acked(psn);
+        }
+        assert_eq!(s.in_flight, 0);
+        // The RTS is lost: its timeout takes 64 bytes off although it never added them.
+        let (_, oldest) = s.oldest_in_flight().unwrap();
+        assert_eq!(oldest, rts);
+        s.send_order.pop_front();
+        assert_eq!(s.declare_lost(rts), 64);
+        s.cc.on_timeout(64, 0);
+        assert_eq!(s.in_flight, -64);
+        // Retransmissions go lowest PSN first: the data packet, then the RTS as a 64-byte data
+        // packet, which counts in in_flight like data.
+        let tx = s.transmit(2 * RTO, &sizes);
+        assert_eq!((tx.psn, tx.wire, tx.retransmit), (0, MTU, true));
+        let tx = s.transmit(2 * RTO, &sizes);
+        assert_eq!((tx.psn, tx.wire, tx.retransmit), (rts, 64, true));
+        assert_eq!(s.in_flight, MTU as i64);
+        // Both arrive and are acknowledged: 64 bytes short of the truth for good.
+        assert_eq!(s.mark_acked(0), MTU as u64);
+        assert_eq!(s.mark_acked(rts), 64);
+        assert_eq!(s.in_flight, -64);
+        assert_eq!(
+            s.window(),
+            4 * MTU as i64 - MTU as i64 - 64,
+            "the window lost 64 too"
+        );
+    }
+
+    #[test]
+    fn an_rts_acknowledged_while_queued_gives_its_bytes_back() {
+        let (mut s, sizes) = sender(4);
+        fill(&mut s, &sizes, 0);
+        time_out(&mut s);
+        let rts = s.register_rts(RTO, 7, HEADER);
+        let before = s.in_flight;
+        s.declare_lost(rts);
+        assert_eq!(s.in_flight, before - 64);
+        // Its own ACK arrives late, while the retransmission still waits: nothing was added
+        // for it, so what the timeout took is given back and no payload is credited.
+        assert_eq!(s.mark_acked(rts), 0);
+        assert_eq!(s.in_flight, before);
+        // The original RTS's ACK when it was not declared lost credits nothing either.
+        let (mut s, sizes) = sender(4);
+        fill(&mut s, &sizes, 0);
+        time_out(&mut s);
+        let rts = s.register_rts(RTO, 7, HEADER);
+        let before = s.in_flight;
+        assert_eq!(s.mark_acked(rts), 0);
+        assert_eq!(s.in_flight, before);
+    }
+
+    #[test]
+    fn receiver_bitmap_grows_past_its_first_size() {
+        let mut r = Receiver::new(10);
+        assert!(r.accept(200));
+        assert!(r.has(200) && !r.has(199));
+        for p in 0..200 {
+            r.accept(p);
+        }
+        assert_eq!(r.expected, 201);
+        assert_eq!(r.out_of_order, 0);
+    }
 
     #[test]
     fn receiver_tracks_cumulative_and_sack() {
