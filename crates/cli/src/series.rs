@@ -6,7 +6,6 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use repsim::engine::time::{to_us, SEC};
 use repsim::lb::LbEvent;
-use repsim::net::topology::Tier;
 use repsim::sim::Phase;
 use repsim::Simulation;
 use serde::Serialize;
@@ -166,25 +165,19 @@ pub struct Tables {
     cwnd_on: bool,
 }
 
-/// Direction of a link: `host` (NIC uplink), `up` (towards a higher tier) or `down`.
+/// Direction of a link: `host` (NIC uplink), `up` (towards a higher level), `down`, or
+/// `across` (between switches of one level, as in a Dragonfly).
 pub fn direction(sim: &Simulation, link: u32) -> &'static str {
     let topo = sim.topology();
     let l = &topo.links[link as usize];
     if l.from < topo.hosts {
         return "host";
     }
-    if l.to < topo.hosts {
-        return "down";
-    }
-    let rank = |node: u32| match topo.switches[(node - topo.hosts) as usize].tier {
-        Tier::Tor => 0,
-        Tier::Agg => 1,
-        Tier::Core => 2,
-    };
-    if rank(l.to) > rank(l.from) {
-        "up"
-    } else {
-        "down"
+    let (from, to) = (topo.level(l.from), topo.level(l.to));
+    match to.cmp(&from) {
+        std::cmp::Ordering::Greater => "up",
+        std::cmp::Ordering::Less => "down",
+        std::cmp::Ordering::Equal => "across",
     }
 }
 

@@ -370,7 +370,7 @@ impl Simulation {
     }
 
     fn network_max_rtt(&self) -> Time {
-        let per_tor = (self.topo.hosts / self.topo.tors).max(1);
+        let per_tor = (self.topo.hosts / self.topo.edge_count()).max(1);
         (1..self.topo.hosts)
             .filter(|h| h % per_tor == 0 || *h == 1)
             .map(|h| self.base_rtt(0, h))

@@ -4,7 +4,8 @@
 //! packet put on or taken off a wire.
 use super::*;
 use crate::engine::time::to_us;
-use crate::fault::{routing, ActionKind, FaultPlan, FaultState, FaultStats, Verdict};
+use crate::fault::{ActionKind, FaultPlan, FaultState, FaultStats, Verdict};
+use crate::net::forwarding;
 use crate::scenario::Built;
 
 impl Simulation {
@@ -238,7 +239,7 @@ impl Simulation {
         let Some(alive) = fs.snapshots[i as usize].1.take() else {
             return;
         };
-        self.topo.routes = routing::reconverge(&self.topo, &fs.base_routes, &alive);
+        self.topo.routes = forwarding::reconverge(&self.topo, &fs.base_routes, &alive);
         fs.stats.reconvergences += 1;
     }
 
@@ -272,14 +273,15 @@ impl Simulation {
         let (src, dst) = (flow.spec.src as usize, flow.spec.dst as usize);
         let alive = fs.alive();
         let t = &self.topo;
-        let (st, dt) = (t.host_tor[src], t.host_tor[dst]);
+        let (st, dt) = (t.host_edge[src], t.host_edge[dst]);
         let path_exists = alive[t.host_uplink[src] as usize]
             && alive[t.host_downlink[src] as usize]
             && alive[t.host_uplink[dst] as usize]
             && alive[t.host_downlink[dst] as usize]
             && (st == dt || {
-                let r = routing::reach(t, &fs.base_routes, &alive);
-                r[dt as usize][st as usize] && r[st as usize][dt as usize]
+                let r = forwarding::reach(t, &fs.base_routes, &alive);
+                let (se, de) = (t.edge_index[st as usize], t.edge_index[dt as usize]);
+                r[de as usize][st as usize] && r[se as usize][dt as usize]
             });
         let why = match fs.no_route_at.get(fi).copied().filter(|&n| n != u32::MAX) {
             Some(node) => format!(

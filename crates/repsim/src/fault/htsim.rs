@@ -117,7 +117,7 @@ pub fn apply(
         .get("Stop-Failures-After")
         .and_then(|v| v.parse::<f64>().ok())
         .map(|t| t as Time);
-    let has_core = topo.tiers == 3;
+    let has_core = topo.switches.iter().any(|s| s.level == 3);
     let cables = if f.on("Only-US-CS-Cable") {
         if has_core {
             Candidates::AggCoreCables
@@ -220,10 +220,7 @@ pub fn apply(
         let p = f.num(&format!("{g}-Max-Percent"), 1.0).min(1.0);
         let ports: Vec<u32> = if cands == Candidates::Switches {
             (0..topo.links.len() as u32)
-                .filter(|&l| {
-                    let from = topo.links[l as usize].from;
-                    from >= topo.hosts + topo.tors
-                })
+                .filter(|&l| topo.level(topo.links[l as usize].from) >= 2)
                 .collect()
         } else {
             super::cable_candidates(topo, cands)

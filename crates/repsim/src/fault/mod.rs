@@ -19,15 +19,14 @@
 //! the time of the change (and without next hops that can no longer reach the destination).
 pub mod htsim;
 pub mod report;
-pub mod routing;
 pub mod select;
 
 use serde::{Deserialize, Serialize};
 
 use crate::engine::rng::Stream;
 use crate::engine::{Rng, Time};
+use crate::net::forwarding::Forwarding;
 use crate::net::port::QueueParams;
-use crate::net::topology::{Routes, Tier};
 use crate::net::Topology;
 use crate::scenario::units::{RateQ, TimeQ};
 
@@ -362,8 +361,7 @@ pub fn push_flap(
 
 /// The link from `b` to `a` for a link from `a` to `b` (the other half of the cable).
 pub fn reverse(topo: &Topology, link: u32) -> Option<u32> {
-    let l = &topo.links[link as usize];
-    topo.links_between(l.to, l.from).into_iter().next()
+    topo.reverse(link)
 }
 
 /// Every egress port into or out of switch `s`.
@@ -374,32 +372,21 @@ pub fn switch_ports(topo: &Topology, s: u32) -> Vec<u32> {
         .collect()
 }
 
-/// Both directions of every cable in `kind`, as (up-direction link, down-direction link).
+/// Both directions of every cable in `kind`, as (up-direction link, down-direction link). A
+/// cable's "up" direction leads to the higher level (for cables between switches of one level,
+/// as in a Dragonfly, towards the higher node id).
 pub fn cable_candidates(topo: &Topology, kind: Candidates) -> Vec<(u32, Option<u32>)> {
-    let tier_of = |node: u32| {
-        if node < topo.hosts {
-            None
-        } else {
-            Some(topo.switches[(node - topo.hosts) as usize].tier)
-        }
-    };
-    let rank = |t: Option<Tier>| match t {
-        None => 0,
-        Some(Tier::Tor) => 1,
-        Some(Tier::Agg) => 2,
-        Some(Tier::Core) => 3,
-    };
     let mut out = Vec::new();
     for (i, l) in topo.links.iter().enumerate() {
-        let (a, b) = (tier_of(l.from), tier_of(l.to));
+        let (a, b) = (topo.level(l.from), topo.level(l.to));
         // Upward direction only; the reverse is found by name.
-        if rank(b) <= rank(a) || a.is_none() {
+        if a == 0 || b < a || (b == a && l.to < l.from) {
             continue;
         }
         let keep = match kind {
             Candidates::Cables => true,
-            Candidates::TorUplinks => a == Some(Tier::Tor),
-            Candidates::AggCoreCables => a == Some(Tier::Agg) && b == Some(Tier::Core),
+            Candidates::TorUplinks => a == 1 && b > 1,
+            Candidates::AggCoreCables => a == 2 && b == 3,
             Candidates::Switches => false,
         };
         if keep {
@@ -668,7 +655,7 @@ pub struct FaultState {
     /// Original rate and queue of ports whose rate changed.
     pub original: Vec<Option<(u64, QueueParams)>>,
     /// Routes before any reconvergence.
-    pub base_routes: Routes,
+    pub base_routes: Forwarding,
     /// Routing snapshots (time due, alive bit per port until used), indexed by Reroute events.
     pub snapshots: Vec<(Time, Option<Vec<bool>>)>,
     /// Per flow: (ACK+NACK count at the last check, time it last changed).
@@ -683,7 +670,7 @@ pub struct FaultState {
 
 impl FaultState {
     /// Fresh state for `ports` ports.
-    pub fn new(plan: FaultPlan, ports: usize, seed: u64, rto: Time, routes: Routes) -> Self {
+    pub fn new(plan: FaultPlan, ports: usize, seed: u64, rto: Time, routes: Forwarding) -> Self {
         FaultState {
             actions: plan.actions,
             reconvergence: plan.reconvergence,
@@ -874,7 +861,7 @@ mod tests {
 
     #[test]
     fn state_counts_reasons_and_flips() {
-        let mut s = FaultState::new(FaultPlan::default(), 2, 1, 40 * US, Routes::default());
+        let mut s = FaultState::new(FaultPlan::default(), 2, 1, 40 * US, Forwarding::default());
         let down = ActionKind::Down {
             loss: LossMode::Silent,
             data_only: false,

@@ -5,11 +5,9 @@
 //! candidate whose failure would leave some pair of hosts without any path is skipped, like the
 //! reference's connectivity check; if too few candidates remain, fewer elements fail and the
 //! plan carries a note saying so.
-use super::{
-    cable_candidates, push_effect, routing, switch_ports, Candidates, Effect, FaultPlan, Timing,
-};
+use super::{cable_candidates, push_effect, switch_ports, Candidates, Effect, FaultPlan, Timing};
 use crate::engine::{Rng, Time};
-use crate::net::topology::Tier;
+use crate::net::forwarding;
 use crate::net::Topology;
 
 /// How many elements to choose.
@@ -44,7 +42,7 @@ pub struct Selection {
 pub fn elements(topo: &Topology, sel: &Selection) -> Vec<(String, Vec<u32>)> {
     match sel.candidates {
         Candidates::Switches => (0..topo.switches.len() as u32)
-            .filter(|&s| topo.switches[s as usize].tier != Tier::Tor)
+            .filter(|&s| topo.switches[s as usize].level > 1)
             .map(|s| (topo.node_name(topo.switch_node(s)), switch_ports(topo, s)))
             .collect(),
         kind => cable_candidates(topo, kind)
@@ -90,7 +88,7 @@ pub fn choose(
             for &p in ports {
                 alive[p as usize] = false;
             }
-            if !routing::all_connected(topo, &topo.routes, &alive) {
+            if !forwarding::all_connected(topo, &topo.routes, &alive) {
                 for &p in ports {
                     alive[p as usize] = true;
                 }
@@ -185,7 +183,7 @@ mod tests {
         for act in &a.actions {
             alive[act.port as usize] = false;
         }
-        assert!(routing::all_connected(&t, &t.routes, &alive));
+        assert!(forwarding::all_connected(&t, &t.routes, &alive));
     }
 
     #[test]

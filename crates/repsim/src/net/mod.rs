@@ -1,9 +1,10 @@
-//! Network model: packets, topologies, routing, egress queues.
+//! The network model: packets, egress ports, topologies as graphs, forwarding tables and
+//! explicit paths. Nothing here knows about transports or schemes.
+pub mod forwarding;
 pub mod hash;
 pub mod packet;
 pub mod port;
-pub mod topo_file;
 pub mod topology;
 
 pub use packet::{Kind, Packet};
-pub use topology::{FatTreeSpec, Topology};
+pub use topology::{DragonflySpec, FatTreeSpec, LeafSpineSpec, RailSpec, Topology};

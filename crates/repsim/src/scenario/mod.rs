@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::time::{MS, US};
 use crate::lb::{ExploreMode, LbOptions};
-use crate::net::topo_file::parse_topo;
+use crate::net::topology::topo_file::parse_topo;
 use crate::net::{FatTreeSpec, Topology};
 use crate::sim::{QueueConfig, SimConfig, TransportConfig};
 use crate::workload::{self, cm::parse_cm, FlowSpec};

@@ -4,7 +4,7 @@
 //! `Podsize`; then one `Tier k` block per tier with `Downlink_speed_Gbps`, `Radix_Down`,
 //! `Radix_Up`, `Downlink_Latency_ns`, `Switch_Latency_ns`, `Oversubscribed`, `Bundle`.
 //! Unlike the reference tokenizer we accept any whitespace between tokens.
-use super::topology::{FatTreeSpec, TierSpec};
+use super::{FatTreeSpec, TierSpec};
 use crate::engine::time::NS;
 
 /// Parses `.topo` text; errors name the line.

@@ -1,0 +1,333 @@
+//! Forwarding tables computed from the topology graph: at every switch, for every destination
+//! edge switch, the group of egress ports that lie on a shortest path (ECMP).
+//!
+//! Shortest means fewest links between switches. In a fat tree that is exactly up-down routing
+//! (ToR -> Agg -> Core -> Agg -> ToR), so no family needs rules of its own. Groups list their
+//! ports in link order and are interned (one copy per distinct port list).
+//!
+//! After failures, [`reconverge`] prunes the base groups: a port stays when its link is alive
+//! and its far end can still reach the destination along the base groups. This models fabrics
+//! that withdraw failed next hops from their ECMP groups (BGP or BFD driven) without switching
+//! to longer paths; [`reach`] and [`all_connected`] use the same rule, so "connected" means
+//! "the switches' routes still lead there".
+use std::collections::{BTreeMap, VecDeque};
+
+use super::topology::Topology;
+
+/// ECMP groups per (switch, destination edge switch).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Forwarding {
+    /// (start, len) of each port group in `group_ports`; group 0 is the empty group.
+    pub groups: Vec<(u32, u32)>,
+    /// Ports of all groups, concatenated.
+    pub group_ports: Vec<u32>,
+    /// Group of (switch `s`, destination edge `e`): `table[s * edges + e]`.
+    pub table: Vec<u32>,
+    /// Number of edge switches (the table's row width).
+    pub edges: u32,
+}
+
+impl Default for Forwarding {
+    fn default() -> Self {
+        Forwarding {
+            groups: vec![(0, 0)],
+            group_ports: Vec::new(),
+            table: Vec::new(),
+            edges: 0,
+        }
+    }
+}
+
+impl Forwarding {
+    /// Ports switch `s` may forward on towards edge switch number `edge` (empty at that switch
+    /// itself and where no route is left).
+    #[inline]
+    pub fn group(&self, s: u32, edge: u32) -> &[u32] {
+        let g = self.table[(s * self.edges + edge) as usize];
+        let (start, len) = self.groups[g as usize];
+        &self.group_ports[start as usize..(start + len) as usize]
+    }
+
+    /// Number of distinct port groups (the empty one included).
+    pub fn group_count(&self) -> usize {
+        self.groups.len()
+    }
+}
+
+/// Builds tables by interning port lists.
+struct Builder {
+    out: Forwarding,
+    known: BTreeMap<Vec<u32>, u32>,
+}
+
+impl Builder {
+    fn new(switches: usize, edges: u32) -> Self {
+        let mut known = BTreeMap::new();
+        known.insert(Vec::new(), 0);
+        Builder {
+            out: Forwarding {
+                table: vec![0; switches * edges as usize],
+                edges,
+                ..Forwarding::default()
+            },
+            known,
+        }
+    }
+
+    fn set(&mut self, s: u32, edge: u32, ports: Vec<u32>) {
+        let out = &mut self.out;
+        let id = *self.known.entry(ports).or_insert_with_key(|ports| {
+            out.groups
+                .push((out.group_ports.len() as u32, ports.len() as u32));
+            out.group_ports.extend_from_slice(ports);
+            (out.groups.len() - 1) as u32
+        });
+        out.table[(s * out.edges + edge) as usize] = id;
+    }
+}
+
+/// Links into every node, in link order (the reverse adjacency).
+fn in_links(topo: &Topology) -> Vec<Vec<u32>> {
+    let mut into = vec![Vec::new(); topo.nodes() as usize];
+    for (i, l) in topo.links.iter().enumerate() {
+        into[l.to as usize].push(i as u32);
+    }
+    into
+}
+
+/// Switch-to-switch hop counts from every switch to switch `target`, over links marked alive
+/// (`u32::MAX` where it cannot be reached).
+fn hops_to(topo: &Topology, into: &[Vec<u32>], alive: &[bool], target: u32) -> Vec<u32> {
+    let mut dist = vec![u32::MAX; topo.switches.len()];
+    dist[target as usize] = 0;
+    let mut queue = VecDeque::from([target]);
+    while let Some(s) = queue.pop_front() {
+        let node = topo.switch_node(s);
+        for &l in &into[node as usize] {
+            let from = topo.links[l as usize].from;
+            if !alive[l as usize] || from < topo.hosts {
+                continue;
+            }
+            let f = from - topo.hosts;
+            if dist[f as usize] == u32::MAX {
+                dist[f as usize] = dist[s as usize] + 1;
+                queue.push_back(f);
+            }
+        }
+    }
+    dist
+}
+
+/// ECMP over shortest paths between switches, using only links marked alive.
+pub fn shortest_paths(topo: &Topology, alive: &[bool]) -> Forwarding {
+    let into = in_links(topo);
+    let mut b = Builder::new(topo.switches.len(), topo.edge_count());
+    for (e, &target) in topo.edges.iter().enumerate() {
+        let dist = hops_to(topo, &into, alive, target);
+        for s in 0..topo.switches.len() as u32 {
+            let d = dist[s as usize];
+            if d == 0 || d == u32::MAX {
+                continue;
+            }
+            let ports: Vec<u32> = topo
+                .out_of(topo.switch_node(s))
+                .iter()
+                .copied()
+                .filter(|&l| {
+                    let to = topo.links[l as usize].to;
+                    alive[l as usize]
+                        && to >= topo.hosts
+                        && dist[(to - topo.hosts) as usize] == d - 1
+                })
+                .collect();
+            b.set(s, e as u32, ports);
+        }
+    }
+    b.out
+}
+
+/// Next hops from switch `s` towards any switch `target` (shortest paths over every link):
+/// for packets addressed to a switch without hosts, which the tables do not cover. Computed on
+/// demand (one graph search); empty when unreachable or at the target.
+pub fn next_hops_to_switch(topo: &Topology, s: u32, target: u32) -> Vec<u32> {
+    let into = in_links(topo);
+    let alive = vec![true; topo.links.len()];
+    let dist = hops_to(topo, &into, &alive, target);
+    let d = dist[s as usize];
+    if d == 0 || d == u32::MAX {
+        return Vec::new();
+    }
+    topo.out_of(topo.switch_node(s))
+        .iter()
+        .copied()
+        .filter(|&l| {
+            let to = topo.links[l as usize].to;
+            to >= topo.hosts && dist[(to - topo.hosts) as usize] == d - 1
+        })
+        .collect()
+}
+
+/// The first pair of edge switches (switch indices) where the first has no route to the
+/// second, if any.
+pub fn first_disconnected(topo: &Topology, routes: &Forwarding) -> Option<(u32, u32)> {
+    for &a in &topo.edges {
+        for (e, &b) in topo.edges.iter().enumerate() {
+            if a != b && routes.group(a, e as u32).is_empty() {
+                return Some((a, b));
+            }
+        }
+    }
+    None
+}
+
+const UNKNOWN: u8 = 0;
+const VISITING: u8 = 1;
+const YES: u8 = 2;
+const NO: u8 = 3;
+
+/// `reach[e][s]`: switch `s` can reach edge switch number `e` following the `base` groups
+/// over links marked alive.
+pub fn reach(topo: &Topology, base: &Forwarding, alive: &[bool]) -> Vec<Vec<bool>> {
+    let n = topo.switches.len();
+    (0..topo.edge_count())
+        .map(|e| {
+            let mut memo = vec![UNKNOWN; n];
+            for s in 0..n as u32 {
+                visit(topo, base, alive, e, s, &mut memo);
+            }
+            memo.into_iter().map(|m| m == YES).collect()
+        })
+        .collect()
+}
+
+fn visit(
+    topo: &Topology,
+    base: &Forwarding,
+    alive: &[bool],
+    e: u32,
+    s: u32,
+    memo: &mut [u8],
+) -> bool {
+    match memo[s as usize] {
+        YES => return true,
+        NO | VISITING => return false,
+        _ => {}
+    }
+    if s == topo.edges[e as usize] {
+        memo[s as usize] = YES;
+        return true;
+    }
+    memo[s as usize] = VISITING;
+    let mut ok = false;
+    for &p in base.group(s, e) {
+        let to = topo.links[p as usize].to;
+        if alive[p as usize]
+            && to >= topo.hosts
+            && visit(topo, base, alive, e, to - topo.hosts, memo)
+        {
+            ok = true;
+            break;
+        }
+    }
+    memo[s as usize] = if ok { YES } else { NO };
+    ok
+}
+
+/// True when every edge switch can reach every other one along the `base` routes and every
+/// host's NIC link (both directions) is alive.
+pub fn all_connected(topo: &Topology, base: &Forwarding, alive: &[bool]) -> bool {
+    let hosts_ok = (0..topo.hosts as usize)
+        .all(|h| alive[topo.host_uplink[h] as usize] && alive[topo.host_downlink[h] as usize]);
+    hosts_ok
+        && reach(topo, base, alive)
+            .iter()
+            .all(|r| topo.edges.iter().all(|&s| r[s as usize]))
+}
+
+/// The routes switches use once they have learnt which links are alive: the base groups without
+/// dead ports and without next hops that can no longer reach the destination.
+pub fn reconverge(topo: &Topology, base: &Forwarding, alive: &[bool]) -> Forwarding {
+    let reach = reach(topo, base, alive);
+    let mut b = Builder::new(topo.switches.len(), topo.edge_count());
+    for s in 0..topo.switches.len() as u32 {
+        for e in 0..topo.edge_count() {
+            let ports: Vec<u32> = base
+                .group(s, e)
+                .iter()
+                .copied()
+                .filter(|&p| {
+                    let to = topo.links[p as usize].to;
+                    alive[p as usize]
+                        && to >= topo.hosts
+                        && reach[e as usize][(to - topo.hosts) as usize]
+                })
+                .collect();
+            b.set(s, e, ports);
+        }
+    }
+    b.out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::time::US;
+    use crate::net::FatTreeSpec;
+
+    fn tree(hosts: u32, per_tor: u32) -> Topology {
+        FatTreeSpec::uniform(2, hosts, per_tor, 0, 1, 400_000_000_000, US, 0)
+            .unwrap()
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn dead_uplink_leaves_the_group_and_downstream_is_avoided() {
+        let t = tree(16, 4);
+        let mut alive = vec![true; t.links.len()];
+        let up = t.links_by_name("tor0->agg1").unwrap()[0];
+        let down = t.links_by_name("agg2->tor3").unwrap()[0];
+        alive[up as usize] = false;
+        alive[down as usize] = false;
+        let r = reconverge(&t, &t.routes, &alive);
+        let mut t2 = t.clone();
+        t2.routes = r;
+        // ToR 0 towards ToR 1 (host 4): three uplinks left.
+        assert_eq!(t2.candidates(0, 4).len(), 3);
+        assert!(!t2.candidates(0, 4).contains(&up));
+        // ToR 1 towards ToR 3 (host 12): agg2 cannot reach ToR 3 any more.
+        let to_agg2 = t.links_by_name("tor1->agg2").unwrap()[0];
+        assert_eq!(t2.candidates(1, 12).len(), 3);
+        assert!(!t2.candidates(1, 12).contains(&to_agg2));
+        assert!(all_connected(&t, &t.routes, &alive));
+        // Every uplink of ToR 0 dead: no route left, not connected.
+        for a in 0..4 {
+            alive[t.links_by_name(&format!("tor0->agg{a}")).unwrap()[0] as usize] = false;
+        }
+        let r = reconverge(&t, &t.routes, &alive);
+        t2.routes = r;
+        assert!(t2.candidates(0, 4).is_empty());
+        assert!(!all_connected(&t, &t.routes, &alive));
+    }
+
+    #[test]
+    fn shortest_paths_are_up_down_in_a_three_tier_tree() {
+        let t = FatTreeSpec::uniform(3, 64, 4, 16, 1, 400_000_000_000, US, 0)
+            .unwrap()
+            .build()
+            .unwrap();
+        // ToR 0 to a ToR of another pod: 4 aggs; each agg 4 cores; a core 1 link down.
+        assert_eq!(t.candidates(0, 63).len(), 4);
+        let agg0 = t.node_by_name("agg0").unwrap() - t.hosts;
+        assert_eq!(t.candidates(agg0, 63).len(), 4);
+        let core0 = t.node_by_name("core0").unwrap() - t.hosts;
+        assert_eq!(t.candidates(core0, 63).len(), 1);
+        // Same pod: up to any agg, then straight down.
+        assert_eq!(t.candidates(0, 5).len(), 4);
+        assert_eq!(t.candidates(agg0, 5).len(), 1);
+        assert_eq!(first_disconnected(&t, &t.routes), None);
+        // Routes to a switch without hosts are found on demand.
+        let hops = next_hops_to_switch(&t, 0, core0);
+        assert_eq!(hops.len(), 1, "only the agg linked to core0");
+    }
+}

@@ -1,0 +1,100 @@
+//! Leaf-spine: every leaf (ToR) linked to every spine, hosts on the leaves (e.g. ConWeave's
+//! 8 x 8 fabric with 16 hosts per leaf at 2:1 oversubscription, or Reunion's 8 x 8 at 100 G).
+//!
+//! Links are created host by host (up, down), then leaf by leaf to every spine (each parallel
+//! link up, then down).
+use super::{bad, Family, Topology, TopologyError};
+use crate::engine::Time;
+
+/// A two-level leaf-spine fabric.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeafSpineSpec {
+    /// Number of leaves.
+    pub leaves: u32,
+    /// Number of spines.
+    pub spines: u32,
+    /// Hosts per leaf.
+    pub hosts_per_leaf: u32,
+    /// Parallel links between every leaf and every spine.
+    pub links_per_spine: u32,
+    /// Host-leaf link speed.
+    pub host_rate_bps: u64,
+    /// Leaf-spine link speed.
+    pub fabric_rate_bps: u64,
+    /// Propagation latency of every link.
+    pub link_latency: Time,
+    /// Forwarding latency of every switch.
+    pub switch_latency: Time,
+}
+
+impl LeafSpineSpec {
+    /// Builds the fabric.
+    pub fn build(&self) -> Result<Topology, TopologyError> {
+        if self.leaves == 0 || self.spines == 0 || self.hosts_per_leaf == 0 {
+            return bad("leaves, spines and hosts_per_leaf must be positive");
+        }
+        if self.links_per_spine == 0 {
+            return bad("links_per_spine must be positive");
+        }
+        let hosts = self.leaves * self.hosts_per_leaf;
+        let mut t = Topology::empty(hosts, Family::LeafSpine);
+        let leaf = |l: u32| hosts + l;
+        let spine = |s: u32| hosts + self.leaves + s;
+        for l in 0..self.leaves {
+            t.add_switch("leaf", l, 1, self.switch_latency);
+        }
+        for s in 0..self.spines {
+            t.add_switch("spine", s, 2, self.switch_latency);
+        }
+        for h in 0..hosts {
+            t.add_cable(
+                h,
+                leaf(h / self.hosts_per_leaf),
+                self.host_rate_bps,
+                self.link_latency,
+            );
+        }
+        for l in 0..self.leaves {
+            for s in 0..self.spines {
+                for _ in 0..self.links_per_spine {
+                    t.add_cable(leaf(l), spine(s), self.fabric_rate_bps, self.link_latency);
+                }
+            }
+        }
+        t.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::time::US;
+
+    #[test]
+    fn conweave_leaf_spine_128() {
+        let t = LeafSpineSpec {
+            leaves: 8,
+            spines: 8,
+            hosts_per_leaf: 16,
+            links_per_spine: 1,
+            host_rate_bps: 100_000_000_000,
+            fabric_rate_bps: 100_000_000_000,
+            link_latency: US,
+            switch_latency: 0,
+        }
+        .build()
+        .unwrap();
+        assert_eq!(t.hosts, 128);
+        assert_eq!(t.links.len(), 2 * 128 + 2 * 64);
+        assert_eq!(t.edge_count(), 8);
+        // Inter-leaf: 8 spines to choose from, then one way down.
+        assert_eq!(t.candidates(0, 127).len(), 8);
+        let spine3 = t.node_by_name("spine3").unwrap() - t.hosts;
+        assert_eq!(t.candidates(spine3, 127).len(), 1);
+        assert_eq!(t.first_path(0, 127).len(), 4);
+        assert_eq!(t.node_by_name("tor2"), t.node_by_name("leaf2"));
+        assert!(t
+            .to_string()
+            .starts_with("leaf-spine: 128 hosts, 8 leaf, 8 spine"));
+    }
+}
