@@ -105,7 +105,7 @@ mod tests {
             finish_us: fct.map(|f| f + 0.5),
             fct_us: fct,
             retransmissions: 2,
-            class,
+            class: class.to_string(),
         }
     }
 

@@ -7,8 +7,9 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use repsim::engine::time::{to_us, US};
 use repsim::metrics::collect::CollectConfig;
-use repsim::metrics::{flow_rows, summarize, RunSummary};
-use repsim::scenario::{Built, LoadedScenario};
+use repsim::metrics::RunSummary;
+use repsim::scenario::LoadedScenario;
+use repsim::RunSpec;
 use repsim::Simulation;
 
 use crate::output::{flows_csv, summary_json, write_atomic};
@@ -89,7 +90,7 @@ pub struct BenchArgs {
 
 /// One load balancer's run, built and checked but not started.
 pub struct Prepared {
-    built: Built,
+    built: RunSpec,
     collect: Option<CollectConfig>,
 }
 
@@ -115,9 +116,7 @@ impl Prepared {
         progress: bool,
     ) -> Result<(Simulation, f64)> {
         let started = Instant::now();
-        let mut sim = self
-            .built
-            .simulation()
+        let mut sim = Simulation::new(self.built)
             .with_context(|| format!("setting up {} with {lb}", scn.path.display()))?;
         if let Some(c) = self.collect {
             sim.enable_collection(c)?;
@@ -223,7 +222,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     let mut unreachable = 0;
     for (lb, p) in lbs.iter().zip(prepared) {
         let (sim, wall) = p.simulate(&scn, lb, progress)?;
-        let summary = summarize(&sim, wall);
+        let summary = sim.summary(wall);
         if summary.flows_completed < summary.flows_total && !args.quiet {
             eprintln!(
                 "warning: {lb}: {} of {} flows did not finish by t = {:.1} us",
@@ -241,7 +240,7 @@ pub fn run(args: RunArgs) -> Result<()> {
                 eprintln!("warning: {lb}: {msg}");
             }
         }
-        rows.extend(flow_rows(&sim, lb));
+        rows.extend(sim.flow_rows());
         tables.add(&sim, lb)?;
         entries.push(RunEntry {
             lb: lb.clone(),
@@ -301,7 +300,7 @@ pub fn check(path: &Path) -> Result<()> {
     let scn = LoadedScenario::load(path)?;
     for lb in scn.lbs() {
         let b = scn.build(&lb, None)?;
-        let sim = b.simulation()?;
+        let sim = Simulation::new(b)?;
         println!(
             "{}: {lb}: {} flows on a {}; RTO {:.3} us, max base RTT {:.3} us",
             scn.name(),
@@ -329,7 +328,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     for i in 0..args.repeat.max(1) {
         let (sim, wall) =
             Prepared::new(&scn, &args.lb, None, args.collect)?.simulate(&scn, &args.lb, false)?;
-        let s = summarize(&sim, wall);
+        let s = sim.summary(wall);
         eprintln!(
             "run {}: {:.2} s wall, {} events, {:.2} M events/s, {}/{} flows, max FCT {:.1} us",
             i + 1,

@@ -234,7 +234,7 @@ impl Tables {
             ])?;
         }
         for r in sim.lb_records() {
-            let name = repsim::fault::report::event_name(&r.event);
+            let name = r.event.name();
             let until = match r.event {
                 LbEvent::Froze { until } => f6(to_us(until)),
                 LbEvent::Unfroze | LbEvent::Rerouted => String::new(),

@@ -13,6 +13,7 @@ pub mod routing;
 pub mod scenario;
 pub mod sim;
 pub mod transport;
+pub mod units;
 pub mod workload;
 
-pub use sim::{SimConfig, Simulation};
+pub use sim::{RunSpec, SimConfig, Simulation};

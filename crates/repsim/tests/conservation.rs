@@ -52,7 +52,7 @@ fn incast_conserves_bytes_and_packets() {
         for lb in ["reps", "ops", "ecmp"] {
             let scn = common::parse(&congested(trimming, lb));
             let b = scn.build(lb, None).unwrap();
-            let mut sim = Simulation::new(b.config, b.topology, b.flows).unwrap();
+            let mut sim = Simulation::new(b).unwrap();
             // Mid-run: packets are in flight and the books still balance.
             sim.run_until(30 * US);
             assert!(sim.data_in_network() > 0);

@@ -4,7 +4,6 @@ use std::path::{Path, PathBuf};
 
 use repsim::engine::time::{to_us, US};
 use repsim::lb::LbEvent;
-use repsim::metrics::summarize;
 use repsim::scenario::LoadedScenario;
 use repsim::sim::Phase;
 use repsim::Simulation;
@@ -15,7 +14,7 @@ fn root() -> PathBuf {
 
 fn run_file(name: &str, lb: &str) -> Simulation {
     let scn = LoadedScenario::load(&root().join("scenarios").join(name)).unwrap();
-    let mut sim = scn.build(lb, None).unwrap().simulation().unwrap();
+    let mut sim = Simulation::new(scn.build(lb, None).unwrap()).unwrap();
     sim.run_until_idle();
     sim
 }
@@ -45,7 +44,7 @@ trimming = {trimming}
 "#
     );
     let scn = LoadedScenario::parse(&text, &root().join("scenarios/test.toml")).unwrap();
-    let mut sim = scn.build(lb, None).unwrap().simulation().unwrap();
+    let mut sim = Simulation::new(scn.build(lb, None).unwrap()).unwrap();
     sim.run_until_idle();
     sim
 }
@@ -167,7 +166,7 @@ flows = [{ src = 0, dst = 8, size = "16MiB" }]"#;
         "seed = 1\nlb = \"reps\"\n[topology]\ntype = \"fat_tree\"\ntiers = 2\nhosts = 16\nhosts_per_tor = 4\nlink_speed = \"400Gbps\"\n[workload]\n{workload}\n{extra}"
     );
     let scn = LoadedScenario::parse(&text, Path::new("rate.toml")).unwrap();
-    let mut sim = scn.build("reps", None).unwrap().simulation().unwrap();
+    let mut sim = Simulation::new(scn.build("reps", None).unwrap()).unwrap();
     let port = sim.topology().links_by_name("host0->tor0").unwrap()[0] as usize;
     let bytes_at = |sim: &mut Simulation, t| {
         sim.run_until(t);
@@ -190,7 +189,7 @@ fn random_faults_are_reproducible_and_keep_hosts_connected() {
     let extra = "[[fault]]\nkind = \"random_cables\"\npercent = 50\n";
     let a = small("reps", true, workload, extra);
     let b = small("reps", true, workload, extra);
-    let rows = |s: &Simulation| repsim::metrics::flow_rows(s, "reps");
+    let rows = |s: &Simulation| s.flow_rows();
     assert_eq!(rows(&a), rows(&b));
     assert!(all_done(&a));
     assert_conserved(&a);
@@ -246,7 +245,7 @@ fn unreachable_destination_ends_with_a_message_naming_the_flow() {
         to_us(sim.now())
     );
     assert_conserved(&sim);
-    assert_eq!(summarize(&sim, 0.0).unreachable.len(), 1);
+    assert_eq!(sim.summary(0.0).unreachable.len(), 1);
 
     // With reconvergence the switches learn there is no route left.
     let extra = format!(
@@ -280,13 +279,13 @@ fn mixed_traffic_reports_classes() {
     let workload = "type = \"permutation\"\nsize = \"1MiB\"\necmp_every = 4";
     let sim = small("reps", true, workload, "");
     assert!(all_done(&sim));
-    let s = summarize(&sim, 0.0);
+    let s = sim.summary(0.0);
     let classes = s.classes.unwrap();
     assert_eq!(classes[0].class, "main");
     assert_eq!(classes[1].lb, "ecmp");
     assert_eq!(classes[1].flows_total, 4);
     assert_eq!(classes[0].flows_total + classes[1].flows_total, 16);
-    for (i, r) in repsim::metrics::flow_rows(&sim, "reps").iter().enumerate() {
+    for (i, r) in sim.flow_rows().iter().enumerate() {
         assert_eq!(
             r.class == "background",
             sim.flows()[i].spec.src.is_multiple_of(4)
@@ -299,7 +298,7 @@ fn micro_failures_acceptance() {
     let reps = run_file("reps-micro-failures.toml", "reps");
     let ops = run_file("reps-micro-failures.toml", "ops");
     assert!(all_done(&reps) && all_done(&ops));
-    let (r, o) = (summarize(&reps, 0.0), summarize(&ops, 0.0));
+    let (r, o) = (reps.summary(0.0), ops.summary(0.0));
     assert!(
         o.fct_us.max >= 1.3 * r.fct_us.max,
         "max FCT reps {} ops {}",
@@ -352,7 +351,7 @@ fn one_cable_32_acceptance() {
     let reps = run_file("failures-one-cable-32.toml", "reps");
     let ops = run_file("failures-one-cable-32.toml", "ops");
     assert!(all_done(&reps) && all_done(&ops));
-    let (r, o) = (summarize(&reps, 0.0), summarize(&ops, 0.0));
+    let (r, o) = (reps.summary(0.0), ops.summary(0.0));
     assert!(
         o.fct_us.max >= 10.0 * r.fct_us.max,
         "max FCT reps {} ops {}",
@@ -367,8 +366,11 @@ fn one_cable_32_acceptance() {
 fn freezing_can_be_disabled() {
     let scn = LoadedScenario::load(&root().join("scenarios/reps-micro-failures.toml")).unwrap();
     let mut b = scn.build("reps", None).unwrap();
-    b.config.lb_options.reps_freezing = false;
-    let mut sim = b.simulation().unwrap();
+    let repsim::lb::LbSpec::Reps(reps) = &mut b.config.lb else {
+        panic!("a REPS run");
+    };
+    reps.freezing = false;
+    let mut sim = Simulation::new(b).unwrap();
     sim.run_until_idle();
     assert!(all_done(&sim));
     assert!(sim.lb_records().is_empty());

@@ -57,7 +57,7 @@ fn rto_matches_reference_formula() {
     let b = common::parse(&one_flow(4086, 64, "0ns", 2))
         .build("reps", None)
         .unwrap();
-    let sim = repsim::Simulation::new(b.config, b.topology, b.flows).unwrap();
+    let sim = repsim::Simulation::new(b).unwrap();
     assert_eq!(sim.rto(), 41_537_120);
 }
 

@@ -2,6 +2,7 @@
 //! MPRDMA fast-increase switch of the Fig. 7 scenario and RTS (request to send) after timeouts.
 mod common;
 
+use repsim::cc::CcSpec;
 use repsim::engine::time::US;
 use repsim::scenario::LoadedScenario;
 use repsim::sim::Phase;
@@ -14,7 +15,7 @@ fn simulation(
 ) -> Simulation {
     let mut b = scn.build(lb, None).unwrap_or_else(|e| panic!("{e}"));
     edit(&mut b.config);
-    b.simulation().unwrap_or_else(|e| panic!("{e}"))
+    Simulation::new(b).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn max_fct(sim: &Simulation) -> u64 {
@@ -30,9 +31,14 @@ fn fast_increase_switches_on_after_the_configured_time_and_not_before() {
     let scn = common::load("reps-micro-failures.toml");
     for lb in ["reps", "ops"] {
         let mut with = simulation(&scn, lb, |c| {
-            assert_eq!(c.transport.fast_increase_after, Some(650 * US));
+            assert_eq!(c.cc.fast_increase_after(), Some(650 * US));
         });
-        let mut without = simulation(&scn, lb, |c| c.transport.fast_increase_after = None);
+        let mut without = simulation(&scn, lb, |c| {
+            let CcSpec::Mprdma(m) = &mut c.cc else {
+                panic!("an MPRDMA run")
+            };
+            m.fast_increase_after = None;
+        });
         // Up to 650 us (inclusive) the two runs are the same run.
         with.run_until(650 * US);
         without.run_until(650 * US);

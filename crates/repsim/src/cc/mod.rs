@@ -1,10 +1,14 @@
-//! Congestion control: one algorithm per file behind the [`CongestionControl`] trait.
+//! Congestion control: one algorithm per file behind the [`CongestionControl`] trait, each with
+//! its own configuration struct, and one line per algorithm in [`CcSpec`].
 //!
-//! The transport calls the controller on every ACK, NACK and retransmission timeout and reads
-//! the window (bytes) before each send. Adding an algorithm means writing its file and adding one
-//! line to [`REGISTRY`].
+//! A controller is sans-IO: the sender calls it on every ACK, NACK, retransmission timeout and
+//! CNP, reads its window (bytes in flight allowed) and its pacing rate before each send, and
+//! wakes it at the times it asks for ([`CongestionControl::next_timer`]).
+use serde::{Deserialize, Serialize};
+
 use crate::engine::Time;
 
+pub mod constant;
 pub mod mprdma;
 
 /// What a controller knows about its connection when it is created.
@@ -16,48 +20,122 @@ pub struct CcParams {
     pub base_rtt: Time,
     /// Bandwidth-delay product of the path in bytes.
     pub bdp: u64,
-    /// Largest window allowed (bytes).
-    pub max_cwnd: u64,
-    /// Window at start (bytes).
-    pub initial_cwnd: u64,
-    /// Grow faster while the measured queueing delay stays under 1 us (MPRDMA "fast increase").
-    pub fast_increase: bool,
+    /// Bit rate of the sender's NIC.
+    pub line_rate: u64,
+    /// The run's timed fast-increase switch has already turned on (see
+    /// [`mprdma::MprdmaConfig::fast_increase_after`]).
+    pub fast_increase_on: bool,
 }
 
-/// A window-based congestion controller for one connection.
-pub trait CongestionControl {
-    /// Current window in bytes.
+/// One ACK as the controller sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckSample {
+    /// Bytes the ACK newly acknowledged.
+    pub acked: u64,
+    /// Its echoed ECN mark.
+    pub ecn: bool,
+    /// The receiver asked for a rate decrease.
+    pub cnp: bool,
+    /// Round-trip sample of the acknowledged PSN's latest transmission (`None` when that PSN
+    /// was no longer outstanding).
+    pub rtt: Option<Time>,
+    /// Arrival time.
+    pub now: Time,
+}
+
+/// A congestion controller for one connection.
+pub trait CongestionControl: Send {
+    /// Bytes that may be in flight (`u64::MAX` for a rate-only controller).
     fn cwnd(&self) -> u64;
-    /// An ACK reported `acked_bytes` newly delivered; `ecn` is its echoed mark; `rtt` the
-    /// round-trip sample of the acknowledged PSN's latest transmission (`None` when that PSN was
-    /// no longer outstanding).
-    fn on_ack(&mut self, acked_bytes: u64, ecn: bool, rtt: Option<Time>, now: Time);
+    /// Pacing rate in bits per second (`None`: line rate).
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+    /// An ACK arrived.
+    fn on_ack(&mut self, ack: &AckSample);
     /// A packet of `size` bytes was trimmed and NACKed.
     fn on_nack(&mut self, size: u64, now: Time);
     /// The retransmission timer expired for a packet of `size` bytes.
     fn on_timeout(&mut self, size: u64, now: Time);
-    /// Turns MPRDMA-style fast increase on or off while running (a timed switch of the
-    /// scenario); controllers without it ignore this.
-    fn set_fast_increase(&mut self, on: bool) {
-        let _ = on;
+    /// The earliest time the controller wants to be woken (its own timers), if any.
+    fn next_timer(&self) -> Option<Time> {
+        None
+    }
+    /// Woken at a time it asked for.
+    fn on_timer(&mut self, now: Time) {
+        let _ = now;
+    }
+    /// The scenario's timed fast-increase switch turned on (MPRDMA; others ignore it).
+    fn enable_fast_increase(&mut self) {}
+}
+
+macro_rules! congestion_controls {
+    ($($name:literal => $variant:ident($config:ty)),* $(,)?) => {
+        /// A congestion control and its parameters, as a scenario names it
+        /// (`cc = "mprdma"` or `cc = { algo = "mprdma", initial_cwnd = "151pkt" }`).
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "algo", deny_unknown_fields)]
+        pub enum CcSpec {
+            $(
+                #[doc = concat!("`", $name, "`")]
+                #[serde(rename = $name)]
+                $variant($config),
+            )*
+        }
+
+        impl CcSpec {
+            /// Names of every algorithm.
+            pub const NAMES: &'static [&'static str] = &[$($name),*];
+
+            /// The algorithm with default parameters, by name.
+            pub fn named(name: &str) -> Option<Self> {
+                match name {
+                    $($name => Some(CcSpec::$variant(<$config>::default())),)*
+                    _ => None,
+                }
+            }
+
+            /// Its name.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(CcSpec::$variant(_) => $name,)*
+                }
+            }
+
+            /// A controller for one connection.
+            pub fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
+                match self {
+                    $(CcSpec::$variant(c) => c.build(p),)*
+                }
+            }
+
+            /// Checks the parameters; the message names the field.
+            pub fn validate(&self) -> Result<(), String> {
+                match self {
+                    $(CcSpec::$variant(c) => c.validate(),)*
+                }
+            }
+        }
+    };
+}
+
+congestion_controls! {
+    "mprdma" => Mprdma(mprdma::MprdmaConfig),
+    "constant" => Constant(constant::ConstantConfig),
+}
+
+impl Default for CcSpec {
+    fn default() -> Self {
+        CcSpec::Mprdma(mprdma::MprdmaConfig::default())
     }
 }
 
-/// Constructor of a congestion controller.
-pub type CcBuilder = fn(&CcParams) -> Box<dyn CongestionControl>;
-
-/// Scenario name -> constructor. One line per algorithm.
-pub const REGISTRY: &[(&str, CcBuilder)] = &[("mprdma", mprdma::build)];
-
-/// Builds the controller named `name`, or `None` if no such algorithm exists.
-pub fn build(name: &str, params: &CcParams) -> Option<Box<dyn CongestionControl>> {
-    REGISTRY
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, b)| b(params))
-}
-
-/// Names accepted by [`build`].
-pub fn names() -> Vec<&'static str> {
-    REGISTRY.iter().map(|(n, _)| *n).collect()
+impl CcSpec {
+    /// When the run's timed fast-increase switch turns on, if the algorithm has one.
+    pub fn fast_increase_after(&self) -> Option<Time> {
+        match self {
+            CcSpec::Mprdma(c) => c.fast_increase_after.map(|t| t.0),
+            _ => None,
+        }
+    }
 }

@@ -19,9 +19,71 @@
 //! ACKs of PSNs still outstanding; a sample below the base RTT (a header-sized RTS) or a missing
 //! one uses instead the running average of earlier delays (an EWMA with gain 0.0125, fed by
 //! every sample at or above the base RTT), as the reference does.
-use super::{CcParams, CongestionControl};
+//!
+//! The window starts at `initial_cwnd` (default: the maximum) and never exceeds
+//! `max_cwnd_bdp` bandwidth-delay products of the connection's path (default 1.5, as the
+//! reference). `fast_increase_after` is the reference's timed switch of its Fig. 7 scenario:
+//! every sender, running or later, gets fast increase from the first switch-queue arrival after
+//! that time.
+use serde::{Deserialize, Serialize};
+
+use super::{AckSample, CcParams, CongestionControl};
 use crate::engine::time::US;
 use crate::engine::Time;
+use crate::units::{SizeQ, TimeQ};
+
+/// `cc = { algo = "mprdma", ... }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MprdmaConfig {
+    /// Window at start (default: the maximum window).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initial_cwnd: Option<SizeQ>,
+    /// Largest window, in bandwidth-delay products of the connection's path.
+    pub max_cwnd_bdp: f64,
+    /// Fast increase from the start.
+    pub fast_increase: bool,
+    /// Fast increase for every sender from the first switch-queue arrival after this time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fast_increase_after: Option<TimeQ>,
+}
+
+impl Default for MprdmaConfig {
+    fn default() -> Self {
+        MprdmaConfig {
+            initial_cwnd: None,
+            max_cwnd_bdp: 1.5,
+            fast_increase: false,
+            fast_increase_after: None,
+        }
+    }
+}
+
+impl MprdmaConfig {
+    /// A controller for one connection.
+    pub fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
+        let max_cwnd = ((p.bdp as f64 * self.max_cwnd_bdp) as u64).max(p.mtu as u64);
+        Box::new(Mprdma::new(
+            p,
+            self.initial_cwnd.map_or(max_cwnd, |c| c.0.bytes(p.mtu)),
+            max_cwnd,
+            self.fast_increase || p.fast_increase_on,
+        ))
+    }
+
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.max_cwnd_bdp.is_nan() || self.max_cwnd_bdp <= 0.0 {
+            return Err("max_cwnd_bdp: must be positive".into());
+        }
+        if let Some(c) = self.initial_cwnd {
+            if c.0.bytes(4150) == 0 {
+                return Err("initial_cwnd: must be positive".into());
+            }
+        }
+        Ok(())
+    }
+}
 
 /// Gain of the queueing-delay average.
 const DELAY_GAIN: f64 = 0.0125;
@@ -42,20 +104,15 @@ pub struct Mprdma {
     avg_delay: f64,
 }
 
-/// Registry constructor.
-pub fn build(p: &CcParams) -> Box<dyn CongestionControl> {
-    Box::new(Mprdma::new(p))
-}
-
 impl Mprdma {
-    /// A controller starting at the initial window.
-    pub fn new(p: &CcParams) -> Self {
+    /// A controller starting at `initial_cwnd`, capped at `max_cwnd`.
+    pub fn new(p: &CcParams, initial_cwnd: u64, max_cwnd: u64, fast_increase: bool) -> Self {
         Mprdma {
-            cwnd: p.initial_cwnd.max(p.mtu as u64),
+            cwnd: initial_cwnd.max(p.mtu as u64),
             mtu: p.mtu as u64,
-            max_cwnd: p.max_cwnd,
+            max_cwnd,
             base_rtt: p.base_rtt,
-            fast_increase_enabled: p.fast_increase,
+            fast_increase_enabled: fast_increase,
             low_delay_bytes: 0,
             in_fast_increase: false,
             avg_delay: 0.0,
@@ -104,9 +161,10 @@ impl CongestionControl for Mprdma {
         self.cwnd
     }
 
-    fn on_ack(&mut self, acked: u64, ecn: bool, rtt: Option<Time>, _now: Time) {
-        let delay = self.delay(rtt);
-        if ecn {
+    fn on_ack(&mut self, ack: &AckSample) {
+        let acked = ack.acked;
+        let delay = self.delay(ack.rtt);
+        if ack.ecn {
             self.decrease(acked / 4);
             self.low_delay_bytes = 0;
             return;
@@ -126,8 +184,8 @@ impl CongestionControl for Mprdma {
         self.decrease(size);
     }
 
-    fn set_fast_increase(&mut self, on: bool) {
-        self.fast_increase_enabled = on;
+    fn enable_fast_increase(&mut self) {
+        self.fast_increase_enabled = true;
     }
 }
 
@@ -140,43 +198,53 @@ mod tests {
             mtu: 4150,
             base_rtt: 8_337_120,
             bdp: 416_856,
-            max_cwnd: 625_284,
-            initial_cwnd: 626_650,
-            fast_increase: false,
+            line_rate: 400_000_000_000,
+            fast_increase_on: false,
         }
     }
 
+    /// The reference's 2-tier controller: 151-packet initial window, 1.5 BDP maximum.
+    fn reference() -> Mprdma {
+        Mprdma::new(&params(), 626_650, 625_284, false)
+    }
+
     fn small(fast_increase: bool) -> Mprdma {
-        Mprdma::new(&CcParams {
-            initial_cwnd: 41_500,
-            fast_increase,
-            ..params()
-        })
+        Mprdma::new(&params(), 41_500, 625_284, fast_increase)
+    }
+
+    fn ack(cc: &mut Mprdma, acked: u64, ecn: bool, rtt: Option<Time>) {
+        cc.on_ack(&AckSample {
+            acked,
+            ecn,
+            cnp: false,
+            rtt,
+            now: 0,
+        });
     }
 
     #[test]
     fn additive_increase_capped_at_max_window() {
-        let mut cc = Mprdma::new(&params());
+        let mut cc = reference();
         assert_eq!(cc.cwnd(), 626_650);
-        cc.on_ack(4150, false, None, 0);
+        ack(&mut cc, 4150, false, None);
         assert_eq!(
             cc.cwnd(),
             625_284,
             "clipped to maxwnd on the first un-marked ACK"
         );
         let mut cc = small(false);
-        cc.on_ack(4150, false, None, 0);
+        ack(&mut cc, 4150, false, None);
         assert_eq!(cc.cwnd(), 41_500 + 415);
         // A zero-byte ACK (an RTS's) changes nothing but still clips.
-        let mut cc = Mprdma::new(&params());
-        cc.on_ack(0, false, None, 0);
+        let mut cc = reference();
+        ack(&mut cc, 0, false, None);
         assert_eq!(cc.cwnd(), 625_284);
     }
 
     #[test]
     fn decreases_floor_at_one_mtu() {
         let mut cc = small(false);
-        cc.on_ack(4000, true, None, 0);
+        ack(&mut cc, 4000, true, None);
         assert_eq!(cc.cwnd(), 40_500);
         cc.on_nack(4150, 0);
         assert_eq!(cc.cwnd(), 36_350);
@@ -195,40 +263,36 @@ mod tests {
         // bytes, not more than the window, so only the additive increase applies.
         let mut expect = 41_500u64;
         for _ in 0..10 {
-            cc.on_ack(4150, false, low, 0);
+            ack(&mut cc, 4150, false, low);
             expect += 4150 * 4150 / expect;
             assert_eq!(cc.cwnd(), expect);
         }
         assert!(!cc.in_fast_increase());
         // The 11th pushes the counter (45,650) over the window: half the ACK first, then the
         // additive increase on the raised window.
-        cc.on_ack(4150, false, low, 0);
+        ack(&mut cc, 4150, false, low);
         expect += 2075;
         expect += 4150 * 4150 / expect;
         assert_eq!(cc.cwnd(), expect);
         assert!(cc.in_fast_increase());
         // A marked ACK takes a quarter off and resets the counter but keeps fast increase on:
         // the next low-delay ACK grows by half again at once.
-        cc.on_ack(4000, true, low, 0);
+        ack(&mut cc, 4000, true, low);
         expect -= 1000;
         assert_eq!(cc.cwnd(), expect);
-        cc.on_ack(4150, false, low, 0);
+        ack(&mut cc, 4150, false, low);
         expect += 2075;
         expect += 4150 * 4150 / expect;
         assert_eq!(cc.cwnd(), expect);
         // A delay of 1 us or more leaves fast increase and resets the counter.
-        cc.on_ack(4150, false, Some(base + US), 0);
+        ack(&mut cc, 4150, false, Some(base + US));
         expect += 4150 * 4150 / expect;
         assert_eq!(cc.cwnd(), expect);
         assert!(!cc.in_fast_increase());
         // Growth is capped at the maximum window.
-        let mut cc = Mprdma::new(&CcParams {
-            initial_cwnd: 620_000,
-            fast_increase: true,
-            ..params()
-        });
+        let mut cc = Mprdma::new(&params(), 620_000, 625_284, true);
         for _ in 0..400 {
-            cc.on_ack(4150, false, low, 0);
+            ack(&mut cc, 4150, false, low);
         }
         assert_eq!(cc.cwnd(), 625_284);
     }
@@ -238,16 +302,16 @@ mod tests {
         let base = params().base_rtt;
         let mut cc = small(true);
         // Two high-delay samples put the average at about 0.0125 * 100 us + ... > 1 us.
-        cc.on_ack(4150, false, Some(base + 100 * US), 0);
-        cc.on_ack(4150, false, Some(base + 100 * US), 0);
+        ack(&mut cc, 4150, false, Some(base + 100 * US));
+        ack(&mut cc, 4150, false, Some(base + 100 * US));
         assert!(cc.avg_delay > US as f64);
         // With no sample, the average decides: still high, so the counter stays reset.
         for _ in 0..20 {
-            cc.on_ack(4150, false, None, 0);
+            ack(&mut cc, 4150, false, None);
         }
         assert!(!cc.in_fast_increase() && cc.low_delay_bytes == 0);
         // A header-sized sample below the base RTT also falls back to the average.
-        cc.on_ack(4150, false, Some(base / 2), 0);
+        ack(&mut cc, 4150, false, Some(base / 2));
         assert_eq!(cc.low_delay_bytes, 0);
     }
 
@@ -256,12 +320,12 @@ mod tests {
         let base = params().base_rtt;
         let mut cc = small(false);
         for _ in 0..20 {
-            cc.on_ack(4150, false, Some(base), 0);
+            ack(&mut cc, 4150, false, Some(base));
         }
         assert!(!cc.in_fast_increase());
-        cc.set_fast_increase(true);
+        cc.enable_fast_increase();
         for _ in 0..20 {
-            cc.on_ack(4150, false, Some(base), 0);
+            ack(&mut cc, 4150, false, Some(base));
         }
         assert!(cc.in_fast_increase());
     }

@@ -20,6 +20,8 @@ pub enum Stream {
     Workload = 4,
     /// Fault selection and random drops.
     Fault = 5,
+    /// The switch scheme's own choices.
+    SwitchScheme = 6,
 }
 
 /// A SplitMix64 random stream.

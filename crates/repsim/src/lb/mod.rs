@@ -1,58 +1,58 @@
-//! Sender-side load balancing: one scheme per file behind the [`LoadBalancer`] trait.
+//! Sender-side load balancing: one scheme per file behind the [`LoadBalancer`] trait, each with
+//! its own configuration struct, and one line per scheme in the [`LbSpec`] registry.
 //!
-//! A load balancer chooses the entropy value (EV) of every data packet a connection sends, and
-//! learns from every ACK, NACK and retransmission timeout. Switches hash the EV (with the flow key
-//! and their salt) to pick among equal-cost ports. Adding a scheme means writing its file and
-//! adding one line to [`REGISTRY`].
+//! A load balancer chooses, for every packet a connection sends, its entropy value (EV), which
+//! switches hash (with the flow key and their salt) to pick among equal-cost ports, or an
+//! explicit route the switches follow. It learns from every ACK (with the EVs of every packet
+//! the ACK covers), NACK and retransmission timeout.
+use serde::{Deserialize, Serialize};
+
 use crate::engine::{Rng, Time};
+use crate::net::packet::NO_ROUTE;
+use crate::net::paths::PathId;
 
 pub mod ecmp;
 pub mod ops;
 pub mod reps;
+pub mod spray;
 
-/// How REPS behaves right after it leaves freezing mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ExploreMode {
-    /// Every packet random until the exploration budget is spent (the reference simulator).
-    Reference,
-    /// Only every 8th packet random while exploring (the paper's Algorithm 2).
-    Paper,
+/// The path of one packet: an EV for the switches' hash, and possibly an explicit route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathChoice {
+    /// Entropy value (echoed by the ACK).
+    pub ev: u16,
+    /// Explicit route, or [`NO_ROUTE`].
+    pub route: PathId,
 }
 
-/// Scheme parameters shared by all connections of a run.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LbOptions {
-    /// Number of distinct EVs a sender may use (EVs are `0..evs_size`).
-    pub evs_size: u32,
-    /// REPS: how long freezing mode lasts.
-    pub reps_freeze_duration: Time,
-    /// REPS: whether failures may enter freezing at all.
-    pub reps_freezing: bool,
-    /// REPS: behaviour after freezing.
-    pub reps_explore_mode: ExploreMode,
-    /// REPS: packets explored after freezing (`None`: the connection's BDP in packets).
-    pub reps_explore_packets: Option<u32>,
-}
-
-impl Default for LbOptions {
-    fn default() -> Self {
-        LbOptions {
-            evs_size: 65536,
-            reps_freeze_duration: 10 * crate::engine::time::MS,
-            reps_freezing: true,
-            reps_explore_mode: ExploreMode::Reference,
-            reps_explore_packets: None,
+impl PathChoice {
+    /// A hashed path chosen by `ev`.
+    #[inline]
+    pub fn ev(ev: u16) -> Self {
+        PathChoice {
+            ev,
+            route: NO_ROUTE,
         }
     }
 }
 
+/// An explicit route a source-routed scheme may use, with its own unloaded RTT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Route {
+    /// Its id in the simulation's path table.
+    pub id: PathId,
+    /// Number of links.
+    pub hops: u32,
+    /// Unloaded round-trip time (a full packet out, a header back).
+    pub base_rtt: Time,
+}
+
 /// What a load balancer knows about its connection when it is created.
 #[derive(Clone, Copy, Debug)]
-pub struct LbContext {
+pub struct LbContext<'a> {
     /// Creation index of the connection (0, 1, 2, ... in workload order).
     pub flow_index: u32,
-    /// Unloaded round-trip time of the connection's path.
+    /// Unloaded round-trip time of the connection's shortest path.
     pub base_rtt: Time,
     /// The retransmission timeout.
     pub rto: Time,
@@ -60,6 +60,27 @@ pub struct LbContext {
     pub bdp_packets: u32,
     /// Whether switches trim (true) or drop (false) on overflow.
     pub trimming: bool,
+    /// Data packets one ACK covers at most (the receiver's coalescing ratio; 1 without it).
+    pub packets_per_ack: u32,
+    /// Candidate explicit routes, shortest first ([`LbSpec::routes_wanted`] of them at most;
+    /// empty for hashed schemes).
+    pub routes: &'a [Route],
+}
+
+/// One ACK as a load balancer sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct AckFeedback<'a> {
+    /// EV the ACK echoes (the packet that triggered it).
+    pub ev: u16,
+    /// Its echoed ECN mark.
+    pub ecn: bool,
+    /// Round-trip sample of the acknowledged PSN's latest transmission, if still outstanding.
+    pub rtt: Option<Time>,
+    /// Arrival time.
+    pub now: Time,
+    /// EVs of every packet this ACK newly acknowledges, the triggering packet's last (one entry
+    /// with per-packet ACKs; several with coalesced ACKs, cumulative ACKs or SACKs).
+    pub covered: &'a [u16],
 }
 
 /// Something a load balancer did that is worth recording.
@@ -76,16 +97,35 @@ pub enum LbEvent {
     Rerouted,
 }
 
+impl LbEvent {
+    /// Its name in `lb_events.csv`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            LbEvent::Froze { .. } => "froze",
+            LbEvent::Unfroze => "unfroze",
+            LbEvent::Rerouted => "rerouted",
+        }
+    }
+}
+
+/// A recorded load-balancer action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LbRecord {
+    /// When.
+    pub time: Time,
+    /// Which connection (index).
+    pub flow: u32,
+    /// What happened.
+    pub event: LbEvent,
+}
+
 /// A sender-side path chooser for one connection.
-pub trait LoadBalancer {
-    /// EV of the next data packet (new or retransmitted).
-    fn next_ev(&mut self, now: Time, rng: &mut Rng) -> u16;
-    /// An ACK for a packet sent with `ev` arrived; `ecn` is its echoed mark, `rtt` the
-    /// round-trip sample of the acknowledged PSN's latest transmission (`None` when that PSN was
-    /// no longer outstanding, as in the reference).
-    /// Oblivious schemes ignore it (the default).
-    fn on_ack(&mut self, ev: u16, ecn: bool, rtt: Option<Time>, now: Time) -> Option<LbEvent> {
-        let _ = (ev, ecn, rtt, now);
+pub trait LoadBalancer: Send {
+    /// The path of the next packet (new data, retransmission or RTS).
+    fn next(&mut self, now: Time, rng: &mut Rng) -> PathChoice;
+    /// An ACK arrived. Oblivious schemes ignore it (the default).
+    fn on_ack(&mut self, ack: &AckFeedback) -> Option<LbEvent> {
+        let _ = ack;
         None
     }
     /// A NACK for a trimmed packet sent with `ev` arrived.
@@ -100,32 +140,81 @@ pub trait LoadBalancer {
     }
 }
 
-/// Constructor of a load balancer.
-pub type LbBuilder = fn(&LbOptions, &LbContext, &mut Rng) -> Box<dyn LoadBalancer>;
+macro_rules! load_balancers {
+    ($($name:literal => $variant:ident($config:ty)),* $(,)?) => {
+        /// A load balancer and its parameters, as a scenario names it (`"reps"` or
+        /// `{ scheme = "reps", freeze = "100us" }`).
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "scheme", deny_unknown_fields)]
+        pub enum LbSpec {
+            $(
+                #[doc = concat!("`", $name, "`")]
+                #[serde(rename = $name)]
+                $variant($config),
+            )*
+        }
 
-/// Scenario name -> constructor. One line per scheme.
-pub const REGISTRY: &[(&str, LbBuilder)] = &[
-    ("ecmp", ecmp::build),
-    ("ops", ops::build),
-    ("reps", reps::build),
-];
+        impl LbSpec {
+            /// Names of every scheme.
+            pub const NAMES: &'static [&'static str] = &[$($name),*];
 
-/// Builds the scheme named `name`, or `None` if it does not exist.
-pub fn build(
-    name: &str,
-    opts: &LbOptions,
-    ctx: &LbContext,
-    rng: &mut Rng,
-) -> Option<Box<dyn LoadBalancer>> {
-    REGISTRY
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, b)| b(opts, ctx, rng))
+            /// The scheme with default parameters, by name.
+            pub fn named(name: &str) -> Option<Self> {
+                match name {
+                    $($name => Some(LbSpec::$variant(<$config>::default())),)*
+                    _ => None,
+                }
+            }
+
+            /// Its name.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(LbSpec::$variant(_) => $name,)*
+                }
+            }
+
+            /// A load balancer for one connection.
+            pub fn build(&self, ctx: &LbContext, rng: &mut Rng) -> Box<dyn LoadBalancer> {
+                match self {
+                    $(LbSpec::$variant(c) => c.build(ctx, rng),)*
+                }
+            }
+
+            /// Checks the parameters; the message names the field.
+            pub fn validate(&self) -> Result<(), String> {
+                match self {
+                    $(LbSpec::$variant(c) => c.validate(),)*
+                }
+            }
+
+            /// How many explicit routes per connection the scheme wants (0: it hashes EVs).
+            pub fn routes_wanted(&self) -> usize {
+                match self {
+                    $(LbSpec::$variant(c) => c.routes_wanted(),)*
+                }
+            }
+        }
+    };
 }
 
-/// Names accepted by [`build`].
-pub fn names() -> Vec<&'static str> {
-    REGISTRY.iter().map(|(n, _)| *n).collect()
+load_balancers! {
+    "ecmp" => Ecmp(ecmp::EcmpConfig),
+    "ops" => Ops(ops::OpsConfig),
+    "reps" => Reps(reps::RepsConfig),
+    "spray" => Spray(spray::SprayConfig),
+}
+
+/// The number of entropy values of an EV-hashing scheme: `evs_size` in 1..=65536.
+pub(crate) fn check_evs_size(evs_size: u32) -> Result<(), String> {
+    if evs_size == 0 || evs_size > 65536 {
+        return Err(format!("evs_size: must be in 1..=65536, not {evs_size}"));
+    }
+    Ok(())
+}
+
+/// The default number of entropy values.
+pub(crate) fn default_evs_size() -> u32 {
+    65536
 }
 
 /// A uniformly random EV below `evs_size`.

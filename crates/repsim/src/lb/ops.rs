@@ -1,22 +1,52 @@
 //! OPS (oblivious packet spraying): a fresh uniformly random EV for every packet; feedback is
 //! ignored.
-use super::{random_ev, LbContext, LbOptions, LoadBalancer};
+use serde::{Deserialize, Serialize};
+
+use super::{check_evs_size, default_evs_size, random_ev, LbContext, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
+
+/// `lb = { scheme = "ops", evs_size = 65536 }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OpsConfig {
+    /// Number of entropy values (EVs are `0..evs_size`).
+    pub evs_size: u32,
+}
+
+impl Default for OpsConfig {
+    fn default() -> Self {
+        OpsConfig {
+            evs_size: default_evs_size(),
+        }
+    }
+}
+
+impl OpsConfig {
+    /// A load balancer for one connection.
+    pub fn build(&self, _ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
+        Box::new(Ops {
+            evs_size: self.evs_size,
+        })
+    }
+
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), String> {
+        check_evs_size(self.evs_size)
+    }
+
+    /// It hashes EVs.
+    pub fn routes_wanted(&self) -> usize {
+        0
+    }
+}
 
 /// Oblivious spraying.
 pub struct Ops {
     evs_size: u32,
 }
 
-/// Registry constructor.
-pub fn build(opts: &LbOptions, _ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
-    Box::new(Ops {
-        evs_size: opts.evs_size,
-    })
-}
-
 impl LoadBalancer for Ops {
-    fn next_ev(&mut self, _now: Time, rng: &mut Rng) -> u16 {
-        random_ev(rng, self.evs_size)
+    fn next(&mut self, _now: Time, rng: &mut Rng) -> PathChoice {
+        PathChoice::ev(random_ev(rng, self.evs_size))
     }
 }

@@ -4,11 +4,140 @@
 //! when a timeout counts as a failure: with trimming on every timeout does (losses without
 //! trimming cannot be congestion); with trimming off only when the largest RTT seen in the
 //! current window of 2 x RTO stayed below 1.65 x the base RTT (losses without queueing).
+//!
+//! ACK coalescing variants (paper Section 4.5.1): `per_ack` (the default and the reference's
+//! behaviour) caches the EV the ACK echoes; `carry_evs` caches the EVs of every packet the ACK
+//! covers; `reuse_evs` caches the echoed EV for several sends (default: as many as packets per
+//! ACK).
 use ::reps::{Coalescing, Config, RepsState, Transition};
+use serde::{Deserialize, Serialize};
 
-use super::{ExploreMode, LbContext, LbEvent, LbOptions, LoadBalancer};
-use crate::engine::time::NS;
+use super::{
+    check_evs_size, default_evs_size, AckFeedback, LbContext, LbEvent, LoadBalancer, PathChoice,
+};
+use crate::engine::time::{MS, NS};
 use crate::engine::{Rng, Time};
+use crate::units::TimeQ;
+
+/// How REPS behaves right after it leaves freezing mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExploreMode {
+    /// Every packet random until the exploration budget is spent (the reference simulator).
+    Reference,
+    /// Only every 8th packet random while exploring (the paper's Algorithm 2).
+    Paper,
+}
+
+/// Which EVs a (possibly coalesced) ACK lets REPS recycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CoalescingMode {
+    /// The EV the ACK echoes, used once.
+    PerAck,
+    /// The EVs of every packet the ACK covers.
+    CarryEvs,
+    /// The EV the ACK echoes, used several times.
+    ReuseEvs,
+}
+
+/// `lb = { scheme = "reps", ... }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RepsConfig {
+    /// Number of entropy values (EVs are `0..evs_size`).
+    pub evs_size: u32,
+    /// How long freezing mode lasts.
+    pub freeze: TimeQ,
+    /// Whether failures may enter freezing at all.
+    pub freezing: bool,
+    /// Behaviour after freezing.
+    pub explore: ExploreMode,
+    /// Packets explored after freezing (default: the connection's BDP in packets).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explore_packets: Option<u32>,
+    /// Which EVs an ACK recycles.
+    pub coalescing: CoalescingMode,
+    /// `reuse_evs`: sends one cached EV may serve (1..=16; default: packets per ACK).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reuse_uses: Option<u8>,
+}
+
+impl Default for RepsConfig {
+    fn default() -> Self {
+        RepsConfig {
+            evs_size: default_evs_size(),
+            freeze: TimeQ(10 * MS),
+            freezing: true,
+            explore: ExploreMode::Reference,
+            explore_packets: None,
+            coalescing: CoalescingMode::PerAck,
+            reuse_uses: None,
+        }
+    }
+}
+
+impl RepsConfig {
+    /// The crate configuration for a connection whose ACKs cover `packets_per_ack` packets.
+    fn crate_config(&self, ctx: &LbContext) -> Config {
+        let mut config = Config::new(self.evs_size);
+        config.freeze_duration = (self.freeze.0 / NS).min(i32::MAX as u64) as u32;
+        config.explore_packets = self
+            .explore_packets
+            .unwrap_or(ctx.bdp_packets)
+            .min(u16::MAX as u32) as u16;
+        config.explore_mode = match self.explore {
+            ExploreMode::Reference => ::reps::ExploreMode::Reference,
+            ExploreMode::Paper => ::reps::ExploreMode::PaperPseudocode,
+        };
+        config.coalescing = match self.coalescing {
+            CoalescingMode::PerAck => Coalescing::PerAck,
+            CoalescingMode::CarryEvs => Coalescing::CarryEvs,
+            CoalescingMode::ReuseEvs => Coalescing::ReuseEvs {
+                max_uses: self
+                    .reuse_uses
+                    .unwrap_or(ctx.packets_per_ack.clamp(1, ::reps::MAX_REUSE_USES as u32) as u8),
+            },
+        };
+        config.freezing_enabled = self.freezing;
+        config
+    }
+
+    /// A load balancer for one connection.
+    pub fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
+        Box::new(Reps {
+            state: RepsState::new(),
+            config: self.crate_config(ctx),
+            trimming: ctx.trimming,
+            base_rtt: ctx.base_rtt,
+            rto: ctx.rto,
+            max_rtt_in_window: 0,
+            window_end: 0,
+        })
+    }
+
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), String> {
+        check_evs_size(self.evs_size)?;
+        if self.freeze.0 / NS > i32::MAX as u64 {
+            return Err("freeze: must be below about 2.1 s (32-bit nanosecond clock)".into());
+        }
+        if let Some(u) = self.reuse_uses {
+            if u == 0 || u > ::reps::MAX_REUSE_USES {
+                return Err(format!(
+                    "reuse_uses: must be in 1..={}, not {u}",
+                    ::reps::MAX_REUSE_USES
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// It hashes EVs.
+    pub fn routes_wanted(&self) -> usize {
+        0
+    }
+}
 
 /// One connection's REPS state plus the failure-detection bookkeeping around it.
 pub struct Reps {
@@ -19,31 +148,6 @@ pub struct Reps {
     rto: Time,
     max_rtt_in_window: Time,
     window_end: Time,
-}
-
-/// Registry constructor.
-pub fn build(opts: &LbOptions, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
-    let mut config = Config::new(opts.evs_size);
-    config.freeze_duration = (opts.reps_freeze_duration / NS).min(i32::MAX as u64) as u32;
-    config.explore_packets = opts
-        .reps_explore_packets
-        .unwrap_or(ctx.bdp_packets)
-        .min(u16::MAX as u32) as u16;
-    config.explore_mode = match opts.reps_explore_mode {
-        ExploreMode::Reference => ::reps::ExploreMode::Reference,
-        ExploreMode::Paper => ::reps::ExploreMode::PaperPseudocode,
-    };
-    config.coalescing = Coalescing::PerAck;
-    config.freezing_enabled = opts.reps_freezing;
-    Box::new(Reps {
-        state: RepsState::new(),
-        config,
-        trimming: ctx.trimming,
-        base_rtt: ctx.base_rtt,
-        rto: ctx.rto,
-        max_rtt_in_window: 0,
-        window_end: 0,
-    })
 }
 
 #[inline]
@@ -67,19 +171,31 @@ impl Reps {
 }
 
 impl LoadBalancer for Reps {
-    fn next_ev(&mut self, _now: Time, rng: &mut Rng) -> u16 {
-        self.state.next_ev(&self.config, rng)
+    fn next(&mut self, _now: Time, rng: &mut Rng) -> PathChoice {
+        PathChoice::ev(self.state.next_ev(&self.config, rng))
     }
 
-    fn on_ack(&mut self, ev: u16, ecn: bool, rtt: Option<Time>, now: Time) -> Option<LbEvent> {
-        if let Some(rtt) = rtt {
-            if now > self.window_end {
+    fn on_ack(&mut self, ack: &AckFeedback) -> Option<LbEvent> {
+        if let Some(rtt) = ack.rtt {
+            if ack.now > self.window_end {
                 self.max_rtt_in_window = 0;
-                self.window_end = now + 2 * self.rto;
+                self.window_end = ack.now + 2 * self.rto;
             }
             self.max_rtt_in_window = self.max_rtt_in_window.max(rtt);
         }
-        event(self.state.on_ack(&self.config, ev, ecn, tick(now)), 0)
+        let now = tick(ack.now);
+        let t = match self.config.coalescing {
+            Coalescing::PerAck => self.state.on_ack(&self.config, ack.ev, ack.ecn, now),
+            Coalescing::CarryEvs => {
+                self.state
+                    .on_coalesced_ack(&self.config, ack.covered, ack.ecn, now)
+            }
+            Coalescing::ReuseEvs { .. } => {
+                self.state
+                    .on_coalesced_ack(&self.config, &[ack.ev], ack.ecn, now)
+            }
+        };
+        event(t, 0)
     }
 
     fn on_nack(&mut self, ev: u16, now: Time) -> Option<LbEvent> {

@@ -1,11 +1,10 @@
-//! Run summaries: flow completion time statistics and global counters, computed from a finished
-//! (or stopped) simulation. Writing them to files is the caller's business.
+//! Run summaries (flow completion time statistics and global counters; the simulation fills
+//! them in) and opt-in time-series collectors. Writing them to files is the caller's business.
 pub mod collect;
 
 use serde::Serialize;
 
-use crate::engine::time::to_us;
-use crate::sim::Simulation;
+use crate::lb::{LbEvent, LbRecord};
 
 /// Flow completion time statistics in microseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
@@ -62,15 +61,15 @@ pub struct FlowRow {
     pub fct_us: Option<f64>,
     /// Retransmitted packets.
     pub retransmissions: u64,
-    /// `main`, or `background` for flows forced to ECMP by mixed traffic.
-    pub class: &'static str,
+    /// Traffic class (`main`, or e.g. `background` for mixed traffic).
+    pub class: String,
 }
 
 /// Flow statistics of one traffic class (mixed traffic).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ClassSummary {
-    /// `main` or `background`.
-    pub class: &'static str,
+    /// Class name (`main`, `background`, ...).
+    pub class: String,
     /// Load balancer the class used.
     pub lb: String,
     /// Flows offered.
@@ -135,88 +134,17 @@ pub struct RunSummary {
     pub stalled: Vec<String>,
 }
 
-/// Per-flow rows of a simulation.
-pub fn flow_rows(sim: &Simulation, lb: &str) -> Vec<FlowRow> {
-    sim.flows()
-        .iter()
-        .enumerate()
-        .map(|(i, f)| FlowRow {
-            lb: lb.to_string(),
-            id: f.spec.id,
-            src: f.spec.src,
-            dst: f.spec.dst,
-            bytes: f.spec.bytes,
-            start_us: to_us(f.spec.start),
-            finish_us: f.finish.map(to_us),
-            fct_us: f.fct().map(to_us),
-            retransmissions: f.stats.retransmissions,
-            class: sim.flow_class(i as u32),
-        })
-        .collect()
-}
-
-/// Summary of a simulation.
-pub fn summarize(sim: &Simulation, wall_s: f64) -> RunSummary {
-    let fcts: Vec<f64> = sim
-        .flows()
-        .iter()
-        .filter_map(|f| f.fct().map(to_us))
-        .collect();
-    let ports = sim.port_stats();
-    let c = sim.counters();
-    let (freezes, unfreezes) = crate::fault::report::freeze_counts(sim);
-    RunSummary {
-        lb: sim.config().lb.clone(),
-        seed: sim.config().seed,
-        flows_total: sim.flows().len(),
-        flows_completed: fcts.len(),
-        fct_us: FctStats::from_values(&fcts),
-        drops: c.data_dropped,
-        trims: c.trims,
-        ecn_marks: ports.iter().map(|p| p.ecn_marks).sum(),
-        retransmissions: sim.flows().iter().map(|f| f.stats.retransmissions).sum(),
-        timeouts: sim.flows().iter().map(|f| f.stats.timeouts).sum(),
-        rts: sim.flows().iter().map(|f| f.stats.rts).sum(),
-        events: c.events,
-        wall_s,
-        sim_time_us: to_us(sim.now()),
-        peak_packets: sim.peak_packets(),
-        freezes,
-        unfreezes,
-        fault_drops: sim.fault_stats().map(|f| f.data_dropped).unwrap_or(0),
-        fault_trims: sim.fault_stats().map(|f| f.data_trimmed).unwrap_or(0),
-        control_drops: c.control_dropped,
-        classes: sim.mixed_traffic().then(|| class_summaries(sim)),
-        unreachable: sim.unreachable_flows(),
-        stalled: sim.stalled_flows(),
+/// (freezes, unfreezes) among load-balancer records.
+pub fn freeze_counts(records: &[LbRecord]) -> (u64, u64) {
+    let mut c = (0, 0);
+    for r in records {
+        match r.event {
+            LbEvent::Froze { .. } => c.0 += 1,
+            LbEvent::Unfroze => c.1 += 1,
+            LbEvent::Rerouted => {}
+        }
     }
-}
-
-/// Per-class flow statistics (mixed traffic).
-pub fn class_summaries(sim: &Simulation) -> Vec<ClassSummary> {
-    ["main", "background"]
-        .into_iter()
-        .map(|class| {
-            let flows: Vec<usize> = (0..sim.flows().len())
-                .filter(|&i| sim.flow_class(i as u32) == class)
-                .collect();
-            let fcts: Vec<f64> = flows
-                .iter()
-                .filter_map(|&i| sim.flows()[i].fct().map(to_us))
-                .collect();
-            ClassSummary {
-                class,
-                lb: if class == "main" {
-                    sim.config().lb.clone()
-                } else {
-                    "ecmp".into()
-                },
-                flows_total: flows.len(),
-                flows_completed: fcts.len(),
-                fct_us: FctStats::from_values(&fcts),
-            }
-        })
-        .collect()
+    c
 }
 
 #[cfg(test)]

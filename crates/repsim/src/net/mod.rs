@@ -3,8 +3,10 @@
 pub mod forwarding;
 pub mod hash;
 pub mod packet;
+pub mod paths;
 pub mod port;
 pub mod topology;
+pub mod world;
 
 pub use packet::{Kind, Packet};
 pub use topology::{DragonflySpec, FatTreeSpec, LeafSpineSpec, RailSpec, Topology};

@@ -1,6 +1,7 @@
-//! The packet: a plain `Copy` value living in the simulation's arena, carrying what real headers
-//! carry and nothing the model does not need.
+//! The packet: a plain `Copy` value of at most 64 bytes living in the simulation's arena,
+//! carrying what real headers carry and nothing the model does not need.
 use crate::engine::Time;
+use crate::net::hash::flow_key;
 
 /// What a packet is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,6 +16,18 @@ pub enum Kind {
     /// A request to send: a header-only packet a sender emits after a timeout when its window
     /// has no room for the retransmission. It takes a PSN and is acknowledged like data.
     Rts,
+    /// A path probe (data lane, small; answered by a [`Kind::ProbeAck`]).
+    Probe,
+    /// The answer to a probe.
+    ProbeAck,
+    /// A notification between switches or from a switch to a host (scheme-defined contents).
+    Notify,
+    /// A congestion notification packet (DCQCN-style) for the flow's sender.
+    Cnp,
+    /// A pause or resume frame for the link it is sent on (PFC).
+    Pause,
+    /// A credit (pull) granting its receiver the right to send.
+    Credit,
 }
 
 /// Flag bits of [`Packet::flags`].
@@ -29,61 +42,76 @@ pub mod flags {
     pub const RETRANSMIT: u8 = 8;
     /// ACK/NACK only: the data packet it answers was a duplicate.
     pub const DUPLICATE: u8 = 16;
+    /// ACK only: the receiver asks the sender to slow down (a CNP carried by the ACK).
+    pub const CNP: u8 = 32;
 }
 
-/// One packet in flight or queued.
-#[derive(Clone, Copy, Debug)]
+/// "No explicit route": the packet is forwarded by the switches' tables.
+pub const NO_ROUTE: u32 = u32::MAX;
+
+/// One packet in flight or queued (64 bytes, asserted).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Packet {
+    /// Time the data packet (or, for ACK/NACK, the data packet answered) left its sender.
+    pub sent_at: Time,
+    /// ACK and NACK: the selective-ACK bitmap (bit i: PSN `sack_base + i` received). Any other
+    /// kind: free for the schemes that handle it (e.g. a switch scheme's tag on data packets).
+    pub aux: u64,
     /// Index of the flow (connection) it belongs to.
     pub flow: u32,
     /// Packet sequence number of the data packet (for ACK/NACK: the PSN they answer).
     pub psn: u32,
     /// Bytes on the wire now (a trimmed packet shrinks to the header size).
     pub size: u32,
-    /// Destination host of this packet (for ACKs: the flow's source).
+    /// Node that sent it (a host, or a switch for switch-made packets).
+    pub src: u32,
+    /// Node it is addressed to (a host, or a switch).
     pub dst: u32,
-    /// Flow key hashed by ECMP (data and its ACKs carry the same key).
-    pub flow_key: u32,
-    /// Node the packet arrives at next (set when it is put on a wire).
-    pub next_node: u32,
-    /// The port the packet was last routed to: its egress queue while a non-zero switch latency
-    /// delays it, then the wire it travels on (fault checks read it when it arrives).
-    pub egress: u32,
     /// ACK: cumulative acknowledgement (next PSN the receiver expects).
     pub cum_ack: u32,
-    /// ACK: first PSN covered by `sack_bits`.
+    /// ACK: first PSN covered by the SACK bitmap in `aux`.
     pub sack_base: u32,
-    /// ACK: bit i set when PSN `sack_base + i` has been received.
-    pub sack_bits: u64,
-    /// Time the data packet (or, for ACK/NACK, the data packet answered) left its sender.
-    pub sent_at: Time,
+    /// The port the packet was last routed to: its egress queue while a switch's forwarding
+    /// latency delays it, then the wire it travels on (arrival and fault checks read it).
+    pub egress: u32,
+    /// The link it arrived on at its current node.
+    pub ingress: u32,
+    /// Explicit route (a path id of the simulation's path table) or [`NO_ROUTE`].
+    pub route: u32,
     /// Entropy value: chosen by the sender's load balancer, echoed by ACK/NACK.
     pub ev: u16,
+    /// Two bytes of header space owned by whichever scheme handles the packet.
+    pub scheme: u16,
     /// What the packet is.
     pub kind: Kind,
     /// Bit set of [`flags`].
     pub flags: u8,
+    /// With a route: index of the link of the route it travels on (or last travelled).
+    pub hop: u8,
 }
 
 impl Packet {
-    /// A packet of `kind` and `size` bytes with every other field zero (tests and builders
-    /// start from it).
+    /// A packet of `kind` and `size` bytes with every other field zero and no route (tests and
+    /// builders start from it).
     pub fn blank(kind: Kind, size: u32) -> Self {
         Packet {
+            sent_at: 0,
+            aux: 0,
             flow: 0,
             psn: 0,
             size,
+            src: 0,
             dst: 0,
-            flow_key: 0,
-            next_node: 0,
-            egress: 0,
             cum_ack: 0,
             sack_base: 0,
-            sack_bits: 0,
-            sent_at: 0,
+            egress: 0,
+            ingress: 0,
+            route: NO_ROUTE,
             ev: 0,
+            scheme: 0,
             kind,
             flags: 0,
+            hop: 0,
         }
     }
 
@@ -93,11 +121,55 @@ impl Packet {
         self.flags & flag != 0
     }
 
-    /// True for packets that travel in the header (high-priority) lane.
+    /// True for packets that travel in the header (high-priority) lane: everything but data and
+    /// probes, and trimmed data.
     #[inline]
     pub fn is_header(&self) -> bool {
-        self.kind != Kind::Data || self.has(flags::TRIMMED)
+        !matches!(self.kind, Kind::Data | Kind::Probe) || self.has(flags::TRIMMED)
+    }
+
+    /// True for the answers a receiver sends back to a sender (ACK, NACK).
+    #[inline]
+    pub fn is_reply(&self) -> bool {
+        matches!(self.kind, Kind::Ack | Kind::Nack)
+    }
+
+    /// The SACK bitmap of an ACK or NACK.
+    #[inline]
+    pub fn sack_bits(&self) -> u64 {
+        self.aux
+    }
+
+    /// The key ECMP hashes: the flow's (sender, receiver) pair, so that a flow's ACKs carry the
+    /// same key as its data.
+    #[inline]
+    pub fn flow_key(&self) -> u32 {
+        if self.is_reply() {
+            flow_key(self.dst, self.src)
+        } else {
+            flow_key(self.src, self.dst)
+        }
     }
 }
 
 const _: () = assert!(std::mem::size_of::<Packet>() <= 64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_hash_like_their_data() {
+        let mut data = Packet::blank(Kind::Data, 4150);
+        data.src = 3;
+        data.dst = 40;
+        let mut ack = Packet::blank(Kind::Ack, 64);
+        ack.src = 40;
+        ack.dst = 3;
+        assert_eq!(data.flow_key(), ack.flow_key());
+        assert_eq!(data.flow_key(), flow_key(3, 40));
+        assert!(ack.is_header() && !data.is_header());
+        assert!(!Packet::blank(Kind::Probe, 64).is_header());
+        assert_eq!(std::mem::size_of::<Packet>(), 64);
+    }
+}

@@ -28,6 +28,45 @@ pub struct QueueParams {
     pub header_size: u32,
 }
 
+/// Switch egress queue settings of a run, in bytes (scaled per port for degraded links).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QueueConfig {
+    /// Data buffer per egress port.
+    pub capacity: u64,
+    /// ECN Kmin.
+    pub ecn_min: u64,
+    /// ECN Kmax.
+    pub ecn_max: u64,
+    /// Trim (true) or drop (false) packets that overflow.
+    pub trimming: bool,
+}
+
+impl QueueConfig {
+    /// The parameters of one switch port whose buffer and ECN thresholds are `scale` times the
+    /// configured ones (degraded or rate-changed links).
+    pub fn port_params(&self, scale: f64, header_size: u32) -> QueueParams {
+        let scaled = |b: u64| (b as f64 * scale).round() as u64;
+        QueueParams {
+            capacity: scaled(self.capacity),
+            ecn_min: scaled(self.ecn_min),
+            ecn_max: scaled(self.ecn_max),
+            trimming: self.trimming,
+            header_size,
+        }
+    }
+
+    /// A host NIC's queue: it never drops or marks (the NIC only sends what the window allows).
+    pub fn host_params(header_size: u32) -> QueueParams {
+        QueueParams {
+            capacity: u64::MAX / 2,
+            ecn_min: u64::MAX / 2,
+            ecn_max: u64::MAX / 2,
+            trimming: false,
+            header_size,
+        }
+    }
+}
+
 /// Per-port counters.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PortStats {

@@ -3,30 +3,41 @@
 //! fewest bytes (both lanes), decided at ingress on instantaneous occupancy with no hysteresis.
 //! Ties go to the first candidate in a fixed per-switch order (the reference permutes each
 //! switch's uplink list once at start-up; we rotate it by an offset drawn from the switch salt).
-use super::{PortView, RoutingContext, SwitchRouting};
-use crate::net::Packet;
+use serde::{Deserialize, Serialize};
+
+use super::{Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
+use crate::engine::Handle;
+
+/// `[routing] switch = "adaptive"` (no parameters yet).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdaptiveConfig {}
+
+impl AdaptiveConfig {
+    /// The scheme for a run.
+    pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
+        Box::new(Adaptive {
+            rotation: setup.salts.to_vec(),
+        })
+    }
+}
 
 /// Least-queued-port routing.
 pub struct Adaptive {
     rotation: Vec<u32>,
 }
 
-/// Registry constructor.
-pub fn build(ctx: &RoutingContext) -> Box<dyn SwitchRouting> {
-    Box::new(Adaptive {
-        rotation: ctx.salts.to_vec(),
-    })
-}
-
-impl SwitchRouting for Adaptive {
-    fn select(&mut self, switch: u32, _pkt: &Packet, candidates: &[u32], view: &PortView) -> usize {
+impl Adaptive {
+    /// Index (into `candidates`, non-empty) of the least-queued port, ties to the first in the
+    /// switch's rotated order.
+    fn select(&self, ctx: &SwitchCtx, switch: u32, candidates: &[u32]) -> usize {
         let n = candidates.len();
         let start = self.rotation[switch as usize] as usize % n;
         let mut best = start;
-        let mut best_bytes = view.queued_bytes(candidates[start]);
+        let mut best_bytes = ctx.queued_bytes(candidates[start]);
         for step in 1..n {
             let i = (start + step) % n;
-            let bytes = view.queued_bytes(candidates[i]);
+            let bytes = ctx.queued_bytes(candidates[i]);
             if bytes < best_bytes {
                 best = i;
                 best_bytes = bytes;
@@ -36,19 +47,33 @@ impl SwitchRouting for Adaptive {
     }
 }
 
+impl SwitchScheme for Adaptive {
+    fn ingress(
+        &mut self,
+        ctx: &mut SwitchCtx,
+        switch: u32,
+        _h: Handle,
+        candidates: &[u32],
+    ) -> Ingress {
+        match candidates.len() {
+            0 => Ingress::Drop,
+            1 => Ingress::Forward(candidates[0]),
+            _ => Ingress::Forward(candidates[self.select(ctx, switch, candidates)]),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{Arena, Rng};
+    use crate::engine::{Arena, EventQueue, Rng};
     use crate::net::packet::Kind;
+    use crate::net::paths::PathTable;
     use crate::net::port::{Port, QueueParams};
+    use crate::net::world::{Counters, World};
+    use crate::net::{FatTreeSpec, Packet};
 
-    fn pkt(size: u32) -> Packet {
-        Packet::blank(Kind::Data, size)
-    }
-
-    #[test]
-    fn picks_the_least_queued_port_with_a_fixed_tie_order() {
+    fn world() -> World {
         let params = QueueParams {
             capacity: 1 << 20,
             ecn_min: 1 << 20,
@@ -56,44 +81,50 @@ mod tests {
             trimming: true,
             header_size: 64,
         };
-        let mut ports: Vec<Port> = (0..3)
-            .map(|i| Port::new(i, 400_000_000_000, 1_000_000, params, Rng::new(i as u64)))
-            .collect();
-        let mut arena = Arena::new();
+        let topo = FatTreeSpec::uniform(2, 8, 4, 0, 1, 400_000_000_000, 1_000_000, 0)
+            .unwrap()
+            .build()
+            .unwrap();
+        World {
+            now: 0,
+            events: EventQueue::new(),
+            pkts: Arena::new(),
+            ports: (0..3)
+                .map(|i| Port::new(i, 400_000_000_000, 1_000_000, params, Rng::new(i as u64)))
+                .collect(),
+            topo,
+            paths: PathTable::new(),
+            salts: vec![2],
+            counters: Counters::default(),
+        }
+    }
+
+    #[test]
+    fn picks_the_least_queued_port_with_a_fixed_tie_order() {
+        let mut w = world();
+        let mut rng = Rng::new(0);
+        let mut actions = Vec::new();
+        let ar = Adaptive { rotation: vec![2] };
+        // Equal queues: the rotation decides (start at index 2 % 3 = 2).
+        {
+            let ctx = SwitchCtx::new(&mut w, &mut rng, 64, &mut actions);
+            assert_eq!(ar.select(&ctx, 0, &[0, 1, 2]), 2);
+        }
         for (port, n) in [(0usize, 3), (1, 1), (2, 2)] {
             for _ in 0..n {
-                let h = arena.alloc(pkt(4150));
-                ports[port].enqueue(h, &mut arena, 0);
+                let h = w.pkts.alloc(Packet::blank(Kind::Data, 4150));
+                w.ports[port].enqueue(h, &mut w.pkts, 0);
             }
         }
-        let mut ar = Adaptive { rotation: vec![2] };
-        let view = PortView {
-            ports: &ports,
-            now: 0,
-            header_size: 64,
-        };
-        assert_eq!(ar.select(0, &pkt(4150), &[0, 1, 2], &view), 1);
-        // Equal queues: the rotation decides (start at index 2 % 3 = 2).
-        let empty: Vec<Port> = (0..3)
-            .map(|i| Port::new(i, 400_000_000_000, 1_000_000, params, Rng::new(0)))
-            .collect();
-        let view = PortView {
-            ports: &empty,
-            now: 0,
-            header_size: 64,
-        };
-        assert_eq!(ar.select(0, &pkt(4150), &[0, 1, 2], &view), 2);
+        {
+            let ctx = SwitchCtx::new(&mut w, &mut rng, 64, &mut actions);
+            assert_eq!(ar.select(&ctx, 0, &[0, 1, 2]), 1);
+        }
         // Headers count too.
-        let mut ack = pkt(64);
-        ack.kind = Kind::Ack;
-        let mut ports = empty;
-        let h = arena.alloc(ack);
-        ports[2].enqueue(h, &mut arena, 0);
-        let view = PortView {
-            ports: &ports,
-            now: 0,
-            header_size: 64,
-        };
-        assert_eq!(ar.select(0, &pkt(4150), &[0, 1, 2], &view), 0);
+        let mut w = world();
+        let h = w.pkts.alloc(Packet::blank(Kind::Ack, 64));
+        w.ports[2].enqueue(h, &mut w.pkts, 0);
+        let ctx = SwitchCtx::new(&mut w, &mut rng, 64, &mut actions);
+        assert_eq!(ar.select(&ctx, 0, &[0, 1, 2]), 0);
     }
 }

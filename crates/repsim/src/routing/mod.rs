@@ -1,75 +1,326 @@
-//! Switch-side routing: how a switch picks one of the equal-cost egress ports its table offers.
+//! Switch schemes: what a switch does with the packets it receives, one scheme per file behind
+//! the [`SwitchScheme`] trait, one line per scheme in the [`SwitchSpec`] registry.
 //!
-//! The default, ECMP, hashes (flow key, EV, switch salt) and is inlined in the simulation's
-//! forwarding path. Schemes that decide in the switch itself (adaptive routing, flowlet tables,
-//! CONGA, ...) implement [`SwitchRouting`]: one file per scheme plus one line in [`REGISTRY`];
-//! the scenario selects one with `[routing] switch = "<name>"`. A scheme sees the packet, the
-//! candidate ports and read-only queue state, and may keep per-switch or per-port state of its
-//! own (indexed by switch or port id, never by a std hash map).
-use crate::engine::Time;
+//! A scheme is called at ingress on every hop of every packet, with the ports the switch may
+//! forward it on: the packet's next link if it carries an explicit route, else the forwarding
+//! table's ECMP group towards its destination (empty at its destination switch and where no
+//! route is left). It answers forward (on one of them, or any other port), hold (the packet
+//! stays alive in the scheme until it releases it), consume (the packet was for the scheme) or
+//! drop. It may also watch every packet a port starts sending (and rewrite it), keep timers,
+//! and make packets of its own (notifications, replies), all through a [`SwitchCtx`]. One
+//! scheme instance serves every switch of a run and keeps per-switch or per-port state in
+//! arrays indexed by switch or port id (never a std hash map).
+//!
+//! ECMP, the default, is a scheme too; the simulation inlines it on the hot path.
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{Handle, Rng, Time};
 use crate::net::port::Port;
-use crate::net::Packet;
+use crate::net::world::{Owner, Timer, World};
+use crate::net::{Packet, Topology};
 
 pub mod adaptive;
+pub mod ecmp;
 
-/// What a routing scheme may look at when it decides.
-pub struct PortView<'a> {
-    /// Every egress port of the network (index = link id).
-    pub ports: &'a [Port],
-    /// Current time.
-    pub now: Time,
-    /// Size of a header-lane packet (ACK, NACK, trimmed data).
-    pub header_size: u32,
+/// What a scheme decides for a packet at ingress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ingress {
+    /// Send it to this egress port (after the switch's forwarding latency).
+    Forward(u32),
+    /// Keep it; the scheme releases it later with [`SwitchCtx::release`].
+    Hold,
+    /// It was for the scheme: the simulation frees it.
+    Consume,
+    /// No way on: the simulation frees it and counts it as lost for lack of a route.
+    Drop,
 }
 
-impl PortView<'_> {
+/// A scheme's timer as it fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchemeTimer {
+    /// The scheme's own timer kind.
+    pub kind: u8,
+    /// The generation it was set with.
+    pub gen: u16,
+    /// The scheme's own id (a switch, a port, a table entry, ...).
+    pub id: u32,
+}
+
+/// Optional hooks a scheme uses (asked once, at start).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Hooks {
+    /// Call [`SwitchScheme::egress`] whenever a switch port starts sending a packet.
+    pub egress: bool,
+}
+
+/// What a scheme may do while it handles an event.
+pub struct SwitchCtx<'a> {
+    world: &'a mut World,
+    rng: &'a mut Rng,
+    header_size: u32,
+    actions: &'a mut Vec<SchemeAction>,
+}
+
+/// Something a scheme asked for that the simulation carries out when the scheme returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchemeAction {
+    /// Send a held packet from switch `switch` to egress `port`.
+    Release {
+        /// The switch holding it.
+        switch: u32,
+        /// The packet.
+        packet: Handle,
+        /// Its egress port.
+        port: u32,
+    },
+    /// Send a packet the scheme made at switch `switch`, forwarded like any packet there.
+    Originate {
+        /// The switch it starts from.
+        switch: u32,
+        /// The packet.
+        packet: Handle,
+    },
+}
+
+impl<'a> SwitchCtx<'a> {
+    /// A context over `world` (the simulation makes these).
+    pub fn new(
+        world: &'a mut World,
+        rng: &'a mut Rng,
+        header_size: u32,
+        actions: &'a mut Vec<SchemeAction>,
+    ) -> Self {
+        SwitchCtx {
+            world,
+            rng,
+            header_size,
+            actions,
+        }
+    }
+
+    /// Current time.
+    #[inline]
+    pub fn now(&self) -> Time {
+        self.world.now
+    }
+
+    /// A packet.
+    #[inline]
+    pub fn packet(&self, h: Handle) -> &Packet {
+        self.world.pkts.get(h)
+    }
+
+    /// A packet, to rewrite its header (scheme bytes, ECN, route).
+    #[inline]
+    pub fn packet_mut(&mut self, h: Handle) -> &mut Packet {
+        self.world.pkts.get_mut(h)
+    }
+
+    /// The network.
+    #[inline]
+    pub fn topology(&self) -> &Topology {
+        &self.world.topo
+    }
+
+    /// An egress port (read only).
+    #[inline]
+    pub fn port(&self, port: u32) -> &Port {
+        &self.world.ports[port as usize]
+    }
+
     /// Bytes waiting in a port, both lanes, including a data packet still being serialized.
     #[inline]
     pub fn queued_bytes(&self, port: u32) -> u64 {
-        let p = &self.ports[port as usize];
-        p.occupancy(self.now) + p.headers.len() as u64 * self.header_size as u64
+        let p = &self.world.ports[port as usize];
+        p.occupancy(self.world.now) + p.headers.len() as u64 * self.header_size as u64
+    }
+
+    /// Size of a header-only packet.
+    pub fn header_size(&self) -> u32 {
+        self.header_size
+    }
+
+    /// The scheme's random stream.
+    #[inline]
+    pub fn rng(&mut self) -> &mut Rng {
+        self.rng
+    }
+
+    /// Wakes the scheme at `at` (not before now) with this timer; the scheme checks `gen`
+    /// against its own state to ignore timers it has since re-armed or cancelled.
+    pub fn set_timer(&mut self, at: Time, timer: SchemeTimer) {
+        self.world.set_timer(
+            at,
+            Timer {
+                owner: Owner::Switch,
+                kind: timer.kind,
+                gen: timer.gen,
+                id: timer.id,
+            },
+        );
+    }
+
+    /// Sends a packet the scheme holds at `switch` to egress `port` (after the switch's
+    /// forwarding latency).
+    pub fn release(&mut self, switch: u32, packet: Handle, port: u32) {
+        self.actions.push(SchemeAction::Release {
+            switch,
+            packet,
+            port,
+        });
+    }
+
+    /// Makes a packet at `switch` (its `src` is set to the switch's node) and sends it on like
+    /// any packet arriving there: by its route if it has one, else by the forwarding tables
+    /// towards `dst` (a host or a switch). Returns its handle.
+    pub fn originate(&mut self, switch: u32, mut packet: Packet) -> Handle {
+        packet.src = self.world.topo.switch_node(switch);
+        let h = self.world.pkts.alloc(packet);
+        self.world.counters.scheme_packets += 1;
+        self.actions
+            .push(SchemeAction::Originate { switch, packet: h });
+        h
     }
 }
 
-/// A switch-side port chooser.
-pub trait SwitchRouting {
-    /// Index (into `candidates`, which has at least two entries) of the port switch `switch`
-    /// sends `pkt` to.
-    fn select(&mut self, switch: u32, pkt: &Packet, candidates: &[u32], view: &PortView) -> usize;
-}
-
 /// What a scheme knows when it is created.
-pub struct RoutingContext<'a> {
+pub struct SchemeSetup<'a> {
+    /// The network.
+    pub topology: &'a Topology,
     /// Per-switch salts (also usable as a fixed per-switch tie-break order).
     pub salts: &'a [u32],
 }
 
-/// Constructor of a switch routing scheme.
-pub type RoutingBuilder = fn(&RoutingContext) -> Box<dyn SwitchRouting>;
-
-/// Scenario name -> constructor. `ecmp` (the default) is handled inline by the simulation.
-pub const REGISTRY: &[(&str, RoutingBuilder)] = &[("adaptive", adaptive::build)];
-
-/// Names accepted in `[routing] switch`.
-pub fn names() -> Vec<&'static str> {
-    std::iter::once("ecmp")
-        .chain(REGISTRY.iter().map(|(n, _)| *n))
-        .collect()
+/// A switch-side scheme.
+pub trait SwitchScheme: Send {
+    /// Packet `h` arrived at switch `switch` (on `ctx.packet(h).ingress`); `candidates` are the
+    /// ports it may go on (see the module docs).
+    fn ingress(
+        &mut self,
+        ctx: &mut SwitchCtx,
+        switch: u32,
+        h: Handle,
+        candidates: &[u32],
+    ) -> Ingress;
+    /// Port `port` of switch `switch` starts sending packet `h` (only with
+    /// [`Hooks::egress`]); the scheme may rewrite the packet.
+    fn egress(&mut self, ctx: &mut SwitchCtx, switch: u32, port: u32, h: Handle) {
+        let _ = (ctx, switch, port, h);
+    }
+    /// One of the scheme's timers fired.
+    fn on_timer(&mut self, ctx: &mut SwitchCtx, timer: SchemeTimer) {
+        let _ = (ctx, timer);
+    }
+    /// The optional hooks it uses.
+    fn hooks(&self) -> Hooks {
+        Hooks::default()
+    }
 }
 
-/// Builds the named scheme; `Ok(None)` for the inline default `ecmp`, `Err` if unknown.
-pub fn build(name: &str, ctx: &RoutingContext) -> Result<Option<Box<dyn SwitchRouting>>, String> {
-    if name == "ecmp" {
-        return Ok(None);
+macro_rules! switch_schemes {
+    ($($name:literal => $variant:ident($config:ty)),* $(,)?) => {
+        /// A switch scheme and its parameters, as a scenario names it (`[routing] switch =
+        /// "adaptive"` or `switch = { scheme = "adaptive" }`).
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "scheme", deny_unknown_fields)]
+        pub enum SwitchSpec {
+            $(
+                #[doc = concat!("`", $name, "`")]
+                #[serde(rename = $name)]
+                $variant($config),
+            )*
+        }
+
+        impl SwitchSpec {
+            /// Names of every scheme.
+            pub const NAMES: &'static [&'static str] = &[$($name),*];
+
+            /// The scheme with default parameters, by name.
+            pub fn named(name: &str) -> Option<Self> {
+                match name {
+                    $($name => Some(SwitchSpec::$variant(<$config>::default())),)*
+                    _ => None,
+                }
+            }
+
+            /// Its name.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(SwitchSpec::$variant(_) => $name,)*
+                }
+            }
+
+            /// The scheme for a run.
+            pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
+                match self {
+                    $(SwitchSpec::$variant(c) => c.build(setup),)*
+                }
+            }
+        }
+    };
+}
+
+switch_schemes! {
+    "ecmp" => Ecmp(ecmp::EcmpSwitchConfig),
+    "adaptive" => Adaptive(adaptive::AdaptiveConfig),
+}
+
+impl Default for SwitchSpec {
+    fn default() -> Self {
+        SwitchSpec::Ecmp(ecmp::EcmpSwitchConfig::default())
     }
-    REGISTRY
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, b)| Some(b(ctx)))
-        .ok_or_else(|| {
-            format!(
-                "unknown switch routing '{name}'; known: {}",
-                names().join(", ")
-            )
-        })
+}
+
+/// A generation-checked timer slot for schemes: arm it, and accept a firing only if it is the
+/// latest arming.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TimerSlot {
+    gen: u16,
+    armed: bool,
+}
+
+impl TimerSlot {
+    /// Arms (or re-arms) the slot: any earlier firing becomes stale. Returns the timer to set.
+    pub fn arm(&mut self, kind: u8, id: u32) -> SchemeTimer {
+        self.gen = self.gen.wrapping_add(1);
+        self.armed = true;
+        SchemeTimer {
+            kind,
+            gen: self.gen,
+            id,
+        }
+    }
+
+    /// Cancels the slot: its pending firing becomes stale.
+    pub fn cancel(&mut self) {
+        self.armed = false;
+    }
+
+    /// True (and disarmed) if `timer` is the latest arming of this slot.
+    pub fn fires(&mut self, timer: SchemeTimer) -> bool {
+        if self.armed && timer.gen == self.gen {
+            self.armed = false;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timer_slots_ignore_stale_and_cancelled_firings() {
+        let mut slot = TimerSlot::default();
+        let first = slot.arm(1, 7);
+        let second = slot.arm(1, 7);
+        assert!(!slot.fires(first), "re-armed: the first firing is stale");
+        assert!(slot.fires(second));
+        assert!(!slot.fires(second), "fires once");
+        let third = slot.arm(1, 7);
+        slot.cancel();
+        assert!(!slot.fires(third));
+    }
 }

@@ -27,19 +27,24 @@
 //!
 //! Every field is checked; an error names the file, the field and what is allowed.
 pub mod collect;
-pub mod units;
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::cc::mprdma::MprdmaConfig;
+use crate::cc::CcSpec;
 use crate::engine::time::{MS, US};
-use crate::lb::{ExploreMode, LbOptions};
+use crate::lb::reps::ExploreMode;
+use crate::lb::LbSpec;
+use crate::net::port::QueueConfig;
 use crate::net::topology::topo_file::parse_topo;
 use crate::net::{FatTreeSpec, Topology};
-use crate::sim::{QueueConfig, SimConfig, TransportConfig};
+use crate::routing::SwitchSpec;
+use crate::sim::{RunSpec, SimConfig, TrafficClass};
+use crate::transport::{AckPolicy, TransportConfig};
+use crate::units::{self, RateQ, SizeQ, TimeQ};
 use crate::workload::{self, cm::parse_cm, FlowSpec};
-use units::{RateQ, SizeQ, TimeQ};
 
 /// A scenario problem, with the file and field it concerns.
 #[derive(Debug, thiserror::Error)]
@@ -328,7 +333,7 @@ pub struct Scenario {
     pub fault: Vec<crate::fault::FaultSection>,
     /// Routing reconvergence and unreachable-flow detection.
     #[serde(default)]
-    pub routing: crate::fault::RoutingSection,
+    pub routing: RoutingSection,
 }
 
 fn default_seed() -> u64 {
@@ -341,6 +346,24 @@ fn default_lb() -> OneOrMany {
     OneOrMany::One("reps".into())
 }
 
+/// `[routing]` in a scenario file.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingSection {
+    /// Switch-side port choice among equal-cost ports: `ecmp` (default, hash of flow key, EV
+    /// and salt) or `adaptive` (least-queued port, Adaptive RoCE style).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub switch: Option<String>,
+    /// Delay after which switches drop dead links from (and restore live links to) their ECMP
+    /// groups; absent: never.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reconvergence: Option<TimeQ>,
+    /// A flow without any ACK or NACK for this long is reported unreachable and stopped
+    /// (default: the larger of 100 x RTO and 10 ms). Only applies to runs with faults.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub give_up_after: Option<TimeQ>,
+}
+
 /// A parsed scenario together with where it came from.
 #[derive(Clone, Debug)]
 pub struct LoadedScenario {
@@ -348,20 +371,6 @@ pub struct LoadedScenario {
     pub scenario: Scenario,
     /// The file it was read from (for messages and relative paths).
     pub path: PathBuf,
-}
-
-/// A scenario resolved into what [`crate::Simulation::new`] takes.
-pub struct Built {
-    /// Configuration.
-    pub config: SimConfig,
-    /// Network.
-    pub topology: Topology,
-    /// Flows.
-    pub flows: Vec<FlowSpec>,
-    /// Fault timeline, expanded (empty without `[[fault]]`).
-    pub faults: crate::fault::FaultPlan,
-    /// Mixed traffic: every source host that is a multiple of this uses ECMP (0: off).
-    pub ecmp_every: u32,
 }
 
 impl LoadedScenario {
@@ -536,17 +545,17 @@ impl LoadedScenario {
     }
 
     /// Builds the run for load balancer `lb` (seed override optional).
-    pub fn build(&self, lb: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
+    pub fn build(&self, lb: &str, seed: Option<u64>) -> Result<RunSpec, ScenarioError> {
         let s = &self.scenario;
         let topology = self.topology()?;
         let mtu_b = s.transport.mtu.0.bytes(4150);
         if s.transport.mtu.0 != units::Size::Bytes(mtu_b) {
             return Err(self.err("transport.mtu", "must be given in bytes, e.g. \"4150B\""));
         }
-        if !(128..=1 << 20).contains(&mtu_b) {
+        if !(128..=65535).contains(&mtu_b) {
             return Err(self.err(
                 "transport.mtu",
-                format!("must be between 128B and 1MiB, not {mtu_b}B"),
+                format!("must be between 128B and 65535B, not {mtu_b}B"),
             ));
         }
         let mtu = mtu_b as u32;
@@ -576,12 +585,12 @@ impl LoadedScenario {
             "transport.cc",
             "congestion control",
             &s.transport.cc,
-            &crate::cc::names(),
+            CcSpec::NAMES,
         )?;
         if s.transport.max_cwnd_bdp.is_nan() || s.transport.max_cwnd_bdp <= 0.0 {
             return Err(self.err("transport.max_cwnd_bdp", "must be positive"));
         }
-        self.check_name("lb", "load balancer", lb, &crate::lb::names())?;
+        self.check_name("lb", "load balancer", lb, LbSpec::NAMES)?;
         let o = &s.lb_options;
         if o.evs_size == 0 || o.evs_size > 65536 {
             return Err(self.err(
@@ -598,57 +607,96 @@ impl LoadedScenario {
         let transport = TransportConfig {
             mtu,
             header: header as u32,
-            cc: s.transport.cc.clone(),
-            initial_cwnd: s.transport.initial_cwnd.map(|c| c.0.bytes(mtu)),
-            max_cwnd_bdp: s.transport.max_cwnd_bdp,
-            ack_every: s.transport.ack_every.0.bytes(mtu),
+            ack: AckPolicy {
+                every_bytes: s.transport.ack_every.0.bytes(mtu),
+                cnp_interval: None,
+            },
             rto: s.transport.rto.map(|r| r.0),
-            fast_increase: s.transport.fast_increase,
-            fast_increase_after: s.transport.fast_increase_after.map(|t| t.0),
             rts: s.transport.rts,
         };
+        let cc = match CcSpec::named(&s.transport.cc).expect("checked") {
+            CcSpec::Mprdma(_) => CcSpec::Mprdma(MprdmaConfig {
+                initial_cwnd: s.transport.initial_cwnd,
+                max_cwnd_bdp: s.transport.max_cwnd_bdp,
+                fast_increase: s.transport.fast_increase,
+                fast_increase_after: s.transport.fast_increase_after,
+            }),
+            other => other,
+        };
         let seed = seed.unwrap_or(s.seed);
-        let switch_routing = s.routing.switch.clone().unwrap_or_else(|| "ecmp".into());
+        let switch_name = s.routing.switch.clone().unwrap_or_else(|| "ecmp".into());
         self.check_name(
             "routing.switch",
             "switch routing",
-            &switch_routing,
-            &crate::routing::names(),
+            &switch_name,
+            SwitchSpec::NAMES,
         )?;
+        let lb_spec = self.lb_spec(lb);
         let config = SimConfig {
             seed,
             end: s.end.0,
             queue,
             transport,
-            lb: lb.to_string(),
-            lb_options: LbOptions {
-                evs_size: o.evs_size,
-                reps_freeze_duration: o.reps_freeze.0,
-                reps_freezing: o.reps_freezing,
-                reps_explore_mode: o.reps_explore,
-                reps_explore_packets: o.reps_explore_packets,
-            },
-            switch_routing,
+            lb: lb_spec,
+            cc,
+            switch: SwitchSpec::named(&switch_name).expect("checked"),
         };
-        let flows = self.flows(&topology, seed)?;
+        let mut flows = self.flows(&topology, seed)?;
         let faults = self.fault_plan(&topology, seed)?;
-        let ecmp_every = match s.workload.ecmp_every {
+        let mut classes = Vec::new();
+        match s.workload.ecmp_every {
             Some(0) => {
                 return Err(self.err(
                     "workload.ecmp_every",
                     "must be positive (leave it out to turn mixed traffic off)",
                 ))
             }
-            Some(n) => n,
-            None => 0,
-        };
-        Ok(Built {
+            Some(n) => {
+                classes.push(TrafficClass {
+                    name: "background".into(),
+                    lb: Some(self.lb_spec("ecmp")),
+                    cc: None,
+                });
+                for f in &mut flows {
+                    if f.src.is_multiple_of(n) {
+                        f.class = 1;
+                    }
+                }
+            }
+            None => {}
+        }
+        Ok(RunSpec {
+            label: lb.to_string(),
             config,
             topology,
             flows,
             faults,
-            ecmp_every,
+            classes,
         })
+    }
+
+    /// The load balancer `name` with the scenario's `[lb_options]`.
+    fn lb_spec(&self, name: &str) -> LbSpec {
+        let o = &self.scenario.lb_options;
+        match LbSpec::named(name).expect("checked") {
+            LbSpec::Ecmp(mut c) => {
+                c.evs_size = o.evs_size;
+                LbSpec::Ecmp(c)
+            }
+            LbSpec::Ops(mut c) => {
+                c.evs_size = o.evs_size;
+                LbSpec::Ops(c)
+            }
+            LbSpec::Reps(mut c) => {
+                c.evs_size = o.evs_size;
+                c.freeze = o.reps_freeze;
+                c.freezing = o.reps_freezing;
+                c.explore = o.reps_explore;
+                c.explore_packets = o.reps_explore_packets;
+                LbSpec::Reps(c)
+            }
+            other => other,
+        }
     }
 
     /// Expands `[[fault]]` and `[routing]` for a topology and seed.
@@ -659,7 +707,11 @@ impl LoadedScenario {
     ) -> Result<crate::fault::FaultPlan, ScenarioError> {
         let s = &self.scenario;
         let load = |f: &str| self.read_relative(f).map(|(_, text)| text);
-        crate::fault::build_plan(&s.fault, &s.routing, topo, seed, s.end.0, &load)
+        let routing = crate::fault::RoutingTimes {
+            reconvergence: s.routing.reconvergence.map(|t| t.0),
+            give_up_after: s.routing.give_up_after.map(|t| t.0),
+        };
+        crate::fault::build_plan(&s.fault, routing, topo, seed, s.end.0, &load)
             .map_err(|(i, e)| self.err(&format!("fault[{i}].{}", e.field), e.message))
     }
 
@@ -749,13 +801,13 @@ impl LoadedScenario {
                             );
                         }
                         let id = flows.len() as u64 + 1;
-                        flows.push(FlowSpec {
+                        flows.push(FlowSpec::new(
                             id,
-                            src: s,
-                            dst: d,
+                            s,
+                            d,
                             bytes,
-                            start: e.start.map(|t| t.0).unwrap_or(0),
-                        });
+                            e.start.map(|t| t.0).unwrap_or(0),
+                        ));
                     }
                 }
                 flows

@@ -79,13 +79,13 @@ pub fn parse_cm(text: &str, hosts: u32) -> Result<Vec<FlowSpec>, String> {
                 return Err(at("size must be positive".into()));
             }
             let start = start.ok_or_else(|| at("missing 'start'".into()))?;
-            flows.push(FlowSpec {
-                id: id.unwrap_or(flows.len() as u64 + 1),
+            flows.push(FlowSpec::new(
+                id.unwrap_or(flows.len() as u64 + 1),
                 src,
                 dst,
                 bytes,
                 start,
-            });
+            ));
         } else {
             let val = tokens
                 .get(1)
@@ -142,16 +142,7 @@ mod tests {
         let text = include_str!("../../../../data/htsim/connection_matrices/perm_n128_s8388608.cm");
         let flows = parse_cm(text, 128).unwrap();
         assert_eq!(flows.len(), 128);
-        assert_eq!(
-            flows[0],
-            FlowSpec {
-                id: 1,
-                src: 9,
-                dst: 44,
-                bytes: 8_388_608,
-                start: 0
-            }
-        );
+        assert_eq!(flows[0], FlowSpec::new(1, 9, 44, 8_388_608, 0));
     }
 
     #[test]

@@ -1,5 +1,10 @@
-//! Workloads: the flows a run offers (source, destination, size, start time).
+//! Workloads: the flows a run offers, as lists or lazy sources, with dependencies between
+//! flows ("start 2 us after flows 3 and 4 finish"), so that collectives and trace-driven
+//! arrivals are one mechanism.
 pub mod cm;
+pub mod source;
+
+pub use source::{FlowSource, ListSource};
 
 use crate::engine::rng::Stream;
 use crate::engine::{Rng, Time};
@@ -7,7 +12,7 @@ use crate::engine::{Rng, Time};
 /// One flow (connection) of the workload.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlowSpec {
-    /// User-visible id (from the workload file, or 1.. in order).
+    /// User-visible id (from the workload file, or 1.. in order); unique within a run.
     pub id: u64,
     /// Sending host.
     pub src: u32,
@@ -15,8 +20,34 @@ pub struct FlowSpec {
     pub dst: u32,
     /// Payload bytes.
     pub bytes: u64,
-    /// Start time.
+    /// Earliest start time.
     pub start: Time,
+    /// A label of the caller's (e.g. a collective's step), carried into the outputs.
+    pub tag: u64,
+    /// Ids of flows that must finish before this one starts.
+    pub after: Vec<u64>,
+    /// How long after the last of `after` finishes it starts (never before `start`).
+    pub delay: Time,
+    /// Traffic class: index into the run's classes (0: the run's own load balancer and
+    /// congestion control).
+    pub class: u16,
+}
+
+impl FlowSpec {
+    /// A flow with no dependencies, tag or class.
+    pub fn new(id: u64, src: u32, dst: u32, bytes: u64, start: Time) -> Self {
+        FlowSpec {
+            id,
+            src,
+            dst,
+            bytes,
+            start,
+            tag: 0,
+            after: Vec::new(),
+            delay: 0,
+            class: 0,
+        }
+    }
 }
 
 /// A seeded random permutation: every host sends to and receives from exactly one other host.
@@ -40,26 +71,14 @@ pub fn permutation(hosts: u32, bytes: u64, start: Time, seed: u64) -> Vec<FlowSp
         }
     }
     (0..hosts)
-        .map(|s| FlowSpec {
-            id: s as u64 + 1,
-            src: s,
-            dst: dst[s as usize],
-            bytes,
-            start,
-        })
+        .map(|s| FlowSpec::new(s as u64 + 1, s, dst[s as usize], bytes, start))
         .collect()
 }
 
 /// Tornado: host i sends to host (i + hosts/2) mod hosts.
 pub fn tornado(hosts: u32, bytes: u64, start: Time) -> Vec<FlowSpec> {
     (0..hosts)
-        .map(|s| FlowSpec {
-            id: s as u64 + 1,
-            src: s,
-            dst: (s + hosts / 2) % hosts,
-            bytes,
-            start,
-        })
+        .map(|s| FlowSpec::new(s as u64 + 1, s, (s + hosts / 2) % hosts, bytes, start))
         .collect()
 }
 
@@ -79,13 +98,7 @@ pub fn incast(
     pool.sort_unstable();
     pool.into_iter()
         .enumerate()
-        .map(|(i, s)| FlowSpec {
-            id: i as u64 + 1,
-            src: s,
-            dst,
-            bytes,
-            start,
-        })
+        .map(|(i, s)| FlowSpec::new(i as u64 + 1, s, dst, bytes, start))
         .collect()
 }
 

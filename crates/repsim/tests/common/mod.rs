@@ -26,7 +26,7 @@ pub fn parse(text: &str) -> LoadedScenario {
 /// Builds and runs one load balancer of a scenario to the end.
 pub fn run(scn: &LoadedScenario, lb: &str, seed: Option<u64>) -> Simulation {
     let b = scn.build(lb, seed).unwrap_or_else(|e| panic!("{e}"));
-    let mut sim = Simulation::new(b.config, b.topology, b.flows).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = Simulation::new(b).unwrap_or_else(|e| panic!("{e}"));
     sim.run_until_idle();
     sim
 }

@@ -1,61 +1,44 @@
-//! The simulation loop's fault hooks. This file is a child module of `sim` (declared there with
-//! `#[path]`) so that it can reach the loop's state while keeping the fault logic out of
-//! `sim.rs`. Nothing here runs when no fault plan is installed, apart from one `Option` test per
-//! packet put on or taken off a wire.
-use super::*;
+//! The fault timeline as a component: its actions are timers, and it judges every packet put
+//! on or taken off a wire. Nothing here runs without a fault plan, apart from one `Option`
+//! test per packet put on or taken off a wire.
+use super::observer::{DropCause, PacketDrop};
+use super::{Phase, Simulation, NO_HOST};
 use crate::engine::time::to_us;
+use crate::engine::Handle;
 use crate::fault::{ActionKind, FaultPlan, FaultState, FaultStats, Verdict};
 use crate::net::forwarding;
-use crate::scenario::Built;
+use crate::net::packet::flags;
+use crate::net::world::{Owner, Timer};
+use crate::net::Kind;
+
+fn fault_timer(owner: Owner, id: u32) -> Timer {
+    Timer {
+        owner,
+        kind: 0,
+        gen: 0,
+        id,
+    }
+}
 
 impl Simulation {
-    /// Installs a fault plan (call once, before running): its actions become events. An empty
+    /// Installs a fault plan (once, at construction): its actions become timers. An empty
     /// plan changes nothing.
-    pub fn set_faults(&mut self, plan: FaultPlan) {
+    pub(super) fn install_faults(&mut self, plan: FaultPlan) {
         if plan.is_empty() {
             return;
         }
         let state = FaultState::new(
             plan,
-            self.ports.len(),
+            self.world.ports.len(),
             self.cfg.seed,
             self.rto,
-            self.topo.routes.clone(),
+            self.world.topo.routes.clone(),
         );
         for (i, a) in state.actions.iter().enumerate() {
-            self.events
-                .push(a.time.max(self.now), Event::Fault(i as u32));
+            self.world
+                .set_timer(a.time, fault_timer(Owner::Fault, i as u32));
         }
         self.faults = Some(Box::new(state));
-    }
-
-    /// Mixed traffic: flows whose source host is a multiple of `n` use ECMP whatever the run's
-    /// load balancer (the reference's `-mixed_lb_traffic` with n = 10); 0 turns it off.
-    pub fn set_ecmp_every(&mut self, n: u32) {
-        self.ecmp_every = n;
-    }
-
-    /// True for a background (forced ECMP) flow.
-    pub fn is_background(&self, f: u32) -> bool {
-        self.ecmp_every > 0
-            && self.flows[f as usize]
-                .spec
-                .src
-                .is_multiple_of(self.ecmp_every)
-    }
-
-    /// `background` for forced-ECMP flows, `main` otherwise.
-    pub fn flow_class(&self, f: u32) -> &'static str {
-        if self.is_background(f) {
-            "background"
-        } else {
-            "main"
-        }
-    }
-
-    /// Whether mixed traffic is on.
-    pub fn mixed_traffic(&self) -> bool {
-        self.ecmp_every > 0
     }
 
     /// What faults did so far (`None` without a fault plan).
@@ -93,16 +76,11 @@ impl Simulation {
             .is_some_and(|f| f.down[port as usize] > 0)
     }
 
-    /// Current bit rate of a port (changes with `rate` faults).
-    pub fn link_rate(&self, port: u32) -> u64 {
-        self.ports[port as usize].rate_bps
-    }
-
     /// A packet is put on the wire of `port`: false when a fault discards it (the caller then
     /// calls [`Self::fault_drop`]); trims it in place in `trim` loss mode.
     #[inline]
     pub(super) fn fault_on_wire(&mut self, port: u32, h: Handle) -> bool {
-        self.pkts.get_mut(h).egress = port;
+        self.world.pkts.get_mut(h).egress = port;
         self.fault_check(h, true)
     }
 
@@ -125,7 +103,7 @@ impl Simulation {
         let Some(fs) = self.faults.as_mut() else {
             return true;
         };
-        let pkt = self.pkts.get_mut(h);
+        let pkt = self.world.pkts.get_mut(h);
         let is_data = pkt.kind == Kind::Data;
         let full_data = is_data && !pkt.has(flags::TRIMMED);
         let verdict = if on_wire {
@@ -145,21 +123,25 @@ impl Simulation {
         }
     }
 
-    /// Counts a lost packet in the global counters and frees it; true for data.
-    fn lose(&mut self, h: Handle) -> bool {
-        let data = self.pkts.get(h).kind == Kind::Data;
-        if data {
-            self.counters.data_dropped += 1;
-        } else {
-            self.counters.control_dropped += 1;
+    /// Tells the observer, if any, of a lost packet.
+    pub(super) fn observe_drop(&mut self, h: Handle, port: u32, cause: DropCause) {
+        if let Some(o) = self.observer.as_deref_mut() {
+            let pkt = self.world.pkts.get(h);
+            o.packet_dropped(&PacketDrop {
+                time: self.world.now,
+                port,
+                flow: pkt.flow,
+                kind: pkt.kind,
+                cause,
+            });
         }
-        self.pkts.free(h);
-        data
     }
 
     /// Counts and frees a packet lost to a fault.
     pub(super) fn fault_drop(&mut self, h: Handle) {
-        let data = self.lose(h);
+        let port = self.world.pkts.get(h).egress;
+        self.observe_drop(h, port, DropCause::Fault);
+        let data = self.world.lose(h);
         if let Some(fs) = self.faults.as_mut() {
             if data {
                 fs.stats.data_dropped += 1;
@@ -171,7 +153,9 @@ impl Simulation {
 
     /// A switch has no route left towards the packet's destination: the packet is discarded.
     pub(super) fn no_route(&mut self, node: u32, h: Handle) {
-        let f = self.pkts.get(h).flow as usize;
+        let pkt = self.world.pkts.get(h);
+        let (f, port) = (pkt.flow as usize, pkt.ingress);
+        self.observe_drop(h, port, DropCause::NoRoute);
         if let Some(fs) = self.faults.as_mut() {
             fs.stats.no_route += 1;
             if fs.no_route_at.len() <= f {
@@ -179,14 +163,14 @@ impl Simulation {
             }
             fs.no_route_at[f] = node;
         }
-        self.lose(h);
+        self.world.lose(h);
     }
 
     pub(super) fn on_fault(&mut self, i: u32) {
         let mtu = self.cfg.transport.mtu as u64;
         let header = self.cfg.transport.header;
         let queue = self.cfg.queue;
-        let now = self.now;
+        let now = self.world.now;
         let Some(fs) = self.faults.as_mut() else {
             return;
         };
@@ -198,7 +182,7 @@ impl Simulation {
                 rate_bps,
                 buffer_scale,
             } => {
-                let port = &mut self.ports[p];
+                let port = &mut self.world.ports[p];
                 fs.original[p].get_or_insert((port.rate_bps, port.params));
                 port.rate_bps = rate_bps;
                 if self.port_host[p] == NO_HOST {
@@ -208,8 +192,8 @@ impl Simulation {
             }
             ActionKind::RestoreRate => {
                 if let Some((rate, params)) = fs.original[p].take() {
-                    self.ports[p].rate_bps = rate;
-                    self.ports[p].params = params;
+                    self.world.ports[p].rate_bps = rate;
+                    self.world.ports[p].params = params;
                 }
             }
             _ => {
@@ -222,8 +206,8 @@ impl Simulation {
                             Some((t, Some(s))) if *t == at => *s = snapshot,
                             _ => {
                                 fs.snapshots.push((at, Some(snapshot)));
-                                self.events
-                                    .push(at, Event::Reroute((fs.snapshots.len() - 1) as u32));
+                                let id = (fs.snapshots.len() - 1) as u32;
+                                self.world.set_timer(at, fault_timer(Owner::Reroute, id));
                             }
                         }
                     }
@@ -239,14 +223,14 @@ impl Simulation {
         let Some(alive) = fs.snapshots[i as usize].1.take() else {
             return;
         };
-        self.topo.routes = forwarding::reconverge(&self.topo, &fs.base_routes, &alive);
+        self.world.topo.routes = forwarding::reconverge(&self.world.topo, &fs.base_routes, &alive);
         fs.stats.reconvergences += 1;
     }
 
     /// Called on a retransmission timeout: gives the flow up (true) when it has heard no ACK
     /// or NACK for the configured time.
     pub(super) fn fault_gave_up(&mut self, f: u32) -> bool {
-        let now = self.now;
+        let now = self.world.now;
         let Some(fs) = self.faults.as_mut() else {
             return false;
         };
@@ -259,7 +243,7 @@ impl Simulation {
         let e = &mut fs.progress[fi];
         if e.0 != heard {
             let since = if e.0 == u64::MAX && heard == 0 {
-                flow.spec.start.min(now)
+                flow.started_at.unwrap_or(flow.spec.start).min(now)
             } else {
                 now
             };
@@ -272,7 +256,7 @@ impl Simulation {
         // Is there any path left at all (over links that are up now)?
         let (src, dst) = (flow.spec.src as usize, flow.spec.dst as usize);
         let alive = fs.alive();
-        let t = &self.topo;
+        let t = &self.world.topo;
         let (st, dt) = (t.host_edge[src], t.host_edge[dst]);
         let path_exists = alive[t.host_uplink[src] as usize]
             && alive[t.host_downlink[src] as usize]
@@ -286,7 +270,7 @@ impl Simulation {
         let why = match fs.no_route_at.get(fi).copied().filter(|&n| n != u32::MAX) {
             Some(node) => format!(
                 "its packets found no route at {} (reconvergence removed every path)",
-                self.topo.node_name(node)
+                self.world.topo.node_name(node)
             ),
             None if path_exists => "paths exist but every one it used is failed".to_string(),
             None => "every path between the two hosts is failed".to_string(),
@@ -310,27 +294,17 @@ impl Simulation {
         let flow = &mut self.flows[fi];
         flow.phase = Phase::GaveUp;
         let src = flow.spec.src as usize;
+        if flow.in_ready_list {
+            flow.in_ready_list = false;
+            self.hosts[src].ready.retain(|&x| x != f);
+        }
         if let Some(s) = flow.sender.as_mut() {
-            s.timer_pending = false;
-            if s.in_ready_list {
-                s.in_ready_list = false;
-                self.hosts[src].ready.retain(|&x| x != f);
-            }
+            s.stop();
             s.release();
         }
         if let Some(r) = flow.receiver.as_mut() {
             r.release();
         }
         true
-    }
-}
-
-impl Built {
-    /// The simulation of this run, with its faults and mixed traffic installed.
-    pub fn simulation(self) -> Result<Simulation, SetupError> {
-        let mut sim = Simulation::new(self.config, self.topology, self.flows)?;
-        sim.set_ecmp_every(self.ecmp_every);
-        sim.set_faults(self.faults);
-        Ok(sim)
     }
 }

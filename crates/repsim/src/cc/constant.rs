@@ -1,0 +1,68 @@
+//! A constant window and/or pacing rate that nothing changes, not even losses (the reference
+//! simulator's `constant`): the baseline for checking what a load balancer or the network does
+//! on its own, and for rate-paced senders in tests.
+use serde::{Deserialize, Serialize};
+
+use super::{AckSample, CcParams, CongestionControl};
+use crate::engine::Time;
+use crate::units::{RateQ, SizeQ};
+
+/// `cc = { algo = "constant", window = "100pkt", rate = "100Gbps" }`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConstantConfig {
+    /// Bytes in flight allowed (default: the path's bandwidth-delay product x 1.5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<SizeQ>,
+    /// Pacing rate (default: none, line rate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateQ>,
+}
+
+impl ConstantConfig {
+    /// A controller for one connection.
+    pub fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
+        let window = self
+            .window
+            .map_or((p.bdp as f64 * 1.5) as u64, |w| w.0.bytes(p.mtu))
+            .max(p.mtu as u64);
+        Box::new(Constant {
+            window,
+            rate: self.rate.map(|r| r.0),
+        })
+    }
+
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.window.is_some_and(|w| w.0.bytes(4150) == 0) {
+            return Err("window: must be positive".into());
+        }
+        if self.rate.is_some_and(|r| r.0 == 0) {
+            return Err("rate: must be positive".into());
+        }
+        Ok(())
+    }
+}
+
+/// Constant window and rate.
+#[derive(Debug)]
+pub struct Constant {
+    window: u64,
+    rate: Option<u64>,
+}
+
+impl CongestionControl for Constant {
+    fn cwnd(&self) -> u64 {
+        self.window
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        self.rate
+    }
+
+    fn on_ack(&mut self, _ack: &AckSample) {}
+
+    fn on_nack(&mut self, _size: u64, _now: Time) {}
+
+    fn on_timeout(&mut self, _size: u64, _now: Time) {}
+}

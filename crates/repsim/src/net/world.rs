@@ -1,0 +1,185 @@
+//! The passive network: clock, event queue, packet arena, egress ports, topology and route
+//! table. It moves packets (serialisation, propagation, admission to queues) and holds timers;
+//! it knows no transport, load balancer or switch scheme. Components act on it through the
+//! simulation, which routes every event to its owner.
+use crate::engine::time::serialization;
+use crate::engine::{Arena, EventQueue, Handle, Time};
+use crate::net::paths::PathTable;
+use crate::net::port::{Admission, Port};
+use crate::net::{Kind, Packet, Topology};
+
+/// The component a timer belongs to (the simulation dispatches on it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Owner {
+    /// A connection's transport (`id` = flow index; `kind` says which of its timers).
+    Connection,
+    /// A flow's start (`id` = flow index).
+    FlowStart,
+    /// A fault action (`id` = action index).
+    Fault,
+    /// A routing reconvergence (`id` = snapshot index).
+    Reroute,
+    /// The switch scheme (`id` and `kind` are the scheme's own).
+    Switch,
+    /// A workload source's next arrival (`id` = source index).
+    Source,
+}
+
+/// A timer: who owns it and which of its timers it is. `gen` lets the owner ignore timers it
+/// has since re-armed or cancelled (generation check).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timer {
+    /// Owner.
+    pub owner: Owner,
+    /// Owner-defined timer kind.
+    pub kind: u8,
+    /// Owner-defined generation.
+    pub gen: u16,
+    /// Owner-defined id (flow, host, switch, ...).
+    pub id: u32,
+}
+
+/// Something that happens at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A packet reaches the node at the end of its wire (`Packet::egress`).
+    Arrive(Handle),
+    /// A port finished serializing and may start the next packet.
+    PortWake(u32),
+    /// A packet leaves a switch's forwarding pipeline for its egress queue (`Packet::egress`).
+    Egress(Handle),
+    /// A component's timer.
+    Timer(Timer),
+}
+
+/// Global packet accounting, for conservation checks and reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Data packets put on a host uplink (first transmissions and retransmissions).
+    pub data_sent: u64,
+    /// Data packets that reached their receiver intact and were new.
+    pub data_delivered: u64,
+    /// Data packets that reached their receiver intact but were already there.
+    pub data_duplicates: u64,
+    /// Trimmed data packets that reached their receiver (answered by a NACK or ACK).
+    pub trimmed_arrivals: u64,
+    /// Data packets dropped anywhere.
+    pub data_dropped: u64,
+    /// Data packets trimmed at switch queues.
+    pub trims: u64,
+    /// ACKs sent by receivers.
+    pub acks_sent: u64,
+    /// NACKs sent by receivers.
+    pub nacks_sent: u64,
+    /// ACKs and NACKs that reached their sender.
+    pub control_arrived: u64,
+    /// ACKs, NACKs and RTS packets lost (failed elements, no route).
+    pub control_dropped: u64,
+    /// RTS packets sent.
+    pub rts_sent: u64,
+    /// Packets made by switch schemes (notifications, replies).
+    pub scheme_packets: u64,
+    /// Packets a switch scheme consumed.
+    pub scheme_consumed: u64,
+    /// Events processed.
+    pub events: u64,
+}
+
+/// The passive network state shared by every component.
+pub struct World {
+    /// Current simulated time.
+    pub now: Time,
+    /// Pending events.
+    pub events: EventQueue<Event>,
+    /// Every packet alive.
+    pub pkts: Arena<Packet>,
+    /// Egress ports (index = link id).
+    pub ports: Vec<Port>,
+    /// The network graph and its forwarding tables.
+    pub topo: Topology,
+    /// Explicit routes packets may carry.
+    pub paths: PathTable,
+    /// Per-switch ECMP salts.
+    pub salts: Vec<u32>,
+    /// Packet accounting.
+    pub counters: Counters,
+}
+
+impl World {
+    /// Schedules `event` at `at` (never before now).
+    #[inline]
+    pub fn schedule(&mut self, at: Time, event: Event) {
+        debug_assert!(at >= self.now);
+        self.events.push(at, event);
+    }
+
+    /// Schedules a timer.
+    #[inline]
+    pub fn set_timer(&mut self, at: Time, timer: Timer) {
+        self.schedule(at.max(self.now), Event::Timer(timer));
+    }
+
+    /// Offers a packet to a switch egress queue (trim, drop or queue) and returns what
+    /// happened; trims and drops are counted here, and the caller frees a dropped victim.
+    pub fn admit(&mut self, port: u32, h: Handle) -> Admission {
+        let a = self.ports[port as usize].enqueue(h, &mut self.pkts, self.now);
+        match a {
+            Admission::Queued => {}
+            Admission::Trimmed(_) => self.counters.trims += 1,
+            Admission::Dropped(_) => self.counters.data_dropped += 1,
+        }
+        a
+    }
+
+    /// Puts packet `h` on the wire of `port` now: the port is busy for its serialization time
+    /// and the packet arrives at the far end after the link latency too (unless `deliver` is
+    /// false: a fault ate it on the way). Returns the serialization time.
+    pub fn transmit(&mut self, port: u32, h: Handle, deliver: bool) -> Time {
+        let now = self.now;
+        let p = &mut self.ports[port as usize];
+        let pkt = self.pkts.get_mut(h);
+        let ser = serialization(pkt.size, p.rate_bps);
+        p.busy_until = now + ser;
+        p.stats.tx_packets += 1;
+        p.stats.tx_bytes += pkt.size as u64;
+        pkt.egress = port;
+        if deliver {
+            self.events.push(now + ser + p.latency, Event::Arrive(h));
+        }
+        ser
+    }
+
+    /// Counts a packet lost anywhere (data or control) and frees it; true for data.
+    pub fn lose(&mut self, h: Handle) -> bool {
+        let data = self.pkts.get(h).kind == Kind::Data;
+        if data {
+            self.counters.data_dropped += 1;
+        } else {
+            self.counters.control_dropped += 1;
+        }
+        self.pkts.free(h);
+        data
+    }
+
+    /// Data packets currently inside the network: waiting in a port's FIFOs, on a wire, or in
+    /// a switch's forwarding pipeline. Counted by walking the queues and pending events, so it
+    /// is an independent check of the counters (O(network size)). Packets a switch scheme
+    /// holds are counted by the simulation.
+    pub fn data_in_network(&self) -> u64 {
+        let is_data = |h: &Handle| self.pkts.get(*h).kind == Kind::Data;
+        let mut n = 0;
+        for p in &self.ports {
+            n += p.data.iter().filter(|h| is_data(h)).count() as u64;
+            n += p.headers.iter().filter(|h| is_data(h)).count() as u64;
+        }
+        for ev in self.events.pending() {
+            if let Event::Arrive(h) | Event::Egress(h) = ev {
+                if is_data(&h) {
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+}

@@ -1,0 +1,52 @@
+//! ECMP, the default switch scheme: hash (flow key, EV, switch salt) and take that candidate
+//! (Bob Jenkins' lookup2, see [`crate::net::hash`]). The simulation calls [`pick`] inline on
+//! its hot path; the [`Ecmp`] scheme is the same rule behind the trait.
+use serde::{Deserialize, Serialize};
+
+use super::{Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
+use crate::engine::Handle;
+use crate::net::hash::ecmp_pick;
+use crate::net::Packet;
+
+/// `[routing] switch = "ecmp"` (no parameters).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcmpSwitchConfig {}
+
+impl EcmpSwitchConfig {
+    /// The scheme for a run.
+    pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
+        Box::new(Ecmp {
+            salts: setup.salts.to_vec(),
+        })
+    }
+}
+
+/// The ECMP choice among `candidates` (at least one) at a switch with `salt`.
+#[inline]
+pub fn pick(pkt: &Packet, salt: u32, candidates: &[u32]) -> u32 {
+    match candidates.len() {
+        1 => candidates[0],
+        n => candidates[ecmp_pick(pkt.flow_key(), pkt.ev as u32, salt, n as u32) as usize],
+    }
+}
+
+/// Hashing switches.
+pub struct Ecmp {
+    salts: Vec<u32>,
+}
+
+impl SwitchScheme for Ecmp {
+    fn ingress(
+        &mut self,
+        ctx: &mut SwitchCtx,
+        switch: u32,
+        h: Handle,
+        candidates: &[u32],
+    ) -> Ingress {
+        if candidates.is_empty() {
+            return Ingress::Drop;
+        }
+        Ingress::Forward(pick(ctx.packet(h), self.salts[switch as usize], candidates))
+    }
+}

@@ -1,0 +1,342 @@
+//! Flows: adding them (now, later, from a lazy source), their dependencies, their start with
+//! the class's congestion control and load balancer, and their end.
+use super::{FinishedFlow, Flow, Phase, SetupError, Simulation};
+use crate::cc::CcParams;
+use crate::engine::rng::Stream;
+use crate::engine::time::SEC;
+use crate::engine::Rng;
+use crate::lb::{LbContext, Route};
+use crate::net::paths;
+use crate::net::world::{Owner, Timer};
+use crate::transport::{Receiver, Sender, Sizes};
+use crate::workload::{FlowSource, FlowSpec};
+
+fn start_timer(f: u32) -> Timer {
+    Timer {
+        owner: Owner::FlowStart,
+        kind: 0,
+        gen: 0,
+        id: f,
+    }
+}
+
+impl Simulation {
+    /// Adds a connection. It starts at `spec.start` (or now, if that is in the past), or, if
+    /// it depends on other flows, `spec.delay` after the last of them finishes (never before
+    /// `spec.start`). Dependencies name flows already added (by id); a flow may depend on
+    /// flows that finished already. Returns the flow's index.
+    pub fn add_flow(&mut self, spec: FlowSpec) -> Result<u32, SetupError> {
+        let index = self.check_flow(&spec)?;
+        self.flow_index.insert(spec.id, index);
+        self.push_flow(spec, index);
+        Ok(index)
+    }
+
+    /// Adds a list of flows whose dependencies may point forwards in the list.
+    pub(super) fn add_flows(&mut self, flows: Vec<FlowSpec>) -> Result<(), SetupError> {
+        let first = self.flows.len() as u32;
+        for (i, spec) in flows.iter().enumerate() {
+            let index = first + i as u32;
+            if self.flow_index.insert(spec.id, index).is_some() {
+                return Err(SetupError::BadFlow {
+                    id: spec.id,
+                    why: "another flow has the same id".into(),
+                });
+            }
+        }
+        for spec in flows {
+            let index = self.flows.len() as u32;
+            self.check_fields(&spec)?;
+            self.check_dependencies(&spec)?;
+            self.push_flow(spec, index);
+        }
+        Ok(())
+    }
+
+    fn check_flow(&self, spec: &FlowSpec) -> Result<u32, SetupError> {
+        self.check_fields(spec)?;
+        if self.flow_index.contains_key(&spec.id) {
+            return Err(SetupError::BadFlow {
+                id: spec.id,
+                why: "another flow has the same id".into(),
+            });
+        }
+        self.check_dependencies(spec)?;
+        Ok(self.flows.len() as u32)
+    }
+
+    fn check_fields(&self, spec: &FlowSpec) -> Result<(), SetupError> {
+        let hosts = self.world.topo.hosts;
+        let bad = |why: String| SetupError::BadFlow { id: spec.id, why };
+        if spec.src >= hosts || spec.dst >= hosts {
+            return Err(bad(format!(
+                "host {} does not exist (hosts are 0..{hosts})",
+                spec.src.max(spec.dst)
+            )));
+        }
+        if spec.src == spec.dst {
+            return Err(bad(format!(
+                "source and destination are both host {}",
+                spec.src
+            )));
+        }
+        if spec.bytes == 0 {
+            return Err(bad("size must be positive".into()));
+        }
+        let t = &self.cfg.transport;
+        let packets = spec.bytes.div_ceil((t.mtu - t.header) as u64);
+        if packets > u32::MAX as u64 / 2 {
+            return Err(bad(format!(
+                "{} bytes is too large for one connection",
+                spec.bytes
+            )));
+        }
+        if spec.class as usize >= self.classes.len() {
+            return Err(bad(format!(
+                "traffic class {} does not exist (there are {})",
+                spec.class,
+                self.classes.len()
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_dependencies(&self, spec: &FlowSpec) -> Result<(), SetupError> {
+        for id in &spec.after {
+            if !self.flow_index.contains_key(id) {
+                return Err(SetupError::BadFlow {
+                    id: spec.id,
+                    why: format!("it waits for flow {id}, which does not exist"),
+                });
+            }
+            if *id == spec.id {
+                return Err(SetupError::BadFlow {
+                    id: spec.id,
+                    why: "it waits for itself".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds a checked flow at `index` and schedules its start (or files it under the flows it
+    /// waits for).
+    fn push_flow(&mut self, spec: FlowSpec, index: u32) {
+        let t = &self.cfg.transport;
+        let sizes = Sizes::new(spec.bytes, t.mtu, t.header);
+        let mut deps_left = 0;
+        let mut ready_at = spec.start.max(self.world.now);
+        for id in &spec.after {
+            let dep = self.flow_index[id] as usize;
+            match self.flows.get(dep).and_then(|d| d.finish) {
+                Some(done) => ready_at = ready_at.max(done + spec.delay),
+                None => {
+                    deps_left += 1;
+                    self.dependents.entry(*id).or_default().push(index);
+                }
+            }
+        }
+        let base_rtt = self.base_rtt(spec.src, spec.dst);
+        self.flows.push(Flow {
+            base_rtt,
+            sizes,
+            phase: if deps_left > 0 {
+                Phase::Blocked
+            } else {
+                Phase::Waiting
+            },
+            started_at: None,
+            finish: None,
+            stats: Default::default(),
+            delivered: 0,
+            sender: None,
+            receiver: None,
+            in_ready_list: false,
+            pacing_pending: false,
+            cc_timer_at: None,
+            deps_left,
+            spec,
+        });
+        if deps_left == 0 {
+            self.world.set_timer(ready_at, start_timer(index));
+        }
+    }
+
+    /// Adds a lazy source of flows: each is added when simulated time reaches its start.
+    pub fn add_source(&mut self, mut source: Box<dyn FlowSource>) {
+        let i = self.sources.len() as u32;
+        let next = source.next_flow();
+        if let Some(spec) = &next {
+            self.world.set_timer(
+                spec.start,
+                Timer {
+                    owner: Owner::Source,
+                    kind: 0,
+                    gen: 0,
+                    id: i,
+                },
+            );
+        }
+        self.sources.push((source, next));
+    }
+
+    /// A source's next flow is due.
+    pub(super) fn on_source(&mut self, i: u32) {
+        let (source, pending) = &mut self.sources[i as usize];
+        let Some(spec) = pending.take() else { return };
+        let next = source.next_flow();
+        if let Some(n) = &next {
+            self.world.set_timer(
+                n.start,
+                Timer {
+                    owner: Owner::Source,
+                    kind: 0,
+                    gen: 0,
+                    id: i,
+                },
+            );
+        }
+        self.sources[i as usize].1 = next;
+        if let Err(e) = self.add_flow(spec) {
+            self.rejected.push(e.to_string());
+        }
+    }
+
+    /// Candidate explicit routes from host `src` to host `dst` (the `k` shortest leaving by the
+    /// host's first NIC), interned in the path table; cached per host pair.
+    fn routes_between(&mut self, src: u32, dst: u32, k: usize) -> Vec<Route> {
+        if let Some(r) = self.routes.get(&(src, dst, k as u32)) {
+            return r.clone();
+        }
+        let t = &self.cfg.transport;
+        let nic = self.world.topo.host_uplink[src as usize];
+        let found = paths::k_shortest(&self.world.topo, src, dst, k);
+        let routes: Vec<Route> = found
+            .into_iter()
+            .filter(|r| r[0] == nic)
+            .map(|r| Route {
+                id: self
+                    .world
+                    .paths
+                    .intern(&self.world.topo, &r)
+                    .expect("k_shortest finds valid routes"),
+                hops: r.len() as u32,
+                base_rtt: paths::round_trip(&self.world.topo, &r, t.mtu, t.header),
+            })
+            .collect();
+        self.routes.insert((src, dst, k as u32), routes.clone());
+        routes
+    }
+
+    /// Flow `f` starts: its sender and receiver come to life.
+    pub(super) fn on_flow_start(&mut self, f: u32) {
+        if self.flows[f as usize].phase != Phase::Waiting {
+            return;
+        }
+        let now = self.world.now;
+        let flow = &self.flows[f as usize];
+        let (src, dst) = (flow.spec.src, flow.spec.dst);
+        let class = &self.classes[flow.spec.class as usize];
+        let lb = class.lb.clone().unwrap_or_else(|| self.cfg.lb.clone());
+        let cc = class.cc.clone().unwrap_or_else(|| self.cfg.cc.clone());
+        let t = &self.cfg.transport;
+        let line_rate =
+            self.world.topo.links[self.world.topo.host_uplink[src as usize] as usize].rate_bps;
+        let base_rtt = flow.base_rtt;
+        let bdp = (base_rtt as u128 * line_rate as u128 / (8 * SEC as u128)) as u64;
+        let cc = cc.build(&CcParams {
+            mtu: t.mtu,
+            base_rtt,
+            bdp,
+            line_rate,
+            fast_increase_on: self.fast_increase_on,
+        });
+        let packets_per_ack = (t.ack.every_bytes / t.mtu as u64).max(1) as u32;
+        let (mtu, trimming, ack) = (t.mtu, self.cfg.queue.trimming, t.ack);
+        let routes = match lb.routes_wanted() {
+            0 => Vec::new(),
+            k => self.routes_between(src, dst, k),
+        };
+        let mut rng = Rng::derive(self.cfg.seed, Stream::Flow, f as u64);
+        let lb = lb.build(
+            &LbContext {
+                flow_index: f,
+                base_rtt,
+                rto: self.rto,
+                bdp_packets: (bdp / mtu as u64).max(1) as u32,
+                trimming,
+                packets_per_ack,
+                routes: &routes,
+            },
+            &mut rng,
+        );
+        let flow = &mut self.flows[f as usize];
+        flow.sender = Some(Sender::new(flow.sizes, line_rate, cc, lb, rng));
+        flow.receiver = Some(Receiver::new(flow.spec.bytes, ack));
+        flow.phase = Phase::Running;
+        flow.started_at = Some(now);
+        self.mark_ready(f);
+        self.arm_cc_timer(f);
+    }
+
+    /// Flow `f` has every byte acknowledged.
+    pub(super) fn finish_flow(&mut self, f: u32) {
+        let now = self.world.now;
+        let flow = &mut self.flows[f as usize];
+        flow.phase = super::Phase::Done;
+        flow.finish = Some(now);
+        if let Some(s) = flow.sender.as_mut() {
+            s.release();
+        }
+        if let Some(r) = flow.receiver.as_mut() {
+            r.release();
+        }
+        self.completions.push(f);
+        let id = flow.spec.id;
+        for d in self.dependents.remove(&id).unwrap_or_default() {
+            let dep = &mut self.flows[d as usize];
+            dep.deps_left -= 1;
+            if dep.deps_left == 0 && dep.phase == Phase::Blocked {
+                dep.phase = Phase::Waiting;
+                let at = dep.spec.start.max(now + dep.spec.delay);
+                self.world.set_timer(at, start_timer(d));
+            }
+        }
+        if let Some(o) = self.observer.as_deref_mut() {
+            o.flow_completed(&self.flows[f as usize], &mut self.injector);
+            for spec in self.injector.take() {
+                if let Err(e) = self.add_flow(spec) {
+                    self.rejected.push(e.to_string());
+                }
+            }
+        }
+    }
+
+    /// Flows an observer or a source offered that could not be added, one message each.
+    pub fn rejected_flows(&self) -> &[String] {
+        &self.rejected
+    }
+
+    /// Hands out every finished flow not handed out before and frees its per-flow state, so
+    /// that long runs keep only what is still running. The flows stay listed in
+    /// [`Self::flows`] with their spec and counters.
+    pub fn retire_finished(&mut self) -> Vec<FinishedFlow> {
+        let mut out = Vec::new();
+        for (i, flow) in self.flows.iter_mut().enumerate() {
+            if flow.phase != Phase::Done || flow.sender.is_none() {
+                continue;
+            }
+            flow.sender = None;
+            flow.receiver = None;
+            out.push(FinishedFlow {
+                index: i as u32,
+                spec: flow.spec.clone(),
+                started_at: flow.started_at.unwrap_or(0),
+                finish: flow.finish.unwrap_or(0),
+                stats: flow.stats,
+            });
+            flow.spec.after = Vec::new();
+        }
+        out
+    }
+}

@@ -1,0 +1,388 @@
+//! Hosts: the NIC scheduler (round robin over the host's connections, paced at each one's
+//! congestion-control rate) and the glue between packets and the sans-IO transport endpoints.
+use super::{Flow, Phase, Simulation};
+use crate::engine::{Handle, Time};
+use crate::lb::{LbEvent, LbRecord};
+use crate::net::packet::{flags, NO_ROUTE};
+use crate::net::world::{Owner, Timer};
+use crate::net::{Kind, Packet};
+use crate::transport::{AckInfo, DataArrival, Reply, RtoCheck};
+
+/// Timer kinds of a connection.
+pub(super) mod timer {
+    /// The retransmission timer.
+    pub const RTO: u8 = 0;
+    /// Pacing: the next packet may go.
+    pub const PACE: u8 = 1;
+    /// The congestion control's own timer.
+    pub const CC: u8 = 2;
+}
+
+fn connection_timer(kind: u8, f: u32) -> Timer {
+    Timer {
+        owner: Owner::Connection,
+        kind,
+        gen: 0,
+        id: f,
+    }
+}
+
+impl Simulation {
+    /// Puts flow `f` on its host's ready list if it can send, and gets the NIC going.
+    pub(super) fn mark_ready(&mut self, f: u32) {
+        let flow = &mut self.flows[f as usize];
+        let Some(s) = flow.sender.as_mut() else {
+            return;
+        };
+        if flow.in_ready_list || !s.can_send() {
+            return;
+        }
+        flow.in_ready_list = true;
+        let src = flow.spec.src;
+        self.hosts[src as usize].ready.push_back(f);
+        let port = self.world.topo.host_uplink[src as usize];
+        self.kick(port);
+    }
+
+    /// The next data packet of `host`, from its ready flows in turn.
+    pub(super) fn pull_data(&mut self, host: u32) -> Option<Handle> {
+        let now = self.world.now;
+        loop {
+            let f = self.hosts[host as usize].ready.pop_front()?;
+            let flow = &mut self.flows[f as usize];
+            flow.in_ready_list = false;
+            let s = flow.sender.as_mut().expect("ready flows have a sender");
+            if !s.can_send() {
+                continue;
+            }
+            if let Some(at) = s.paced_until(now) {
+                self.pace(f, at);
+                continue;
+            }
+            let h = self.make_data(f);
+            let flow = &mut self.flows[f as usize];
+            let s = flow.sender.as_mut().expect("sender");
+            if s.can_send() {
+                match s.paced_until(now) {
+                    None => {
+                        flow.in_ready_list = true;
+                        self.hosts[host as usize].ready.push_back(f);
+                    }
+                    Some(at) => self.pace(f, at),
+                }
+            }
+            return Some(h);
+        }
+    }
+
+    /// Flow `f` may send again at `at` (its pacing rate).
+    fn pace(&mut self, f: u32, at: Time) {
+        let flow = &mut self.flows[f as usize];
+        if !flow.pacing_pending {
+            flow.pacing_pending = true;
+            self.world.set_timer(at, connection_timer(timer::PACE, f));
+        }
+    }
+
+    fn make_data(&mut self, f: u32) -> Handle {
+        let now = self.world.now;
+        let rto = self.rto;
+        let flow = &mut self.flows[f as usize];
+        let s = flow.sender.as_mut().expect("sender");
+        let tx = s.transmit(now, rto);
+        let mut fl = 0;
+        if tx.retransmit {
+            fl |= flags::RETRANSMIT | flags::ACK_REQUEST;
+            flow.stats.retransmissions += 1;
+        }
+        if tx.last || tx.window_full {
+            fl |= flags::ACK_REQUEST;
+        }
+        if let Some(at) = tx.arm_rto {
+            self.world.set_timer(at, connection_timer(timer::RTO, f));
+        }
+        flow.stats.data_sent += 1;
+        self.world.counters.data_sent += 1;
+        self.world.pkts.alloc(Packet {
+            flow: f,
+            psn: tx.psn,
+            src: flow.spec.src,
+            dst: flow.spec.dst,
+            sent_at: now,
+            ev: tx.path.ev,
+            route: tx.path.route,
+            flags: fl,
+            ..Packet::blank(Kind::Data, tx.wire)
+        })
+    }
+
+    /// One of flow `f`'s timers fired.
+    pub(super) fn on_connection_timer(&mut self, t: Timer) {
+        let f = t.id;
+        match t.kind {
+            timer::RTO => self.on_rto(f),
+            timer::PACE => {
+                self.flows[f as usize].pacing_pending = false;
+                if self.flows[f as usize].phase == Phase::Running {
+                    self.mark_ready(f);
+                }
+            }
+            _ => self.on_cc_timer(f),
+        }
+    }
+
+    fn on_rto(&mut self, f: u32) {
+        let now = self.world.now;
+        let rto = self.rto;
+        let flow = &mut self.flows[f as usize];
+        if flow.phase != Phase::Running {
+            return;
+        }
+        let s = flow.sender.as_mut().expect("running flows have a sender");
+        let psn = match s.check_rto(now, rto) {
+            RtoCheck::Idle => return,
+            RtoCheck::Rearm(at) => {
+                self.world.set_timer(at, connection_timer(timer::RTO, f));
+                return;
+            }
+            RtoCheck::Expired(psn) => psn,
+        };
+        if self.faults.is_some() && self.fault_gave_up(f) {
+            return;
+        }
+        let flow = &mut self.flows[f as usize];
+        let s = flow.sender.as_mut().expect("running flows have a sender");
+        let out = s.time_out(psn, now, rto, &mut flow.stats);
+        if let Some(at) = out.rearm {
+            self.world.set_timer(at, connection_timer(timer::RTO, f));
+        }
+        self.record_lb(f, out.lb_event);
+        self.mark_ready(f);
+        if self.cfg.transport.rts && out.rtx_was_empty {
+            self.maybe_send_rts(f, out.wire);
+        }
+        self.arm_cc_timer(f);
+    }
+
+    /// After a timeout (whose retransmission was queued and, window and NIC permitting, already
+    /// sent): send an RTS if the window has no room for a packet of the lost one's size, at most
+    /// one per RTO (see [`crate::transport::Sender::rts_due`]).
+    fn maybe_send_rts(&mut self, f: u32, lost_wire: u64) {
+        let now = self.world.now;
+        let rto = self.rto;
+        let header = self.cfg.transport.header;
+        let flow = &mut self.flows[f as usize];
+        let s = flow.sender.as_mut().expect("running flows have a sender");
+        if !s.rts_due(now, lost_wire, rto) {
+            return;
+        }
+        let tx = s.send_rts(now, header, rto);
+        if let Some(at) = tx.arm_rto {
+            self.world.set_timer(at, connection_timer(timer::RTO, f));
+        }
+        flow.stats.rts += 1;
+        self.world.counters.rts_sent += 1;
+        let h = self.world.pkts.alloc(Packet {
+            flow: f,
+            psn: tx.psn,
+            src: flow.spec.src,
+            dst: flow.spec.dst,
+            sent_at: now,
+            ev: tx.path.ev,
+            route: tx.path.route,
+            flags: flags::ACK_REQUEST,
+            ..Packet::blank(Kind::Rts, header)
+        });
+        let port = self.world.topo.host_uplink[flow.spec.src as usize];
+        self.world.ports[port as usize].headers.push_back(h);
+        self.kick(port);
+    }
+
+    /// Schedules flow `f`'s congestion-control timer if its controller asks for one earlier
+    /// than any already pending.
+    pub(super) fn arm_cc_timer(&mut self, f: u32) {
+        let flow = &mut self.flows[f as usize];
+        let Some(at) = flow.sender.as_ref().and_then(|s| s.cc().next_timer()) else {
+            return;
+        };
+        if flow.cc_timer_at.is_some_and(|pending| pending <= at) {
+            return;
+        }
+        flow.cc_timer_at = Some(at);
+        self.world.set_timer(at, connection_timer(timer::CC, f));
+    }
+
+    fn on_cc_timer(&mut self, f: u32) {
+        let now = self.world.now;
+        let flow = &mut self.flows[f as usize];
+        if flow.cc_timer_at == Some(now) {
+            flow.cc_timer_at = None;
+        }
+        if flow.phase != Phase::Running {
+            return;
+        }
+        let s = flow.sender.as_mut().expect("running flows have a sender");
+        // Timers the controller has since moved are stale: only a due one counts.
+        if s.cc().next_timer().is_some_and(|at| at <= now) {
+            s.cc_mut().on_timer(now);
+            self.arm_cc_timer(f);
+            self.mark_ready(f);
+        }
+    }
+
+    pub(super) fn record_lb(&mut self, flow: u32, event: Option<LbEvent>) {
+        if let Some(event) = event {
+            let record = LbRecord {
+                time: self.world.now,
+                flow,
+                event,
+            };
+            self.lb_records.push(record);
+            if let Some(o) = self.observer.as_deref_mut() {
+                o.lb_event(&record);
+            }
+        }
+    }
+
+    /// Turns data packet `h` into the receiver's answer and sends it back.
+    fn send_reply(&mut self, h: Handle, reply: Reply) {
+        let header = self.cfg.transport.header;
+        let paths = &self.world.paths;
+        let pkt = self.world.pkts.get_mut(h);
+        let f = pkt.flow as usize;
+        let flow = &self.flows[f];
+        pkt.kind = if reply.nack { Kind::Nack } else { Kind::Ack };
+        pkt.size = header;
+        pkt.src = flow.spec.dst;
+        pkt.dst = flow.spec.src;
+        pkt.cum_ack = reply.cum_ack;
+        pkt.sack_base = reply.sack_base;
+        pkt.aux = reply.sack_bits;
+        pkt.scheme = 0;
+        pkt.flags &= flags::ECN;
+        if reply.cnp {
+            pkt.flags |= flags::CNP;
+        }
+        if pkt.route != NO_ROUTE {
+            // Replies return on the reverse of the data packet's route.
+            pkt.route = paths.reverse(pkt.route);
+            pkt.hop = 0;
+        }
+        if reply.nack {
+            self.world.counters.nacks_sent += 1;
+        } else {
+            self.world.counters.acks_sent += 1;
+        }
+        let port = self.world.topo.host_uplink[flow.spec.dst as usize];
+        self.world.ports[port as usize].headers.push_back(h);
+        self.kick(port);
+    }
+
+    /// A data packet reaches its receiver.
+    pub(super) fn on_data(&mut self, h: Handle) {
+        let now = self.world.now;
+        let header = self.cfg.transport.header;
+        let pkt = *self.world.pkts.get(h);
+        let flow: &mut Flow = &mut self.flows[pkt.flow as usize];
+        let Some(r) = flow
+            .receiver
+            .as_mut()
+            .filter(|_| flow.phase == Phase::Running)
+        else {
+            // The connection already finished: a late copy.
+            self.world.counters.data_duplicates += 1;
+            self.world.pkts.free(h);
+            return;
+        };
+        let trimmed = pkt.has(flags::TRIMMED);
+        // A retransmitted RTS travels as a header-sized data packet: no payload.
+        let payload = if trimmed { 0 } else { pkt.size - header };
+        let out = r.on_data(
+            now,
+            &DataArrival {
+                psn: pkt.psn,
+                wire: pkt.size,
+                payload,
+                trimmed,
+                ecn: pkt.has(flags::ECN),
+                ack_request: pkt.has(flags::ACK_REQUEST),
+            },
+        );
+        if trimmed {
+            self.world.counters.trimmed_arrivals += 1;
+        } else if out.delivered {
+            flow.delivered += payload as u64;
+            self.world.counters.data_delivered += 1;
+            flow.stats.max_reorder = flow.stats.max_reorder.max(r.out_of_order());
+        } else {
+            self.world.counters.data_duplicates += 1;
+        }
+        match out.reply {
+            Some(reply) => self.send_reply(h, reply),
+            None => self.world.pkts.free(h),
+        }
+    }
+
+    /// An RTS reaches its receiver: acknowledged at once, never ECN-marked.
+    pub(super) fn on_rts(&mut self, h: Handle) {
+        let pkt = *self.world.pkts.get(h);
+        let flow = &mut self.flows[pkt.flow as usize];
+        let Some(r) = flow
+            .receiver
+            .as_mut()
+            .filter(|_| flow.phase == Phase::Running)
+        else {
+            self.world.pkts.free(h);
+            return;
+        };
+        let reply = r.on_rts(pkt.psn);
+        self.world.pkts.get_mut(h).flags = 0;
+        self.send_reply(h, reply);
+    }
+
+    /// Packets addressed to a host that its transport does not handle (scheme notifications,
+    /// probes without a prober): they end here.
+    pub(super) fn host_consumes(&mut self, h: Handle) {
+        self.world.counters.scheme_consumed += 1;
+        self.world.pkts.free(h);
+    }
+
+    /// An ACK or NACK reaches its sender.
+    pub(super) fn on_control(&mut self, h: Handle) {
+        let now = self.world.now;
+        let pkt = *self.world.pkts.get(h);
+        self.world.pkts.free(h);
+        self.world.counters.control_arrived += 1;
+        let f = pkt.flow;
+        let flow = &mut self.flows[f as usize];
+        if flow.phase != Phase::Running {
+            return;
+        }
+        let s = flow.sender.as_mut().expect("running flows have a sender");
+        let out = s.on_ack(
+            now,
+            &AckInfo {
+                nack: pkt.kind == Kind::Nack,
+                psn: pkt.psn,
+                sent_at: pkt.sent_at,
+                ev: pkt.ev,
+                ecn: pkt.has(flags::ECN),
+                cnp: pkt.has(flags::CNP),
+                cum_ack: pkt.cum_ack,
+                sack_base: pkt.sack_base,
+                sack_bits: pkt.sack_bits(),
+            },
+            &mut flow.stats,
+        );
+        if let Some(c) = self.collector.as_deref_mut() {
+            c.on_cwnd(f, now, s.cc().cwnd());
+        }
+        self.record_lb(f, out.lb_event);
+        if out.finished {
+            self.finish_flow(f);
+        } else {
+            self.mark_ready(f);
+            self.arm_cc_timer(f);
+        }
+    }
+}

@@ -1,0 +1,658 @@
+//! The simulation: the passive network ([`World`]) plus the components that act on it (host
+//! endpoints with their congestion controls and load balancers, the switch scheme, the fault
+//! timeline, workload sources, collectors and an observer), and the loop that routes every
+//! event to its owner.
+//!
+//! A packet's path: a host NIC ([`host`]) pulls it from a sender and puts it on its wire; at
+//! each switch ([`switch`]) the scheme (ECMP by default, or the packet's explicit route) picks
+//! an egress port, where it queues (trimmed or dropped if the buffer is full) until the port
+//! serializes it onto the next wire; at the destination host the receiver answers with an ACK
+//! or NACK that travels back the same way; the ACK drives the sender's congestion control and
+//! load balancer.
+//!
+//! Pending events are kept few: one service-completion per busy port (queued packets wait in
+//! the port's FIFOs, not in the event list), one arrival per packet on a wire, and one lazily
+//! re-armed retransmission timer per connection.
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::cc::CcSpec;
+use crate::engine::rng::Stream;
+use crate::engine::time::SEC;
+use crate::engine::{Arena, EventQueue, Rng, Time};
+use crate::fault::{FaultPlan, FaultState};
+use crate::lb::{LbRecord, LbSpec, Route};
+use crate::metrics::collect::{CollectConfig, Collector};
+use crate::net::paths::{self, PathTable};
+use crate::net::port::{Port, PortStats, QueueConfig};
+use crate::net::world::{Counters, Event, Owner, Timer, World};
+use crate::net::Topology;
+use crate::routing::{SchemeAction, SchemeSetup, SwitchScheme, SwitchSpec};
+use crate::transport::{FlowStats, Receiver, Sender, Sizes, TransportConfig};
+use crate::workload::{FlowSource, FlowSpec};
+
+mod faults;
+mod flows;
+mod host;
+mod observer;
+mod ports;
+mod summary;
+mod switch;
+
+pub use observer::{DropCause, Injector, Observer, PacketDrop};
+
+/// Everything a run needs besides the topology and the flows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimConfig {
+    /// Master seed of every random stream.
+    pub seed: u64,
+    /// Nothing happens at or after this time.
+    pub end: Time,
+    /// Switch queues.
+    pub queue: QueueConfig,
+    /// Transport.
+    pub transport: TransportConfig,
+    /// Load balancer of the main traffic class.
+    pub lb: LbSpec,
+    /// Congestion control of the main traffic class.
+    pub cc: CcSpec,
+    /// Switch scheme.
+    pub switch: SwitchSpec,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            seed: 1,
+            end: 100 * crate::engine::time::MS,
+            queue: QueueConfig {
+                capacity: 100 * 4150,
+                ecn_min: 20 * 4150,
+                ecn_max: 80 * 4150,
+                trimming: true,
+            },
+            transport: TransportConfig::default(),
+            lb: LbSpec::named("reps").expect("built in"),
+            cc: CcSpec::default(),
+            switch: SwitchSpec::default(),
+        }
+    }
+}
+
+/// A traffic class: flows whose [`FlowSpec::class`] is its index use its load balancer and
+/// congestion control instead of the run's (e.g. ECMP background traffic under REPS).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrafficClass {
+    /// Name in outputs (`main`, `background`, ...).
+    pub name: String,
+    /// Load balancer (`None`: the run's).
+    pub lb: Option<LbSpec>,
+    /// Congestion control (`None`: the run's).
+    pub cc: Option<CcSpec>,
+}
+
+/// A whole run: what [`Simulation::new`] builds from (a scenario's `build` makes one).
+pub struct RunSpec {
+    /// Name of the run in outputs (usually the load balancer's name).
+    pub label: String,
+    /// Configuration.
+    pub config: SimConfig,
+    /// Network.
+    pub topology: Topology,
+    /// Flows (more may be added while running, or come from sources).
+    pub flows: Vec<FlowSpec>,
+    /// Fault timeline (empty for none).
+    pub faults: FaultPlan,
+    /// Traffic classes after the main one (class 1, 2, ...).
+    pub classes: Vec<TrafficClass>,
+}
+
+impl RunSpec {
+    /// A run of `flows` on `topology` with no faults and one traffic class.
+    pub fn new(config: SimConfig, topology: Topology, flows: Vec<FlowSpec>) -> Self {
+        RunSpec {
+            label: config.lb.name().to_string(),
+            config,
+            topology,
+            flows,
+            faults: FaultPlan::default(),
+            classes: Vec::new(),
+        }
+    }
+}
+
+/// Why a simulation cannot be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// A flow is malformed.
+    #[error("flow {id}: {why}")]
+    BadFlow {
+        /// The flow's id.
+        id: u64,
+        /// What is wrong.
+        why: String,
+    },
+    /// Something else is inconsistent.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Lifecycle of a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Waiting for the flows it depends on.
+    Blocked,
+    /// Start time not reached.
+    Waiting,
+    /// Sending.
+    Running,
+    /// Every byte acknowledged.
+    Done,
+    /// Given up: no ACK or NACK for too long while faults are configured (see
+    /// [`Simulation::unreachable_flows`] and [`Simulation::stalled_flows`]).
+    GaveUp,
+}
+
+/// One connection.
+pub struct Flow {
+    /// What the workload asked for.
+    pub spec: FlowSpec,
+    /// Lifecycle phase.
+    pub phase: Phase,
+    /// When it really started (its start time, or later: added late, or after the flows it
+    /// depends on).
+    pub started_at: Option<Time>,
+    /// Time the last byte was acknowledged (set only when the flow is [`Phase::Done`]).
+    pub finish: Option<Time>,
+    /// Unloaded round-trip time of its shortest path.
+    pub base_rtt: Time,
+    /// Counters.
+    pub stats: FlowStats,
+    /// Payload bytes the receiver delivered (each once).
+    pub delivered: u64,
+    sizes: Sizes,
+    sender: Option<Sender>,
+    receiver: Option<Receiver>,
+    /// Listed in its host's ready-to-send list.
+    in_ready_list: bool,
+    /// A pacing wake-up is scheduled.
+    pacing_pending: bool,
+    /// The earliest congestion-control wake-up scheduled.
+    cc_timer_at: Option<Time>,
+    /// Flows it still waits for.
+    deps_left: u32,
+}
+
+impl Flow {
+    /// Flow completion time: from its effective start to its last acknowledged byte.
+    pub fn fct(&self) -> Option<Time> {
+        Some(self.finish? - self.started_at?)
+    }
+
+    /// Its sender, while running.
+    pub fn sender(&self) -> Option<&Sender> {
+        self.sender.as_ref()
+    }
+
+    /// Its receiver, while running.
+    pub fn receiver(&self) -> Option<&Receiver> {
+        self.receiver.as_ref()
+    }
+}
+
+/// A finished flow handed out by [`Simulation::retire_finished`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct FinishedFlow {
+    /// Its index.
+    pub index: u32,
+    /// What the workload asked for.
+    pub spec: FlowSpec,
+    /// Effective start.
+    pub started_at: Time,
+    /// Last byte acknowledged.
+    pub finish: Time,
+    /// Counters.
+    pub stats: FlowStats,
+}
+
+/// A host NIC's scheduling state.
+#[derive(Default)]
+struct HostState {
+    /// Flows with something to send, served round robin.
+    ready: VecDeque<u32>,
+}
+
+/// The switch scheme, with ECMP inlined.
+enum Switching {
+    /// Hash on the forwarding table's group (the hot path).
+    Ecmp,
+    /// Any other scheme.
+    Scheme {
+        scheme: Box<dyn SwitchScheme>,
+        rng: Rng,
+        egress_hook: bool,
+    },
+}
+
+const NO_HOST: u32 = u32::MAX;
+
+/// A complete simulation: build it, run it, read its flows and counters.
+pub struct Simulation {
+    label: String,
+    cfg: SimConfig,
+    world: World,
+    /// Host owning each port (its NIC), or `NO_HOST` for switch ports.
+    port_host: Vec<u32>,
+    hosts: Vec<HostState>,
+    flows: Vec<Flow>,
+    /// Flow id -> index, for dependencies.
+    flow_index: BTreeMap<u64, u32>,
+    /// Flow id -> indices of flows waiting for it.
+    dependents: BTreeMap<u64, Vec<u32>>,
+    classes: Vec<TrafficClass>,
+    rto: Time,
+    max_base_rtt: Time,
+    switching: Switching,
+    scheme_actions: Vec<SchemeAction>,
+    /// Scratch copy of a switch's candidate ports for schemes.
+    candidates: Vec<u32>,
+    /// Scratch for next hops found by graph search.
+    search_buf: Vec<u32>,
+    /// Data packets a switch scheme holds.
+    held_data: u64,
+    faults: Option<Box<FaultState>>,
+    sources: Vec<(Box<dyn FlowSource>, Option<FlowSpec>)>,
+    collector: Option<Box<Collector>>,
+    observer: Option<Box<dyn Observer>>,
+    injector: Injector,
+    lb_records: Vec<LbRecord>,
+    completions: Vec<u32>,
+    /// Candidate explicit routes per (source host, destination host, k), for source routing.
+    routes: BTreeMap<(u32, u32, u32), Vec<Route>>,
+    /// Flows offered by observers or sources that could not be added.
+    rejected: Vec<String>,
+    /// Fast increase switches on at the first switch-queue arrival after this (MAX: never).
+    fast_increase_from: Time,
+    /// Fast increase was switched on by `fast_increase_from`.
+    fast_increase_on: bool,
+    /// Time of the latest event processed.
+    last_event: Time,
+}
+
+impl Simulation {
+    /// Builds a run: its network, flows, faults and traffic classes.
+    pub fn new(spec: RunSpec) -> Result<Self, SetupError> {
+        let RunSpec {
+            label,
+            config: cfg,
+            topology: topo,
+            flows,
+            faults,
+            classes,
+        } = spec;
+        let t = &cfg.transport;
+        if t.header == 0 || t.mtu <= t.header {
+            return Err(SetupError::Invalid(format!(
+                "mtu ({}) must exceed the header size ({})",
+                t.mtu, t.header
+            )));
+        }
+        if cfg.queue.capacity < t.mtu as u64 {
+            return Err(SetupError::Invalid(format!(
+                "queue size ({} B) must hold at least one packet ({} B)",
+                cfg.queue.capacity, t.mtu
+            )));
+        }
+        let mut all_classes = vec![TrafficClass {
+            name: "main".into(),
+            lb: None,
+            cc: None,
+        }];
+        all_classes.extend(classes);
+        let specs =
+            std::iter::once(&cfg.lb).chain(all_classes.iter().filter_map(|c| c.lb.as_ref()));
+        for lb in specs {
+            lb.validate()
+                .map_err(|e| SetupError::Invalid(format!("load balancer {}: {e}", lb.name())))?;
+        }
+        let ccs = std::iter::once(&cfg.cc).chain(all_classes.iter().filter_map(|c| c.cc.as_ref()));
+        for cc in ccs {
+            cc.validate().map_err(|e| {
+                SetupError::Invalid(format!("congestion control {}: {e}", cc.name()))
+            })?;
+        }
+        let mut ports = Vec::with_capacity(topo.links.len());
+        let mut port_host = vec![NO_HOST; topo.links.len()];
+        for (i, link) in topo.links.iter().enumerate() {
+            let params = if link.from < topo.hosts {
+                port_host[i] = link.from;
+                QueueConfig::host_params(t.header)
+            } else {
+                cfg.queue.port_params(link.buffer_scale, t.header)
+            };
+            let rng = Rng::derive(cfg.seed, Stream::Port, i as u64);
+            ports.push(Port::new(link.to, link.rate_bps, link.latency, params, rng));
+        }
+        let salts: Vec<u32> = (0..topo.switches.len() as u64)
+            .map(|s| Rng::derive(cfg.seed, Stream::SwitchSalt, s).next_u32())
+            .collect();
+        let switching = match cfg.switch {
+            SwitchSpec::Ecmp(_) => Switching::Ecmp,
+            ref other => {
+                let scheme = other.build(&SchemeSetup {
+                    topology: &topo,
+                    salts: &salts,
+                });
+                Switching::Scheme {
+                    egress_hook: scheme.hooks().egress,
+                    scheme,
+                    rng: Rng::derive(cfg.seed, Stream::SwitchScheme, 0),
+                }
+            }
+        };
+        let hosts = (0..topo.hosts).map(|_| HostState::default()).collect();
+        let mut sim = Simulation {
+            label,
+            world: World {
+                now: 0,
+                events: EventQueue::new(),
+                pkts: Arena::new(),
+                ports,
+                topo,
+                paths: PathTable::new(),
+                salts,
+                counters: Counters::default(),
+            },
+            port_host,
+            hosts,
+            flows: Vec::new(),
+            flow_index: BTreeMap::new(),
+            dependents: BTreeMap::new(),
+            classes: all_classes,
+            rto: 0,
+            max_base_rtt: 0,
+            switching,
+            scheme_actions: Vec::new(),
+            candidates: Vec::new(),
+            search_buf: Vec::new(),
+            held_data: 0,
+            faults: None,
+            sources: Vec::new(),
+            collector: None,
+            observer: None,
+            injector: Injector::default(),
+            lb_records: Vec::new(),
+            completions: Vec::new(),
+            routes: BTreeMap::new(),
+            rejected: Vec::new(),
+            fast_increase_from: cfg.cc.fast_increase_after().unwrap_or(Time::MAX),
+            fast_increase_on: false,
+            last_event: 0,
+            cfg,
+        };
+        sim.max_base_rtt = sim.network_max_rtt();
+        let host_rate = sim.world.topo.links[sim.world.topo.host_uplink[0] as usize].rate_bps;
+        sim.rto = sim.cfg.transport.rto.unwrap_or_else(|| {
+            sim.max_base_rtt
+                + (4 * sim.cfg.queue.capacity as u128 * 8 * SEC as u128 / host_rate as u128) as Time
+        });
+        sim.add_flows(flows)?;
+        sim.install_faults(faults);
+        Ok(sim)
+    }
+
+    /// The largest unloaded RTT between two hosts (over every pair of edge switches, each
+    /// represented by its first host).
+    fn network_max_rtt(&self) -> Time {
+        let t = &self.world.topo;
+        let mut first_host = vec![u32::MAX; t.switches.len()];
+        for h in (0..t.hosts).rev() {
+            first_host[t.host_edge[h as usize] as usize] = h;
+        }
+        let mut max = 0;
+        for &a in &t.edges {
+            for &b in &t.edges {
+                let (src, dst) = (first_host[a as usize], first_host[b as usize]);
+                if src != dst {
+                    max = max.max(self.base_rtt(src, dst));
+                }
+            }
+        }
+        // Two hosts on one edge switch only.
+        if max == 0 && t.hosts > 1 {
+            max = self.base_rtt(0, 1);
+        }
+        max
+    }
+
+    /// Unloaded RTT between two hosts: a full data packet out and a header back on the
+    /// shortest path (every switch's first candidate).
+    pub fn base_rtt(&self, src: u32, dst: u32) -> Time {
+        let t = &self.cfg.transport;
+        paths::round_trip(
+            &self.world.topo,
+            &self.world.topo.first_path(src, dst),
+            t.mtu,
+            t.header,
+        )
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> Time {
+        self.world.now
+    }
+
+    /// Time of the latest event processed (when the run's activity ended, once idle).
+    pub fn last_event_time(&self) -> Time {
+        self.last_event
+    }
+
+    /// The retransmission timeout every connection uses.
+    pub fn rto(&self) -> Time {
+        self.rto
+    }
+
+    /// The largest unloaded RTT between two hosts.
+    pub fn max_base_rtt(&self) -> Time {
+        self.max_base_rtt
+    }
+
+    /// Whether the timed fast-increase switch (`fast_increase_after`) has turned on.
+    pub fn fast_increase_switched_on(&self) -> bool {
+        self.fast_increase_on
+    }
+
+    /// The topology.
+    pub fn topology(&self) -> &Topology {
+        &self.world.topo
+    }
+
+    /// The explicit routes packets used so far.
+    pub fn paths(&self) -> &PathTable {
+        &self.world.paths
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SimConfig {
+        &self.cfg
+    }
+
+    /// Name of the run in outputs.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// Traffic classes, the main one first.
+    pub fn classes(&self) -> &[TrafficClass] {
+        &self.classes
+    }
+
+    /// Name of flow `f`'s traffic class.
+    pub fn class_name(&self, f: u32) -> &str {
+        &self.classes[self.flows[f as usize].spec.class as usize].name
+    }
+
+    /// All connections, in the order they were added.
+    pub fn flows(&self) -> &[Flow] {
+        &self.flows
+    }
+
+    /// Global counters.
+    pub fn counters(&self) -> Counters {
+        self.world.counters
+    }
+
+    /// Counters of every port (index = link id).
+    pub fn port_stats(&self) -> Vec<PortStats> {
+        self.world.ports.iter().map(|p| p.stats).collect()
+    }
+
+    /// Current bit rate of a port (changes with `rate` faults).
+    pub fn link_rate(&self, port: u32) -> u64 {
+        self.world.ports[port as usize].rate_bps
+    }
+
+    /// Starts collecting time series (see [`crate::metrics::collect`]); replaces any collector.
+    pub fn enable_collection(&mut self, cfg: CollectConfig) -> Result<(), SetupError> {
+        if cfg.bucket == 0 {
+            return Err(SetupError::Invalid(
+                "collection bucket must be positive".into(),
+            ));
+        }
+        let ports = cfg.resolve(&self.world.topo).map_err(SetupError::Invalid)?;
+        let kmin = ports
+            .iter()
+            .map(|&p| self.world.ports[p as usize].params.ecn_min)
+            .collect();
+        self.collector = Some(Box::new(Collector::new(
+            cfg,
+            self.world.ports.len(),
+            ports,
+            kmin,
+        )));
+        Ok(())
+    }
+
+    /// The collector, if collection is enabled.
+    pub fn collector(&self) -> Option<&Collector> {
+        self.collector.as_deref()
+    }
+
+    /// Attaches an observer, told of completions, load-balancer events and drops as they
+    /// happen; replaces any earlier one.
+    pub fn set_observer(&mut self, observer: Box<dyn Observer>) {
+        self.observer = Some(observer);
+    }
+
+    /// Load-balancer actions recorded so far.
+    pub fn lb_records(&self) -> &[LbRecord] {
+        &self.lb_records
+    }
+
+    /// Data packets currently inside the network: waiting in a port's FIFOs, on a wire, in a
+    /// switch's forwarding pipeline or held by a switch scheme. Counted by walking the queues
+    /// and pending events, so it is an independent check of the counters (O(network size)).
+    pub fn data_in_network(&self) -> u64 {
+        self.world.data_in_network() + self.held_data
+    }
+
+    /// Packets of any kind alive in the arena.
+    pub fn live_packets(&self) -> usize {
+        self.world.pkts.live()
+    }
+
+    /// Connections that finished since the last call (indices into [`Self::flows`]).
+    pub fn take_completions(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.completions)
+    }
+
+    /// Number of pending events.
+    pub fn pending_events(&self) -> usize {
+        self.world.events.len()
+    }
+
+    /// Largest number of packets alive at once.
+    pub fn peak_packets(&self) -> usize {
+        self.world.pkts.peak()
+    }
+
+    /// True when every connection has finished.
+    pub fn all_done(&self) -> bool {
+        self.flows.iter().all(|f| f.phase == Phase::Done)
+    }
+
+    /// Processes every event up to and including time `until` (never at or past the
+    /// configured end) and leaves the clock at `until` (or just before the end), so that flows
+    /// added next start then. Returns false when nothing is left to do before the end.
+    pub fn run_until(&mut self, until: Time) -> bool {
+        let limit = until.min(self.cfg.end.saturating_sub(1));
+        let more = self.process(limit, false);
+        self.world.now = self.world.now.max(limit);
+        more
+    }
+
+    /// Runs until no event is left before the end time.
+    pub fn run_until_idle(&mut self) {
+        self.process(self.cfg.end.saturating_sub(1), false);
+    }
+
+    /// Runs until some flow completes (returning its index) or, if none does, until `until`
+    /// (returning `None`; the clock is then left at `until` as with [`Self::run_until`]).
+    pub fn run_until_completion(&mut self, until: Time) -> Option<u32> {
+        if self.completions.is_empty() {
+            let limit = until.min(self.cfg.end.saturating_sub(1));
+            self.process(limit, true);
+            if self.completions.is_empty() {
+                self.world.now = self.world.now.max(limit);
+                return None;
+            }
+        }
+        Some(self.completions.remove(0))
+    }
+
+    /// The event loop: processes events up to `limit`, stopping early after a completion if
+    /// `stop_on_completion`. Returns whether anything is left before the end.
+    fn process(&mut self, limit: Time, stop_on_completion: bool) -> bool {
+        while let Some(t) = self.world.events.peek_time() {
+            if t > limit {
+                return t < self.cfg.end;
+            }
+            let (t, ev) = self.world.events.pop().expect("peeked");
+            self.world.now = t;
+            self.last_event = t;
+            self.world.counters.events += 1;
+            match ev {
+                Event::Arrive(h) => self.on_arrive(h),
+                Event::PortWake(p) => {
+                    self.world.ports[p as usize].wakeup_pending = false;
+                    self.start_next(p);
+                }
+                Event::Egress(h) => {
+                    let port = self.world.pkts.get(h).egress;
+                    self.enqueue_switch(port, h);
+                }
+                Event::Timer(timer) => self.on_timer(timer),
+            }
+            if stop_on_completion && !self.completions.is_empty() {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn on_timer(&mut self, timer: Timer) {
+        match timer.owner {
+            Owner::Connection => self.on_connection_timer(timer),
+            Owner::FlowStart => self.on_flow_start(timer.id),
+            Owner::Fault => self.on_fault(timer.id),
+            Owner::Reroute => self.on_reroute(timer.id),
+            Owner::Switch => self.on_scheme_timer(timer),
+            Owner::Source => self.on_source(timer.id),
+        }
+    }
+}
+
+// The simulation holds only owned, `Send` parts, so a run can move to another thread.
+const _: fn() = || {
+    fn is_send<T: Send>() {}
+    is_send::<Simulation>();
+};

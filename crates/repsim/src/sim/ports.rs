@@ -1,0 +1,127 @@
+//! Port service: when a port is free, the next packet goes on its wire (a switch port serves
+//! its header lane, then its data lane; a host NIC its header lane, then its host's senders).
+use super::{Simulation, Switching, NO_HOST};
+use crate::engine::Handle;
+use crate::net::port::Admission;
+use crate::net::world::Event;
+use crate::routing::SwitchCtx;
+use crate::sim::observer::DropCause;
+
+impl Simulation {
+    /// Makes sure port `port` is served: now if its wire is free, else when it frees up.
+    pub(super) fn kick(&mut self, port: u32) {
+        let now = self.world.now;
+        let p = &mut self.world.ports[port as usize];
+        if p.wakeup_pending {
+            return;
+        }
+        if p.busy(now) {
+            p.wakeup_pending = true;
+            let at = p.busy_until;
+            self.world.schedule(at, Event::PortWake(port));
+        } else {
+            self.start_next(port);
+        }
+    }
+
+    /// The port's wire is free: put its next packet on it.
+    pub(super) fn start_next(&mut self, port: u32) {
+        let host = self.port_host[port as usize];
+        let marks_before = self.world.ports[port as usize].stats.ecn_marks;
+        let next = if host == NO_HOST {
+            let h = self.world.ports[port as usize].dequeue(&mut self.world.pkts);
+            if let (
+                Some(h),
+                Switching::Scheme {
+                    egress_hook: true, ..
+                },
+            ) = (h, &self.switching)
+            {
+                self.scheme_egress(port, h);
+            }
+            h
+        } else {
+            match self.world.ports[port as usize].headers.pop_front() {
+                Some(h) => Some(h),
+                None => self.pull_data(host),
+            }
+        };
+        let Some(h) = next else { return };
+        let deliver = self.faults.is_none() || self.fault_on_wire(port, h);
+        let now = self.world.now;
+        self.world.transmit(port, h, deliver);
+        let p = &self.world.ports[port as usize];
+        if let Some(c) = self.collector.as_deref_mut() {
+            c.on_tx(
+                port,
+                now,
+                self.world.pkts.get(h).size,
+                p.stats.ecn_marks != marks_before,
+            );
+        }
+        let more =
+            !p.is_empty() || (host != NO_HOST && !self.hosts[host as usize].ready.is_empty());
+        if more {
+            let at = p.busy_until;
+            self.world.ports[port as usize].wakeup_pending = true;
+            self.world.schedule(at, Event::PortWake(port));
+        }
+        if !deliver {
+            self.fault_drop(h);
+        }
+    }
+
+    /// The switch scheme watches a packet leave a switch port.
+    fn scheme_egress(&mut self, port: u32, h: Handle) {
+        let switch = self.world.topo.links[port as usize].from - self.world.topo.hosts;
+        let header = self.cfg.transport.header;
+        if let Switching::Scheme { scheme, rng, .. } = &mut self.switching {
+            let mut ctx = SwitchCtx::new(&mut self.world, rng, header, &mut self.scheme_actions);
+            scheme.egress(&mut ctx, switch, port, h);
+        }
+        self.run_scheme_actions();
+    }
+
+    /// A packet reaches a switch egress queue: it is queued, trimmed or dropped.
+    pub(super) fn enqueue_switch(&mut self, port: u32, h: Handle) {
+        let now = self.world.now;
+        if now > self.fast_increase_from {
+            self.switch_on_fast_increase();
+        }
+        if let Some(c) = self.collector.as_deref_mut() {
+            if !self.world.pkts.get(h).is_header() {
+                c.on_data_arrival(port, now, self.world.ports[port as usize].occupancy(now));
+            }
+        }
+        match self.world.admit(port, h) {
+            Admission::Queued => {}
+            Admission::Trimmed(_) => {
+                if let Some(c) = self.collector.as_deref_mut() {
+                    c.on_trim(port, now);
+                }
+            }
+            Admission::Dropped(v) => {
+                if let Some(c) = self.collector.as_deref_mut() {
+                    c.on_drop(port, now);
+                }
+                self.observe_drop(v, port, DropCause::Overflow);
+                self.world.pkts.free(v);
+            }
+        }
+        self.kick(port);
+    }
+
+    /// The timed fast-increase switch: every running sender and every later one gets MPRDMA
+    /// fast increase (the reference flips one global flag at the first switch-queue arrival after
+    /// 650 us in its `-failed 42` scenario).
+    #[cold]
+    fn switch_on_fast_increase(&mut self) {
+        self.fast_increase_from = crate::engine::Time::MAX;
+        self.fast_increase_on = true;
+        for flow in &mut self.flows {
+            if let Some(s) = flow.sender.as_mut() {
+                s.cc_mut().enable_fast_increase();
+            }
+        }
+    }
+}

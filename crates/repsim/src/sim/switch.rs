@@ -1,0 +1,160 @@
+//! Switches: the forwarding decision at ingress (explicit route, then the switch scheme; ECMP
+//! inline), the forwarding latency, and what schemes ask for (release held packets, send their
+//! own).
+use super::{Simulation, Switching};
+use crate::engine::Handle;
+use crate::net::forwarding;
+use crate::net::packet::NO_ROUTE;
+use crate::net::paths::PathTable;
+use crate::net::world::{Event, Timer, World};
+use crate::net::Kind;
+use crate::net::{Packet, Topology};
+use crate::routing::{ecmp, Ingress, SchemeAction, SchemeTimer, SwitchCtx};
+
+impl Simulation {
+    /// A packet reaches the end of its wire.
+    pub(super) fn on_arrive(&mut self, h: Handle) {
+        if self.faults.is_some() && !self.fault_off_wire(h) {
+            return;
+        }
+        let pkt = self.world.pkts.get_mut(h);
+        pkt.ingress = pkt.egress;
+        let node = self.world.ports[pkt.egress as usize].to_node;
+        if node < self.world.topo.hosts {
+            match pkt.kind {
+                Kind::Data => self.on_data(h),
+                Kind::Ack | Kind::Nack => self.on_control(h),
+                Kind::Rts => self.on_rts(h),
+                _ => self.host_consumes(h),
+            }
+            return;
+        }
+        self.ingress(node - self.world.topo.hosts, h, true);
+    }
+
+    /// Switch `s` decides what to do with packet `h` (`scheme`: ask the switch scheme; false
+    /// for packets the scheme made itself at this switch, which go by ECMP).
+    fn ingress(&mut self, s: u32, h: Handle, scheme: bool) {
+        let World {
+            topo,
+            paths,
+            pkts,
+            salts,
+            ..
+        } = &mut self.world;
+        let pkt = pkts.get_mut(h);
+        let cands = candidates(topo, paths, pkt, s, &mut self.search_buf);
+        let decision = if scheme && matches!(self.switching, Switching::Scheme { .. }) {
+            // The scheme gets the world mutably: hand it a copy of the candidates.
+            let mut buf = std::mem::take(&mut self.candidates);
+            buf.clear();
+            buf.extend_from_slice(cands);
+            let decision = self.ask_scheme(s, h, &buf);
+            self.candidates = buf;
+            decision
+        } else if cands.is_empty() {
+            Ingress::Drop
+        } else {
+            Ingress::Forward(ecmp::pick(pkt, salts[s as usize], cands))
+        };
+        match decision {
+            Ingress::Forward(port) => self.forward(s, h, port),
+            Ingress::Hold => {
+                if self.world.pkts.get(h).kind == Kind::Data {
+                    self.held_data += 1;
+                }
+            }
+            Ingress::Consume => {
+                self.world.counters.scheme_consumed += 1;
+                self.world.pkts.free(h);
+            }
+            Ingress::Drop => self.no_route(self.world.topo.switch_node(s), h),
+        }
+        self.run_scheme_actions();
+    }
+
+    fn ask_scheme(&mut self, s: u32, h: Handle, cands: &[u32]) -> Ingress {
+        let header = self.cfg.transport.header;
+        let Switching::Scheme { scheme, rng, .. } = &mut self.switching else {
+            unreachable!("only called with a scheme");
+        };
+        let mut ctx = SwitchCtx::new(&mut self.world, rng, header, &mut self.scheme_actions);
+        scheme.ingress(&mut ctx, s, h, cands)
+    }
+
+    /// Sends packet `h` from switch `s` to egress `port` after the switch's latency.
+    fn forward(&mut self, s: u32, h: Handle, port: u32) {
+        let latency = self.world.topo.switches[s as usize].latency;
+        if latency > 0 {
+            self.world.pkts.get_mut(h).egress = port;
+            let at = self.world.now + latency;
+            self.world.schedule(at, Event::Egress(h));
+        } else {
+            self.enqueue_switch(port, h);
+        }
+    }
+
+    /// Carries out what the switch scheme asked for.
+    pub(super) fn run_scheme_actions(&mut self) {
+        while let Some(action) = self.scheme_actions.pop() {
+            match action {
+                SchemeAction::Release {
+                    switch,
+                    packet,
+                    port,
+                } => {
+                    if self.world.pkts.get(packet).kind == Kind::Data {
+                        self.held_data -= 1;
+                    }
+                    self.forward(switch, packet, port);
+                }
+                SchemeAction::Originate { switch, packet } => {
+                    self.ingress(switch, packet, false);
+                }
+            }
+        }
+    }
+
+    /// One of the switch scheme's timers fired.
+    pub(super) fn on_scheme_timer(&mut self, timer: Timer) {
+        let header = self.cfg.transport.header;
+        if let Switching::Scheme { scheme, rng, .. } = &mut self.switching {
+            let mut ctx = SwitchCtx::new(&mut self.world, rng, header, &mut self.scheme_actions);
+            scheme.on_timer(
+                &mut ctx,
+                SchemeTimer {
+                    kind: timer.kind,
+                    gen: timer.gen,
+                    id: timer.id,
+                },
+            );
+        }
+        self.run_scheme_actions();
+    }
+}
+
+/// The ports switch `s` may send `pkt` on: its route's next link (advancing its hop), else the
+/// forwarding table's group towards its destination (for a switch without hosts, found by a
+/// graph search into `buf`: rare, scheme packets only).
+#[inline]
+fn candidates<'a>(
+    topo: &'a Topology,
+    paths: &'a PathTable,
+    pkt: &mut Packet,
+    s: u32,
+    buf: &'a mut Vec<u32>,
+) -> &'a [u32] {
+    if pkt.route != NO_ROUTE {
+        pkt.hop += 1;
+        return match paths.links(pkt.route).get(pkt.hop as usize) {
+            Some(l) => std::slice::from_ref(l),
+            None => &[],
+        };
+    }
+    let dst = pkt.dst;
+    if dst >= topo.hosts && topo.edge_index[(dst - topo.hosts) as usize] == u32::MAX {
+        *buf = forwarding::next_hops_to_switch(topo, s, dst - topo.hosts);
+        return buf;
+    }
+    topo.candidates(s, dst)
+}

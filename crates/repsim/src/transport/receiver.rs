@@ -1,0 +1,344 @@
+//! The receiving side of a connection: accepts packets in any order, and decides by its
+//! [`AckPolicy`] when to acknowledge, with a cumulative ACK and a 64-bit SACK bitmap, and when to
+//! ask the sender to slow down (CNP).
+use std::collections::VecDeque;
+
+use crate::engine::Time;
+
+/// When a receiver acknowledges and signals congestion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckPolicy {
+    /// Acknowledge once this many wire bytes arrived since the last ACK (at most one MTU: every
+    /// packet; k MTUs: every k packets). ECN-marked, ACK-requested and first packets, and the
+    /// packet that completes the flow, are acknowledged at once whatever the count.
+    pub every_bytes: u64,
+    /// Set the CNP flag on the ACK of an ECN-marked packet, at most once per this interval per
+    /// connection (DCQCN-style congestion notification); `None`: never.
+    pub cnp_interval: Option<Time>,
+}
+
+impl Default for AckPolicy {
+    fn default() -> Self {
+        AckPolicy {
+            every_bytes: 4150,
+            cnp_interval: None,
+        }
+    }
+}
+
+/// A data packet as the receiver reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataArrival {
+    /// Its PSN.
+    pub psn: u32,
+    /// Its size on the wire.
+    pub wire: u32,
+    /// Its payload (0 for a trimmed packet and for a retransmitted RTS).
+    pub payload: u32,
+    /// It was trimmed on the way (only its header arrived).
+    pub trimmed: bool,
+    /// It carries an ECN mark.
+    pub ecn: bool,
+    /// Its sender asked for an immediate ACK.
+    pub ack_request: bool,
+}
+
+/// The acknowledgement the receiver sends back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reply {
+    /// A NACK (the packet was trimmed and is missing) rather than an ACK.
+    pub nack: bool,
+    /// Next PSN expected in order.
+    pub cum_ack: u32,
+    /// First PSN of the SACK bitmap.
+    pub sack_base: u32,
+    /// Bit i: PSN `sack_base + i` has arrived.
+    pub sack_bits: u64,
+    /// Ask the sender to slow down.
+    pub cnp: bool,
+}
+
+/// What one arrival did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RxOutcome {
+    /// The packet was intact and new: its payload is delivered.
+    pub delivered: bool,
+    /// The answer to send now, if any.
+    pub reply: Option<Reply>,
+}
+
+/// Receiver state of one connection.
+#[derive(Clone, Debug)]
+pub struct Receiver {
+    /// Payload bytes of the whole flow.
+    bytes: u64,
+    /// Payload bytes delivered so far (each once).
+    delivered: u64,
+    /// Next PSN expected in order (all below it have arrived).
+    expected: u32,
+    /// Word index (PSN / 64) of `bits[0]`.
+    base_word: u32,
+    /// Bit per PSN from `base_word * 64`: arrived.
+    bits: VecDeque<u64>,
+    /// PSNs received above `expected`.
+    out_of_order: u32,
+    /// Wire bytes accepted since the last ACK.
+    unacked_bytes: u64,
+    /// Time of the latest CNP.
+    last_cnp: Option<Time>,
+    policy: AckPolicy,
+}
+
+impl Receiver {
+    /// A receiver of a `bytes`-byte flow.
+    pub fn new(bytes: u64, policy: AckPolicy) -> Self {
+        Receiver {
+            bytes,
+            delivered: 0,
+            expected: 0,
+            base_word: 0,
+            bits: VecDeque::new(),
+            out_of_order: 0,
+            unacked_bytes: 0,
+            last_cnp: None,
+            policy,
+        }
+    }
+
+    /// Next PSN expected in order.
+    pub fn expected(&self) -> u32 {
+        self.expected
+    }
+
+    /// PSNs held above the cumulative point.
+    pub fn out_of_order(&self) -> u32 {
+        self.out_of_order
+    }
+
+    /// Payload bytes delivered so far.
+    pub fn delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    /// Heap bytes held by the arrival bitmap, by capacity.
+    pub fn heap_bytes(&self) -> usize {
+        self.bits.capacity() * 8
+    }
+
+    /// True if `psn` has arrived.
+    #[inline]
+    pub fn has(&self, psn: u32) -> bool {
+        let word = psn / 64;
+        if word < self.base_word {
+            return true;
+        }
+        self.bits
+            .get((word - self.base_word) as usize)
+            .is_some_and(|w| w >> (psn % 64) & 1 == 1)
+    }
+
+    /// Records a new arrival and advances the cumulative point; false for duplicates.
+    pub fn accept(&mut self, psn: u32) -> bool {
+        if psn < self.expected || self.has(psn) {
+            return false;
+        }
+        let word = (psn / 64 - self.base_word) as usize;
+        if word >= self.bits.len() {
+            self.bits.resize(word + 1, 0);
+        }
+        self.bits[word] |= 1 << (psn % 64);
+        if psn == self.expected {
+            while self.has(self.expected) {
+                if self.expected != psn {
+                    self.out_of_order -= 1;
+                }
+                self.expected += 1;
+            }
+            // Words wholly below the cumulative point are no longer needed.
+            while (self.base_word + 1) * 64 <= self.expected && !self.bits.is_empty() {
+                self.bits.pop_front();
+                self.base_word += 1;
+            }
+        } else {
+            self.out_of_order += 1;
+        }
+        true
+    }
+
+    /// 64 arrival bits starting at `base` (at or above the cumulative point).
+    pub fn bits_from(&self, base: u32) -> u64 {
+        let word = (base / 64).saturating_sub(self.base_word) as usize;
+        let shift = base % 64;
+        let lo = self.bits.get(word).copied().unwrap_or(0) >> shift;
+        let hi = if shift == 0 {
+            0
+        } else {
+            self.bits.get(word + 1).copied().unwrap_or(0) << (64 - shift)
+        };
+        lo | hi
+    }
+
+    /// The selective-ACK window reported with an ACK for `psn`: it ends at `psn` when possible
+    /// and never starts at or below the cumulative point.
+    pub fn sack(&self, psn: u32) -> (u32, u64) {
+        let base = psn.saturating_sub(63).max(self.expected + 1);
+        (base, self.bits_from(base))
+    }
+
+    fn reply(&mut self, psn: u32, nack: bool, cnp: bool) -> Reply {
+        let (sack_base, sack_bits) = self.sack(psn);
+        Reply {
+            nack,
+            cum_ack: self.expected,
+            sack_base,
+            sack_bits,
+            cnp,
+        }
+    }
+
+    /// A data packet arrived at `now`.
+    pub fn on_data(&mut self, now: Time, d: &DataArrival) -> RxOutcome {
+        if d.trimmed {
+            // Only the header made it: NACK it unless it is already here.
+            let have = d.psn < self.expected || self.has(d.psn);
+            self.unacked_bytes = 0;
+            return RxOutcome {
+                delivered: false,
+                reply: Some(self.reply(d.psn, !have, false)),
+            };
+        }
+        let delivered = self.accept(d.psn);
+        if delivered {
+            self.delivered += d.payload as u64;
+        }
+        self.unacked_bytes += d.wire as u64;
+        let ack_now = self.unacked_bytes >= self.policy.every_bytes
+            || d.ecn
+            || d.ack_request
+            || d.psn == 0
+            || self.delivered == self.bytes;
+        if !ack_now {
+            return RxOutcome {
+                delivered,
+                reply: None,
+            };
+        }
+        self.unacked_bytes = 0;
+        let cnp = d.ecn
+            && self
+                .policy
+                .cnp_interval
+                .is_some_and(|i| self.last_cnp.is_none_or(|t| now - t >= i));
+        if cnp {
+            self.last_cnp = Some(now);
+        }
+        RxOutcome {
+            delivered,
+            reply: Some(self.reply(d.psn, false, cnp)),
+        }
+    }
+
+    /// An RTS arrived: its PSN counts as received and it is acknowledged at once, as a data
+    /// packet would be; it carries no payload and does not count towards ACK coalescing.
+    pub fn on_rts(&mut self, psn: u32) -> Reply {
+        self.accept(psn);
+        self.reply(psn, false, false)
+    }
+
+    /// Releases memory of a finished connection.
+    pub fn release(&mut self) {
+        self.bits = VecDeque::new();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn receiver_tracks_cumulative_and_sack() {
+        let mut r = Receiver::new(1 << 20, AckPolicy::default());
+        assert!(r.accept(0));
+        assert!(r.accept(2));
+        assert!(r.accept(70));
+        assert!(!r.accept(2));
+        assert_eq!(r.expected, 1);
+        assert_eq!(r.out_of_order, 2);
+        let (base, bits) = r.sack(70);
+        assert_eq!(base, 7);
+        assert_eq!(bits, 1 << 63);
+        let (base, bits) = r.sack(2);
+        assert_eq!(base, 2);
+        assert_eq!(bits & 1, 1);
+        assert!(r.accept(1));
+        assert_eq!(r.expected, 3);
+        assert_eq!(r.out_of_order, 1);
+    }
+
+    #[test]
+    fn bits_cross_word_boundaries() {
+        let mut r = Receiver::new(1 << 20, AckPolicy::default());
+        for p in [60, 63, 64, 100, 127, 128] {
+            r.accept(p);
+        }
+        let b = r.bits_from(60);
+        for i in 0..64 {
+            assert_eq!(b >> i & 1 == 1, r.has(60 + i), "bit {i}");
+        }
+    }
+
+    #[test]
+    fn the_bitmap_slides_with_the_cumulative_point() {
+        let mut r = Receiver::new(1 << 30, AckPolicy::default());
+        for p in 0..100_000 {
+            assert!(r.accept(p));
+        }
+        assert_eq!(r.expected, 100_000);
+        assert!(r.bits.len() <= 1, "{} words kept", r.bits.len());
+        assert!(r.has(5) && !r.has(100_000));
+        assert!(r.accept(100_200));
+        assert!(r.has(100_200) && !r.has(100_199));
+        assert!(r.heap_bytes() < 1024);
+        for p in 100_000..100_200 {
+            r.accept(p);
+        }
+        assert_eq!(r.expected, 100_201);
+        assert_eq!(r.out_of_order, 0);
+    }
+
+    #[test]
+    fn policy_coalesces_and_flags_cnp() {
+        let policy = AckPolicy {
+            every_bytes: 3 * 4150,
+            cnp_interval: Some(50),
+        };
+        let mut r = Receiver::new(10 * 4086, policy);
+        let data = |psn, ecn| DataArrival {
+            psn,
+            wire: 4150,
+            payload: 4086,
+            trimmed: false,
+            ecn,
+            ack_request: false,
+        };
+        // The first packet is acknowledged at once, then every third.
+        assert!(r.on_data(0, &data(0, false)).reply.is_some());
+        assert!(r.on_data(1, &data(1, false)).reply.is_none());
+        assert!(r.on_data(2, &data(2, false)).reply.is_none());
+        assert!(r.on_data(3, &data(3, false)).reply.is_some());
+        // A marked packet is acknowledged at once with a CNP, at most one per 50 time units.
+        assert!(r.on_data(10, &data(4, true)).reply.unwrap().cnp);
+        assert!(!r.on_data(20, &data(5, true)).reply.unwrap().cnp);
+        assert!(r.on_data(60, &data(6, true)).reply.unwrap().cnp);
+        // A trimmed packet is NACKed; a trimmed copy of one already here is ACKed.
+        let trimmed = |psn| DataArrival {
+            trimmed: true,
+            payload: 0,
+            wire: 64,
+            ..data(psn, false)
+        };
+        assert!(r.on_data(70, &trimmed(8)).reply.unwrap().nack);
+        assert!(!r.on_data(70, &trimmed(6)).reply.unwrap().nack);
+        assert_eq!(r.delivered(), 7 * 4086);
+    }
+}

@@ -1,0 +1,595 @@
+//! The sending side of a connection.
+//!
+//! PSNs are handed out in sending order: every first transmission of a data packet and every
+//! RTS takes the next one, so after an RTS the data packet with index k travels with a PSN
+//! above k (as in the reference simulator). Records live in a ring that starts at the
+//! cumulative point, so a 1 GiB flow costs what an 8 MiB flow with the same window costs.
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use super::{FlowStats, Sizes};
+use crate::cc::{AckSample, CongestionControl};
+use crate::engine::time::serialization;
+use crate::engine::{Rng, Time};
+use crate::lb::{AckFeedback, LbEvent, LoadBalancer, PathChoice};
+
+/// Where one PSN stands at the sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PsnState {
+    /// Handed out, not sent yet.
+    Unsent,
+    /// Sent and neither acknowledged nor declared lost.
+    InFlight,
+    /// Declared lost (NACK or timeout) and waiting in the retransmission queue.
+    Queued,
+    /// Acknowledged (cumulatively, selectively or by its own ACK).
+    Acked,
+}
+
+/// Flag bits of [`PsnRecord::flags`].
+pub mod record_flags {
+    /// The PSN was taken by an RTS (request to send), not by a data packet.
+    pub const RTS: u8 = 1;
+    /// The latest transmission is not counted in `in_flight` (an RTS as first sent).
+    pub const UNCOUNTED: u8 = 2;
+}
+
+/// Per-PSN sender record (16 bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PsnRecord {
+    /// Time of the latest transmission.
+    pub sent_at: Time,
+    /// Bytes on the wire of the latest transmission.
+    pub wire: u32,
+    /// EV of the latest transmission.
+    pub ev: u16,
+    /// State.
+    pub state: PsnState,
+    /// Bit set of [`record_flags`].
+    pub flags: u8,
+}
+
+impl PsnRecord {
+    /// A record for a PSN not sent yet.
+    pub const UNSENT: PsnRecord = PsnRecord {
+        sent_at: 0,
+        wire: 0,
+        ev: 0,
+        state: PsnState::Unsent,
+        flags: 0,
+    };
+
+    /// What an acknowledged PSN below the ring's start looks like.
+    const ACKED: PsnRecord = PsnRecord {
+        state: PsnState::Acked,
+        ..PsnRecord::UNSENT
+    };
+
+    /// True if the PSN belongs to an RTS.
+    #[inline]
+    pub fn is_rts(&self) -> bool {
+        self.flags & record_flags::RTS != 0
+    }
+
+    /// Bytes the latest transmission added to `in_flight`.
+    #[inline]
+    pub fn counted(&self) -> i64 {
+        if self.flags & record_flags::UNCOUNTED != 0 {
+            0
+        } else {
+            self.wire as i64
+        }
+    }
+}
+
+/// What [`Sender::transmit`] chose to send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transmission {
+    /// Its PSN.
+    pub psn: u32,
+    /// Its EV and, for source-routed load balancers, its route.
+    pub path: PathChoice,
+    /// Its size on the wire.
+    pub wire: u32,
+    /// A retransmission (of a data packet or of a lost RTS).
+    pub retransmit: bool,
+    /// The flow's last data packet, sent for the first time.
+    pub last: bool,
+    /// The packet fills the window (the receiver should ACK it at once).
+    pub window_full: bool,
+    /// The retransmission timer was idle: wake the sender at this time.
+    pub arm_rto: Option<Time>,
+}
+
+/// An ACK or NACK as the sender reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckInfo {
+    /// A NACK (the packet was trimmed) rather than an ACK.
+    pub nack: bool,
+    /// PSN of the data packet it answers.
+    pub psn: u32,
+    /// Send time of the transmission it answers.
+    pub sent_at: Time,
+    /// EV of that transmission.
+    pub ev: u16,
+    /// Echoed ECN mark.
+    pub ecn: bool,
+    /// The receiver asks for a rate decrease (CNP).
+    pub cnp: bool,
+    /// Cumulative acknowledgement.
+    pub cum_ack: u32,
+    /// First PSN of the SACK bitmap.
+    pub sack_base: u32,
+    /// SACK bitmap.
+    pub sack_bits: u64,
+}
+
+/// What an ACK or NACK did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckOutcome {
+    /// Something the load balancer did worth recording.
+    pub lb_event: Option<LbEvent>,
+    /// Every byte is now acknowledged.
+    pub finished: bool,
+}
+
+/// What the retransmission timer found when it fired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RtoCheck {
+    /// Nothing outstanding: the timer stays off.
+    Idle,
+    /// The oldest packet is not due yet: wake again at this time.
+    Rearm(Time),
+    /// The oldest outstanding packet (this PSN) timed out.
+    Expired(u32),
+}
+
+/// What a timeout did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeout {
+    /// Wire size of the packet declared lost.
+    pub wire: u64,
+    /// No other retransmission was waiting.
+    pub rtx_was_empty: bool,
+    /// Something the load balancer did worth recording.
+    pub lb_event: Option<LbEvent>,
+    /// Wake the timer again at this time (more packets outstanding).
+    pub rearm: Option<Time>,
+}
+
+/// Sender state of one connection.
+pub struct Sender {
+    sizes: Sizes,
+    /// Data packets sent at least once (the next new data packet's index).
+    next_data: u32,
+    /// PSNs handed out so far.
+    next_psn: u32,
+    /// All PSNs below this are acknowledged.
+    cum_acked: u32,
+    /// PSN of `records[0]`.
+    base: u32,
+    /// One record per PSN from `base` to `next_psn`.
+    records: VecDeque<PsnRecord>,
+    /// Bytes sent and not yet acknowledged or declared lost. Signed: a lost RTS is taken off
+    /// without ever having been added (the reference's accounting).
+    in_flight: i64,
+    /// (send time, PSN) in transmission order; stale entries are skipped lazily.
+    send_order: VecDeque<(Time, u32)>,
+    /// PSNs waiting for retransmission, lowest first; stale entries are skipped lazily.
+    retransmit: BinaryHeap<Reverse<u32>>,
+    /// A retransmission-timer wake-up is scheduled.
+    timer_pending: bool,
+    /// Time of the latest RTS (at most one per RTO).
+    last_rts: Option<Time>,
+    /// Paced: no packet before this time.
+    next_send_at: Time,
+    /// Line rate of the NIC the sender uses (pacing only applies below it).
+    line_rate: u64,
+    /// EVs of the PSNs the latest ACK covered (reused buffer).
+    covered: Vec<u16>,
+    cc: Box<dyn CongestionControl>,
+    lb: Box<dyn LoadBalancer>,
+    rng: Rng,
+}
+
+impl Sender {
+    /// A sender of a flow laid out as `sizes`, on a NIC of `line_rate` bits per second.
+    pub fn new(
+        sizes: Sizes,
+        line_rate: u64,
+        cc: Box<dyn CongestionControl>,
+        lb: Box<dyn LoadBalancer>,
+        rng: Rng,
+    ) -> Self {
+        Sender {
+            sizes,
+            next_data: 0,
+            next_psn: 0,
+            cum_acked: 0,
+            base: 0,
+            records: VecDeque::new(),
+            in_flight: 0,
+            send_order: VecDeque::new(),
+            retransmit: BinaryHeap::new(),
+            timer_pending: false,
+            last_rts: None,
+            next_send_at: 0,
+            line_rate,
+            covered: Vec::new(),
+            cc,
+            lb,
+            rng,
+        }
+    }
+
+    /// The window controller.
+    pub fn cc(&self) -> &dyn CongestionControl {
+        self.cc.as_ref()
+    }
+
+    /// The window controller, mutably (timed switches of a scenario).
+    pub fn cc_mut(&mut self) -> &mut dyn CongestionControl {
+        self.cc.as_mut()
+    }
+
+    /// The load balancer.
+    pub fn lb(&self) -> &dyn LoadBalancer {
+        self.lb.as_ref()
+    }
+
+    /// Bytes in flight (see the field's note on RTS accounting).
+    pub fn in_flight(&self) -> i64 {
+        self.in_flight
+    }
+
+    /// Number of PSNs handed out so far (data packets sent once plus RTS packets).
+    #[inline]
+    pub fn psns(&self) -> u32 {
+        self.next_psn
+    }
+
+    /// All PSNs below this are acknowledged.
+    pub fn cum_acked(&self) -> u32 {
+        self.cum_acked
+    }
+
+    /// Data packets sent at least once.
+    pub fn data_sent_once(&self) -> u32 {
+        self.next_data
+    }
+
+    /// The record of `psn` (PSNs below the ring are acknowledged).
+    #[inline]
+    pub fn record(&self, psn: u32) -> PsnRecord {
+        if psn < self.base {
+            PsnRecord::ACKED
+        } else {
+            self.records[(psn - self.base) as usize]
+        }
+    }
+
+    #[inline]
+    fn record_mut(&mut self, psn: u32) -> &mut PsnRecord {
+        &mut self.records[(psn - self.base) as usize]
+    }
+
+    /// A fresh PSN, with an unsent record.
+    fn take_psn(&mut self) -> u32 {
+        self.records.push_back(PsnRecord::UNSENT);
+        self.next_psn += 1;
+        self.next_psn - 1
+    }
+
+    /// Heap bytes held by this sender's per-packet state (records, send order, retransmission
+    /// queue, scratch), by capacity.
+    pub fn heap_bytes(&self) -> usize {
+        self.records.capacity() * std::mem::size_of::<PsnRecord>()
+            + self.send_order.capacity() * std::mem::size_of::<(Time, u32)>()
+            + self.retransmit.capacity() * std::mem::size_of::<u32>()
+            + self.covered.capacity() * std::mem::size_of::<u16>()
+    }
+
+    /// The lowest PSN really waiting for retransmission (dropping stale queue entries).
+    pub fn next_retransmission(&mut self) -> Option<u32> {
+        while let Some(&Reverse(psn)) = self.retransmit.peek() {
+            if self.record(psn).state == PsnState::Queued {
+                return Some(psn);
+            }
+            self.retransmit.pop();
+        }
+        None
+    }
+
+    /// The window, as a signed byte count comparable with `in_flight`.
+    #[inline]
+    pub fn window(&self) -> i64 {
+        self.cc.cwnd().min(i64::MAX as u64) as i64
+    }
+
+    /// True when the window and the backlog allow one more packet (it may overshoot by one).
+    pub fn can_send(&mut self) -> bool {
+        !self.finished()
+            && self.window() > self.in_flight
+            && (self.next_data < self.sizes.packets || self.next_retransmission().is_some())
+    }
+
+    /// While the congestion control paces below line rate: the earliest time of the next
+    /// packet, if that is after `now`.
+    #[inline]
+    pub fn paced_until(&self, now: Time) -> Option<Time> {
+        (self.next_send_at > now).then_some(self.next_send_at)
+    }
+
+    /// True once every data packet was sent and every PSN (RTS included) is acknowledged.
+    #[inline]
+    pub fn finished(&self) -> bool {
+        self.next_data == self.sizes.packets && self.cum_acked == self.next_psn
+    }
+
+    /// The oldest transmission still in flight (dropping stale entries).
+    pub fn oldest_in_flight(&mut self) -> Option<(Time, u32)> {
+        while let Some(&(t, psn)) = self.send_order.front() {
+            let r = self.record(psn);
+            if r.state == PsnState::InFlight && r.sent_at == t {
+                return Some((t, psn));
+            }
+            self.send_order.pop_front();
+        }
+        None
+    }
+
+    /// Sends the next data packet at `now`: the lowest PSN waiting for retransmission (it keeps
+    /// its PSN and size; a lost RTS goes again as a header-sized data packet), else the next
+    /// new data packet, which takes the next PSN. The load balancer picks its EV (or route).
+    /// The caller has checked [`Self::can_send`]; `rto` arms the timer if it is idle.
+    pub fn transmit(&mut self, now: Time, rto: Time) -> Transmission {
+        let (psn, retransmit, last) = match self.next_retransmission() {
+            Some(p) => {
+                self.retransmit.pop();
+                (p, true, false)
+            }
+            None => {
+                let index = self.next_data;
+                self.next_data += 1;
+                let p = self.take_psn();
+                self.record_mut(p).wire = self.sizes.wire(index);
+                (p, false, index + 1 == self.sizes.packets)
+            }
+        };
+        let path = self.lb.next(now, &mut self.rng);
+        let rec = self.record_mut(psn);
+        rec.sent_at = now;
+        rec.ev = path.ev;
+        rec.state = PsnState::InFlight;
+        rec.flags &= !record_flags::UNCOUNTED;
+        let wire = rec.wire;
+        self.in_flight += wire as i64;
+        self.send_order.push_back((now, psn));
+        if let Some(rate) = self.cc.pacing_rate().filter(|&r| r < self.line_rate) {
+            self.next_send_at = now + serialization(wire, rate.max(1));
+        }
+        Transmission {
+            psn,
+            path,
+            wire,
+            retransmit,
+            last,
+            window_full: self.in_flight >= self.window(),
+            arm_rto: self.arm_timer(now + rto),
+        }
+    }
+
+    /// Marks the retransmission timer armed; returns `at` if it was idle.
+    fn arm_timer(&mut self, at: Time) -> Option<Time> {
+        if self.timer_pending {
+            None
+        } else {
+            self.timer_pending = true;
+            Some(at)
+        }
+    }
+
+    /// Marks a PSN acknowledged; returns the bytes this acknowledges as newly delivered (0 if
+    /// it already was, and for an RTS whose original header-only packet arrived).
+    ///
+    /// `in_flight` follows the reference's byte accounting: an in-flight PSN takes off what its
+    /// transmission added; a PSN acknowledged while queued for retransmission had its bytes
+    /// taken off when it was declared lost, except an RTS, which never added them, so they are
+    /// given back.
+    #[inline]
+    pub fn mark_acked(&mut self, psn: u32) -> u64 {
+        if psn < self.base {
+            return 0;
+        }
+        let r = self.records[(psn - self.base) as usize];
+        let newly = match r.state {
+            PsnState::Acked => return 0,
+            PsnState::InFlight => {
+                let counted = r.counted();
+                self.in_flight -= counted;
+                counted as u64
+            }
+            PsnState::Queued if r.is_rts() => {
+                self.in_flight += r.wire as i64;
+                0
+            }
+            PsnState::Queued | PsnState::Unsent => r.wire as u64,
+        };
+        self.record_mut(psn).state = PsnState::Acked;
+        self.covered.push(r.ev);
+        newly
+    }
+
+    /// Declares the in-flight PSN lost (NACK or timeout): its wire size leaves `in_flight` and
+    /// it joins the retransmission queue. Returns that size.
+    pub fn declare_lost(&mut self, psn: u32) -> u64 {
+        let r = self.record_mut(psn);
+        debug_assert_eq!(r.state, PsnState::InFlight);
+        r.state = PsnState::Queued;
+        let wire = r.wire;
+        self.in_flight -= wire as i64;
+        self.retransmit.push(Reverse(psn));
+        wire as u64
+    }
+
+    /// Advances the cumulative point over acknowledged PSNs and frees their records.
+    fn advance_cumulative(&mut self) {
+        while self.cum_acked < self.next_psn && self.record(self.cum_acked).state == PsnState::Acked
+        {
+            self.cum_acked += 1;
+        }
+        while self.base < self.cum_acked {
+            self.records.pop_front();
+            self.base += 1;
+        }
+    }
+
+    /// Processes an ACK or NACK arriving at `now`.
+    pub fn on_ack(&mut self, now: Time, ack: &AckInfo, stats: &mut FlowStats) -> AckOutcome {
+        let rec = self.record(ack.psn);
+        let lb_event = if ack.nack {
+            stats.nacks += 1;
+            if rec.state == PsnState::InFlight && rec.sent_at == ack.sent_at {
+                let wire = self.declare_lost(ack.psn);
+                self.cc.on_nack(wire, now);
+                self.lb.on_nack(ack.ev, now)
+            } else {
+                None
+            }
+        } else {
+            stats.acks += 1;
+            if ack.ecn {
+                stats.ecn_acks += 1;
+            }
+            // The RTT sample, as the reference takes it: from the PSN's latest transmission,
+            // and only while that PSN is still outstanding.
+            let rtt = (rec.state == PsnState::InFlight).then(|| now - rec.sent_at);
+            self.covered.clear();
+            let mut newly = self.mark_acked(ack.psn);
+            // The triggering packet's EV goes last in the covered list.
+            let own = self.covered.pop();
+            for psn in self.cum_acked..ack.cum_ack.min(self.next_psn) {
+                newly += self.mark_acked(psn);
+            }
+            let mut bits = ack.sack_bits;
+            while bits != 0 {
+                let psn = ack.sack_base + bits.trailing_zeros();
+                bits &= bits - 1;
+                if psn < self.next_psn {
+                    newly += self.mark_acked(psn);
+                }
+            }
+            self.covered.extend(own);
+            self.advance_cumulative();
+            // Drop acknowledged entries from the front of the send order now rather than at
+            // the next timer, so its length follows the window.
+            self.oldest_in_flight();
+            self.cc.on_ack(&AckSample {
+                acked: newly,
+                ecn: ack.ecn,
+                cnp: ack.cnp,
+                rtt,
+                now,
+            });
+            self.lb.on_ack(&AckFeedback {
+                ev: ack.ev,
+                ecn: ack.ecn,
+                rtt,
+                now,
+                covered: &self.covered,
+            })
+        };
+        AckOutcome {
+            lb_event,
+            finished: self.finished(),
+        }
+    }
+
+    /// The retransmission timer fired at `now`.
+    pub fn check_rto(&mut self, now: Time, rto: Time) -> RtoCheck {
+        self.timer_pending = false;
+        match self.oldest_in_flight() {
+            None => RtoCheck::Idle,
+            Some((sent_at, _)) if now < sent_at + rto => {
+                self.timer_pending = true;
+                RtoCheck::Rearm(sent_at + rto)
+            }
+            Some((_, psn)) => RtoCheck::Expired(psn),
+        }
+    }
+
+    /// Declares the oldest outstanding packet (`psn`, as [`Self::check_rto`] reported) lost:
+    /// only that one per expiry, like the reference.
+    pub fn time_out(&mut self, psn: u32, now: Time, rto: Time, stats: &mut FlowStats) -> Timeout {
+        self.send_order.pop_front();
+        let rtx_was_empty = self.next_retransmission().is_none();
+        let ev = self.record(psn).ev;
+        let wire = self.declare_lost(psn);
+        self.cc.on_timeout(wire, now);
+        let lb_event = self.lb.on_timeout(ev, now);
+        stats.timeouts += 1;
+        let rearm = self.oldest_in_flight().map(|(next, _)| {
+            self.timer_pending = true;
+            (next + rto).max(now)
+        });
+        Timeout {
+            wire,
+            rtx_was_empty,
+            lb_event,
+            rearm,
+        }
+    }
+
+    /// Whether a timeout of a `lost_wire`-byte packet calls for an RTS now, as the reference
+    /// decides after it has queued (and, window and NIC permitting, already sent) the
+    /// retransmission: the window has no room for a packet of that size
+    /// (`cwnd < in_flight + size`) and no RTS went out in the last `rto`. The caller also
+    /// requires that no other retransmission was already waiting.
+    pub fn rts_due(&self, now: Time, lost_wire: u64, rto: Time) -> bool {
+        self.window() < self.in_flight + lost_wire as i64
+            && self.last_rts.is_none_or(|t| now - t >= rto)
+    }
+
+    /// Sends an RTS of `size` bytes now: it takes the next PSN, an EV and a send record (so a
+    /// lost RTS times out like data and goes again as a `size`-byte data packet), but adds
+    /// nothing to `in_flight`.
+    pub fn send_rts(&mut self, now: Time, size: u32, rto: Time) -> Transmission {
+        self.last_rts = Some(now);
+        let path = self.lb.next(now, &mut self.rng);
+        let psn = self.take_psn();
+        *self.record_mut(psn) = PsnRecord {
+            sent_at: now,
+            wire: size,
+            ev: path.ev,
+            state: PsnState::InFlight,
+            flags: record_flags::RTS | record_flags::UNCOUNTED,
+        };
+        self.send_order.push_back((now, psn));
+        Transmission {
+            psn,
+            path,
+            wire: size,
+            retransmit: false,
+            last: false,
+            window_full: true,
+            arm_rto: self.arm_timer(now + rto),
+        }
+    }
+
+    /// The retransmission timer is no longer wanted (the flow was given up).
+    pub fn stop(&mut self) {
+        self.timer_pending = false;
+    }
+
+    /// Releases the per-PSN memory of a finished connection.
+    pub fn release(&mut self) {
+        self.records = VecDeque::new();
+        self.send_order = VecDeque::new();
+        self.retransmit = BinaryHeap::new();
+        self.covered = Vec::new();
+    }
+}
+
+#[cfg(test)]
+mod tests;

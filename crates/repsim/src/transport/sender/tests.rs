@@ -1,0 +1,231 @@
+use super::*;
+use crate::cc::{CcParams, CcSpec};
+use crate::lb::{LbContext, LbSpec};
+
+const MTU: u32 = 4150;
+const HEADER: u32 = 64;
+const RTO: Time = 40_000_000;
+const LINE: u64 = 400_000_000_000;
+
+/// A sender of a flow of `packets` full packets with a constant window of `window_packets`.
+fn sender_of(packets: u64, window_packets: u64) -> Sender {
+    let sizes = Sizes::new(packets * 4086, MTU, HEADER);
+    let cc = CcSpec::Mprdma(crate::cc::mprdma::MprdmaConfig {
+        initial_cwnd: Some(crate::units::SizeQ(crate::units::Size::Packets(
+            window_packets as f64,
+        ))),
+        max_cwnd_bdp: 1.0,
+        ..Default::default()
+    })
+    .build(&CcParams {
+        mtu: MTU,
+        base_rtt: 8_000_000,
+        bdp: window_packets * MTU as u64,
+        line_rate: LINE,
+        fast_increase_on: false,
+    });
+    let ctx = LbContext {
+        flow_index: 0,
+        base_rtt: 8_000_000,
+        rto: RTO,
+        bdp_packets: 4,
+        trimming: false,
+        packets_per_ack: 1,
+        routes: &[],
+    };
+    let mut rng = Rng::new(1);
+    let lb = LbSpec::named("ops").unwrap().build(&ctx, &mut rng);
+    Sender::new(sizes, LINE, cc, lb, rng)
+}
+
+fn sender(window_packets: u64) -> Sender {
+    sender_of(20, window_packets)
+}
+
+/// Sends while the window allows; returns the PSNs sent.
+fn fill(s: &mut Sender, now: Time) -> Vec<u32> {
+    let mut sent = Vec::new();
+    while s.can_send() {
+        sent.push(s.transmit(now, RTO).psn);
+    }
+    sent
+}
+
+/// A timeout of the oldest packet, as the simulation handles it.
+fn time_out(s: &mut Sender) -> u64 {
+    let (_, psn) = s.oldest_in_flight().unwrap();
+    s.time_out(psn, RTO, RTO, &mut FlowStats::default()).wire
+}
+
+fn ack_of(psn: u32, cum: u32) -> AckInfo {
+    AckInfo {
+        nack: false,
+        psn,
+        sent_at: 0,
+        ev: 0,
+        ecn: false,
+        cnp: false,
+        cum_ack: cum,
+        sack_base: cum + 1,
+        sack_bits: 0,
+    }
+}
+
+#[test]
+fn rts_only_when_the_window_has_no_room_and_once_per_rto() {
+    // A full window: the timeout takes the packet off in_flight and the window alike, so
+    // there is still no room for it.
+    let mut s = sender(4);
+    assert_eq!(fill(&mut s, 0), vec![0, 1, 2, 3]);
+    let wire = time_out(&mut s);
+    assert!(!s.can_send(), "the window forbids the retransmission");
+    assert!(s.rts_due(RTO, wire, RTO));
+    let rts = s.send_rts(RTO, HEADER, RTO);
+    assert_eq!(rts.psn, 4, "the RTS takes the next PSN");
+    assert_eq!(
+        s.in_flight(),
+        3 * MTU as i64,
+        "an RTS adds nothing to in_flight"
+    );
+    // Another timeout within one RTO of it may not send a second RTS.
+    let wire = time_out(&mut s);
+    assert!(!s.rts_due(RTO + RTO / 2, wire, RTO));
+    assert!(s.rts_due(2 * RTO, wire, RTO), "one RTO later it may");
+    // A lone packet: after its timeout the window has room, so no RTS.
+    let mut s = sender(4);
+    s.transmit(0, RTO);
+    let wire = time_out(&mut s);
+    assert!(s.can_send());
+    assert!(!s.rts_due(RTO, wire, RTO));
+}
+
+#[test]
+fn data_after_an_rts_takes_the_next_psns() {
+    let mut s = sender(4);
+    fill(&mut s, 0);
+    time_out(&mut s);
+    s.send_rts(RTO, HEADER, RTO);
+    // Acknowledge everything outstanding: PSN 0 (queued), 1-3, and the RTS (PSN 4).
+    let mut stats = FlowStats::default();
+    s.on_ack(RTO, &ack_of(4, 5), &mut stats);
+    assert_eq!(s.cum_acked(), 5);
+    let tx = s.transmit(2 * RTO, RTO);
+    assert_eq!(
+        (tx.psn, tx.wire, tx.retransmit),
+        (5, MTU, false),
+        "data packet 4 travels with PSN 5"
+    );
+    assert_eq!(s.data_sent_once(), 5);
+    assert!(!s.finished());
+}
+
+#[test]
+fn a_lost_rts_costs_64_bytes_of_in_flight_accounting() {
+    let mut s = sender(4);
+    fill(&mut s, 0);
+    time_out(&mut s);
+    let rts = s.send_rts(RTO, HEADER, RTO).psn;
+    // The three data packets still out are acknowledged; in_flight is exact again.
+    for psn in 1..4 {
+        s.mark_acked(psn);
+    }
+    assert_eq!(s.in_flight(), 0);
+    // The RTS is lost: its timeout takes 64 bytes off although it never added them.
+    let (_, oldest) = s.oldest_in_flight().unwrap();
+    assert_eq!(oldest, rts);
+    assert_eq!(time_out(&mut s), 64);
+    assert_eq!(s.in_flight(), -64);
+    // Retransmissions go lowest PSN first: the data packet, then the RTS as a 64-byte data
+    // packet, which counts in in_flight like data.
+    let tx = s.transmit(2 * RTO, RTO);
+    assert_eq!((tx.psn, tx.wire, tx.retransmit), (0, MTU, true));
+    let tx = s.transmit(2 * RTO, RTO);
+    assert_eq!((tx.psn, tx.wire, tx.retransmit), (rts, 64, true));
+    assert_eq!(s.in_flight(), MTU as i64);
+    // Both arrive and are acknowledged: 64 bytes short of the truth for good.
+    assert_eq!(s.mark_acked(0), MTU as u64);
+    assert_eq!(s.mark_acked(rts), 64);
+    assert_eq!(s.in_flight(), -64);
+    assert_eq!(
+        s.window(),
+        4 * MTU as i64 - MTU as i64 - 64,
+        "the window lost 64 too"
+    );
+}
+
+#[test]
+fn an_rts_acknowledged_while_queued_gives_its_bytes_back() {
+    let mut s = sender(4);
+    fill(&mut s, 0);
+    time_out(&mut s);
+    let rts = s.send_rts(RTO, HEADER, RTO).psn;
+    let before = s.in_flight();
+    s.declare_lost(rts);
+    assert_eq!(s.in_flight(), before - 64);
+    // Its own ACK arrives late, while the retransmission still waits: nothing was added
+    // for it, so what the timeout took is given back and no payload is credited.
+    assert_eq!(s.mark_acked(rts), 0);
+    assert_eq!(s.in_flight(), before);
+    // The original RTS's ACK when it was not declared lost credits nothing either.
+    let mut s = sender(4);
+    fill(&mut s, 0);
+    time_out(&mut s);
+    let rts = s.send_rts(RTO, HEADER, RTO).psn;
+    let before = s.in_flight();
+    assert_eq!(s.mark_acked(rts), 0);
+    assert_eq!(s.in_flight(), before);
+}
+
+#[test]
+fn acks_report_every_ev_they_cover_the_echoed_one_last() {
+    let mut s = sender(8);
+    fill(&mut s, 0);
+    let evs: Vec<u16> = (0..8).map(|p| s.record(p).ev).collect();
+    // An ACK for PSN 5 that also acknowledges 0..3 cumulatively and 4 selectively.
+    let ack = AckInfo {
+        ev: evs[5],
+        cum_ack: 4,
+        sack_base: 4,
+        sack_bits: 0b11,
+        ..ack_of(5, 4)
+    };
+    s.on_ack(1, &ack, &mut FlowStats::default());
+    assert_eq!(
+        s.covered,
+        vec![evs[0], evs[1], evs[2], evs[3], evs[4], evs[5]]
+    );
+    assert_eq!(s.cum_acked(), 6);
+}
+
+/// Drives a sender through `packets` packets, acknowledging each in order one RTT later with
+/// a window of 50 packets; returns the largest heap footprint seen.
+fn peak_heap(packets: u64) -> usize {
+    let mut s = sender_of(packets, 50);
+    let mut stats = FlowStats::default();
+    let mut now = 0;
+    let mut acked = 0;
+    let mut peak = 0;
+    while !s.finished() {
+        while s.can_send() {
+            s.transmit(now, RTO);
+        }
+        peak = peak.max(s.heap_bytes());
+        now += 1000;
+        let next = acked;
+        acked += 1;
+        s.on_ack(now, &ack_of(next, acked), &mut stats);
+    }
+    peak
+}
+
+#[test]
+fn sender_memory_follows_the_window_not_the_flow() {
+    // 2,054 packets (8 MiB) against 262,144 (1 GiB), same window.
+    let small = peak_heap(2054);
+    let large = peak_heap(262_144);
+    assert!(small > 0);
+    assert!(
+        large <= small,
+        "a 1 GiB flow's sender holds {large} B, an 8 MiB flow's {small} B"
+    );
+}
