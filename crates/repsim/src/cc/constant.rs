@@ -56,6 +56,10 @@ impl CongestionControl for Constant {
         self.window
     }
 
+    fn paces(&self) -> bool {
+        self.rate.is_some()
+    }
+
     fn pacing_rate(&self) -> Option<u64> {
         self.rate
     }

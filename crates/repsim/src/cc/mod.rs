@@ -47,6 +47,11 @@ pub struct AckSample {
 pub trait CongestionControl: Send {
     /// Bytes that may be in flight (`u64::MAX` for a rate-only controller).
     fn cwnd(&self) -> u64;
+    /// Whether the controller ever paces (asked once, at start; when false,
+    /// [`Self::pacing_rate`] is never called).
+    fn paces(&self) -> bool {
+        false
+    }
     /// Pacing rate in bits per second (`None`: line rate).
     fn pacing_rate(&self) -> Option<u64> {
         None
@@ -57,6 +62,11 @@ pub trait CongestionControl: Send {
     fn on_nack(&mut self, size: u64, now: Time);
     /// The retransmission timer expired for a packet of `size` bytes.
     fn on_timeout(&mut self, size: u64, now: Time);
+    /// Whether the controller ever uses timers (asked once, at start; when false,
+    /// [`Self::next_timer`] is never called).
+    fn has_timers(&self) -> bool {
+        false
+    }
     /// The earliest time the controller wants to be woken (its own timers), if any.
     fn next_timer(&self) -> Option<Time> {
         None

@@ -79,7 +79,8 @@ pub struct AckFeedback<'a> {
     /// Arrival time.
     pub now: Time,
     /// EVs of every packet this ACK newly acknowledges, the triggering packet's last (one entry
-    /// with per-packet ACKs; several with coalesced ACKs, cumulative ACKs or SACKs).
+    /// with per-packet ACKs; several with coalesced ACKs, cumulative ACKs or SACKs). Filled only
+    /// for load balancers that ask for it ([`LoadBalancer::wants_covered`]); empty otherwise.
     pub covered: &'a [u16],
 }
 
@@ -123,6 +124,11 @@ pub struct LbRecord {
 pub trait LoadBalancer: Send {
     /// The path of the next packet (new data, retransmission or RTS).
     fn next(&mut self, now: Time, rng: &mut Rng) -> PathChoice;
+    /// Whether it reads [`AckFeedback::covered`] (asked once; listing every covered EV costs
+    /// a little per ACK).
+    fn wants_covered(&self) -> bool {
+        false
+    }
     /// An ACK arrived. Oblivious schemes ignore it (the default).
     fn on_ack(&mut self, ack: &AckFeedback) -> Option<LbEvent> {
         let _ = ack;

@@ -175,6 +175,10 @@ impl LoadBalancer for Reps {
         PathChoice::ev(self.state.next_ev(&self.config, rng))
     }
 
+    fn wants_covered(&self) -> bool {
+        self.config.coalescing == Coalescing::CarryEvs
+    }
+
     fn on_ack(&mut self, ack: &AckFeedback) -> Option<LbEvent> {
         if let Some(rtt) = ack.rtt {
             if ack.now > self.window_end {

@@ -49,8 +49,10 @@ pub mod flags {
 /// "No explicit route": the packet is forwarded by the switches' tables.
 pub const NO_ROUTE: u32 = u32::MAX;
 
-/// One packet in flight or queued (64 bytes, asserted).
+/// One packet in flight or queued: 64 bytes, aligned to a cache line so that every packet in
+/// the arena sits in exactly one (asserted).
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(align(64))]
 pub struct Packet {
     /// Time the data packet (or, for ACK/NACK, the data packet answered) left its sender.
     pub sent_at: Time,
@@ -152,7 +154,7 @@ impl Packet {
     }
 }
 
-const _: () = assert!(std::mem::size_of::<Packet>() <= 64);
+const _: () = assert!(std::mem::size_of::<Packet>() == 64);
 
 #[cfg(test)]
 mod tests {

@@ -26,13 +26,22 @@ pub enum Owner {
     Source,
 }
 
+const OWNERS: [Owner; 6] = [
+    Owner::Connection,
+    Owner::FlowStart,
+    Owner::Fault,
+    Owner::Reroute,
+    Owner::Switch,
+    Owner::Source,
+];
+
 /// A timer: who owns it and which of its timers it is. `gen` lets the owner ignore timers it
 /// has since re-armed or cancelled (generation check).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timer {
     /// Owner.
     pub owner: Owner,
-    /// Owner-defined timer kind.
+    /// Owner-defined timer kind (0..64).
     pub kind: u8,
     /// Owner-defined generation.
     pub gen: u16,
@@ -40,9 +49,9 @@ pub struct Timer {
     pub id: u32,
 }
 
-/// Something that happens at a time.
+/// What an [`Event`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Event {
+pub enum EventKind {
     /// A packet reaches the node at the end of its wire (`Packet::egress`).
     Arrive(Handle),
     /// A port finished serializing and may start the next packet.
@@ -51,6 +60,68 @@ pub enum Event {
     Egress(Handle),
     /// A component's timer.
     Timer(Timer),
+}
+
+/// Something that happens at a time, packed into 8 bytes because the event list holds
+/// millions: a 2-bit tag and its payload (a timer's owner in 4 bits, kind in 6, generation in
+/// 16 and id in 32).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Event(u64);
+
+impl Event {
+    /// A packet reaches the end of its wire.
+    #[inline]
+    pub const fn arrive(h: Handle) -> Self {
+        Event(h as u64)
+    }
+
+    /// A port may serve its next packet.
+    #[inline]
+    pub const fn port_wake(port: u32) -> Self {
+        Event(1 << 62 | port as u64)
+    }
+
+    /// A packet leaves a switch's forwarding pipeline.
+    #[inline]
+    pub const fn egress(h: Handle) -> Self {
+        Event(2 << 62 | h as u64)
+    }
+
+    /// A timer fires.
+    #[inline]
+    pub fn timer(t: Timer) -> Self {
+        debug_assert!(t.kind < 64, "timer kinds are 0..64");
+        Event(
+            3 << 62
+                | (t.owner as u64) << 58
+                | (t.kind as u64 & 63) << 52
+                | (t.gen as u64) << 36
+                | t.id as u64,
+        )
+    }
+
+    /// What it is.
+    #[inline]
+    pub fn kind(self) -> EventKind {
+        let low = self.0 as u32;
+        match self.0 >> 62 {
+            0 => EventKind::Arrive(low),
+            1 => EventKind::PortWake(low),
+            2 => EventKind::Egress(low),
+            _ => EventKind::Timer(Timer {
+                owner: OWNERS[(self.0 >> 58 & 15) as usize],
+                kind: (self.0 >> 52 & 63) as u8,
+                gen: (self.0 >> 36) as u16,
+                id: low,
+            }),
+        }
+    }
+}
+
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.kind().fmt(f)
+    }
 }
 
 /// Global packet accounting, for conservation checks and reports.
@@ -96,6 +167,8 @@ pub struct World {
     pub pkts: Arena<Packet>,
     /// Egress ports (index = link id).
     pub ports: Vec<Port>,
+    /// The node at the far end of every port (compact copy for the arrival path).
+    pub port_to: Vec<u32>,
     /// The network graph and its forwarding tables.
     pub topo: Topology,
     /// Explicit routes packets may carry.
@@ -117,11 +190,12 @@ impl World {
     /// Schedules a timer.
     #[inline]
     pub fn set_timer(&mut self, at: Time, timer: Timer) {
-        self.schedule(at.max(self.now), Event::Timer(timer));
+        self.schedule(at.max(self.now), Event::timer(timer));
     }
 
     /// Offers a packet to a switch egress queue (trim, drop or queue) and returns what
     /// happened; trims and drops are counted here, and the caller frees a dropped victim.
+    #[inline]
     pub fn admit(&mut self, port: u32, h: Handle) -> Admission {
         let a = self.ports[port as usize].enqueue(h, &mut self.pkts, self.now);
         match a {
@@ -135,6 +209,7 @@ impl World {
     /// Puts packet `h` on the wire of `port` now: the port is busy for its serialization time
     /// and the packet arrives at the far end after the link latency too (unless `deliver` is
     /// false: a fault ate it on the way). Returns the serialization time.
+    #[inline]
     pub fn transmit(&mut self, port: u32, h: Handle, deliver: bool) -> Time {
         let now = self.now;
         let p = &mut self.ports[port as usize];
@@ -145,7 +220,7 @@ impl World {
         p.stats.tx_bytes += pkt.size as u64;
         pkt.egress = port;
         if deliver {
-            self.events.push(now + ser + p.latency, Event::Arrive(h));
+            self.events.push(now + ser + p.latency, Event::arrive(h));
         }
         ser
     }
@@ -174,12 +249,50 @@ impl World {
             n += p.headers.iter().filter(|h| is_data(h)).count() as u64;
         }
         for ev in self.events.pending() {
-            if let Event::Arrive(h) | Event::Egress(h) = ev {
+            if let EventKind::Arrive(h) | EventKind::Egress(h) = ev.kind() {
                 if is_data(&h) {
                     n += 1;
                 }
             }
         }
         n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_pack_and_unpack() {
+        for e in [
+            EventKind::Arrive(7),
+            EventKind::PortWake(u32::MAX),
+            EventKind::Egress(0),
+            EventKind::Timer(Timer {
+                owner: Owner::Source,
+                kind: 63,
+                gen: u16::MAX,
+                id: u32::MAX,
+            }),
+            EventKind::Timer(Timer {
+                owner: Owner::Connection,
+                kind: 0,
+                gen: 0,
+                id: 0,
+            }),
+        ] {
+            let packed = match e {
+                EventKind::Arrive(h) => Event::arrive(h),
+                EventKind::PortWake(p) => Event::port_wake(p),
+                EventKind::Egress(h) => Event::egress(h),
+                EventKind::Timer(t) => Event::timer(t),
+            };
+            assert_eq!(packed.kind(), e);
+        }
+        for (i, o) in OWNERS.iter().enumerate() {
+            assert_eq!(*o as usize, i, "owner table order");
+        }
+        assert_eq!(std::mem::size_of::<Event>(), 8);
     }
 }

@@ -92,6 +92,7 @@ mod tests {
             ports: (0..3)
                 .map(|i| Port::new(i, 400_000_000_000, 1_000_000, params, Rng::new(i as u64)))
                 .collect(),
+            port_to: vec![0, 1, 2],
             topo,
             paths: PathTable::new(),
             salts: vec![2],

@@ -154,6 +154,7 @@ impl Simulation {
             in_ready_list: false,
             pacing_pending: false,
             cc_timer_at: None,
+            cc_timers: false,
             deps_left,
             spec,
         });
@@ -271,6 +272,7 @@ impl Simulation {
             &mut rng,
         );
         let flow = &mut self.flows[f as usize];
+        flow.cc_timers = cc.has_timers();
         flow.sender = Some(Sender::new(flow.sizes, line_rate, cc, lb, rng));
         flow.receiver = Some(Receiver::new(flow.spec.bytes, ack));
         flow.phase = Phase::Running;

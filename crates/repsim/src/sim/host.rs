@@ -202,6 +202,9 @@ impl Simulation {
     /// than any already pending.
     pub(super) fn arm_cc_timer(&mut self, f: u32) {
         let flow = &mut self.flows[f as usize];
+        if !flow.cc_timers {
+            return;
+        }
         let Some(at) = flow.sender.as_ref().and_then(|s| s.cc().next_timer()) else {
             return;
         };
@@ -279,6 +282,7 @@ impl Simulation {
     }
 
     /// A data packet reaches its receiver.
+    #[inline(never)]
     pub(super) fn on_data(&mut self, h: Handle) {
         let now = self.world.now;
         let header = self.cfg.transport.header;
@@ -324,6 +328,7 @@ impl Simulation {
     }
 
     /// An RTS reaches its receiver: acknowledged at once, never ECN-marked.
+    #[inline(never)]
     pub(super) fn on_rts(&mut self, h: Handle) {
         let pkt = *self.world.pkts.get(h);
         let flow = &mut self.flows[pkt.flow as usize];
@@ -342,12 +347,14 @@ impl Simulation {
 
     /// Packets addressed to a host that its transport does not handle (scheme notifications,
     /// probes without a prober): they end here.
+    #[inline(never)]
     pub(super) fn host_consumes(&mut self, h: Handle) {
         self.world.counters.scheme_consumed += 1;
         self.world.pkts.free(h);
     }
 
     /// An ACK or NACK reaches its sender.
+    #[inline(never)]
     pub(super) fn on_control(&mut self, h: Handle) {
         let now = self.world.now;
         let pkt = *self.world.pkts.get(h);

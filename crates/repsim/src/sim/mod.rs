@@ -24,7 +24,7 @@ use crate::lb::{LbRecord, LbSpec, Route};
 use crate::metrics::collect::{CollectConfig, Collector};
 use crate::net::paths::{self, PathTable};
 use crate::net::port::{Port, PortStats, QueueConfig};
-use crate::net::world::{Counters, Event, Owner, Timer, World};
+use crate::net::world::{Counters, EventKind, Owner, Timer, World};
 use crate::net::Topology;
 use crate::routing::{SchemeAction, SchemeSetup, SwitchScheme, SwitchSpec};
 use crate::transport::{FlowStats, Receiver, Sender, Sizes, TransportConfig};
@@ -178,6 +178,8 @@ pub struct Flow {
     pacing_pending: bool,
     /// The earliest congestion-control wake-up scheduled.
     cc_timer_at: Option<Time>,
+    /// Its congestion control uses timers.
+    cc_timers: bool,
     /// Flows it still waits for.
     deps_left: u32,
 }
@@ -356,6 +358,7 @@ impl Simulation {
                 now: 0,
                 events: EventQueue::new(),
                 pkts: Arena::new(),
+                port_to: topo.links.iter().map(|l| l.to).collect(),
                 ports,
                 topo,
                 paths: PathTable::new(),
@@ -585,14 +588,14 @@ impl Simulation {
     /// added next start then. Returns false when nothing is left to do before the end.
     pub fn run_until(&mut self, until: Time) -> bool {
         let limit = until.min(self.cfg.end.saturating_sub(1));
-        let more = self.process(limit, false);
+        let more = self.process::<false>(limit);
         self.world.now = self.world.now.max(limit);
         more
     }
 
     /// Runs until no event is left before the end time.
     pub fn run_until_idle(&mut self) {
-        self.process(self.cfg.end.saturating_sub(1), false);
+        self.process::<false>(self.cfg.end.saturating_sub(1));
     }
 
     /// Runs until some flow completes (returning its index) or, if none does, until `until`
@@ -600,7 +603,7 @@ impl Simulation {
     pub fn run_until_completion(&mut self, until: Time) -> Option<u32> {
         if self.completions.is_empty() {
             let limit = until.min(self.cfg.end.saturating_sub(1));
-            self.process(limit, true);
+            self.process::<true>(limit);
             if self.completions.is_empty() {
                 self.world.now = self.world.now.max(limit);
                 return None;
@@ -610,29 +613,37 @@ impl Simulation {
     }
 
     /// The event loop: processes events up to `limit`, stopping early after a completion if
-    /// `stop_on_completion`. Returns whether anything is left before the end.
-    fn process(&mut self, limit: Time, stop_on_completion: bool) -> bool {
+    /// `STOP_ON_COMPLETION`. Returns whether anything is left before the end.
+    fn process<const STOP_ON_COMPLETION: bool>(&mut self, limit: Time) -> bool {
+        let events_before = self.world.counters.events;
+        let more = self.event_loop::<STOP_ON_COMPLETION>(limit);
+        if self.world.counters.events != events_before {
+            self.last_event = self.world.now;
+        }
+        more
+    }
+
+    fn event_loop<const STOP_ON_COMPLETION: bool>(&mut self, limit: Time) -> bool {
         while let Some(t) = self.world.events.peek_time() {
             if t > limit {
                 return t < self.cfg.end;
             }
             let (t, ev) = self.world.events.pop().expect("peeked");
             self.world.now = t;
-            self.last_event = t;
             self.world.counters.events += 1;
-            match ev {
-                Event::Arrive(h) => self.on_arrive(h),
-                Event::PortWake(p) => {
+            match ev.kind() {
+                EventKind::Arrive(h) => self.on_arrive(h),
+                EventKind::PortWake(p) => {
                     self.world.ports[p as usize].wakeup_pending = false;
                     self.start_next(p);
                 }
-                Event::Egress(h) => {
+                EventKind::Egress(h) => {
                     let port = self.world.pkts.get(h).egress;
                     self.enqueue_switch(port, h);
                 }
-                Event::Timer(timer) => self.on_timer(timer),
+                EventKind::Timer(timer) => self.on_timer(timer),
             }
-            if stop_on_completion && !self.completions.is_empty() {
+            if STOP_ON_COMPLETION && !self.completions.is_empty() {
                 return true;
             }
         }

@@ -18,7 +18,7 @@ impl Simulation {
         if p.busy(now) {
             p.wakeup_pending = true;
             let at = p.busy_until;
-            self.world.schedule(at, Event::PortWake(port));
+            self.world.schedule(at, Event::port_wake(port));
         } else {
             self.start_next(port);
         }
@@ -64,7 +64,7 @@ impl Simulation {
         if more {
             let at = p.busy_until;
             self.world.ports[port as usize].wakeup_pending = true;
-            self.world.schedule(at, Event::PortWake(port));
+            self.world.schedule(at, Event::port_wake(port));
         }
         if !deliver {
             self.fault_drop(h);
@@ -83,6 +83,7 @@ impl Simulation {
     }
 
     /// A packet reaches a switch egress queue: it is queued, trimmed or dropped.
+    #[inline]
     pub(super) fn enqueue_switch(&mut self, port: u32, h: Handle) {
         let now = self.world.now;
         if now > self.fast_increase_from {

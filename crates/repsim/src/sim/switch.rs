@@ -17,10 +17,19 @@ impl Simulation {
         if self.faults.is_some() && !self.fault_off_wire(h) {
             return;
         }
-        let pkt = self.world.pkts.get_mut(h);
+        let World {
+            topo,
+            pkts,
+            salts,
+            port_to,
+            now,
+            events,
+            ..
+        } = &mut self.world;
+        let pkt = pkts.get_mut(h);
         pkt.ingress = pkt.egress;
-        let node = self.world.ports[pkt.egress as usize].to_node;
-        if node < self.world.topo.hosts {
+        let node = port_to[pkt.egress as usize];
+        if node < topo.hosts {
             match pkt.kind {
                 Kind::Data => self.on_data(h),
                 Kind::Ack | Kind::Nack => self.on_control(h),
@@ -29,11 +38,30 @@ impl Simulation {
             }
             return;
         }
-        self.ingress(node - self.world.topo.hosts, h, true);
+        let s = node - topo.hosts;
+        // The hot path: ECMP towards a host, no explicit route.
+        if let (Switching::Ecmp, crate::net::packet::NO_ROUTE) = (&self.switching, pkt.route) {
+            if pkt.dst < topo.hosts {
+                let cands = topo.candidates_to_host(s, pkt.dst);
+                if !cands.is_empty() {
+                    let port = ecmp::pick(pkt, salts[s as usize], cands);
+                    let latency = topo.switches[s as usize].latency;
+                    if latency == 0 {
+                        self.enqueue_switch(port, h);
+                    } else {
+                        pkt.egress = port;
+                        events.push(*now + latency, Event::egress(h));
+                    }
+                    return;
+                }
+            }
+        }
+        self.ingress(s, h, true);
     }
 
     /// Switch `s` decides what to do with packet `h` (`scheme`: ask the switch scheme; false
     /// for packets the scheme made itself at this switch, which go by ECMP).
+    #[inline(never)]
     fn ingress(&mut self, s: u32, h: Handle, scheme: bool) {
         let World {
             topo,
@@ -43,7 +71,11 @@ impl Simulation {
             ..
         } = &mut self.world;
         let pkt = pkts.get_mut(h);
-        let cands = candidates(topo, paths, pkt, s, &mut self.search_buf);
+        let cands = if pkt.route == NO_ROUTE && pkt.dst < topo.hosts {
+            topo.candidates_to_host(s, pkt.dst)
+        } else {
+            candidates(topo, paths, pkt, s, &mut self.search_buf)
+        };
         let decision = if scheme && matches!(self.switching, Switching::Scheme { .. }) {
             // The scheme gets the world mutably: hand it a copy of the candidates.
             let mut buf = std::mem::take(&mut self.candidates);
@@ -51,12 +83,20 @@ impl Simulation {
             buf.extend_from_slice(cands);
             let decision = self.ask_scheme(s, h, &buf);
             self.candidates = buf;
-            decision
+            self.act_on(s, h, decision);
+            self.run_scheme_actions();
+            return;
         } else if cands.is_empty() {
             Ingress::Drop
         } else {
             Ingress::Forward(ecmp::pick(pkt, salts[s as usize], cands))
         };
+        self.act_on(s, h, decision);
+    }
+
+    /// Carries out an ingress decision.
+    #[inline]
+    fn act_on(&mut self, s: u32, h: Handle, decision: Ingress) {
         match decision {
             Ingress::Forward(port) => self.forward(s, h, port),
             Ingress::Hold => {
@@ -70,7 +110,6 @@ impl Simulation {
             }
             Ingress::Drop => self.no_route(self.world.topo.switch_node(s), h),
         }
-        self.run_scheme_actions();
     }
 
     fn ask_scheme(&mut self, s: u32, h: Handle, cands: &[u32]) -> Ingress {
@@ -88,7 +127,7 @@ impl Simulation {
         if latency > 0 {
             self.world.pkts.get_mut(h).egress = port;
             let at = self.world.now + latency;
-            self.world.schedule(at, Event::Egress(h));
+            self.world.schedule(at, Event::egress(h));
         } else {
             self.enqueue_switch(port, h);
         }

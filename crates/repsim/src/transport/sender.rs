@@ -169,8 +169,9 @@ pub struct Sender {
     cum_acked: u32,
     /// PSN of `records[0]`.
     base: u32,
-    /// One record per PSN from `base` to `next_psn`.
-    records: VecDeque<PsnRecord>,
+    /// One record per PSN from `base` to `next_psn`; the acknowledged prefix below
+    /// `cum_acked` is cut off once it is half of the vector (amortized O(1), plain indexing).
+    records: Vec<PsnRecord>,
     /// Bytes sent and not yet acknowledged or declared lost. Signed: a lost RTS is taken off
     /// without ever having been added (the reference's accounting).
     in_flight: i64,
@@ -188,6 +189,10 @@ pub struct Sender {
     line_rate: u64,
     /// EVs of the PSNs the latest ACK covered (reused buffer).
     covered: Vec<u16>,
+    /// The load balancer reads `covered`.
+    list_covered: bool,
+    /// The congestion control may pace below line rate.
+    paces: bool,
     cc: Box<dyn CongestionControl>,
     lb: Box<dyn LoadBalancer>,
     rng: Rng,
@@ -208,7 +213,7 @@ impl Sender {
             next_psn: 0,
             cum_acked: 0,
             base: 0,
-            records: VecDeque::new(),
+            records: Vec::new(),
             in_flight: 0,
             send_order: VecDeque::new(),
             retransmit: BinaryHeap::new(),
@@ -217,6 +222,8 @@ impl Sender {
             next_send_at: 0,
             line_rate,
             covered: Vec::new(),
+            list_covered: lb.wants_covered(),
+            paces: cc.paces(),
             cc,
             lb,
             rng,
@@ -276,7 +283,7 @@ impl Sender {
 
     /// A fresh PSN, with an unsent record.
     fn take_psn(&mut self) -> u32 {
-        self.records.push_back(PsnRecord::UNSENT);
+        self.records.push(PsnRecord::UNSENT);
         self.next_psn += 1;
         self.next_psn - 1
     }
@@ -366,8 +373,10 @@ impl Sender {
         let wire = rec.wire;
         self.in_flight += wire as i64;
         self.send_order.push_back((now, psn));
-        if let Some(rate) = self.cc.pacing_rate().filter(|&r| r < self.line_rate) {
-            self.next_send_at = now + serialization(wire, rate.max(1));
+        if self.paces {
+            if let Some(rate) = self.cc.pacing_rate().filter(|&r| r < self.line_rate) {
+                self.next_send_at = now + serialization(wire, rate.max(1));
+            }
         }
         Transmission {
             psn,
@@ -402,7 +411,8 @@ impl Sender {
         if psn < self.base {
             return 0;
         }
-        let r = self.records[(psn - self.base) as usize];
+        let i = (psn - self.base) as usize;
+        let r = self.records[i];
         let newly = match r.state {
             PsnState::Acked => return 0,
             PsnState::InFlight => {
@@ -416,8 +426,10 @@ impl Sender {
             }
             PsnState::Queued | PsnState::Unsent => r.wire as u64,
         };
-        self.record_mut(psn).state = PsnState::Acked;
-        self.covered.push(r.ev);
+        self.records[i].state = PsnState::Acked;
+        if self.list_covered {
+            self.covered.push(r.ev);
+        }
         newly
     }
 
@@ -439,9 +451,10 @@ impl Sender {
         {
             self.cum_acked += 1;
         }
-        while self.base < self.cum_acked {
-            self.records.pop_front();
-            self.base += 1;
+        let dead = (self.cum_acked - self.base) as usize;
+        if dead >= 64 && dead * 2 >= self.records.len() {
+            self.records.drain(..dead);
+            self.base = self.cum_acked;
         }
     }
 
@@ -468,7 +481,11 @@ impl Sender {
             self.covered.clear();
             let mut newly = self.mark_acked(ack.psn);
             // The triggering packet's EV goes last in the covered list.
-            let own = self.covered.pop();
+            let own = if self.list_covered {
+                self.covered.pop()
+            } else {
+                None
+            };
             for psn in self.cum_acked..ack.cum_ack.min(self.next_psn) {
                 newly += self.mark_acked(psn);
             }
@@ -482,9 +499,12 @@ impl Sender {
             }
             self.covered.extend(own);
             self.advance_cumulative();
-            // Drop acknowledged entries from the front of the send order now rather than at
-            // the next timer, so its length follows the window.
-            self.oldest_in_flight();
+            // Drop acknowledged entries from the send order's front before the next timer does
+            // once it is much longer than the outstanding range, so its length follows the
+            // window.
+            if self.send_order.len() > 2 * (self.next_psn - self.cum_acked) as usize + 64 {
+                self.oldest_in_flight();
+            }
             self.cc.on_ack(&AckSample {
                 acked: newly,
                 ecn: ack.ecn,
@@ -584,7 +604,7 @@ impl Sender {
 
     /// Releases the per-PSN memory of a finished connection.
     pub fn release(&mut self) {
-        self.records = VecDeque::new();
+        self.records = Vec::new();
         self.send_order = VecDeque::new();
         self.retransmit = BinaryHeap::new();
         self.covered = Vec::new();

@@ -401,15 +401,21 @@ impl Topology {
     #[inline]
     pub fn candidates(&self, s: u32, dst: u32) -> &[u32] {
         if dst < self.hosts {
-            let edge = self.host_edge[dst as usize];
-            if edge == s {
-                return std::slice::from_ref(&self.host_downlink[dst as usize]);
-            }
-            self.routes.group(s, self.edge_index[edge as usize])
+            self.candidates_to_host(s, dst)
         } else {
             self.routes
                 .group(s, self.edge_index[(dst - self.hosts) as usize])
         }
+    }
+
+    /// [`Self::candidates`] for a host destination.
+    #[inline(always)]
+    pub fn candidates_to_host(&self, s: u32, dst: u32) -> &[u32] {
+        let edge = self.host_edge[dst as usize];
+        if edge == s {
+            return std::slice::from_ref(&self.host_downlink[dst as usize]);
+        }
+        self.routes.group(s, self.edge_index[edge as usize])
     }
 
     /// The path (list of links) a packet from host `src` to host `dst` takes when every switch

@@ -179,6 +179,7 @@ fn an_rts_acknowledged_while_queued_gives_its_bytes_back() {
 #[test]
 fn acks_report_every_ev_they_cover_the_echoed_one_last() {
     let mut s = sender(8);
+    s.list_covered = true;
     fill(&mut s, 0);
     let evs: Vec<u16> = (0..8).map(|p| s.record(p).ev).collect();
     // An ACK for PSN 5 that also acknowledges 0..3 cumulatively and 4 selectively.
