@@ -8,7 +8,7 @@ use clap::Args;
 use repsim::engine::time::{to_us, US};
 use repsim::metrics::collect::CollectConfig;
 use repsim::metrics::RunSummary;
-use repsim::scenario::LoadedScenario;
+use repsim::scenario::{LbRun, LoadedScenario};
 use repsim::RunSpec;
 use repsim::Simulation;
 
@@ -95,14 +95,14 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// Builds `scn` for `lb` and resolves what to collect; fails on any set-up error.
+    /// Builds run `run` of `scn` and resolves what to collect; fails on any set-up error.
     pub fn new(
         scn: &LoadedScenario,
-        lb: &str,
+        run: &LbRun,
         seed: Option<u64>,
         collect: CollectMode,
     ) -> Result<Self> {
-        let built = scn.build(lb, seed)?;
+        let built = scn.build_run(run, seed)?;
         let collect = collect.config(scn, &built.topology)?;
         Ok(Prepared { built, collect })
     }
@@ -176,10 +176,12 @@ fn table(runs: &[RunSummary]) -> String {
 /// `repsim run`.
 pub fn run(args: RunArgs) -> Result<()> {
     let scn = LoadedScenario::load(&args.scenario)?;
-    let lbs = args.lb.clone().unwrap_or_else(|| scn.lbs());
-    if lbs.is_empty() {
-        bail!("no load balancer to run");
-    }
+    let lb_runs = match &args.lb {
+        Some(names) if names.is_empty() => bail!("no load balancer to run"),
+        Some(names) => scn.select(names)?,
+        None => scn.runs()?,
+    };
+    let lbs: Vec<String> = lb_runs.iter().map(|r| r.label.clone()).collect();
     args.format.check()?;
     let command_started = Instant::now();
     let started_unix_s = SystemTime::now()
@@ -187,9 +189,9 @@ pub fn run(args: RunArgs) -> Result<()> {
         .map(|d| d.as_secs())
         .unwrap_or(0);
     // Build every run before spending time on any of them.
-    let prepared = lbs
+    let prepared = lb_runs
         .iter()
-        .map(|lb| Prepared::new(&scn, lb, args.seed, args.collect))
+        .map(|run| Prepared::new(&scn, run, args.seed, args.collect))
         .collect::<Result<Vec<_>>>()?;
     let out = args
         .out
@@ -220,8 +222,10 @@ pub fn run(args: RunArgs) -> Result<()> {
     let mut tables = Tables::new();
     let mut entries = Vec::new();
     let mut unreachable = 0;
+    let mut rto = None;
     for (lb, p) in lbs.iter().zip(prepared) {
         let (sim, wall) = p.simulate(&scn, lb, progress)?;
+        rto = Some(sim.rto());
         let summary = sim.summary(wall);
         if summary.flows_completed < summary.flows_total && !args.quiet {
             eprintln!(
@@ -251,7 +255,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         });
         runs.push(summary);
     }
-    let resolved = scn.resolved_toml();
+    let resolved = scn.resolved_toml(&lb_runs, rto);
     let summary = summary_json(&runs)?;
     write_atomic(&out.join("flows.csv"), &flows_csv(&rows)?)?;
     write_atomic(&out.join("scenario.toml"), resolved.as_bytes())?;
@@ -298,8 +302,9 @@ pub fn run(args: RunArgs) -> Result<()> {
 /// `repsim check`.
 pub fn check(path: &Path) -> Result<()> {
     let scn = LoadedScenario::load(path)?;
-    for lb in scn.lbs() {
-        let b = scn.build(&lb, None)?;
+    for run in scn.runs()? {
+        let lb = &run.label;
+        let b = scn.build_run(&run, None)?;
         let sim = Simulation::new(b)?;
         println!(
             "{}: {lb}: {} flows on a {}; RTO {:.3} us, max base RTT {:.3} us",
@@ -326,8 +331,12 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let scn = LoadedScenario::load(&args.scenario)?;
     let mut best: Option<(f64, u64)> = None;
     for i in 0..args.repeat.max(1) {
+        let run = scn
+            .select(std::slice::from_ref(&args.lb))?
+            .pop()
+            .expect("one name, one run");
         let (sim, wall) =
-            Prepared::new(&scn, &args.lb, None, args.collect)?.simulate(&scn, &args.lb, false)?;
+            Prepared::new(&scn, &run, None, args.collect)?.simulate(&scn, &args.lb, false)?;
         let s = sim.summary(wall);
         eprintln!(
             "run {}: {:.2} s wall, {} events, {:.2} M events/s, {}/{} flows, max FCT {:.1} us",

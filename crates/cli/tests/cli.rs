@@ -173,7 +173,12 @@ fn bad_scenarios_fail_with_file_and_field() {
         ),
         ("src = \"0-7\"", "src = \"0-700\"", "workload.flows[0]"),
         ("[queue]", "[queue]\ncolour = \"red\"", "colour"),
-        ("cc = \"mprdma\"", "cc = \"cubic\"", "transport.cc"),
+        ("algo = \"mprdma\"", "algo = \"cubic\"", "cc"),
+        (
+            "[queue]",
+            "[lb_options]\nevs_size = 256\n[queue]",
+            "lb_options",
+        ),
     ];
     for (from, to, field) in cases {
         assert!(

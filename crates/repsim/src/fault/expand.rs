@@ -8,7 +8,7 @@ use crate::net::Topology;
 use crate::units::{RateQ, TimeQ};
 
 /// `[[fault]]` in a scenario file.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FaultSection {
     /// `link_down`, `link_up`, `rate`, `drop`, `flap`, `switch_down`, `switch_up`,

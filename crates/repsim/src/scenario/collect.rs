@@ -15,7 +15,7 @@ use crate::metrics::collect::{CollectConfig, PortSelection, DEFAULT_BUCKET};
 use crate::net::Topology;
 
 /// `[collect]`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CollectSection {
     /// Nodes whose egress ports are collected (`"all"` or a list such as `["tor0", "agg1"]`).
@@ -110,8 +110,9 @@ flows = [{ src = 0, dst = 8, size = "1MiB" }]
             .to_string();
         assert!(e.contains("collect.switches") && e.contains("tor99"), "{e}");
         // The resolved scenario keeps the section.
-        assert!(p("[collect]\nswitches = [\"tor0\"]\n")
-            .resolved_toml()
+        let s = p("[collect]\nswitches = [\"tor0\"]\n");
+        assert!(s
+            .resolved_toml(&s.runs().unwrap(), None)
             .contains("[collect]"));
     }
 }

@@ -4,15 +4,14 @@
 //! name = "reps-micro-symmetric"
 //! seed = 5
 //! end = "90ms"
-//! lb = ["reps", "ops", "ecmp"]
+//! lb = ["reps", "ops", { scheme = "reps", label = "reps-paper", explore = "paper" }]
 //!
 //! [topology]
-//! type = "fat_tree"          # or "topo_file" with file = "data/htsim/topologies/x.topo"
+//! type = "fat_tree"          # fat_tree | leaf_spine | dragonfly | rail | topo_file
 //! tiers = 2
 //! hosts = 128
 //! hosts_per_tor = 8
 //! link_speed = "400Gbps"
-//! link_latency = "1us"
 //!
 //! [queue]
 //! size = "100pkt"
@@ -20,31 +19,41 @@
 //! ecn_max = "80pkt"
 //! trimming = true
 //!
+//! [cc]                       # or cc = "mprdma"
+//! algo = "mprdma"
+//! initial_cwnd = "151pkt"
+//!
 //! [workload]
 //! type = "explicit"
-//! flows = [{ src = "0-7", dst = "64-71", size = "16MiB", start = "0us" }]
+//! flows = [{ src = "0-7", dst = "64-71", size = "16MiB" }]
 //! ```
 //!
-//! Every field is checked; an error names the file, the field and what is allowed.
+//! Every scheme (load balancer, congestion control, switch scheme) is named, or given as a
+//! table with its own parameters (`scheme` / `algo` names it). Every field is checked; an error
+//! names the file, the field and what is allowed. [`LoadedScenario::resolved_toml`] writes the
+//! scenario back with every default filled in.
 pub mod collect;
+pub mod topology;
+pub mod workload;
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::cc::mprdma::MprdmaConfig;
+pub use topology::{DegradeSection, TopologySection};
+pub use workload::{ClassSection, FlowEntry, HostSet, WorkloadSection};
+
 use crate::cc::CcSpec;
-use crate::engine::time::{MS, US};
-use crate::lb::reps::ExploreMode;
+use crate::engine::time::MS;
+use crate::engine::Time;
+use crate::fault::{FaultPlan, FaultSection};
 use crate::lb::LbSpec;
 use crate::net::port::QueueConfig;
-use crate::net::topology::topo_file::parse_topo;
-use crate::net::{FatTreeSpec, Topology};
+use crate::net::Topology;
 use crate::routing::SwitchSpec;
-use crate::sim::{RunSpec, SimConfig, TrafficClass};
+use crate::sim::{RunSpec, SimConfig};
 use crate::transport::{AckPolicy, TransportConfig};
-use crate::units::{self, RateQ, SizeQ, TimeQ};
-use crate::workload::{self, cm::parse_cm, FlowSpec};
+use crate::units::{self, SizeQ, TimeQ};
 
 /// A scenario problem, with the file and field it concerns.
 #[derive(Debug, thiserror::Error)]
@@ -58,7 +67,7 @@ pub struct ScenarioError {
     pub message: String,
 }
 
-/// One or several names (`lb = "reps"` or `lb = ["reps", "ops"]`).
+/// One or several names (`switches = "all"` or `switches = ["tor0", "agg1"]`).
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum OneOrMany {
@@ -78,48 +87,42 @@ impl OneOrMany {
     }
 }
 
-/// `[topology]`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct TopologySection {
-    /// `fat_tree` (generated) or `topo_file` (reference `.topo`).
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// fat_tree: 2 or 3.
-    pub tiers: Option<u32>,
-    /// fat_tree: number of hosts.
-    pub hosts: Option<u32>,
-    /// fat_tree: hosts per ToR.
-    pub hosts_per_tor: Option<u32>,
-    /// fat_tree, 3 tiers: hosts per pod.
-    pub pod_size: Option<u32>,
-    /// fat_tree: ToR downlink:uplink ratio (default 1).
-    pub oversubscription: Option<u32>,
-    /// fat_tree: speed of every link.
-    pub link_speed: Option<RateQ>,
-    /// fat_tree: propagation latency of every link.
-    pub link_latency: Option<TimeQ>,
-    /// Forwarding latency of every switch (default 0, like the reference; the REPS paper's text
-    /// says 500ns).
-    pub switch_latency: Option<TimeQ>,
-    /// topo_file: path, relative to the scenario file.
-    pub file: Option<String>,
+/// A load balancer in a scenario: a name (`"reps"`) or a table (`{ scheme = "reps", label =
+/// "reps-100us", freeze = "100us" }`); checked when the scenario is built.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct LbEntry(pub toml::Value);
+
+/// The list under `lb`: one entry, or several.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum LbList {
+    /// Several runs.
+    Many(Vec<LbEntry>),
+    /// One run.
+    One(LbEntry),
 }
 
-/// `[[degrade]]`: slow down links (asymmetry).
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct DegradeSection {
-    /// Link name, e.g. `tor0->agg0`.
-    pub link: String,
-    /// New speed.
-    pub speed: RateQ,
-    /// Multiplier for the egress buffer and ECN thresholds (default: new speed / old speed).
-    pub buffer_scale: Option<f64>,
+impl LbList {
+    fn entries(&self) -> Vec<&LbEntry> {
+        match self {
+            LbList::Many(v) => v.iter().collect(),
+            LbList::One(e) => vec![e],
+        }
+    }
+}
+
+/// One load balancer a scenario runs, under its label.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LbRun {
+    /// Name of the run in outputs (the scheme's name unless a `label` was given).
+    pub label: String,
+    /// The scheme and its parameters.
+    pub spec: LbSpec,
 }
 
 /// `[queue]`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueueSection {
     /// Data buffer per switch egress port.
@@ -143,32 +146,25 @@ impl Default for QueueSection {
     }
 }
 
-/// `[transport]`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+/// `[transport]`: what every connection shares (the congestion control is `[cc]`).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TransportSection {
     /// Data packet size on the wire, header included.
     pub mtu: SizeQ,
-    /// Header size (ACKs, NACKs, trimmed packets).
+    /// Header size (ACKs, NACKs, RTS, trimmed packets).
     pub header: SizeQ,
-    /// Congestion control algorithm.
-    pub cc: String,
-    /// Initial window (default: the maximum window, 1.5 BDP).
-    pub initial_cwnd: Option<SizeQ>,
-    /// Maximum window in BDPs.
-    pub max_cwnd_bdp: f64,
     /// Receiver ACKs every this many bytes (<= MTU: every packet).
     pub ack_every: SizeQ,
-    /// Fixed retransmission timeout (default: max base RTT + 4 queue drain times).
-    pub rto: Option<TimeQ>,
-    /// MPRDMA fast increase from the start.
-    pub fast_increase: bool,
-    /// Switch MPRDMA fast increase on for every sender at the first switch-queue arrival after
-    /// this time (the reference's Fig. 7 scenario: "650us"); absent: never.
+    /// Receiver sets the CNP flag on the ACK of an ECN-marked packet at most once per this
+    /// interval per connection (absent: never).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fast_increase_after: Option<TimeQ>,
+    pub cnp_interval: Option<TimeQ>,
+    /// Fixed retransmission timeout (default: max base RTT + 4 queue drain times).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rto: Option<TimeQ>,
     /// After a timeout whose retransmission the window has no room for, send a 64 B RTS
-    /// (request to send), as the reference does (default true).
+    /// (request to send), as the reference does.
     pub rts: bool,
 }
 
@@ -177,183 +173,22 @@ impl Default for TransportSection {
         TransportSection {
             mtu: SizeQ(units::Size::Bytes(4150)),
             header: SizeQ(units::Size::Bytes(64)),
-            cc: "mprdma".into(),
-            initial_cwnd: None,
-            max_cwnd_bdp: 1.5,
             ack_every: SizeQ(units::Size::Packets(1.0)),
+            cnp_interval: None,
             rto: None,
-            fast_increase: false,
-            fast_increase_after: None,
             rts: true,
         }
     }
 }
 
-/// `[lb_options]`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LbOptionsSection {
-    /// Number of entropy values (1..=65536).
-    pub evs_size: u32,
-    /// REPS freezing duration.
-    pub reps_freeze: TimeQ,
-    /// REPS: allow freezing at all.
-    pub reps_freezing: bool,
-    /// REPS: behaviour after freezing (`reference` or `paper`).
-    pub reps_explore: ExploreMode,
-    /// REPS: packets explored after freezing (default: the connection's BDP in packets).
-    pub reps_explore_packets: Option<u32>,
-}
-
-impl Default for LbOptionsSection {
-    fn default() -> Self {
-        LbOptionsSection {
-            evs_size: 65536,
-            reps_freeze: TimeQ(10 * MS),
-            reps_freezing: true,
-            reps_explore: ExploreMode::Reference,
-            reps_explore_packets: None,
-        }
-    }
-}
-
-/// A `flows` entry of an explicit workload; `src`/`dst` may be a host or a range `"0-7"`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct FlowEntry {
-    /// Source host or range.
-    pub src: HostSet,
-    /// Destination host or range (same length as `src`).
-    pub dst: HostSet,
-    /// Payload bytes per flow.
-    pub size: SizeQ,
-    /// Start time (default 0).
-    pub start: Option<TimeQ>,
-}
-
-/// A host id or an inclusive range written `"a-b"`.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
-#[serde(untagged)]
-pub enum HostSet {
-    /// One host.
-    One(u32),
-    /// A range such as `"0-7"`.
-    Range(String),
-}
-
-impl HostSet {
-    fn hosts(&self) -> Result<Vec<u32>, String> {
-        match self {
-            HostSet::One(h) => Ok(vec![*h]),
-            HostSet::Range(s) => {
-                let parse = |x: &str| {
-                    x.trim()
-                        .parse::<u32>()
-                        .map_err(|_| format!("'{s}' is not a host or a range like \"0-7\""))
-                };
-                match s.split_once('-') {
-                    Some((a, b)) => {
-                        let (a, b) = (parse(a)?, parse(b)?);
-                        if b < a {
-                            return Err(format!("range '{s}' is empty"));
-                        }
-                        Ok((a..=b).collect())
-                    }
-                    None => Ok(vec![parse(s)?]),
-                }
-            }
-        }
-    }
-}
-
-/// `[workload]`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct WorkloadSection {
-    /// `explicit`, `permutation`, `tornado`, `incast` or `cm`.
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// explicit: the flows.
-    pub flows: Option<Vec<FlowEntry>>,
-    /// permutation / tornado / incast: bytes per flow.
-    pub size: Option<SizeQ>,
-    /// permutation / tornado / incast: start time of every flow.
-    pub start: Option<TimeQ>,
-    /// incast: number of senders.
-    pub senders: Option<u32>,
-    /// incast: the receiving host.
-    pub receiver: Option<u32>,
-    /// permutation / incast: seed of the choice (default: the scenario seed).
-    pub seed: Option<u64>,
-    /// cm: path of a reference connection matrix, relative to the scenario file.
-    pub file: Option<String>,
-    /// Mixed traffic: flows whose source host is a multiple of this use ECMP (default: off).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ecmp_every: Option<u32>,
-}
-
-/// A whole scenario file.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Scenario {
-    /// Name (default: the file name without extension); results go to `results/<name>/`.
-    pub name: Option<String>,
-    /// What the scenario shows.
-    pub description: Option<String>,
-    /// Master seed.
-    #[serde(default = "default_seed")]
-    pub seed: u64,
-    /// Simulated time limit.
-    #[serde(default = "default_end")]
-    pub end: TimeQ,
-    /// Load balancer(s) to run, one run each.
-    #[serde(default = "default_lb")]
-    pub lb: OneOrMany,
-    /// Network.
-    pub topology: TopologySection,
-    /// Degraded links.
-    #[serde(default)]
-    pub degrade: Vec<DegradeSection>,
-    /// Switch queues.
-    #[serde(default)]
-    pub queue: QueueSection,
-    /// Transport.
-    #[serde(default)]
-    pub transport: TransportSection,
-    /// Load-balancer parameters.
-    #[serde(default)]
-    pub lb_options: LbOptionsSection,
-    /// Traffic.
-    pub workload: WorkloadSection,
-    /// Time-series collection (off when absent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub collect: Option<collect::CollectSection>,
-    /// Fault timeline (see [`crate::fault`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub fault: Vec<crate::fault::FaultSection>,
-    /// Routing reconvergence and unreachable-flow detection.
-    #[serde(default)]
-    pub routing: RoutingSection,
-}
-
-fn default_seed() -> u64 {
-    1
-}
-fn default_end() -> TimeQ {
-    TimeQ(100 * MS)
-}
-fn default_lb() -> OneOrMany {
-    OneOrMany::One("reps".into())
-}
-
-/// `[routing]` in a scenario file.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+/// `[routing]`: the switch scheme and how routes react to failures.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingSection {
-    /// Switch-side port choice among equal-cost ports: `ecmp` (default, hash of flow key, EV
-    /// and salt) or `adaptive` (least-queued port, Adaptive RoCE style).
+    /// Switch scheme: `ecmp` (default, hash of flow key, EV and salt), `adaptive`
+    /// (least-queued port, Adaptive RoCE style), or a table with its parameters.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub switch: Option<String>,
+    pub switch: Option<toml::Value>,
     /// Delay after which switches drop dead links from (and restore live links to) their ECMP
     /// groups; absent: never.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -363,6 +198,93 @@ pub struct RoutingSection {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub give_up_after: Option<TimeQ>,
 }
+
+/// A whole scenario file.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Name (default: the file name without extension); results go to `results/<name>/`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// What the scenario shows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Master seed.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Simulated time limit.
+    #[serde(default = "default_end")]
+    pub end: TimeQ,
+    /// Load balancer(s) to run, one run each.
+    #[serde(default = "default_lb")]
+    pub lb: LbList,
+    /// Congestion control of the main traffic class (default: MPRDMA).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<toml::Value>,
+    /// Network.
+    pub topology: TopologySection,
+    /// Degraded links.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub degrade: Vec<DegradeSection>,
+    /// Switch queues.
+    #[serde(default)]
+    pub queue: QueueSection,
+    /// Transport.
+    #[serde(default)]
+    pub transport: TransportSection,
+    /// Switch scheme and routing reconvergence.
+    #[serde(default)]
+    pub routing: RoutingSection,
+    /// Traffic.
+    pub workload: WorkloadSection,
+    /// Traffic classes beyond the main one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub class: Vec<ClassSection>,
+    /// Time-series collection (off when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collect: Option<collect::CollectSection>,
+    /// Fault timeline (see [`crate::fault`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fault: Vec<FaultSection>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_end() -> TimeQ {
+    TimeQ(100 * MS)
+}
+fn default_lb() -> LbList {
+    LbList::One(LbEntry(toml::Value::String("reps".into())))
+}
+
+/// Keys of older scenario files, with where their settings live now.
+const MOVED: &[(&str, &str)] = &[
+    (
+        "lb_options",
+        "load-balancer settings now belong to each scheme: lb = [{ scheme = \"reps\", evs_size = 65536, freeze = \"100us\" }] (reps_freeze -> freeze, reps_freezing -> freezing, reps_explore -> explore, reps_explore_packets -> explore_packets)",
+    ),
+    (
+        "transport.cc",
+        "the congestion control is its own section now: [cc] algo = \"mprdma\"",
+    ),
+    (
+        "transport.initial_cwnd",
+        "window settings belong to the congestion control now: [cc] initial_cwnd = ...",
+    ),
+    (
+        "transport.max_cwnd_bdp",
+        "window settings belong to the congestion control now: [cc] max_cwnd_bdp = ...",
+    ),
+    (
+        "transport.fast_increase",
+        "fast increase belongs to MPRDMA now: [cc] fast_increase = true",
+    ),
+    (
+        "transport.fast_increase_after",
+        "fast increase belongs to MPRDMA now: [cc] fast_increase_after = \"650us\"",
+    ),
+];
 
 /// A parsed scenario together with where it came from.
 #[derive(Clone, Debug)]
@@ -388,15 +310,38 @@ impl LoadedScenario {
     /// Parses scenario text; `path` is used for messages and relative paths.
     pub fn parse(text: &str, path: &Path) -> Result<Self, ScenarioError> {
         let file = path.display().to_string();
+        let fail = |field: String, message: String| ScenarioError {
+            file: file.clone(),
+            field,
+            message,
+        };
+        let table: toml::Table = toml::from_str(text).map_err(|e| {
+            let field = e
+                .span()
+                .map(|s| locate(text, s.start))
+                .unwrap_or_else(|| "-".into());
+            fail(field, e.message().to_string())
+        })?;
+        for (key, hint) in MOVED {
+            let found = match key.split_once('.') {
+                Some((section, field)) => table
+                    .get(section)
+                    .and_then(|s| s.as_table())
+                    .is_some_and(|s| s.contains_key(field)),
+                None => table.contains_key(*key),
+            };
+            if found {
+                return Err(fail(key.to_string(), format!("no longer here: {hint}")));
+            }
+        }
         let scenario: Scenario = toml::from_str(text).map_err(|e| {
             let field = e
                 .span()
                 .map(|s| locate(text, s.start))
                 .unwrap_or_else(|| "-".into());
-            ScenarioError {
-                file: file.clone(),
-                field,
-                message: e.message().to_string(),
+            match topology::pinpoint(text, &table) {
+                Some((field, message)) if field.starts_with("topology.") => fail(field, message),
+                _ => fail(field, e.message().to_string()),
             }
         })?;
         Ok(LoadedScenario {
@@ -415,12 +360,7 @@ impl LoadedScenario {
         })
     }
 
-    /// The load balancers to run, in order.
-    pub fn lbs(&self) -> Vec<String> {
-        self.scenario.lb.to_vec()
-    }
-
-    fn err(&self, field: &str, message: impl Into<String>) -> ScenarioError {
+    pub(crate) fn err(&self, field: &str, message: impl Into<String>) -> ScenarioError {
         ScenarioError {
             file: self.path.display().to_string(),
             field: field.into(),
@@ -441,136 +381,173 @@ impl LoadedScenario {
     }
 
     /// Reads a file named in the scenario; errors name the path.
-    fn read_relative(&self, p: &str) -> Result<(PathBuf, String), String> {
+    pub(crate) fn read_relative(&self, p: &str) -> Result<(PathBuf, String), String> {
         let path = self.relative(p);
         let text = std::fs::read_to_string(&path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         Ok((path, text))
     }
 
-    /// `Ok` when `name` is one of `allowed`, else an error on `field` listing them.
-    fn check_name(
-        &self,
-        field: &str,
-        what: &str,
-        name: &str,
-        allowed: &[&str],
-    ) -> Result<(), ScenarioError> {
-        if allowed.contains(&name) {
-            return Ok(());
-        }
-        Err(self.err(
-            field,
-            format!("unknown {what} '{name}'; allowed: {}", allowed.join(", ")),
-        ))
+    /// Resolves one `lb` entry (`field` names it in messages).
+    pub(crate) fn lb_entry(&self, entry: &LbEntry, field: &str) -> Result<LbRun, ScenarioError> {
+        let (label, spec) = match &entry.0 {
+            toml::Value::String(name) => {
+                let spec = LbSpec::named(name).ok_or_else(|| {
+                    self.err(
+                        field,
+                        format!(
+                            "unknown load balancer '{name}'; allowed: {}",
+                            LbSpec::NAMES.join(", ")
+                        ),
+                    )
+                })?;
+                (name.clone(), spec)
+            }
+            toml::Value::Table(t) => {
+                let mut t = t.clone();
+                let label = match t.remove("label") {
+                    None => None,
+                    Some(toml::Value::String(l)) if !l.trim().is_empty() => Some(l),
+                    Some(_) => {
+                        return Err(
+                            self.err(&format!("{field}.label"), "must be a non-empty string")
+                        )
+                    }
+                };
+                let spec: LbSpec =
+                    toml::Value::Table(t)
+                        .try_into()
+                        .map_err(|e: toml::de::Error| {
+                            self.err(field, scheme_error(&e, "scheme", LbSpec::NAMES))
+                        })?;
+                (label.unwrap_or_else(|| spec.name().to_string()), spec)
+            }
+            _ => return Err(self.err(
+                field,
+                "write a load balancer's name (\"reps\") or a table ({ scheme = \"reps\", ... })",
+            )),
+        };
+        spec.validate().map_err(|e| match e.split_once(": ") {
+            Some((f, m)) => self.err(&format!("{field}.{f}"), m),
+            None => self.err(field, e),
+        })?;
+        Ok(LbRun { label, spec })
     }
 
-    /// Builds the topology.
-    pub fn topology(&self) -> Result<Topology, ScenarioError> {
-        let t = &self.scenario.topology;
-        let spec = match t.kind.as_str() {
-            "fat_tree" => {
-                let need = |v: Option<u32>, f: &str| {
-                    v.ok_or_else(|| {
-                        self.err(&format!("topology.{f}"), "required for type = \"fat_tree\"")
-                    })
-                };
-                let tiers = need(t.tiers, "tiers")?;
-                let hosts = need(t.hosts, "hosts")?;
-                let per_tor = need(t.hosts_per_tor, "hosts_per_tor")?;
-                if tiers == 3 && t.pod_size.is_none() {
-                    return Err(self.err("topology.pod_size", "required for a 3-tier fat tree"));
-                }
-                let speed = t
-                    .link_speed
-                    .ok_or_else(|| self.err("topology.link_speed", "required, e.g. \"400Gbps\""))?;
-                let latency = t.link_latency.map(|l| l.0).unwrap_or(US);
-                if latency == 0 {
-                    return Err(self.err("topology.link_latency", "must be positive"));
-                }
-                FatTreeSpec::uniform(
-                    tiers,
-                    hosts,
-                    per_tor,
-                    t.pod_size.unwrap_or(hosts),
-                    t.oversubscription.unwrap_or(1),
-                    speed.0,
-                    latency,
-                    t.switch_latency.map(|l| l.0).unwrap_or(0),
-                )
-                .map_err(|e| self.err("topology", e.0))?
-            }
-            "topo_file" => {
-                let f = t.file.as_ref().ok_or_else(|| {
-                    self.err("topology.file", "required for type = \"topo_file\"")
-                })?;
-                let (path, text) = self
-                    .read_relative(f)
-                    .map_err(|e| self.err("topology.file", e))?;
-                let mut spec = parse_topo(&text)
-                    .map_err(|e| self.err("topology.file", format!("{}: {e}", path.display())))?;
-                if let Some(sl) = t.switch_latency {
-                    for tier in &mut spec.tiers {
-                        tier.switch_latency = sl.0;
-                    }
-                }
-                spec
-            }
-            other => {
+    /// The load balancers the scenario runs, in order.
+    pub fn runs(&self) -> Result<Vec<LbRun>, ScenarioError> {
+        let entries = self.scenario.lb.entries();
+        let many = matches!(self.scenario.lb, LbList::Many(_));
+        let mut runs: Vec<LbRun> = Vec::new();
+        for (i, e) in entries.into_iter().enumerate() {
+            let field = if many {
+                format!("lb[{i}]")
+            } else {
+                "lb".into()
+            };
+            let run = self.lb_entry(e, &field)?;
+            if runs.iter().any(|r| r.label == run.label) {
                 return Err(self.err(
-                    "topology.type",
-                    format!("unknown type '{other}'; allowed: fat_tree, topo_file"),
+                    &field,
+                    format!(
+                        "two runs are labelled '{}'; give one a label = \"...\"",
+                        run.label
+                    ),
+                ));
+            }
+            runs.push(run);
+        }
+        if runs.is_empty() {
+            return Err(self.err("lb", "name at least one load balancer"));
+        }
+        Ok(runs)
+    }
+
+    /// The runs named on a command line: each name is a run's label in the scenario, else a
+    /// load balancer's name (with default parameters).
+    pub fn select(&self, names: &[String]) -> Result<Vec<LbRun>, ScenarioError> {
+        let runs = self.runs()?;
+        names
+            .iter()
+            .map(|n| match runs.iter().find(|r| &r.label == n) {
+                Some(r) => Ok(r.clone()),
+                None => self.lb_entry(&LbEntry(toml::Value::String(n.clone())), "--lb"),
+            })
+            .collect()
+    }
+
+    /// Labels of the runs, in order (empty if the `lb` list is invalid).
+    pub fn lbs(&self) -> Vec<String> {
+        self.runs()
+            .map(|r| r.into_iter().map(|r| r.label).collect())
+            .unwrap_or_default()
+    }
+
+    /// The main traffic class's congestion control.
+    pub fn cc(&self) -> Result<CcSpec, ScenarioError> {
+        let spec = match &self.scenario.cc {
+            None => CcSpec::default(),
+            Some(toml::Value::String(name)) => CcSpec::named(name).ok_or_else(|| {
+                self.err(
+                    "cc",
+                    format!(
+                        "unknown congestion control '{name}'; allowed: {}",
+                        CcSpec::NAMES.join(", ")
+                    ),
+                )
+            })?,
+            Some(v @ toml::Value::Table(_)) => {
+                v.clone().try_into().map_err(|e: toml::de::Error| {
+                    self.err("cc", scheme_error(&e, "algo", CcSpec::NAMES))
+                })?
+            }
+            Some(_) => {
+                return Err(self.err(
+                    "cc",
+                    "write a name (\"mprdma\") or a table ([cc] algo = \"mprdma\")",
                 ))
             }
         };
-        let mut topo = spec.build().map_err(|e| self.err("topology", e.0))?;
-        for (i, d) in self.scenario.degrade.iter().enumerate() {
-            let field = format!("degrade[{i}].link");
-            let links = topo
-                .links_by_name(&d.link)
-                .map_err(|e| self.err(&field, e.0))?;
-            for l in links {
-                let link = &mut topo.links[l as usize];
-                let scale = d
-                    .buffer_scale
-                    .unwrap_or(d.speed.0 as f64 / link.rate_bps as f64);
-                if scale.is_nan() || scale <= 0.0 {
-                    return Err(self.err(&format!("degrade[{i}].buffer_scale"), "must be positive"));
-                }
-                link.rate_bps = d.speed.0;
-                link.buffer_scale = scale;
-            }
-        }
-        Ok(topo)
+        spec.validate().map_err(|e| self.err("cc", e))?;
+        Ok(spec)
     }
 
-    /// Builds the run for load balancer `lb` (seed override optional).
-    pub fn build(&self, lb: &str, seed: Option<u64>) -> Result<RunSpec, ScenarioError> {
-        let s = &self.scenario;
-        let topology = self.topology()?;
-        let mtu_b = s.transport.mtu.0.bytes(4150);
-        if s.transport.mtu.0 != units::Size::Bytes(mtu_b) {
-            return Err(self.err("transport.mtu", "must be given in bytes, e.g. \"4150B\""));
+    /// The switch scheme.
+    pub fn switch(&self) -> Result<SwitchSpec, ScenarioError> {
+        match &self.scenario.routing.switch {
+            None => Ok(SwitchSpec::default()),
+            Some(toml::Value::String(name)) => SwitchSpec::named(name).ok_or_else(|| {
+                self.err(
+                    "routing.switch",
+                    format!(
+                        "unknown switch routing '{name}'; allowed: {}",
+                        SwitchSpec::NAMES.join(", ")
+                    ),
+                )
+            }),
+            Some(v @ toml::Value::Table(_)) => {
+                v.clone().try_into().map_err(|e: toml::de::Error| {
+                    self.err(
+                        "routing.switch",
+                        scheme_error(&e, "scheme", SwitchSpec::NAMES),
+                    )
+                })
+            }
+            Some(_) => Err(self.err(
+                "routing.switch",
+                "write a name (\"adaptive\") or a table ({ scheme = \"adaptive\" })",
+            )),
         }
-        if !(128..=65535).contains(&mtu_b) {
-            return Err(self.err(
-                "transport.mtu",
-                format!("must be between 128B and 65535B, not {mtu_b}B"),
-            ));
-        }
-        let mtu = mtu_b as u32;
-        let header = s.transport.header.0.bytes(mtu);
-        if header == 0 || header >= mtu as u64 {
-            return Err(self.err(
-                "transport.header",
-                format!("must be positive and below the MTU ({mtu}B)"),
-            ));
-        }
+    }
+
+    /// The queue settings in bytes for an MTU.
+    fn queue(&self, mtu: u32) -> Result<QueueConfig, ScenarioError> {
+        let q = &self.scenario.queue;
         let queue = QueueConfig {
-            capacity: s.queue.size.0.bytes(mtu),
-            ecn_min: s.queue.ecn_min.0.bytes(mtu),
-            ecn_max: s.queue.ecn_max.0.bytes(mtu),
-            trimming: s.queue.trimming,
+            capacity: q.size.0.bytes(mtu),
+            ecn_min: q.ecn_min.0.bytes(mtu),
+            ecn_max: q.ecn_max.0.bytes(mtu),
+            trimming: q.trimming,
         };
         if queue.capacity < mtu as u64 {
             return Err(self.err(
@@ -581,92 +558,79 @@ impl LoadedScenario {
         if queue.ecn_min > queue.ecn_max {
             return Err(self.err("queue.ecn_min", "must not exceed queue.ecn_max"));
         }
-        self.check_name(
-            "transport.cc",
-            "congestion control",
-            &s.transport.cc,
-            CcSpec::NAMES,
-        )?;
-        if s.transport.max_cwnd_bdp.is_nan() || s.transport.max_cwnd_bdp <= 0.0 {
-            return Err(self.err("transport.max_cwnd_bdp", "must be positive"));
+        Ok(queue)
+    }
+
+    /// The transport settings.
+    fn transport(&self) -> Result<TransportConfig, ScenarioError> {
+        let t = &self.scenario.transport;
+        let mtu_b = t.mtu.0.bytes(4150);
+        if t.mtu.0 != units::Size::Bytes(mtu_b) {
+            return Err(self.err("transport.mtu", "must be given in bytes, e.g. \"4150B\""));
         }
-        self.check_name("lb", "load balancer", lb, LbSpec::NAMES)?;
-        let o = &s.lb_options;
-        if o.evs_size == 0 || o.evs_size > 65536 {
+        if !(128..=65535).contains(&mtu_b) {
             return Err(self.err(
-                "lb_options.evs_size",
-                format!("must be in 1..=65536, not {}", o.evs_size),
+                "transport.mtu",
+                format!("must be between 128B and 65535B, not {mtu_b}B"),
             ));
         }
-        if o.reps_freeze.0 / crate::engine::time::NS > i32::MAX as u64 {
+        let mtu = mtu_b as u32;
+        let header = t.header.0.bytes(mtu);
+        if header == 0 || header >= mtu as u64 {
             return Err(self.err(
-                "lb_options.reps_freeze",
-                "must be below about 2.1 s (32-bit nanosecond clock)",
+                "transport.header",
+                format!("must be positive and below the MTU ({mtu}B)"),
             ));
         }
-        let transport = TransportConfig {
+        let every = t.ack_every.0.bytes(mtu);
+        if every == 0 {
+            return Err(self.err("transport.ack_every", "must be positive"));
+        }
+        if t.rto.is_some_and(|r| r.0 == 0) {
+            return Err(self.err("transport.rto", "must be positive"));
+        }
+        Ok(TransportConfig {
             mtu,
             header: header as u32,
             ack: AckPolicy {
-                every_bytes: s.transport.ack_every.0.bytes(mtu),
-                cnp_interval: None,
+                every_bytes: every,
+                cnp_interval: t.cnp_interval.map(|i| i.0),
             },
-            rto: s.transport.rto.map(|r| r.0),
-            rts: s.transport.rts,
-        };
-        let cc = match CcSpec::named(&s.transport.cc).expect("checked") {
-            CcSpec::Mprdma(_) => CcSpec::Mprdma(MprdmaConfig {
-                initial_cwnd: s.transport.initial_cwnd,
-                max_cwnd_bdp: s.transport.max_cwnd_bdp,
-                fast_increase: s.transport.fast_increase,
-                fast_increase_after: s.transport.fast_increase_after,
-            }),
-            other => other,
-        };
+            rto: t.rto.map(|r| r.0),
+            rts: t.rts,
+        })
+    }
+
+    /// Builds the run labelled (or named) `lb`, with an optional seed override.
+    pub fn build(&self, lb: &str, seed: Option<u64>) -> Result<RunSpec, ScenarioError> {
+        let run = self
+            .select(&[lb.to_string()])?
+            .pop()
+            .expect("one name, one run");
+        self.build_run(&run, seed)
+    }
+
+    /// Builds one run of the scenario, with an optional seed override.
+    pub fn build_run(&self, run: &LbRun, seed: Option<u64>) -> Result<RunSpec, ScenarioError> {
+        let s = &self.scenario;
+        let topology = self.topology()?;
+        let transport = self.transport()?;
+        let queue = self.queue(transport.mtu)?;
         let seed = seed.unwrap_or(s.seed);
-        let switch_name = s.routing.switch.clone().unwrap_or_else(|| "ecmp".into());
-        self.check_name(
-            "routing.switch",
-            "switch routing",
-            &switch_name,
-            SwitchSpec::NAMES,
-        )?;
-        let lb_spec = self.lb_spec(lb);
         let config = SimConfig {
             seed,
             end: s.end.0,
             queue,
             transport,
-            lb: lb_spec,
-            cc,
-            switch: SwitchSpec::named(&switch_name).expect("checked"),
+            lb: run.spec.clone(),
+            cc: self.cc()?,
+            switch: self.switch()?,
         };
-        let mut flows = self.flows(&topology, seed)?;
+        let classes = self.classes()?;
+        let flows = self.flows(&topology, seed, &classes)?;
         let faults = self.fault_plan(&topology, seed)?;
-        let mut classes = Vec::new();
-        match s.workload.ecmp_every {
-            Some(0) => {
-                return Err(self.err(
-                    "workload.ecmp_every",
-                    "must be positive (leave it out to turn mixed traffic off)",
-                ))
-            }
-            Some(n) => {
-                classes.push(TrafficClass {
-                    name: "background".into(),
-                    lb: Some(self.lb_spec("ecmp")),
-                    cc: None,
-                });
-                for f in &mut flows {
-                    if f.src.is_multiple_of(n) {
-                        f.class = 1;
-                    }
-                }
-            }
-            None => {}
-        }
         Ok(RunSpec {
-            label: lb.to_string(),
+            label: run.label.clone(),
             config,
             topology,
             flows,
@@ -675,36 +639,8 @@ impl LoadedScenario {
         })
     }
 
-    /// The load balancer `name` with the scenario's `[lb_options]`.
-    fn lb_spec(&self, name: &str) -> LbSpec {
-        let o = &self.scenario.lb_options;
-        match LbSpec::named(name).expect("checked") {
-            LbSpec::Ecmp(mut c) => {
-                c.evs_size = o.evs_size;
-                LbSpec::Ecmp(c)
-            }
-            LbSpec::Ops(mut c) => {
-                c.evs_size = o.evs_size;
-                LbSpec::Ops(c)
-            }
-            LbSpec::Reps(mut c) => {
-                c.evs_size = o.evs_size;
-                c.freeze = o.reps_freeze;
-                c.freezing = o.reps_freezing;
-                c.explore = o.reps_explore;
-                c.explore_packets = o.reps_explore_packets;
-                LbSpec::Reps(c)
-            }
-            other => other,
-        }
-    }
-
     /// Expands `[[fault]]` and `[routing]` for a topology and seed.
-    pub fn fault_plan(
-        &self,
-        topo: &Topology,
-        seed: u64,
-    ) -> Result<crate::fault::FaultPlan, ScenarioError> {
+    pub fn fault_plan(&self, topo: &Topology, seed: u64) -> Result<FaultPlan, ScenarioError> {
         let s = &self.scenario;
         let load = |f: &str| self.read_relative(f).map(|(_, text)| text);
         let routing = crate::fault::RoutingTimes {
@@ -715,128 +651,55 @@ impl LoadedScenario {
             .map_err(|(i, e)| self.err(&format!("fault[{i}].{}", e.field), e.message))
     }
 
-    fn flows(&self, topo: &Topology, seed: u64) -> Result<Vec<FlowSpec>, ScenarioError> {
-        let w = &self.scenario.workload;
-        let hosts = topo.hosts;
-        let size = |field: &str| -> Result<u64, ScenarioError> {
-            let s = w
-                .size
-                .ok_or_else(|| self.err(field, "required, e.g. \"8MiB\""))?;
-            match s.0 {
-                units::Size::Bytes(0) => Err(self.err(field, "must be positive")),
-                units::Size::Bytes(b) => Ok(b),
-                units::Size::Packets(_) => {
-                    Err(self.err(field, "give flow sizes in bytes (B, KiB, MiB...)"))
-                }
-            }
-        };
-        let start = w.start.map(|s| s.0).unwrap_or(0);
-        let wseed = w.seed.unwrap_or(seed);
-        let flows = match w.kind.as_str() {
-            "permutation" => workload::permutation(hosts, size("workload.size")?, start, wseed),
-            "tornado" => workload::tornado(hosts, size("workload.size")?, start),
-            "incast" => {
-                let senders = w
-                    .senders
-                    .ok_or_else(|| self.err("workload.senders", "required for an incast"))?;
-                let receiver = w.receiver.unwrap_or(0);
-                if receiver >= hosts {
-                    return Err(self.err(
-                        "workload.receiver",
-                        format!("host {receiver} does not exist (0..{hosts})"),
-                    ));
-                }
-                if senders == 0 || senders >= hosts {
-                    return Err(self.err("workload.senders", format!("must be in 1..{hosts}")));
-                }
-                workload::incast(
-                    hosts,
-                    senders,
-                    receiver,
-                    size("workload.size")?,
-                    start,
-                    wseed,
-                )
-            }
-            "cm" => {
-                let f = w
-                    .file
-                    .as_ref()
-                    .ok_or_else(|| self.err("workload.file", "required for type = \"cm\""))?;
-                let (path, text) = self
-                    .read_relative(f)
-                    .map_err(|e| self.err("workload.file", e))?;
-                parse_cm(&text, hosts)
-                    .map_err(|e| self.err("workload.file", format!("{}: {e}", path.display())))?
-            }
-            "explicit" => {
-                let entries = w.flows.as_ref().ok_or_else(|| {
-                    self.err("workload.flows", "required for type = \"explicit\"")
-                })?;
-                let mut flows = Vec::new();
-                for (i, e) in entries.iter().enumerate() {
-                    let f = |n: &str| format!("workload.flows[{i}].{n}");
-                    let srcs = e.src.hosts().map_err(|m| self.err(&f("src"), m))?;
-                    let dsts = e.dst.hosts().map_err(|m| self.err(&f("dst"), m))?;
-                    if srcs.len() != dsts.len() {
-                        return Err(self.err(
-                            &f("dst"),
-                            format!("{} sources but {} destinations", srcs.len(), dsts.len()),
-                        ));
-                    }
-                    let bytes = match e.size.0 {
-                        units::Size::Bytes(b) if b > 0 => b,
-                        _ => return Err(self.err(&f("size"), "must be a positive number of bytes")),
-                    };
-                    for (s, d) in srcs.into_iter().zip(dsts) {
-                        if s >= hosts || d >= hosts {
-                            return Err(self.err(
-                                &f("src"),
-                                format!("host {} does not exist (0..{hosts})", s.max(d)),
-                            ));
-                        }
-                        if s == d {
-                            return Err(
-                                self.err(&f("dst"), format!("host {s} would send to itself"))
-                            );
-                        }
-                        let id = flows.len() as u64 + 1;
-                        flows.push(FlowSpec::new(
-                            id,
-                            s,
-                            d,
-                            bytes,
-                            e.start.map(|t| t.0).unwrap_or(0),
-                        ));
-                    }
-                }
-                flows
-            }
-            other => {
-                return Err(self.err(
-                    "workload.type",
-                    format!(
-                    "unknown type '{other}'; allowed: explicit, permutation, tornado, incast, cm"
-                ),
-                ))
-            }
-        };
-        if flows.is_empty() {
-            return Err(self.err("workload", "no flows"));
-        }
-        Ok(flows)
-    }
-
-    /// The scenario with every default written out, as TOML.
-    pub fn resolved_toml(&self) -> String {
+    /// The scenario as it ran, as TOML: every default written out, the load balancers that
+    /// ran (`runs`) with all their parameters, and the retransmission timeout the runs used
+    /// (`rto`, when it was computed).
+    pub fn resolved_toml(&self, runs: &[LbRun], rto: Option<Time>) -> String {
         let mut s = self.scenario.clone();
         s.name = Some(self.name());
+        let entry = |label: &str, spec: &LbSpec| {
+            let mut v = toml::Value::try_from(spec).expect("specs serialize");
+            if label != spec.name() {
+                if let toml::Value::Table(t) = &mut v {
+                    t.insert("label".into(), toml::Value::String(label.into()));
+                }
+            }
+            LbEntry(v)
+        };
+        s.lb = LbList::Many(runs.iter().map(|r| entry(&r.label, &r.spec)).collect());
+        if let Ok(cc) = self.cc() {
+            s.cc = toml::Value::try_from(&cc).ok();
+        }
+        if let Ok(sw) = self.switch() {
+            s.routing.switch = toml::Value::try_from(&sw).ok();
+        }
+        s.topology = s.topology.resolved();
+        if s.transport.rto.is_none() {
+            s.transport.rto = rto.map(TimeQ);
+        }
+        for (i, c) in s.class.iter_mut().enumerate() {
+            if let Some(e) = &c.lb {
+                if let Ok(run) = self.lb_entry(e, &format!("class[{i}].lb")) {
+                    c.lb = Some(entry(&run.label, &run.spec));
+                }
+            }
+        }
         toml::to_string_pretty(&s).unwrap_or_else(|e| format!("# could not serialize: {e}\n"))
     }
 }
 
+/// A scheme table's error message, with the known names when the scheme is unknown or missing.
+fn scheme_error(e: &toml::de::Error, tag: &str, names: &[&str]) -> String {
+    let m = e.message().trim().to_string();
+    if m.contains("missing field") && m.contains(tag) || m.contains("unknown variant") {
+        format!("{m} (`{tag}` names it; allowed: {})", names.join(", "))
+    } else {
+        m
+    }
+}
+
 /// Dotted key path of the TOML table/key around byte offset `at` (best effort, for messages).
-fn locate(text: &str, at: usize) -> String {
+pub(crate) fn locate(text: &str, at: usize) -> String {
     let before = &text[..at.min(text.len())];
     let line_no = before.matches('\n').count() + 1;
     let mut table = String::new();
@@ -847,6 +710,14 @@ fn locate(text: &str, at: usize) -> String {
         }
     }
     let line = text.lines().nth(line_no - 1).unwrap_or("");
+    if line.trim_start().starts_with('[') {
+        // The error concerns a whole table (as for tagged sections): name the table.
+        table = line
+            .trim()
+            .trim_matches(|c| c == '[' || c == ']')
+            .trim()
+            .to_string();
+    }
     let key = line.split('=').next().unwrap_or("").trim();
     let key = if line.contains('=') && !key.is_empty() {
         key
@@ -863,83 +734,4 @@ fn locate(text: &str, at: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const BASE: &str = r#"
-seed = 3
-lb = ["reps", "ops"]
-[topology]
-type = "fat_tree"
-tiers = 2
-hosts = 16
-hosts_per_tor = 4
-link_speed = "400Gbps"
-link_latency = "1us"
-[workload]
-type = "explicit"
-flows = [{ src = "0-3", dst = "8-11", size = "1MiB" }]
-"#;
-
-    fn parse(text: &str) -> Result<LoadedScenario, ScenarioError> {
-        LoadedScenario::parse(text, Path::new("test.toml"))
-    }
-
-    #[test]
-    fn builds_a_minimal_scenario() {
-        let s = parse(BASE).unwrap();
-        assert_eq!(s.lbs(), vec!["reps", "ops"]);
-        let b = s.build("reps", None).unwrap();
-        assert_eq!(b.flows.len(), 4);
-        assert_eq!(b.flows[3].dst, 11);
-        assert_eq!(b.config.queue.capacity, 415_000);
-        assert_eq!(b.config.seed, 3);
-        assert_eq!(s.name(), "test");
-        // The resolved form parses back.
-        let again = parse(&s.resolved_toml()).unwrap();
-        assert_eq!(again.build("ops", None).unwrap().flows, b.flows);
-    }
-
-    #[test]
-    fn errors_name_file_and_field() {
-        let e = parse(&BASE.replace("hosts = 16", "hosts = 15"))
-            .unwrap()
-            .build("reps", None)
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(e.starts_with("test.toml: topology:"), "{e}");
-        let e = parse(&BASE.replace("\"400Gbps\"", "\"400 furlongs\""))
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(
-            e.contains("topology.link_speed") && e.contains("Gbps"),
-            "{e}"
-        );
-        let e = parse(&BASE.replace("seed = 3", "sed = 3"))
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(e.contains("unknown field") && e.contains("sed"), "{e}");
-        let e = parse(BASE)
-            .unwrap()
-            .build("nope", None)
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(e.contains("lb:") && e.contains("reps"), "{e}");
-        let e = parse(&BASE.replace("\"8-11\"", "\"8-10\""))
-            .unwrap()
-            .build("reps", None)
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(e.contains("workload.flows[0].dst"), "{e}");
-        let e = parse(&BASE.replace("\"1MiB\"", "1048576"))
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(e.contains("no unit"), "{e}");
-    }
-}
+mod tests;

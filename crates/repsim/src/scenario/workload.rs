@@ -1,0 +1,341 @@
+//! `[workload]` and `[[class]]`: the flows a run offers and the traffic classes they belong to.
+//!
+//! ```toml
+//! [workload]
+//! type = "explicit"
+//! flows = [
+//!   { src = "0-3", dst = "8-11", size = "1MiB" },
+//!   { id = 9, src = 4, dst = 12, size = "1MiB", after = [1, 2], delay = "2us", class = "background" },
+//! ]
+//!
+//! [[class]]                # flows of a class use its load balancer / congestion control
+//! name = "background"
+//! lb = "ecmp"
+//! ```
+use serde::{Deserialize, Serialize};
+
+use super::{LbEntry, LoadedScenario, ScenarioError};
+use crate::cc::CcSpec;
+use crate::net::Topology;
+use crate::sim::TrafficClass;
+use crate::units::{self, SizeQ, TimeQ};
+use crate::workload::{self, cm::parse_cm, FlowSpec};
+
+/// A `flows` entry of an explicit workload; `src`/`dst` may be a host or a range `"0-7"`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowEntry {
+    /// Id (single flows only; default: its position, counting from 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<u64>,
+    /// Source host or range.
+    pub src: HostSet,
+    /// Destination host or range (same length as `src`).
+    pub dst: HostSet,
+    /// Payload bytes per flow.
+    pub size: SizeQ,
+    /// Start time (default 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<TimeQ>,
+    /// Ids of flows that must finish first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<u64>,
+    /// How long after the last of `after` it starts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay: Option<TimeQ>,
+    /// A label carried into the outputs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tag: Option<u64>,
+    /// Traffic class (a `[[class]]` name; default: the run's own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+}
+
+/// A host id or an inclusive range written `"a-b"`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum HostSet {
+    /// One host.
+    One(u32),
+    /// A range such as `"0-7"`.
+    Range(String),
+}
+
+impl HostSet {
+    fn hosts(&self) -> Result<Vec<u32>, String> {
+        match self {
+            HostSet::One(h) => Ok(vec![*h]),
+            HostSet::Range(s) => {
+                let parse = |x: &str| {
+                    x.trim()
+                        .parse::<u32>()
+                        .map_err(|_| format!("'{s}' is not a host or a range like \"0-7\""))
+                };
+                match s.split_once('-') {
+                    Some((a, b)) => {
+                        let (a, b) = (parse(a)?, parse(b)?);
+                        if b < a {
+                            return Err(format!("range '{s}' is empty"));
+                        }
+                        Ok((a..=b).collect())
+                    }
+                    None => Ok(vec![parse(s)?]),
+                }
+            }
+        }
+    }
+}
+
+/// `[workload]`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSection {
+    /// `explicit`, `permutation`, `tornado`, `incast` or `cm`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// explicit: the flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows: Option<Vec<FlowEntry>>,
+    /// permutation / tornado / incast: bytes per flow.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<SizeQ>,
+    /// permutation / tornado / incast: start time of every flow.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<TimeQ>,
+    /// incast: number of senders.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub senders: Option<u32>,
+    /// incast: the receiving host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<u32>,
+    /// permutation / incast: seed of the choice (default: the scenario seed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// cm: path of a reference connection matrix, relative to the scenario file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Mixed traffic: flows whose source host is a multiple of this go in class `background`
+    /// (ECMP unless a `[[class]]` of that name says otherwise; default: off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecmp_every: Option<u32>,
+}
+
+/// `[[class]]`: a traffic class.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassSection {
+    /// Its name (not `main`, which is the run's own class).
+    pub name: String,
+    /// Its load balancer (default: the run's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lb: Option<LbEntry>,
+    /// Its congestion control (default: the run's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cc: Option<CcSpec>,
+}
+
+/// Name of the class `ecmp_every` puts flows in.
+const BACKGROUND: &str = "background";
+
+impl LoadedScenario {
+    /// The traffic classes after the main one, in order: the `[[class]]` sections, plus
+    /// `background` (ECMP) for `ecmp_every` if not declared.
+    pub fn classes(&self) -> Result<Vec<TrafficClass>, ScenarioError> {
+        let s = &self.scenario;
+        let mut out: Vec<TrafficClass> = Vec::new();
+        for (i, c) in s.class.iter().enumerate() {
+            if c.name == "main" || out.iter().any(|o| o.name == c.name) {
+                return Err(self.err(
+                    &format!("class[{i}].name"),
+                    format!(
+                        "'{}' is taken (names are unique and 'main' is the run's own)",
+                        c.name
+                    ),
+                ));
+            }
+            let lb = match &c.lb {
+                Some(e) => Some(self.lb_entry(e, &format!("class[{i}].lb"))?.spec),
+                None => None,
+            };
+            if let Some(cc) = &c.cc {
+                cc.validate()
+                    .map_err(|e| self.err(&format!("class[{i}].cc"), e))?;
+            }
+            out.push(TrafficClass {
+                name: c.name.clone(),
+                lb,
+                cc: c.cc.clone(),
+            });
+        }
+        if s.workload.ecmp_every.is_some() && !out.iter().any(|c| c.name == BACKGROUND) {
+            out.push(TrafficClass {
+                name: BACKGROUND.into(),
+                lb: crate::lb::LbSpec::named("ecmp"),
+                cc: None,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The flows of the workload, for a topology and seed, with their classes resolved
+    /// against `classes` (class numbers start at 1 after the main one).
+    pub(super) fn flows(
+        &self,
+        topo: &Topology,
+        seed: u64,
+        classes: &[TrafficClass],
+    ) -> Result<Vec<FlowSpec>, ScenarioError> {
+        let w = &self.scenario.workload;
+        let hosts = topo.hosts;
+        let size = |field: &str| -> Result<u64, ScenarioError> {
+            let s = w
+                .size
+                .ok_or_else(|| self.err(field, "required, e.g. \"8MiB\""))?;
+            match s.0 {
+                units::Size::Bytes(0) => Err(self.err(field, "must be positive")),
+                units::Size::Bytes(b) => Ok(b),
+                units::Size::Packets(_) => {
+                    Err(self.err(field, "give flow sizes in bytes (B, KiB, MiB...)"))
+                }
+            }
+        };
+        let class_of = |name: &str, field: &str| -> Result<u16, ScenarioError> {
+            classes
+                .iter()
+                .position(|c| c.name == name)
+                .map(|i| i as u16 + 1)
+                .ok_or_else(|| {
+                    let known: Vec<&str> = classes.iter().map(|c| c.name.as_str()).collect();
+                    self.err(
+                        field,
+                        format!("no class named '{name}'; declared: {}", known.join(", ")),
+                    )
+                })
+        };
+        let start = w.start.map(|s| s.0).unwrap_or(0);
+        let wseed = w.seed.unwrap_or(seed);
+        let mut flows = match w.kind.as_str() {
+            "permutation" => workload::permutation(hosts, size("workload.size")?, start, wseed),
+            "tornado" => workload::tornado(hosts, size("workload.size")?, start),
+            "incast" => {
+                let senders = w
+                    .senders
+                    .ok_or_else(|| self.err("workload.senders", "required for an incast"))?;
+                let receiver = w.receiver.unwrap_or(0);
+                if receiver >= hosts {
+                    return Err(self.err(
+                        "workload.receiver",
+                        format!("host {receiver} does not exist (0..{hosts})"),
+                    ));
+                }
+                if senders == 0 || senders >= hosts {
+                    return Err(self.err("workload.senders", format!("must be in 1..{hosts}")));
+                }
+                workload::incast(
+                    hosts,
+                    senders,
+                    receiver,
+                    size("workload.size")?,
+                    start,
+                    wseed,
+                )
+            }
+            "cm" => {
+                let f = w
+                    .file
+                    .as_ref()
+                    .ok_or_else(|| self.err("workload.file", "required for type = \"cm\""))?;
+                let (path, text) = self
+                    .read_relative(f)
+                    .map_err(|e| self.err("workload.file", e))?;
+                parse_cm(&text, hosts)
+                    .map_err(|e| self.err("workload.file", format!("{}: {e}", path.display())))?
+            }
+            "explicit" => {
+                let entries = w.flows.as_ref().ok_or_else(|| {
+                    self.err("workload.flows", "required for type = \"explicit\"")
+                })?;
+                let mut flows = Vec::new();
+                for (i, e) in entries.iter().enumerate() {
+                    flows.extend(self.explicit_entry(i, e, hosts, flows.len(), &class_of)?);
+                }
+                flows
+            }
+            other => return Err(self.err(
+                "workload.type",
+                format!(
+                    "unknown type '{other}'; allowed: explicit, permutation, tornado, incast, cm"
+                ),
+            )),
+        };
+        if flows.is_empty() {
+            return Err(self.err("workload", "no flows"));
+        }
+        if let Some(n) = w.ecmp_every {
+            if n == 0 {
+                return Err(self.err(
+                    "workload.ecmp_every",
+                    "must be positive (leave it out to turn mixed traffic off)",
+                ));
+            }
+            let background = class_of(BACKGROUND, "workload.ecmp_every")?;
+            for f in &mut flows {
+                if f.src.is_multiple_of(n) {
+                    f.class = background;
+                }
+            }
+        }
+        Ok(flows)
+    }
+
+    /// The flows of entry `i` of an explicit workload (`before` flows came earlier).
+    fn explicit_entry(
+        &self,
+        i: usize,
+        e: &FlowEntry,
+        hosts: u32,
+        before: usize,
+        class_of: &dyn Fn(&str, &str) -> Result<u16, ScenarioError>,
+    ) -> Result<Vec<FlowSpec>, ScenarioError> {
+        let f = |n: &str| format!("workload.flows[{i}].{n}");
+        let srcs = e.src.hosts().map_err(|m| self.err(&f("src"), m))?;
+        let dsts = e.dst.hosts().map_err(|m| self.err(&f("dst"), m))?;
+        if srcs.len() != dsts.len() {
+            return Err(self.err(
+                &f("dst"),
+                format!("{} sources but {} destinations", srcs.len(), dsts.len()),
+            ));
+        }
+        if e.id.is_some() && srcs.len() > 1 {
+            return Err(self.err(&f("id"), "an id names one flow; this entry makes several"));
+        }
+        let bytes = match e.size.0 {
+            units::Size::Bytes(b) if b > 0 => b,
+            _ => return Err(self.err(&f("size"), "must be a positive number of bytes")),
+        };
+        let class = match &e.class {
+            Some(name) => class_of(name, &f("class"))?,
+            None => 0,
+        };
+        let mut out = Vec::with_capacity(srcs.len());
+        for (s, d) in srcs.into_iter().zip(dsts) {
+            if s >= hosts || d >= hosts {
+                return Err(self.err(
+                    &f("src"),
+                    format!("host {} does not exist (0..{hosts})", s.max(d)),
+                ));
+            }
+            if s == d {
+                return Err(self.err(&f("dst"), format!("host {s} would send to itself")));
+            }
+            let id = e.id.unwrap_or((before + out.len()) as u64 + 1);
+            let mut spec = FlowSpec::new(id, s, d, bytes, e.start.map(|t| t.0).unwrap_or(0));
+            spec.after = e.after.clone();
+            spec.delay = e.delay.map(|t| t.0).unwrap_or(0);
+            spec.tag = e.tag.unwrap_or(0);
+            spec.class = class;
+            out.push(spec);
+        }
+        Ok(out)
+    }
+}
