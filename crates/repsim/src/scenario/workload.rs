@@ -261,12 +261,14 @@ impl LoadedScenario {
                 }
                 flows
             }
-            other => return Err(self.err(
-                "workload.type",
-                format!(
+            other => {
+                return Err(self.err(
+                    "workload.type",
+                    format!(
                     "unknown type '{other}'; allowed: explicit, permutation, tornado, incast, cm"
                 ),
-            )),
+                ))
+            }
         };
         if flows.is_empty() {
             return Err(self.err("workload", "no flows"));

@@ -203,9 +203,10 @@ impl Simulation {
         }
     }
 
-    /// Candidate explicit routes from host `src` to host `dst` (the `k` shortest leaving by the
-    /// host's first NIC), interned in the path table; cached per host pair.
-    fn routes_between(&mut self, src: u32, dst: u32, k: usize) -> Vec<Route> {
+    /// Candidate explicit routes from host `src` to host `dst` (the `k` shortest, by number of
+    /// links, leaving by the host's first NIC), interned in the path table, each with its own
+    /// unloaded RTT; cached per host pair. Source-routed load balancers get these.
+    pub fn routes_between(&mut self, src: u32, dst: u32, k: usize) -> Vec<Route> {
         if let Some(r) = self.routes.get(&(src, dst, k as u32)) {
             return r.clone();
         }

@@ -1,0 +1,353 @@
+//! The model's new shapes, each proven on a real run: any topology family, explicit routes of
+//! different lengths, rate-paced senders, switch schemes that hold, release and originate
+//! packets, and window-bounded sender memory.
+mod common;
+
+use repsim::engine::time::{serialization, MS, US};
+use repsim::engine::Handle;
+use repsim::net::paths;
+use repsim::net::{Kind, Packet};
+use repsim::routing::{Ingress, SchemeTimer, SwitchCtx, SwitchScheme, TimerSlot};
+use repsim::sim::Phase;
+use repsim::Simulation;
+
+/// A scenario on `topology` (a `[topology]` body) running `workload` (a `[workload]` body).
+fn scenario(lb: &str, topology: &str, workload: &str, extra: &str) -> String {
+    format!(
+        r#"
+seed = 7
+lb = [{lb}]
+[topology]
+{topology}
+[queue]
+size = "100pkt"
+ecn_min = "20pkt"
+ecn_max = "80pkt"
+trimming = false
+{extra}
+[workload]
+{workload}
+"#
+    )
+}
+
+fn build(text: &str) -> Simulation {
+    let scn = common::parse(text);
+    let run = scn.runs().unwrap().remove(0);
+    Simulation::new(scn.build_run(&run, None).unwrap_or_else(|e| panic!("{e}")))
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Every flow finished, every byte delivered once, every data packet accounted for.
+fn assert_conserved(sim: &Simulation) {
+    let c = sim.counters();
+    assert_eq!(
+        c.data_sent,
+        c.data_delivered
+            + c.data_duplicates
+            + c.trimmed_arrivals
+            + c.data_dropped
+            + sim.data_in_network(),
+        "data packets unaccounted for: {c:?}"
+    );
+    for f in sim.flows() {
+        assert_eq!(f.phase, Phase::Done, "flow {} unfinished", f.spec.id);
+        assert_eq!(f.delivered, f.spec.bytes, "flow {}", f.spec.id);
+    }
+    assert_eq!(sim.live_packets(), 0, "packets leaked");
+}
+
+#[test]
+fn every_family_runs_a_permutation_under_ecmp() {
+    let families = [
+        (
+            "leaf-spine",
+            "type = \"leaf_spine\"\nleaves = 8\nspines = 4\nhosts_per_leaf = 8\nlink_speed = \"100Gbps\"",
+            64,
+        ),
+        ("Dragonfly 9 x 4 x 4", "type = \"dragonfly\"", 144),
+        ("rail 8 x 8", "type = \"rail\"", 64),
+    ];
+    for (name, topology, hosts) in families {
+        let text = scenario(
+            "\"ecmp\"",
+            topology,
+            "type = \"permutation\"\nsize = \"256KiB\"",
+            "",
+        );
+        let mut sim = build(&text);
+        assert_eq!(sim.topology().hosts, hosts, "{name}");
+        // Mid-run the books balance too.
+        sim.run_until(20 * US);
+        let c = sim.counters();
+        assert_eq!(
+            c.data_sent,
+            c.data_delivered
+                + c.data_duplicates
+                + c.trimmed_arrivals
+                + c.data_dropped
+                + sim.data_in_network(),
+            "{name}: mid-run"
+        );
+        sim.run_until_idle();
+        assert_conserved(&sim);
+        assert_eq!(sim.flows().len(), hosts as usize);
+    }
+}
+
+#[test]
+fn dragonfly_spraying_over_explicit_routes_of_different_lengths() {
+    // One flow across the Dragonfly, sprayed round robin over its 8 shortest routes.
+    let text = scenario(
+        "{ scheme = \"spray\", paths = 8 }",
+        "type = \"dragonfly\"",
+        "type = \"explicit\"\nflows = [{ src = 0, dst = 143, size = \"2MiB\" }]",
+        "",
+    );
+    let mut sim = build(&text);
+    let routes = sim.routes_between(0, 143, 8);
+    assert_eq!(routes.len(), 8);
+    let lengths: std::collections::BTreeSet<u32> = routes.iter().map(|r| r.hops).collect();
+    assert!(
+        lengths.len() >= 2,
+        "minimal and non-minimal routes: {lengths:?}"
+    );
+    // Each route has its own unloaded RTT, longer routes a larger one.
+    for r in &routes {
+        let links = sim.paths().links(r.id).to_vec();
+        assert_eq!(
+            r.base_rtt,
+            paths::round_trip(sim.topology(), &links, 4150, 64)
+        );
+    }
+    let shortest = routes.iter().min_by_key(|r| r.hops).unwrap();
+    let longest = routes.iter().max_by_key(|r| r.hops).unwrap();
+    assert!(longest.base_rtt > shortest.base_rtt);
+    sim.run_until_idle();
+    assert_conserved(&sim);
+    // Round robin over 8 routes: each carried an eighth of the packets, so a link on k of the
+    // routes carried k eighths (data bytes; the few ACKs that share a link are within slack).
+    // A route left unused would leave every one of its links an eighth short.
+    let stats = sim.port_stats();
+    let packets = (2u64 << 20).div_ceil(4086);
+    let mut on_routes = std::collections::BTreeMap::<u32, u64>::new();
+    for r in &routes {
+        for &l in sim.paths().links(r.id) {
+            *on_routes.entry(l).or_default() += 1;
+        }
+    }
+    for (&link, &k) in &on_routes {
+        let carried = stats[link as usize].tx_bytes / 4150;
+        let expected = k * packets / 8;
+        assert!(
+            carried.abs_diff(expected) <= k + 8,
+            "link {link} on {k} routes carried {carried} packets, expected {expected}"
+        );
+    }
+}
+
+#[test]
+fn a_rate_paced_sender_takes_four_times_the_serialisation_time() {
+    let fct = |rate: &str| {
+        let text = scenario(
+            "\"ecmp\"",
+            "type = \"fat_tree\"\ntiers = 2\nhosts = 16\nhosts_per_tor = 4\nlink_speed = \"400Gbps\"",
+            "type = \"explicit\"\nflows = [{ src = 0, dst = 12, size = \"4MiB\" }]",
+            &format!("[cc]\nalgo = \"constant\"\nrate = \"{rate}\"\n"),
+        );
+        let mut sim = build(&text);
+        sim.run_until_idle();
+        assert_conserved(&sim);
+        let f = &sim.flows()[0];
+        (f.fct().unwrap(), f.base_rtt)
+    };
+    let bytes = 4u64 << 20;
+    let packets = bytes.div_ceil(4086);
+    let at_400g = serialization((bytes + packets * 64) as u32, 400_000_000_000);
+    let (slow, base_rtt) = fct("100Gbps");
+    let (fast, _) = fct("400Gbps");
+    // Paced at a quarter of the link: four serialisation times, plus the round trip.
+    assert!(slow >= 4 * at_400g, "{slow} < 4 x {at_400g}");
+    assert!(
+        slow <= 4 * at_400g + 2 * base_rtt,
+        "{slow} > 4 x {at_400g} + 2 RTT"
+    );
+    // At line rate the pacing does nothing.
+    assert!(fast <= at_400g + 2 * base_rtt);
+    let ratio = (slow - base_rtt) as f64 / (fast - base_rtt) as f64;
+    assert!((3.9..4.1).contains(&ratio), "ratio {ratio}");
+}
+
+/// A switch scheme for the test: ToR 0 holds every data packet it forwards for 2 us (one timer
+/// for the batch it holds), then releases them and tells ToR 3 about it with a notification
+/// that ToR 3 consumes.
+struct HoldAndNotify {
+    held: Vec<(Handle, u32)>,
+    slot: TimerSlot,
+    notified: u32,
+    received: u32,
+}
+
+const TOR0: u32 = 0;
+const TOR3: u32 = 3;
+
+impl SwitchScheme for HoldAndNotify {
+    fn ingress(
+        &mut self,
+        ctx: &mut SwitchCtx,
+        switch: u32,
+        h: Handle,
+        candidates: &[u32],
+    ) -> Ingress {
+        let pkt = *ctx.packet(h);
+        if pkt.kind == Kind::Notify {
+            if pkt.dst != ctx.topology().switch_node(switch) {
+                // On its way: the aggregation switch between forwards it like any packet.
+                assert!(
+                    !candidates.is_empty(),
+                    "a path from switch {switch} to ToR 3"
+                );
+                return Ingress::Forward(repsim::routing::ecmp::pick(&pkt, 0, candidates));
+            }
+            assert_eq!(switch, TOR3, "notifications go to ToR 3");
+            assert!(
+                candidates.is_empty(),
+                "a packet addressed to this switch has no next hop"
+            );
+            self.received += 1;
+            return Ingress::Consume;
+        }
+        let Some(&port) = candidates.first() else {
+            return Ingress::Drop;
+        };
+        if switch == TOR0
+            && pkt.kind == Kind::Data
+            && ctx.topology().level(ctx.topology().links[port as usize].to) > 1
+        {
+            if self.held.is_empty() {
+                let at = ctx.now() + 2 * US;
+                ctx.set_timer(at, self.slot.arm(0, TOR0));
+            }
+            self.held.push((h, port));
+            return Ingress::Hold;
+        }
+        Ingress::Forward(repsim::routing::ecmp::pick(&pkt, 0, candidates))
+    }
+
+    fn on_timer(&mut self, ctx: &mut SwitchCtx, timer: SchemeTimer) {
+        if !self.slot.fires(timer) {
+            return;
+        }
+        for (h, port) in self.held.drain(..) {
+            ctx.release(TOR0, h, port);
+        }
+        let mut note = Packet::blank(Kind::Notify, 64);
+        note.dst = ctx.topology().switch_node(TOR3);
+        ctx.originate(TOR0, note);
+        self.notified += 1;
+    }
+}
+
+#[test]
+fn a_switch_scheme_holds_releases_and_notifies() {
+    let text = scenario(
+        "\"ecmp\"",
+        "type = \"fat_tree\"\ntiers = 2\nhosts = 16\nhosts_per_tor = 4\nlink_speed = \"400Gbps\"",
+        "type = \"explicit\"\nflows = [{ src = \"0-3\", dst = \"12-15\", size = \"512KiB\" }]",
+        "",
+    );
+    let mut sim = build(&text);
+    let scheme = std::sync::Arc::new(std::sync::Mutex::new(None::<(u32, u32)>));
+    struct Shared(
+        HoldAndNotify,
+        std::sync::Arc<std::sync::Mutex<Option<(u32, u32)>>>,
+    );
+    impl SwitchScheme for Shared {
+        fn ingress(&mut self, ctx: &mut SwitchCtx, s: u32, h: Handle, c: &[u32]) -> Ingress {
+            let d = self.0.ingress(ctx, s, h, c);
+            *self.1.lock().unwrap() = Some((self.0.notified, self.0.received));
+            d
+        }
+        fn on_timer(&mut self, ctx: &mut SwitchCtx, t: SchemeTimer) {
+            self.0.on_timer(ctx, t);
+            *self.1.lock().unwrap() = Some((self.0.notified, self.0.received));
+        }
+    }
+    sim.set_switch_scheme(Box::new(Shared(
+        HoldAndNotify {
+            held: Vec::new(),
+            slot: TimerSlot::default(),
+            notified: 0,
+            received: 0,
+        },
+        scheme.clone(),
+    )));
+    // While packets are held, the books still balance.
+    let mut saw_held = false;
+    for step in 1..200 {
+        sim.run_until(step * US / 2);
+        let c = sim.counters();
+        assert_eq!(
+            c.data_sent,
+            c.data_delivered
+                + c.data_duplicates
+                + c.trimmed_arrivals
+                + c.data_dropped
+                + sim.data_in_network()
+        );
+        saw_held |= sim.data_in_network() > 0;
+    }
+    assert!(saw_held);
+    sim.run_until_idle();
+    assert_conserved(&sim);
+    let (notified, received) = scheme.lock().unwrap().expect("the scheme ran");
+    assert!(
+        notified > 0,
+        "the timer released packets and sent notifications"
+    );
+    assert_eq!(notified, received, "every notification reached ToR 3");
+    let c = sim.counters();
+    assert_eq!(c.scheme_packets, notified as u64);
+    assert_eq!(c.scheme_consumed, received as u64);
+    // Holding cost time: the flows take at least the holds longer than without the scheme.
+    let plain = {
+        let mut s = build(&text);
+        s.run_until_idle();
+        s.flows().iter().map(|f| f.fct().unwrap()).max().unwrap()
+    };
+    let held = sim.flows().iter().map(|f| f.fct().unwrap()).max().unwrap();
+    assert!(held > plain + 2 * US, "{held} vs {plain}");
+}
+
+/// The largest heap footprint of flow 0's sender over a run of one `bytes`-byte flow.
+fn peak_sender_heap(bytes: u64) -> usize {
+    let text = scenario(
+        "\"reps\"",
+        "type = \"fat_tree\"\ntiers = 2\nhosts = 16\nhosts_per_tor = 4\nlink_speed = \"400Gbps\"",
+        &format!("type = \"explicit\"\nflows = [{{ src = 0, dst = 12, size = \"{bytes}B\" }}]"),
+        "",
+    );
+    let mut sim = build(&text);
+    let mut peak = 0;
+    let mut t = 0;
+    while sim.flows()[0].phase != Phase::Done {
+        t += 20 * US;
+        sim.run_until(t);
+        if let Some(s) = sim.flows()[0].sender() {
+            peak = peak.max(s.heap_bytes());
+        }
+        assert!(t < 100 * MS, "the flow should have finished");
+    }
+    peak
+}
+
+#[test]
+fn a_1gib_flow_costs_what_an_8mib_flow_costs() {
+    let small = peak_sender_heap(8 << 20);
+    let large = peak_sender_heap(1 << 30);
+    assert!(small > 0);
+    assert!(
+        large <= small,
+        "sender state: 1 GiB flow {large} B, 8 MiB flow {small} B"
+    );
+}
