@@ -37,9 +37,9 @@ pub fn fcts(sim: &Simulation) -> Vec<f64> {
         .iter()
         .map(|f| {
             let t = f
-                .finish
+                .fct()
                 .unwrap_or_else(|| panic!("flow {} did not finish", f.spec.id));
-            (t - f.spec.start) as f64 / 1e6
+            t as f64 / 1e6
         })
         .collect()
 }
