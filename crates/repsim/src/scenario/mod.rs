@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use topology::{DegradeSection, TopologySection};
+pub use topology::DegradeSection;
 pub use workload::{ClassSection, FlowEntry, HostSet, WorkloadSection};
 
 use crate::cc::CcSpec;
@@ -222,7 +222,7 @@ pub struct Scenario {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cc: Option<toml::Value>,
     /// Network.
-    pub topology: TopologySection,
+    pub topology: crate::net::topology::TopologySpec,
     /// Degraded links.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub degrade: Vec<DegradeSection>,

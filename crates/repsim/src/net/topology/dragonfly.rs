@@ -11,8 +11,13 @@
 //!
 //! Links are created host by host (up, down), then group by group the local mesh (router pairs
 //! l1 < l2, one way then back), then the global cables from the lower-numbered group.
+use serde::{Deserialize, Serialize};
+
+use super::builder::{positive, BuildError, FileReader, TopologyBuilder};
 use super::{bad, Family, Topology, TopologyError};
+use crate::engine::time::US;
 use crate::engine::Time;
+use crate::units::{RateQ, TimeQ};
 
 /// A Dragonfly.
 #[derive(Clone, Debug, PartialEq)]
@@ -185,5 +190,75 @@ mod tests {
         d.global_links_per_router = 4;
         let t = d.build().unwrap();
         assert_eq!(t.links.len(), 2 * (144 + 54 + 72));
+    }
+}
+
+/// `[topology] type = "dragonfly"` (defaults: the LAPS paper's 9 x 4 x 4 at 100 Gb/s).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DragonflyConfig {
+    /// Groups.
+    pub groups: u32,
+    /// Routers per group.
+    pub routers_per_group: u32,
+    /// Hosts per router.
+    pub hosts_per_router: u32,
+    /// Global links per router (routers x this must be a multiple of groups - 1).
+    pub global_links_per_router: u32,
+    /// Speed of host and local links.
+    pub link_speed: RateQ,
+    /// Speed of global links (default: `link_speed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub global_speed: Option<RateQ>,
+    /// Propagation latency of host and local links.
+    pub link_latency: TimeQ,
+    /// Propagation latency of global links (default: `link_latency`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub global_latency: Option<TimeQ>,
+    /// Forwarding latency of every router.
+    pub switch_latency: TimeQ,
+}
+
+impl Default for DragonflyConfig {
+    fn default() -> Self {
+        DragonflyConfig {
+            groups: 9,
+            routers_per_group: 4,
+            hosts_per_router: 4,
+            global_links_per_router: 2,
+            link_speed: RateQ(100_000_000_000),
+            global_speed: None,
+            link_latency: TimeQ(US),
+            global_latency: None,
+            switch_latency: TimeQ(0),
+        }
+    }
+}
+
+impl TopologyBuilder for DragonflyConfig {
+    fn build(&self, _files: &FileReader) -> Result<Topology, BuildError> {
+        let spec = DragonflySpec {
+            groups: self.groups,
+            routers_per_group: self.routers_per_group,
+            hosts_per_router: self.hosts_per_router,
+            global_links_per_router: self.global_links_per_router,
+            host_rate_bps: self.link_speed.0,
+            local_rate_bps: self.link_speed.0,
+            global_rate_bps: self.global_speed.unwrap_or(self.link_speed).0,
+            link_latency: positive(self.link_latency, "link_latency")?,
+            global_latency: positive(
+                self.global_latency.unwrap_or(self.link_latency),
+                "global_latency",
+            )?,
+            switch_latency: self.switch_latency.0,
+        };
+        Ok(spec.build()?)
+    }
+
+    fn resolved(&self) -> Self {
+        let mut c = self.clone();
+        c.global_speed.get_or_insert(c.link_speed);
+        c.global_latency.get_or_insert(c.link_latency);
+        c
     }
 }

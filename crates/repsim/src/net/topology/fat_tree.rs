@@ -4,8 +4,14 @@
 //! Switches are created ToRs first, then aggregation switches, then cores; links host by host
 //! (up, down), then ToR by ToR (to each of its pod's aggs, each bundle member up then down), then
 //! agg by agg (to its cores). Port ids follow that order, and so do the ECMP groups.
+use serde::{Deserialize, Serialize};
+
+use super::builder::{
+    microsecond, one, positive, zero_time, BuildError, FileReader, TopologyBuilder,
+};
 use super::{bad, Family, Topology, TopologyError};
 use crate::engine::Time;
+use crate::units::{RateQ, TimeQ};
 
 /// Parameters of one tier of a fat tree (as in the reference `.topo` format).
 #[derive(Clone, Debug, PartialEq)]
@@ -276,5 +282,51 @@ mod tests {
                 }
             }
         }
+    }
+}
+
+/// `[topology] type = "fat_tree"`: a uniform 2- or 3-tier fat tree.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FatTreeConfig {
+    /// 2 or 3.
+    pub tiers: u32,
+    /// Number of hosts.
+    pub hosts: u32,
+    /// Hosts per ToR.
+    pub hosts_per_tor: u32,
+    /// 3 tiers: hosts per pod (required).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pod_size: Option<u32>,
+    /// ToR downlink:uplink ratio.
+    #[serde(default = "one")]
+    pub oversubscription: u32,
+    /// Speed of every link.
+    pub link_speed: RateQ,
+    /// Propagation latency of every link.
+    #[serde(default = "microsecond")]
+    pub link_latency: TimeQ,
+    /// Forwarding latency of every switch (0 like the reference; the REPS paper's text says
+    /// 500ns).
+    #[serde(default = "zero_time")]
+    pub switch_latency: TimeQ,
+}
+
+impl TopologyBuilder for FatTreeConfig {
+    fn build(&self, _files: &FileReader) -> Result<Topology, BuildError> {
+        if self.tiers == 3 && self.pod_size.is_none() {
+            return Err(BuildError::at("pod_size", "required for a 3-tier fat tree"));
+        }
+        let spec = FatTreeSpec::uniform(
+            self.tiers,
+            self.hosts,
+            self.hosts_per_tor,
+            self.pod_size.unwrap_or(self.hosts),
+            self.oversubscription,
+            self.link_speed.0,
+            positive(self.link_latency, "link_latency")?,
+            self.switch_latency.0,
+        )?;
+        Ok(spec.build()?)
     }
 }

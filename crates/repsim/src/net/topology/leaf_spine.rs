@@ -3,8 +3,14 @@
 //!
 //! Links are created host by host (up, down), then leaf by leaf to every spine (each parallel
 //! link up, then down).
+use serde::{Deserialize, Serialize};
+
+use super::builder::{
+    microsecond, one, positive, zero_time, BuildError, FileReader, TopologyBuilder,
+};
 use super::{bad, Family, Topology, TopologyError};
 use crate::engine::Time;
+use crate::units::{RateQ, TimeQ};
 
 /// A two-level leaf-spine fabric.
 #[derive(Clone, Debug, PartialEq)]
@@ -96,5 +102,53 @@ mod tests {
         assert!(t
             .to_string()
             .starts_with("leaf-spine: 128 hosts, 8 leaf, 8 spine"));
+    }
+}
+
+/// `[topology] type = "leaf_spine"`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LeafSpineConfig {
+    /// Number of leaves.
+    pub leaves: u32,
+    /// Number of spines.
+    pub spines: u32,
+    /// Hosts per leaf.
+    pub hosts_per_leaf: u32,
+    /// Parallel links between every leaf and every spine.
+    #[serde(default = "one")]
+    pub links_per_spine: u32,
+    /// Speed of the host links.
+    pub link_speed: RateQ,
+    /// Speed of the leaf-spine links (default: `link_speed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fabric_speed: Option<RateQ>,
+    /// Propagation latency of every link.
+    #[serde(default = "microsecond")]
+    pub link_latency: TimeQ,
+    /// Forwarding latency of every switch.
+    #[serde(default = "zero_time")]
+    pub switch_latency: TimeQ,
+}
+
+impl TopologyBuilder for LeafSpineConfig {
+    fn build(&self, _files: &FileReader) -> Result<Topology, BuildError> {
+        let spec = LeafSpineSpec {
+            leaves: self.leaves,
+            spines: self.spines,
+            hosts_per_leaf: self.hosts_per_leaf,
+            links_per_spine: self.links_per_spine,
+            host_rate_bps: self.link_speed.0,
+            fabric_rate_bps: self.fabric_speed.unwrap_or(self.link_speed).0,
+            link_latency: positive(self.link_latency, "link_latency")?,
+            switch_latency: self.switch_latency.0,
+        };
+        Ok(spec.build()?)
+    }
+
+    fn resolved(&self) -> Self {
+        let mut c = self.clone();
+        c.fabric_speed.get_or_insert(c.link_speed);
+        c
     }
 }

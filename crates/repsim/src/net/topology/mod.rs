@@ -18,12 +18,14 @@ use std::fmt;
 use crate::engine::Time;
 use crate::net::forwarding::{self, Forwarding};
 
+pub mod builder;
 pub mod dragonfly;
 pub mod fat_tree;
 pub mod leaf_spine;
 pub mod rail;
 pub mod topo_file;
 
+pub use builder::{BuildError, FileReader, TopologyBuilder, TopologySpec};
 pub use dragonfly::DragonflySpec;
 pub use fat_tree::{FatTreeSpec, TierSpec};
 pub use leaf_spine::LeafSpineSpec;

@@ -10,8 +10,13 @@
 //!
 //! Switches are created rails first, then NICs, then NVLink switches (LAPS's order); links host
 //! by host (to its NIC), then NIC by NIC (to its rail, then to its NVLink switch).
+use serde::{Deserialize, Serialize};
+
+use super::builder::{positive, BuildError, FileReader, TopologyBuilder};
 use super::{bad, Family, Topology, TopologyError};
+use crate::engine::time::US;
 use crate::engine::Time;
+use crate::units::{RateQ, TimeQ};
 
 /// A rail-optimised cluster.
 #[derive(Clone, Debug, PartialEq)]
@@ -108,5 +113,54 @@ mod tests {
         let nic01 = t.node_by_name("nic1").unwrap() - t.hosts;
         assert_eq!(t.candidates(nic01, host(6, 5)).len(), 2);
         assert_eq!(t.links[t.host_uplink[0] as usize].rate_bps, 200_000_000_000);
+    }
+}
+
+/// `[topology] type = "rail"` (defaults: the LAPS paper's 8 rails x 8 clusters).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RailConfig {
+    /// Rails = GPUs per cluster.
+    pub rails: u32,
+    /// Clusters = GPUs per rail.
+    pub clusters: u32,
+    /// GPU-NIC link speed.
+    pub nic_speed: RateQ,
+    /// NIC-rail switch link speed.
+    pub rail_speed: RateQ,
+    /// NIC-NVLink switch link speed.
+    pub nvlink_speed: RateQ,
+    /// Propagation latency of every link.
+    pub link_latency: TimeQ,
+    /// Forwarding latency of every switch.
+    pub switch_latency: TimeQ,
+}
+
+impl Default for RailConfig {
+    fn default() -> Self {
+        RailConfig {
+            rails: 8,
+            clusters: 8,
+            nic_speed: RateQ(200_000_000_000),
+            rail_speed: RateQ(100_000_000_000),
+            nvlink_speed: RateQ(100_000_000_000),
+            link_latency: TimeQ(US),
+            switch_latency: TimeQ(0),
+        }
+    }
+}
+
+impl TopologyBuilder for RailConfig {
+    fn build(&self, _files: &FileReader) -> Result<Topology, BuildError> {
+        let spec = RailSpec {
+            rails: self.rails,
+            clusters: self.clusters,
+            nic_rate_bps: self.nic_speed.0,
+            rail_rate_bps: self.rail_speed.0,
+            nvlink_rate_bps: self.nvlink_speed.0,
+            link_latency: positive(self.link_latency, "link_latency")?,
+            switch_latency: self.switch_latency.0,
+        };
+        Ok(spec.build()?)
     }
 }

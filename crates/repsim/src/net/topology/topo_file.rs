@@ -4,8 +4,12 @@
 //! `Podsize`; then one `Tier k` block per tier with `Downlink_speed_Gbps`, `Radix_Down`,
 //! `Radix_Up`, `Downlink_Latency_ns`, `Switch_Latency_ns`, `Oversubscribed`, `Bundle`.
 //! Unlike the reference tokenizer we accept any whitespace between tokens.
-use super::{FatTreeSpec, TierSpec};
+use serde::{Deserialize, Serialize};
+
+use super::builder::{BuildError, FileReader, TopologyBuilder};
+use super::{FatTreeSpec, TierSpec, Topology};
 use crate::engine::time::NS;
+use crate::units::TimeQ;
 
 /// Parses `.topo` text; errors name the line.
 pub fn parse_topo(text: &str) -> Result<FatTreeSpec, String> {
@@ -140,5 +144,30 @@ mod tests {
     fn errors_name_the_line() {
         let e = parse_topo("Nodes 8\nTiers 2\nRadix_Down 4\n").unwrap_err();
         assert!(e.starts_with("line 3"), "{e}");
+    }
+}
+
+/// `[topology] type = "topo_file"`: a reference `.topo` file.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopoFileConfig {
+    /// Path, relative to the scenario file.
+    pub file: String,
+    /// Override of every tier's switch latency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub switch_latency: Option<TimeQ>,
+}
+
+impl TopologyBuilder for TopoFileConfig {
+    fn build(&self, files: &FileReader) -> Result<Topology, BuildError> {
+        let (path, text) = files(&self.file).map_err(|e| BuildError::at("file", e))?;
+        let mut spec = parse_topo(&text)
+            .map_err(|e| BuildError::at("file", format!("{}: {e}", path.display())))?;
+        if let Some(latency) = self.switch_latency {
+            for tier in &mut spec.tiers {
+                tier.switch_latency = latency.0;
+            }
+        }
+        Ok(spec.build()?)
     }
 }
