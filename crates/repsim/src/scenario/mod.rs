@@ -33,6 +33,7 @@
 //! names the file, the field and what is allowed. [`LoadedScenario::resolved_toml`] writes the
 //! scenario back with every default filled in.
 pub mod collect;
+pub mod schemes;
 pub mod topology;
 pub mod workload;
 
@@ -40,17 +41,16 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use schemes::{LbEntry, LbList, LbRun};
 pub use topology::DegradeSection;
 pub use workload::{ClassSection, FlowEntry, HostSet, WorkloadSection};
 
-use crate::cc::CcSpec;
 use crate::engine::time::MS;
 use crate::engine::Time;
 use crate::fault::{FaultPlan, FaultSection};
 use crate::lb::LbSpec;
 use crate::net::port::QueueConfig;
 use crate::net::Topology;
-use crate::routing::SwitchSpec;
 use crate::sim::{RunSpec, SimConfig};
 use crate::transport::{AckPolicy, TransportConfig};
 use crate::units::{self, SizeQ, TimeQ};
@@ -85,40 +85,6 @@ impl OneOrMany {
             OneOrMany::Many(v) => v.clone(),
         }
     }
-}
-
-/// A load balancer in a scenario: a name (`"reps"`) or a table (`{ scheme = "reps", label =
-/// "reps-100us", freeze = "100us" }`); checked when the scenario is built.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
-#[serde(transparent)]
-pub struct LbEntry(pub toml::Value);
-
-/// The list under `lb`: one entry, or several.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
-#[serde(untagged)]
-pub enum LbList {
-    /// Several runs.
-    Many(Vec<LbEntry>),
-    /// One run.
-    One(LbEntry),
-}
-
-impl LbList {
-    fn entries(&self) -> Vec<&LbEntry> {
-        match self {
-            LbList::Many(v) => v.iter().collect(),
-            LbList::One(e) => vec![e],
-        }
-    }
-}
-
-/// One load balancer a scenario runs, under its label.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LbRun {
-    /// Name of the run in outputs (the scheme's name unless a `label` was given).
-    pub label: String,
-    /// The scheme and its parameters.
-    pub spec: LbSpec,
 }
 
 /// `[queue]`.
@@ -388,158 +354,6 @@ impl LoadedScenario {
         Ok((path, text))
     }
 
-    /// Resolves one `lb` entry (`field` names it in messages).
-    pub(crate) fn lb_entry(&self, entry: &LbEntry, field: &str) -> Result<LbRun, ScenarioError> {
-        let (label, spec) = match &entry.0 {
-            toml::Value::String(name) => {
-                let spec = LbSpec::named(name).ok_or_else(|| {
-                    self.err(
-                        field,
-                        format!(
-                            "unknown load balancer '{name}'; allowed: {}",
-                            LbSpec::NAMES.join(", ")
-                        ),
-                    )
-                })?;
-                (name.clone(), spec)
-            }
-            toml::Value::Table(t) => {
-                let mut t = t.clone();
-                let label = match t.remove("label") {
-                    None => None,
-                    Some(toml::Value::String(l)) if !l.trim().is_empty() => Some(l),
-                    Some(_) => {
-                        return Err(
-                            self.err(&format!("{field}.label"), "must be a non-empty string")
-                        )
-                    }
-                };
-                let spec: LbSpec =
-                    toml::Value::Table(t)
-                        .try_into()
-                        .map_err(|e: toml::de::Error| {
-                            self.err(field, scheme_error(&e, "scheme", LbSpec::NAMES))
-                        })?;
-                (label.unwrap_or_else(|| spec.name().to_string()), spec)
-            }
-            _ => return Err(self.err(
-                field,
-                "write a load balancer's name (\"reps\") or a table ({ scheme = \"reps\", ... })",
-            )),
-        };
-        spec.validate().map_err(|e| match e.split_once(": ") {
-            Some((f, m)) => self.err(&format!("{field}.{f}"), m),
-            None => self.err(field, e),
-        })?;
-        Ok(LbRun { label, spec })
-    }
-
-    /// The load balancers the scenario runs, in order.
-    pub fn runs(&self) -> Result<Vec<LbRun>, ScenarioError> {
-        let entries = self.scenario.lb.entries();
-        let many = matches!(self.scenario.lb, LbList::Many(_));
-        let mut runs: Vec<LbRun> = Vec::new();
-        for (i, e) in entries.into_iter().enumerate() {
-            let field = if many {
-                format!("lb[{i}]")
-            } else {
-                "lb".into()
-            };
-            let run = self.lb_entry(e, &field)?;
-            if runs.iter().any(|r| r.label == run.label) {
-                return Err(self.err(
-                    &field,
-                    format!(
-                        "two runs are labelled '{}'; give one a label = \"...\"",
-                        run.label
-                    ),
-                ));
-            }
-            runs.push(run);
-        }
-        if runs.is_empty() {
-            return Err(self.err("lb", "name at least one load balancer"));
-        }
-        Ok(runs)
-    }
-
-    /// The runs named on a command line: each name is a run's label in the scenario, else a
-    /// load balancer's name (with default parameters).
-    pub fn select(&self, names: &[String]) -> Result<Vec<LbRun>, ScenarioError> {
-        let runs = self.runs()?;
-        names
-            .iter()
-            .map(|n| match runs.iter().find(|r| &r.label == n) {
-                Some(r) => Ok(r.clone()),
-                None => self.lb_entry(&LbEntry(toml::Value::String(n.clone())), "--lb"),
-            })
-            .collect()
-    }
-
-    /// Labels of the runs, in order (empty if the `lb` list is invalid).
-    pub fn lbs(&self) -> Vec<String> {
-        self.runs()
-            .map(|r| r.into_iter().map(|r| r.label).collect())
-            .unwrap_or_default()
-    }
-
-    /// The main traffic class's congestion control.
-    pub fn cc(&self) -> Result<CcSpec, ScenarioError> {
-        let spec = match &self.scenario.cc {
-            None => CcSpec::default(),
-            Some(toml::Value::String(name)) => CcSpec::named(name).ok_or_else(|| {
-                self.err(
-                    "cc",
-                    format!(
-                        "unknown congestion control '{name}'; allowed: {}",
-                        CcSpec::NAMES.join(", ")
-                    ),
-                )
-            })?,
-            Some(v @ toml::Value::Table(_)) => {
-                v.clone().try_into().map_err(|e: toml::de::Error| {
-                    self.err("cc", scheme_error(&e, "algo", CcSpec::NAMES))
-                })?
-            }
-            Some(_) => {
-                return Err(self.err(
-                    "cc",
-                    "write a name (\"mprdma\") or a table ([cc] algo = \"mprdma\")",
-                ))
-            }
-        };
-        spec.validate().map_err(|e| self.err("cc", e))?;
-        Ok(spec)
-    }
-
-    /// The switch scheme.
-    pub fn switch(&self) -> Result<SwitchSpec, ScenarioError> {
-        match &self.scenario.routing.switch {
-            None => Ok(SwitchSpec::default()),
-            Some(toml::Value::String(name)) => SwitchSpec::named(name).ok_or_else(|| {
-                self.err(
-                    "routing.switch",
-                    format!(
-                        "unknown switch routing '{name}'; allowed: {}",
-                        SwitchSpec::NAMES.join(", ")
-                    ),
-                )
-            }),
-            Some(v @ toml::Value::Table(_)) => {
-                v.clone().try_into().map_err(|e: toml::de::Error| {
-                    self.err(
-                        "routing.switch",
-                        scheme_error(&e, "scheme", SwitchSpec::NAMES),
-                    )
-                })
-            }
-            Some(_) => Err(self.err(
-                "routing.switch",
-                "write a name (\"adaptive\") or a table ({ scheme = \"adaptive\" })",
-            )),
-        }
-    }
-
     /// The queue settings in bytes for an MTU.
     fn queue(&self, mtu: u32) -> Result<QueueConfig, ScenarioError> {
         let q = &self.scenario.queue;
@@ -685,16 +499,6 @@ impl LoadedScenario {
             }
         }
         toml::to_string_pretty(&s).unwrap_or_else(|e| format!("# could not serialize: {e}\n"))
-    }
-}
-
-/// A scheme table's error message, with the known names when the scheme is unknown or missing.
-fn scheme_error(e: &toml::de::Error, tag: &str, names: &[&str]) -> String {
-    let m = e.message().trim().to_string();
-    if m.contains("missing field") && m.contains(tag) || m.contains("unknown variant") {
-        format!("{m} (`{tag}` names it; allowed: {})", names.join(", "))
-    } else {
-        m
     }
 }
 
