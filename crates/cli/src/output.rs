@@ -36,7 +36,8 @@ pub fn json_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
     Ok(v)
 }
 
-/// Columns of `flows.csv`; the last, `class`, only with mixed traffic.
+/// Columns of `flows.csv`: the fixed ones, then `class` (traffic classes) and `tag` (tagged
+/// workloads) where they apply.
 const FLOWS: &[&str] = &[
     "lb",
     "id",
@@ -48,16 +49,32 @@ const FLOWS: &[&str] = &[
     "fct_us",
     "retransmissions",
     "class",
+    "tag",
 ];
 
-/// `flows.csv`: one row per flow and load balancer; a trailing `class` column only when mixed
-/// traffic put some flows in the ECMP background class.
+/// `flows.csv`: one row per flow and load balancer; a trailing `class` column only when some
+/// flows ran in a traffic class other than `main`, and a `tag` column only when the workload
+/// tagged some flows.
 pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
     let mixed = rows.iter().any(|r| r.class != "main");
-    let columns = if mixed {
-        FLOWS
-    } else {
-        &FLOWS[..FLOWS.len() - 1]
+    let tagged = rows.iter().any(|r| r.tag != 0);
+    const WITH_TAG: &[&str] = &[
+        "lb",
+        "id",
+        "src",
+        "dst",
+        "bytes",
+        "start",
+        "finish",
+        "fct_us",
+        "retransmissions",
+        "tag",
+    ];
+    let columns: &'static [&'static str] = match (mixed, tagged) {
+        (false, false) => &FLOWS[..FLOWS.len() - 2],
+        (true, false) => &FLOWS[..FLOWS.len() - 1],
+        (false, true) => WITH_TAG,
+        (true, true) => FLOWS,
     };
     let mut table = Table::new("flows", columns);
     let opt = |v: Option<f64>| v.map(f6).unwrap_or_default();
@@ -75,6 +92,9 @@ pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
         ];
         if mixed {
             rec.push(r.class.to_string());
+        }
+        if tagged {
+            rec.push(r.tag.to_string());
         }
         table.push(&rec)?;
     }
@@ -106,6 +126,7 @@ mod tests {
             fct_us: fct,
             retransmissions: 2,
             class: class.to_string(),
+            tag: 0,
         }
     }
 
@@ -124,6 +145,14 @@ mod tests {
             "lb,id,src,dst,bytes,start,finish,fct_us,retransmissions,class\n\
              reps,1,0,3,4096,0.500000,10.500000,10.000000,2,main\n\
              reps,1,0,3,4096,0.500000,,,2,background\n"
+        );
+        let mut tagged = row("main", Some(10.0));
+        tagged.tag = 7;
+        let tagged = String::from_utf8(flows_csv(&[tagged]).unwrap()).unwrap();
+        assert_eq!(
+            tagged,
+            "lb,id,src,dst,bytes,start,finish,fct_us,retransmissions,tag\n\
+             reps,1,0,3,4096,0.500000,10.500000,10.000000,2,7\n"
         );
     }
 }

@@ -63,6 +63,8 @@ pub struct FlowRow {
     pub retransmissions: u64,
     /// Traffic class (`main`, or e.g. `background` for mixed traffic).
     pub class: String,
+    /// The workload's tag (0: none).
+    pub tag: u64,
 }
 
 /// Flow statistics of one traffic class (mixed traffic).

@@ -20,6 +20,7 @@ impl Simulation {
                 fct_us: f.fct().map(to_us),
                 retransmissions: f.stats.retransmissions,
                 class: self.class_name(i as u32).to_string(),
+                tag: f.spec.tag,
             })
             .collect()
     }
