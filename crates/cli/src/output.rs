@@ -58,25 +58,14 @@ const FLOWS: &[&str] = &[
 pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
     let mixed = rows.iter().any(|r| r.class != "main");
     let tagged = rows.iter().any(|r| r.tag != 0);
-    const WITH_TAG: &[&str] = &[
-        "lb",
-        "id",
-        "src",
-        "dst",
-        "bytes",
-        "start",
-        "finish",
-        "fct_us",
-        "retransmissions",
-        "tag",
-    ];
-    let columns: &'static [&'static str] = match (mixed, tagged) {
-        (false, false) => &FLOWS[..FLOWS.len() - 2],
-        (true, false) => &FLOWS[..FLOWS.len() - 1],
-        (false, true) => WITH_TAG,
-        (true, true) => FLOWS,
-    };
-    let mut table = Table::new("flows", columns);
+    let mut columns = FLOWS[..FLOWS.len() - 2].to_vec();
+    if mixed {
+        columns.push("class");
+    }
+    if tagged {
+        columns.push("tag");
+    }
+    let mut table = Table::new("flows", &columns);
     let opt = |v: Option<f64>| v.map(f6).unwrap_or_default();
     for r in rows {
         let mut rec = vec![

@@ -43,18 +43,18 @@ pub struct Table {
     /// File stem (`port_series`).
     stem: &'static str,
     /// Column names.
-    columns: &'static [&'static str],
+    columns: Vec<&'static str>,
     rows: csv::Writer<Vec<u8>>,
 }
 
 impl Table {
     /// An empty table (header row only).
-    pub fn new(stem: &'static str, columns: &'static [&'static str]) -> Self {
+    pub fn new(stem: &'static str, columns: &[&'static str]) -> Self {
         let mut rows = csv::Writer::from_writer(Vec::new());
         rows.write_record(columns).expect("in-memory write");
         Table {
             stem,
-            columns,
+            columns: columns.to_vec(),
             rows,
         }
     }
@@ -75,11 +75,11 @@ impl Table {
 
     /// Writes `dir/<stem>.csv` (or `.parquet`) atomically and returns the file name.
     fn write(self, dir: &Path, format: Format) -> Result<String> {
-        let (stem, columns) = (self.stem, self.columns);
+        let (stem, columns) = (self.stem, self.columns.clone());
         let csv = self.into_csv()?;
         let (name, bytes) = match format {
             Format::Csv => (format!("{stem}.csv"), csv),
-            Format::Parquet => (format!("{stem}.parquet"), to_parquet(columns, &csv)?),
+            Format::Parquet => (format!("{stem}.parquet"), to_parquet(&columns, &csv)?),
         };
         write_atomic(&dir.join(&name), &bytes)?;
         Ok(name)

@@ -36,16 +36,6 @@ flows = [{}]
     )
 }
 
-fn check_accounting(sim: &Simulation) {
-    let c = sim.counters();
-    let in_net = sim.data_in_network();
-    assert_eq!(
-        c.data_sent,
-        c.data_delivered + c.data_duplicates + c.trimmed_arrivals + c.data_dropped + in_net,
-        "data packets unaccounted for: {c:?}, in network {in_net}"
-    );
-}
-
 #[test]
 fn incast_conserves_bytes_and_packets() {
     for trimming in [true, false] {
@@ -56,9 +46,9 @@ fn incast_conserves_bytes_and_packets() {
             // Mid-run: packets are in flight and the books still balance.
             sim.run_until(30 * US);
             assert!(sim.data_in_network() > 0);
-            check_accounting(&sim);
+            common::assert_books_balance(&sim);
             sim.run_until_idle();
-            check_accounting(&sim);
+            common::assert_books_balance(&sim);
             let c = sim.counters();
             if trimming {
                 assert!(c.trims > 0, "{lb}: the incast should overflow and trim");
@@ -111,7 +101,7 @@ fn ready_scenarios_conserve() {
         let scn = common::load(name);
         for lb in scn.lbs() {
             let sim = common::run(&scn, &lb, None);
-            check_accounting(&sim);
+            common::assert_books_balance(&sim);
             for f in sim.flows() {
                 assert_eq!(f.delivered, f.spec.bytes, "{name} {lb}: flow {}", f.spec.id);
             }

@@ -1,5 +1,7 @@
 //! Fault timeline: every fault kind, REPS freezing diagnostics, reproducibility, unreachable
 //! destinations and the acceptance claims of the failure scenarios.
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use repsim::engine::time::{to_us, US};
@@ -13,10 +15,7 @@ fn root() -> PathBuf {
 }
 
 fn run_file(name: &str, lb: &str) -> Simulation {
-    let scn = LoadedScenario::load(&root().join("scenarios").join(name)).unwrap();
-    let mut sim = Simulation::new(scn.build(lb, None).unwrap()).unwrap();
-    sim.run_until_idle();
-    sim
+    common::run(&common::load(name), lb, None)
 }
 
 /// A small 2-tier tree (16 hosts, 4 ToRs x 4 hosts, 4 spines) plus `extra` TOML.
@@ -52,17 +51,9 @@ trimming = {trimming}
 const ONE_FLOW: &str = r#"type = "explicit"
 flows = [{ src = 0, dst = 8, size = "4MiB" }]"#;
 
+/// The books balance and finished flows delivered every byte (faults may stop others).
 fn assert_conserved(sim: &Simulation) {
-    let c = sim.counters();
-    assert_eq!(
-        c.data_sent,
-        c.data_delivered
-            + c.data_duplicates
-            + c.trimmed_arrivals
-            + c.data_dropped
-            + sim.data_in_network(),
-        "{c:?}"
-    );
+    common::assert_books_balance(sim);
     for f in sim.flows() {
         if f.phase == Phase::Done {
             assert_eq!(f.delivered, f.spec.bytes, "flow {}", f.spec.id);

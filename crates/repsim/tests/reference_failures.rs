@@ -97,15 +97,7 @@ fn rts_follows_timeouts_behind_a_dead_cable() {
             "{lb}: window-limited flows behind a dead cable must send RTS"
         );
         assert_eq!(sim.counters().rts_sent, total);
-        let c = sim.counters();
-        assert_eq!(
-            c.data_sent,
-            c.data_delivered
-                + c.data_duplicates
-                + c.trimmed_arrivals
-                + c.data_dropped
-                + sim.data_in_network()
-        );
+        common::assert_books_balance(&sim);
         assert_eq!(sim.live_packets(), 0);
         // Switched off, none is sent.
         let mut off = simulation(&scn, lb, |c| c.transport.rts = false);

@@ -38,25 +38,6 @@ fn build(text: &str) -> Simulation {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Every flow finished, every byte delivered once, every data packet accounted for.
-fn assert_conserved(sim: &Simulation) {
-    let c = sim.counters();
-    assert_eq!(
-        c.data_sent,
-        c.data_delivered
-            + c.data_duplicates
-            + c.trimmed_arrivals
-            + c.data_dropped
-            + sim.data_in_network(),
-        "data packets unaccounted for: {c:?}"
-    );
-    for f in sim.flows() {
-        assert_eq!(f.phase, Phase::Done, "flow {} unfinished", f.spec.id);
-        assert_eq!(f.delivered, f.spec.bytes, "flow {}", f.spec.id);
-    }
-    assert_eq!(sim.live_packets(), 0, "packets leaked");
-}
-
 #[test]
 fn every_family_runs_a_permutation_under_ecmp() {
     let families = [
@@ -79,18 +60,9 @@ fn every_family_runs_a_permutation_under_ecmp() {
         assert_eq!(sim.topology().hosts, hosts, "{name}");
         // Mid-run the books balance too.
         sim.run_until(20 * US);
-        let c = sim.counters();
-        assert_eq!(
-            c.data_sent,
-            c.data_delivered
-                + c.data_duplicates
-                + c.trimmed_arrivals
-                + c.data_dropped
-                + sim.data_in_network(),
-            "{name}: mid-run"
-        );
+        common::assert_books_balance(&sim);
         sim.run_until_idle();
-        assert_conserved(&sim);
+        common::assert_all_delivered(&sim);
         assert_eq!(sim.flows().len(), hosts as usize);
     }
 }
@@ -124,7 +96,7 @@ fn dragonfly_spraying_over_explicit_routes_of_different_lengths() {
     let longest = routes.iter().max_by_key(|r| r.hops).unwrap();
     assert!(longest.base_rtt > shortest.base_rtt);
     sim.run_until_idle();
-    assert_conserved(&sim);
+    common::assert_all_delivered(&sim);
     // Round robin over 8 routes: each carried an eighth of the packets, so a link on k of the
     // routes carried k eighths (data bytes; the few ACKs that share a link are within slack).
     // A route left unused would leave every one of its links an eighth short.
@@ -157,7 +129,7 @@ fn a_rate_paced_sender_takes_four_times_the_serialisation_time() {
         );
         let mut sim = build(&text);
         sim.run_until_idle();
-        assert_conserved(&sim);
+        common::assert_all_delivered(&sim);
         let f = &sim.flows()[0];
         (f.fct().unwrap(), f.base_rtt)
     };
@@ -286,20 +258,12 @@ fn a_switch_scheme_holds_releases_and_notifies() {
     let mut saw_held = false;
     for step in 1..200 {
         sim.run_until(step * US / 2);
-        let c = sim.counters();
-        assert_eq!(
-            c.data_sent,
-            c.data_delivered
-                + c.data_duplicates
-                + c.trimmed_arrivals
-                + c.data_dropped
-                + sim.data_in_network()
-        );
+        common::assert_books_balance(&sim);
         saw_held |= sim.data_in_network() > 0;
     }
     assert!(saw_held);
     sim.run_until_idle();
-    assert_conserved(&sim);
+    common::assert_all_delivered(&sim);
     let (notified, received) = scheme.lock().unwrap().expect("the scheme ran");
     assert!(
         notified > 0,

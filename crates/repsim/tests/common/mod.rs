@@ -54,3 +54,31 @@ pub fn mean_fct(sim: &Simulation) -> f64 {
     let v = fcts(sim);
     v.iter().sum::<f64>() / v.len() as f64
 }
+
+/// Every data packet sent is delivered, a duplicate, a trimmed arrival, dropped, or still in
+/// the network (at any moment of a run).
+pub fn assert_books_balance(sim: &Simulation) {
+    let c = sim.counters();
+    let in_network = sim.data_in_network();
+    assert_eq!(
+        c.data_sent,
+        c.data_delivered + c.data_duplicates + c.trimmed_arrivals + c.data_dropped + in_network,
+        "data packets unaccounted for: {c:?}, in network {in_network}"
+    );
+}
+
+/// The books balance, every flow finished having delivered each of its bytes once, and no
+/// packet is left allocated.
+pub fn assert_all_delivered(sim: &Simulation) {
+    assert_books_balance(sim);
+    for f in sim.flows() {
+        assert_eq!(
+            f.phase,
+            repsim::sim::Phase::Done,
+            "flow {} unfinished",
+            f.spec.id
+        );
+        assert_eq!(f.delivered, f.spec.bytes, "flow {}", f.spec.id);
+    }
+    assert_eq!(sim.live_packets(), 0, "packets leaked");
+}
