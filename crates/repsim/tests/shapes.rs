@@ -96,6 +96,12 @@ fn dragonfly_spraying_over_explicit_routes_of_different_lengths() {
     let longest = routes.iter().max_by_key(|r| r.hops).unwrap();
     assert!(longest.base_rtt > shortest.base_rtt);
     sim.run_until_idle();
+    // Its timeout covers its longest route, with the run's allowance for queueing on top.
+    let allowance = sim.rto() - sim.max_base_rtt();
+    assert_eq!(
+        sim.flows()[0].rto,
+        sim.rto().max(longest.base_rtt + allowance)
+    );
     common::assert_all_delivered(&sim);
     // Round robin over 8 routes: each carried an eighth of the packets, so a link on k of the
     // routes carried k eighths (data bytes; the few ACKs that share a link are within slack).

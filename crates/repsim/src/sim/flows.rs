@@ -139,6 +139,7 @@ impl Simulation {
         let base_rtt = self.base_rtt(spec.src, spec.dst);
         self.flows.push(Flow {
             base_rtt,
+            rto: self.rto,
             sizes,
             phase: if deps_left > 0 {
                 Phase::Blocked
@@ -259,12 +260,19 @@ impl Simulation {
             0 => Vec::new(),
             k => self.routes_between(src, dst, k),
         };
+        // The run's RTO covers every shortest path; a flow sent over longer explicit routes
+        // gets its longest route's round trip plus the same queueing allowance.
+        let longest_route = routes.iter().map(|r| r.base_rtt).max().unwrap_or(0);
+        let rto = match self.cfg.transport.rto {
+            Some(rto) => rto,
+            None => self.rto.max(longest_route + self.queue_drain),
+        };
         let mut rng = Rng::derive(self.cfg.seed, Stream::Flow, f as u64);
         let lb = lb.build(
             &LbContext {
                 flow_index: f,
                 base_rtt,
-                rto: self.rto,
+                rto,
                 bdp_packets: (bdp / mtu as u64).max(1) as u32,
                 trimming,
                 packets_per_ack,
@@ -273,6 +281,7 @@ impl Simulation {
             &mut rng,
         );
         let flow = &mut self.flows[f as usize];
+        flow.rto = rto;
         flow.cc_timers = cc.has_timers();
         flow.sender = Some(Sender::new(flow.sizes, line_rate, cc, lb, rng));
         flow.receiver = Some(Receiver::new(flow.spec.bytes, ack));

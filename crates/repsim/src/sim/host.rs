@@ -86,8 +86,8 @@ impl Simulation {
 
     fn make_data(&mut self, f: u32) -> Handle {
         let now = self.world.now;
-        let rto = self.rto;
         let flow = &mut self.flows[f as usize];
+        let rto = flow.rto;
         let s = flow.sender.as_mut().expect("sender");
         let tx = s.transmit(now, rto);
         let mut fl = 0;
@@ -133,8 +133,8 @@ impl Simulation {
 
     fn on_rto(&mut self, f: u32) {
         let now = self.world.now;
-        let rto = self.rto;
         let flow = &mut self.flows[f as usize];
+        let rto = flow.rto;
         if flow.phase != Phase::Running {
             return;
         }
@@ -169,9 +169,9 @@ impl Simulation {
     /// one per RTO (see [`crate::transport::Sender::rts_due`]).
     fn maybe_send_rts(&mut self, f: u32, lost_wire: u64) {
         let now = self.world.now;
-        let rto = self.rto;
         let header = self.cfg.transport.header;
         let flow = &mut self.flows[f as usize];
+        let rto = flow.rto;
         let s = flow.sender.as_mut().expect("running flows have a sender");
         if !s.rts_due(now, lost_wire, rto) {
             return;

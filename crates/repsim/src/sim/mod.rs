@@ -165,6 +165,9 @@ pub struct Flow {
     pub finish: Option<Time>,
     /// Unloaded round-trip time of its shortest path.
     pub base_rtt: Time,
+    /// Its retransmission timeout: the run's, or longer if its explicit routes are (set when
+    /// it starts).
+    pub rto: Time,
     /// Counters.
     pub stats: FlowStats,
     /// Payload bytes the receiver delivered (each once).
@@ -252,6 +255,9 @@ pub struct Simulation {
     dependents: BTreeMap<u64, Vec<u32>>,
     classes: Vec<TrafficClass>,
     rto: Time,
+    /// Time to drain four full queues at the slowest host NIC (the RTO's allowance for
+    /// queueing).
+    queue_drain: Time,
     max_base_rtt: Time,
     switching: Switching,
     scheme_actions: Vec<SchemeAction>,
@@ -372,6 +378,7 @@ impl Simulation {
             dependents: BTreeMap::new(),
             classes: all_classes,
             rto: 0,
+            queue_drain: 0,
             max_base_rtt: 0,
             switching,
             scheme_actions: Vec::new(),
@@ -393,11 +400,21 @@ impl Simulation {
             cfg,
         };
         sim.max_base_rtt = sim.network_max_rtt();
-        let host_rate = sim.world.topo.links[sim.world.topo.host_uplink[0] as usize].rate_bps;
-        sim.rto = sim.cfg.transport.rto.unwrap_or_else(|| {
-            sim.max_base_rtt
-                + (4 * sim.cfg.queue.capacity as u128 * 8 * SEC as u128 / host_rate as u128) as Time
-        });
+        let topo = &sim.world.topo;
+        let slowest_nic = topo
+            .host_uplink
+            .iter()
+            .map(|&l| topo.links[l as usize].rate_bps)
+            .min()
+            .unwrap_or(1)
+            .max(1);
+        sim.queue_drain =
+            (4 * sim.cfg.queue.capacity as u128 * 8 * SEC as u128 / slowest_nic as u128) as Time;
+        sim.rto = sim
+            .cfg
+            .transport
+            .rto
+            .unwrap_or(sim.max_base_rtt + sim.queue_drain);
         sim.add_flows(flows)?;
         sim.install_faults(faults);
         Ok(sim)
@@ -449,7 +466,9 @@ impl Simulation {
         self.last_event
     }
 
-    /// The retransmission timeout every connection uses.
+    /// The run's retransmission timeout: the largest base RTT between two hosts plus time to
+    /// drain four full queues at the slowest host NIC, unless the scenario sets one. Flows on
+    /// explicit routes longer than the shortest paths may have a longer one ([`Flow::rto`]).
     pub fn rto(&self) -> Time {
         self.rto
     }
