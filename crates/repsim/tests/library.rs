@@ -1,6 +1,8 @@
 //! The library API as a user drives it: the clock after `run_until`, late flows, stepping from
 //! completion to completion, dependencies, observers, retiring finished flows, and moving a
 //! run to another thread.
+mod common;
+
 use std::sync::{Arc, Mutex};
 
 use repsim::engine::time::{MS, US};
@@ -268,4 +270,87 @@ fn a_simulation_moves_to_another_thread_and_runs_the_same() {
     assert!(here.all_done());
     assert_eq!(finishes(&here), finishes(&there));
     assert_eq!(here.counters(), there.counters());
+}
+
+#[test]
+fn a_lazy_source_adds_each_flow_when_its_start_comes() {
+    // 100 flows, one every 2 us, produced only when asked for.
+    let mut made = 0u64;
+    let source = move || {
+        (made < 100).then(|| {
+            made += 1;
+            let src = (made % 8) as u32;
+            FlowSpec::new(made, src, 8 + src, 64 << 10, made * 2 * US)
+        })
+    };
+    let mut s = sim("reps", Vec::new());
+    s.add_source(Box::new(source));
+    s.run_until(51 * US);
+    // Flows 1..=25 have started (at 2, 4, ..., 50 us); the 26th is not yet made.
+    assert_eq!(s.flows().len(), 25);
+    assert!(s.flows().iter().all(|f| f.started_at == Some(f.spec.start)));
+    s.run_until_idle();
+    assert_eq!(s.flows().len(), 100);
+    assert!(s.all_done());
+    assert!(s.rejected_flows().is_empty());
+
+    // Added later, a source whose flows are due already starts them now; a bad flow is
+    // refused with the reason and the rest still run.
+    let now = s.now();
+    let mut late = vec![
+        FlowSpec::new(500, 0, 9, 4096, 0),
+        FlowSpec::new(501, 0, 99, 4096, 0),
+        FlowSpec::new(502, 1, 10, 4096, 0),
+    ]
+    .into_iter();
+    s.add_source(Box::new(move || late.next()));
+    s.run_until_idle();
+    assert_eq!(s.flows().len(), 102);
+    assert!(s.flows()[100..].iter().all(|f| f.started_at == Some(now)));
+    assert_eq!(s.rejected_flows().len(), 1);
+    assert!(
+        s.rejected_flows()[0].contains("501"),
+        "{:?}",
+        s.rejected_flows()
+    );
+}
+
+#[test]
+fn every_reps_coalescing_variant_is_reachable_from_a_scenario() {
+    // ACKs every 4 packets: the variants differ in which of the 4 EVs an ACK recycles.
+    let run = |coalescing: &str| {
+        let text = format!(
+            r#"
+seed = 4
+lb = {{ scheme = "reps", coalescing = "{coalescing}" }}
+[topology]
+type = "fat_tree"
+tiers = 2
+hosts = 16
+hosts_per_tor = 4
+link_speed = "400Gbps"
+[transport]
+ack_every = "4pkt"
+[workload]
+type = "permutation"
+size = "1MiB"
+"#
+        );
+        let scn = common::parse(&text);
+        let run = scn.runs().unwrap().remove(0);
+        let mut s = Simulation::new(scn.build_run(&run, None).unwrap()).unwrap();
+        s.run_until_idle();
+        common::assert_all_delivered(&s);
+        s.flows()
+            .iter()
+            .map(|f| f.finish.unwrap())
+            .collect::<Vec<_>>()
+    };
+    let per_ack = run("per_ack");
+    let carry = run("carry_evs");
+    let reuse = run("reuse_evs");
+    // Same seed, same traffic: only the coalescing rule differs, and it changes the paths.
+    assert_ne!(per_ack, carry);
+    assert_ne!(per_ack, reuse);
+    assert_ne!(carry, reuse);
 }

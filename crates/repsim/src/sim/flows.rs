@@ -164,13 +164,16 @@ impl Simulation {
         }
     }
 
-    /// Adds a lazy source of flows: each is added when simulated time reaches its start.
+    /// Adds a lazy source of flows: each is added when simulated time reaches its start (a
+    /// start that has passed, or one earlier than the previous flow's, means now). Flows the
+    /// simulation refuses are listed by [`Self::rejected_flows`].
     pub fn add_source(&mut self, mut source: Box<dyn FlowSource>) {
         let i = self.sources.len() as u32;
         let next = source.next_flow();
         if let Some(spec) = &next {
+            // A start in the past means now, as for add_flow.
             self.world.set_timer(
-                spec.start,
+                spec.start.max(self.world.now),
                 Timer {
                     owner: Owner::Source,
                     kind: 0,
@@ -189,7 +192,7 @@ impl Simulation {
         let next = source.next_flow();
         if let Some(n) = &next {
             self.world.set_timer(
-                n.start,
+                n.start.max(self.world.now),
                 Timer {
                     owner: Owner::Source,
                     kind: 0,
