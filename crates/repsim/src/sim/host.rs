@@ -6,7 +6,8 @@ use crate::lb::{LbEvent, LbRecord};
 use crate::net::packet::{flags, NO_ROUTE};
 use crate::net::world::{Owner, Timer};
 use crate::net::{Kind, Packet};
-use crate::transport::{AckInfo, DataArrival, Reply, RtoCheck};
+use crate::transport::{AckInfo, DataArrival, Reply, RtoCheck, Transmission};
+use crate::workload::FlowSpec;
 
 /// Timer kinds of a connection.
 pub(super) mod timer {
@@ -16,6 +17,29 @@ pub(super) mod timer {
     pub const PACE: u8 = 1;
     /// The congestion control's own timer.
     pub const CC: u8 = 2;
+}
+
+/// The packet a sender's transmission `tx` of flow `f` puts on the wire.
+fn outgoing(
+    f: u32,
+    spec: &FlowSpec,
+    tx: &Transmission,
+    now: Time,
+    kind: Kind,
+    size: u32,
+    packet_flags: u8,
+) -> Packet {
+    Packet {
+        flow: f,
+        psn: tx.psn,
+        src: spec.src,
+        dst: spec.dst,
+        sent_at: now,
+        ev: tx.path.ev,
+        route: tx.path.route,
+        flags: packet_flags,
+        ..Packet::blank(kind, size)
+    }
 }
 
 fn connection_timer(kind: u8, f: u32) -> Timer {
@@ -103,17 +127,9 @@ impl Simulation {
         }
         flow.stats.data_sent += 1;
         self.world.counters.data_sent += 1;
-        self.world.pkts.alloc(Packet {
-            flow: f,
-            psn: tx.psn,
-            src: flow.spec.src,
-            dst: flow.spec.dst,
-            sent_at: now,
-            ev: tx.path.ev,
-            route: tx.path.route,
-            flags: fl,
-            ..Packet::blank(Kind::Data, tx.wire)
-        })
+        self.world
+            .pkts
+            .alloc(outgoing(f, &flow.spec, &tx, now, Kind::Data, tx.wire, fl))
     }
 
     /// One of flow `f`'s timers fired.
@@ -182,17 +198,15 @@ impl Simulation {
         }
         flow.stats.rts += 1;
         self.world.counters.rts_sent += 1;
-        let h = self.world.pkts.alloc(Packet {
-            flow: f,
-            psn: tx.psn,
-            src: flow.spec.src,
-            dst: flow.spec.dst,
-            sent_at: now,
-            ev: tx.path.ev,
-            route: tx.path.route,
-            flags: flags::ACK_REQUEST,
-            ..Packet::blank(Kind::Rts, header)
-        });
+        let h = self.world.pkts.alloc(outgoing(
+            f,
+            &flow.spec,
+            &tx,
+            now,
+            Kind::Rts,
+            header,
+            flags::ACK_REQUEST,
+        ));
         let port = self.world.topo.host_uplink[flow.spec.src as usize];
         self.world.ports[port as usize].headers.push_back(h);
         self.kick(port);
