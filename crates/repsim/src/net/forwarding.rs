@@ -129,18 +129,7 @@ pub fn shortest_paths(topo: &Topology, alive: &[bool]) -> Forwarding {
             if d == 0 || d == u32::MAX {
                 continue;
             }
-            let ports: Vec<u32> = topo
-                .out_of(topo.switch_node(s))
-                .iter()
-                .copied()
-                .filter(|&l| {
-                    let to = topo.links[l as usize].to;
-                    alive[l as usize]
-                        && to >= topo.hosts
-                        && dist[(to - topo.hosts) as usize] == d - 1
-                })
-                .collect();
-            b.set(s, e as u32, ports);
+            b.set(s, e as u32, closer_next_hops(topo, s, &dist, alive));
         }
     }
     b.out
@@ -157,12 +146,19 @@ pub fn next_hops_to_switch(topo: &Topology, s: u32, target: u32) -> Vec<u32> {
     if d == 0 || d == u32::MAX {
         return Vec::new();
     }
+    closer_next_hops(topo, s, &dist, &alive)
+}
+
+/// The live links out of switch `s` (at hop distance `dist[s]` > 0 from some target) to
+/// switches one hop closer to it.
+fn closer_next_hops(topo: &Topology, s: u32, dist: &[u32], alive: &[bool]) -> Vec<u32> {
+    let d = dist[s as usize];
     topo.out_of(topo.switch_node(s))
         .iter()
         .copied()
         .filter(|&l| {
             let to = topo.links[l as usize].to;
-            to >= topo.hosts && dist[(to - topo.hosts) as usize] == d - 1
+            alive[l as usize] && to >= topo.hosts && dist[(to - topo.hosts) as usize] == d - 1
         })
         .collect()
 }
