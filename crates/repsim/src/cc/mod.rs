@@ -22,9 +22,27 @@ pub struct CcParams {
     pub bdp: u64,
     /// Bit rate of the sender's NIC.
     pub line_rate: u64,
+    /// The largest unloaded round-trip time of any host pair in the network (the reference
+    /// sizes NSCC's constants from it).
+    pub network_rtt: Time,
     /// The run's timed fast-increase switch has already turned on (see
     /// [`mprdma::MprdmaConfig::fast_increase_after`]).
     pub fast_increase_on: bool,
+}
+
+impl CcParams {
+    /// A connection of the reference's 2-tier 400 Gb/s fabric (4150 B packets, base RTT
+    /// 8.337 us, BDP 416,856 B): a starting point for tests and examples.
+    pub fn example() -> CcParams {
+        CcParams {
+            mtu: 4150,
+            base_rtt: 8_337_120,
+            bdp: 416_856,
+            line_rate: 400_000_000_000,
+            network_rtt: 8_337_120,
+            fast_increase_on: false,
+        }
+    }
 }
 
 /// One ACK as the controller sees it.
@@ -41,6 +59,8 @@ pub struct AckSample {
     pub rtt: Option<Time>,
     /// Arrival time.
     pub now: Time,
+    /// Bytes in flight once this ACK is accounted for.
+    pub in_flight: i64,
 }
 
 /// A congestion controller for one connection.

@@ -194,13 +194,7 @@ mod tests {
     use super::*;
 
     fn params() -> CcParams {
-        CcParams {
-            mtu: 4150,
-            base_rtt: 8_337_120,
-            bdp: 416_856,
-            line_rate: 400_000_000_000,
-            fast_increase_on: false,
-        }
+        CcParams::example()
     }
 
     /// The reference's 2-tier controller: 151-packet initial window, 1.5 BDP maximum.
@@ -219,6 +213,7 @@ mod tests {
             cnp: false,
             rtt,
             now: 0,
+            in_flight: 0,
         });
     }
 

@@ -2,36 +2,29 @@
 //! every packet of a flow follows one hashed path and collisions between flows persist.
 use serde::{Deserialize, Serialize};
 
-use super::{check_evs_size, default_evs_size, LbContext, LoadBalancer, PathChoice};
+use super::{check_evs_override, LbContext, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
 
 /// `lb = { scheme = "ecmp", evs_size = 65536 }`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EcmpConfig {
-    /// Number of entropy values (EVs are `0..evs_size`).
-    pub evs_size: u32,
-}
-
-impl Default for EcmpConfig {
-    fn default() -> Self {
-        EcmpConfig {
-            evs_size: default_evs_size(),
-        }
-    }
+    /// Number of entropy values (EVs are `0..evs_size`); absent: `[transport] evs_size`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evs_size: Option<u32>,
 }
 
 impl EcmpConfig {
     /// A load balancer for one connection.
     pub fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
         Box::new(Ecmp {
-            ev: (ctx.flow_index % self.evs_size) as u16,
+            ev: (ctx.flow_index % ctx.evs(self.evs_size)) as u16,
         })
     }
 
     /// Checks the parameters.
     pub fn validate(&self) -> Result<(), String> {
-        check_evs_size(self.evs_size)
+        check_evs_override(self.evs_size)
     }
 
     /// It hashes EVs.

@@ -62,9 +62,59 @@ pub struct LbContext<'a> {
     pub trimming: bool,
     /// Data packets one ACK covers at most (the receiver's coalescing ratio; 1 without it).
     pub packets_per_ack: u32,
+    /// Number of entropy values the sender NIC offers (`[transport] evs_size`; EVs are
+    /// `0..evs_size`). A scheme's own `evs_size` overrides it.
+    pub evs_size: u32,
+    /// Bytes of a full data packet on the wire.
+    pub mtu: u32,
+    /// The congestion control's window at the connection's start, in bytes.
+    pub initial_window: u64,
     /// Candidate explicit routes, shortest first ([`LbSpec::routes_wanted`] of them at most;
     /// empty for hashed schemes).
     pub routes: &'a [Route],
+}
+
+impl LbContext<'_> {
+    /// The number of EVs a scheme uses: its own `evs_size` if it has one, else the NIC's.
+    #[inline]
+    pub fn evs(&self, own: Option<u32>) -> u32 {
+        own.unwrap_or(self.evs_size)
+    }
+
+    /// The first connection of the reference's 2-tier 400 Gb/s fabric (base RTT 8.337 us, RTO
+    /// 41.5 us, BDP 100 packets, 151-packet window, 65,536 EVs, trimming on, one ACK per
+    /// packet, no explicit routes): a starting point for tests and examples.
+    pub fn example() -> LbContext<'static> {
+        LbContext {
+            flow_index: 0,
+            base_rtt: 8_337_120,
+            rto: 41_537_000,
+            bdp_packets: 100,
+            trimming: true,
+            packets_per_ack: 1,
+            evs_size: DEFAULT_EVS_SIZE,
+            mtu: 4150,
+            initial_window: 151 * 4150,
+            routes: &[],
+        }
+    }
+}
+
+impl AckFeedback<'_> {
+    /// An un-marked ACK at `now` echoing `ev`, with no RTT sample and nothing else covered,
+    /// under a steady 100-packet window: a starting point for tests.
+    pub fn example(ev: u16, now: Time) -> AckFeedback<'static> {
+        AckFeedback {
+            ev,
+            ecn: false,
+            rtt: None,
+            now,
+            covered: &[],
+            cwnd_before: 100 * 4150,
+            cwnd: 100 * 4150,
+            in_flight: 99 * 4150,
+        }
+    }
 }
 
 /// One ACK as a load balancer sees it.
@@ -82,6 +132,12 @@ pub struct AckFeedback<'a> {
     /// with per-packet ACKs; several with coalesced ACKs, cumulative ACKs or SACKs). Filled only
     /// for load balancers that ask for it ([`LoadBalancer::wants_covered`]); empty otherwise.
     pub covered: &'a [u16],
+    /// The congestion window before the congestion control saw this ACK, in bytes.
+    pub cwnd_before: u64,
+    /// The congestion window after it, in bytes.
+    pub cwnd: u64,
+    /// Bytes in flight once this ACK is accounted for.
+    pub in_flight: i64,
 }
 
 /// Something a load balancer did that is worth recording.
@@ -211,17 +267,20 @@ load_balancers! {
 }
 
 /// The number of entropy values of an EV-hashing scheme: `evs_size` in 1..=65536.
-pub(crate) fn check_evs_size(evs_size: u32) -> Result<(), String> {
+pub fn check_evs_size(evs_size: u32) -> Result<(), String> {
     if evs_size == 0 || evs_size > 65536 {
         return Err(format!("evs_size: must be in 1..=65536, not {evs_size}"));
     }
     Ok(())
 }
 
-/// The default number of entropy values.
-pub(crate) fn default_evs_size() -> u32 {
-    65536
+/// A scheme's optional own `evs_size`, checked when given.
+pub(crate) fn check_evs_override(evs_size: Option<u32>) -> Result<(), String> {
+    evs_size.map_or(Ok(()), check_evs_size)
 }
+
+/// The default number of entropy values (`[transport] evs_size`).
+pub const DEFAULT_EVS_SIZE: u32 = 65536;
 
 /// A uniformly random EV below `evs_size`.
 #[inline]

@@ -2,36 +2,29 @@
 //! ignored.
 use serde::{Deserialize, Serialize};
 
-use super::{check_evs_size, default_evs_size, random_ev, LbContext, LoadBalancer, PathChoice};
+use super::{check_evs_override, random_ev, LbContext, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
 
 /// `lb = { scheme = "ops", evs_size = 65536 }`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct OpsConfig {
-    /// Number of entropy values (EVs are `0..evs_size`).
-    pub evs_size: u32,
-}
-
-impl Default for OpsConfig {
-    fn default() -> Self {
-        OpsConfig {
-            evs_size: default_evs_size(),
-        }
-    }
+    /// Number of entropy values (EVs are `0..evs_size`); absent: `[transport] evs_size`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evs_size: Option<u32>,
 }
 
 impl OpsConfig {
     /// A load balancer for one connection.
-    pub fn build(&self, _ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
+    pub fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
         Box::new(Ops {
-            evs_size: self.evs_size,
+            evs_size: ctx.evs(self.evs_size),
         })
     }
 
     /// Checks the parameters.
     pub fn validate(&self) -> Result<(), String> {
-        check_evs_size(self.evs_size)
+        check_evs_override(self.evs_size)
     }
 
     /// It hashes EVs.

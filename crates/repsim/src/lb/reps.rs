@@ -12,9 +12,7 @@
 use ::reps::{Coalescing, Config, RepsState, Transition};
 use serde::{Deserialize, Serialize};
 
-use super::{
-    check_evs_size, default_evs_size, AckFeedback, LbContext, LbEvent, LoadBalancer, PathChoice,
-};
+use super::{check_evs_override, AckFeedback, LbContext, LbEvent, LoadBalancer, PathChoice};
 use crate::engine::time::{MS, NS};
 use crate::engine::{Rng, Time};
 use crate::units::TimeQ;
@@ -45,8 +43,9 @@ pub enum CoalescingMode {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RepsConfig {
-    /// Number of entropy values (EVs are `0..evs_size`).
-    pub evs_size: u32,
+    /// Number of entropy values (EVs are `0..evs_size`); absent: `[transport] evs_size`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evs_size: Option<u32>,
     /// How long freezing mode lasts.
     pub freeze: TimeQ,
     /// Whether failures may enter freezing at all.
@@ -66,7 +65,7 @@ pub struct RepsConfig {
 impl Default for RepsConfig {
     fn default() -> Self {
         RepsConfig {
-            evs_size: default_evs_size(),
+            evs_size: None,
             freeze: TimeQ(10 * MS),
             freezing: true,
             explore: ExploreMode::Reference,
@@ -80,7 +79,7 @@ impl Default for RepsConfig {
 impl RepsConfig {
     /// The crate configuration for a connection whose ACKs cover `packets_per_ack` packets.
     fn crate_config(&self, ctx: &LbContext) -> Config {
-        let mut config = Config::new(self.evs_size);
+        let mut config = Config::new(ctx.evs(self.evs_size));
         config.freeze_duration = (self.freeze.0 / NS).min(i32::MAX as u64) as u32;
         config.explore_packets = self
             .explore_packets
@@ -118,7 +117,7 @@ impl RepsConfig {
 
     /// Checks the parameters.
     pub fn validate(&self) -> Result<(), String> {
-        check_evs_size(self.evs_size)?;
+        check_evs_override(self.evs_size)?;
         if self.freeze.0 / NS > i32::MAX as u64 {
             return Err("freeze: must be below about 2.1 s (32-bit nanosecond clock)".into());
         }

@@ -132,6 +132,9 @@ pub struct TransportSection {
     /// After a timeout whose retransmission the window has no room for, send a 64 B RTS
     /// (request to send), as the reference does.
     pub rts: bool,
+    /// Number of entropy values the sender NICs offer, shared by every EV-based load balancer
+    /// (EVs are `0..evs_size`, 1..=65536); a scheme's own `evs_size` overrides it.
+    pub evs_size: u32,
 }
 
 impl Default for TransportSection {
@@ -143,6 +146,7 @@ impl Default for TransportSection {
             cnp_interval: None,
             rto: None,
             rts: true,
+            evs_size: crate::lb::DEFAULT_EVS_SIZE,
         }
     }
 }
@@ -403,6 +407,10 @@ impl LoadedScenario {
         if t.rto.is_some_and(|r| r.0 == 0) {
             return Err(self.err("transport.rto", "must be positive"));
         }
+        if let Err(e) = crate::lb::check_evs_size(t.evs_size) {
+            let message = e.split_once(": ").map_or(e.as_str(), |(_, m)| m);
+            return Err(self.err("transport.evs_size", message));
+        }
         Ok(TransportConfig {
             mtu,
             header: header as u32,
@@ -412,6 +420,7 @@ impl LoadedScenario {
             },
             rto: t.rto.map(|r| r.0),
             rts: t.rts,
+            evs_size: t.evs_size,
         })
     }
 

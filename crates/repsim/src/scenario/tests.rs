@@ -84,7 +84,7 @@ cc = { algo = "mprdma", initial_cwnd = "151pkt", fast_increase_after = "650us" }
     };
     assert_eq!(
         (r.freeze.0, r.evs_size),
-        (100 * crate::engine::time::US, 256)
+        (100 * crate::engine::time::US, Some(256))
     );
     assert_eq!(b.label, "reps-fast");
     assert_eq!(

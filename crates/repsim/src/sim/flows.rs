@@ -255,6 +255,7 @@ impl Simulation {
             base_rtt,
             bdp,
             line_rate,
+            network_rtt: self.max_base_rtt,
             fast_increase_on: self.fast_increase_on,
         });
         let packets_per_ack = (t.ack.every_bytes / t.mtu as u64).max(1) as u32;
@@ -279,6 +280,9 @@ impl Simulation {
                 bdp_packets: (bdp / mtu as u64).max(1) as u32,
                 trimming,
                 packets_per_ack,
+                evs_size: self.cfg.transport.evs_size,
+                mtu,
+                initial_window: cc.cwnd(),
                 routes: &routes,
             },
             &mut rng,

@@ -34,6 +34,8 @@ pub struct TransportConfig {
     /// Send an RTS (request to send) after a timeout whose retransmission the window has no
     /// room for, as the reference does.
     pub rts: bool,
+    /// Number of entropy values the sender NICs offer (EVs are `0..evs_size`).
+    pub evs_size: u32,
 }
 
 impl Default for TransportConfig {
@@ -44,6 +46,7 @@ impl Default for TransportConfig {
             ack: AckPolicy::default(),
             rto: None,
             rts: true,
+            evs_size: crate::lb::DEFAULT_EVS_SIZE,
         }
     }
 }

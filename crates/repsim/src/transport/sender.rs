@@ -505,12 +505,14 @@ impl Sender {
             if self.send_order.len() > 2 * (self.next_psn - self.cum_acked) as usize + 64 {
                 self.oldest_in_flight();
             }
+            let cwnd_before = self.cc.cwnd();
             self.cc.on_ack(&AckSample {
                 acked: newly,
                 ecn: ack.ecn,
                 cnp: ack.cnp,
                 rtt,
                 now,
+                in_flight: self.in_flight,
             });
             self.lb.on_ack(&AckFeedback {
                 ev: ack.ev,
@@ -518,6 +520,9 @@ impl Sender {
                 rtt,
                 now,
                 covered: &self.covered,
+                cwnd_before,
+                cwnd: self.cc.cwnd(),
+                in_flight: self.in_flight,
             })
         };
         AckOutcome {

@@ -22,16 +22,16 @@ fn sender_of(packets: u64, window_packets: u64) -> Sender {
         base_rtt: 8_000_000,
         bdp: window_packets * MTU as u64,
         line_rate: LINE,
+        network_rtt: 8_000_000,
         fast_increase_on: false,
     });
     let ctx = LbContext {
-        flow_index: 0,
         base_rtt: 8_000_000,
         rto: RTO,
         bdp_packets: 4,
         trimming: false,
-        packets_per_ack: 1,
-        routes: &[],
+        initial_window: window_packets * MTU as u64,
+        ..LbContext::example()
     };
     let mut rng = Rng::new(1);
     let lb = LbSpec::named("ops").unwrap().build(&ctx, &mut rng);
