@@ -32,6 +32,9 @@ enum Command {
     Check {
         /// Scenario file.
         scenario: PathBuf,
+        /// Override a scenario field (repeatable), as for `repsim run`.
+        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = repsim::scenario::Override::parse)]
+        set: Vec<repsim::scenario::Override>,
     },
     /// Write a self-contained HTML report (plots, tables, scenario) for a run directory.
     Report(report::ReportArgs),
@@ -56,7 +59,7 @@ fn main() {
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Bench(args) => run::bench(args),
-        Command::Check { scenario } => run::check(&scenario),
+        Command::Check { scenario, set } => run::check(&scenario, &set),
         Command::Report(args) => report::report(args),
         Command::Theory(args) => theory::cli::run(args),
     };

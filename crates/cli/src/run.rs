@@ -8,7 +8,7 @@ use clap::Args;
 use repsim::engine::time::{to_us, US};
 use repsim::metrics::collect::CollectConfig;
 use repsim::metrics::RunSummary;
-use repsim::scenario::{LbRun, LoadedScenario};
+use repsim::scenario::{LbRun, LoadedScenario, Override};
 use repsim::RunSpec;
 use repsim::Simulation;
 
@@ -43,6 +43,10 @@ pub struct RunArgs {
     /// Format of the time-series and per-flow tables (`parquet` needs the `parquet` feature).
     #[arg(long, value_enum, default_value = "csv")]
     pub format: Format,
+    /// Override a scenario field (repeatable): KEY is a dotted path into the scenario, VALUE
+    /// as in TOML or a bare word, e.g. `--set transport.evs_size=32 --set cc=nscc`.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Override::parse)]
+    pub set: Vec<Override>,
 }
 
 /// What `--collect` asks for.
@@ -86,6 +90,9 @@ pub struct BenchArgs {
     /// Time series to collect while timing (`none`, `all` or `scenario`).
     #[arg(long, value_enum, default_value = "none")]
     pub collect: CollectMode,
+    /// Override a scenario field (repeatable), as for `repsim run`.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Override::parse)]
+    pub set: Vec<Override>,
 }
 
 /// One load balancer's run, built and checked but not started.
@@ -138,8 +145,9 @@ impl Prepared {
 }
 
 fn table(runs: &[RunSummary]) -> String {
+    let w = runs.iter().map(|r| r.lb.len()).max().unwrap_or(0).max(8);
     let mut s = format!(
-        "{:<8} {:>11} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>9} {:>8} {:>11} {:>7}\n",
+        "{:<w$} {:>11} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>9} {:>8} {:>11} {:>7}\n",
         "lb",
         "completed",
         "fct_min",
@@ -155,7 +163,7 @@ fn table(runs: &[RunSummary]) -> String {
     );
     for r in runs {
         s += &format!(
-            "{:<8} {:>11} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8} {:>8} {:>9} {:>8} {:>11} {:>7.2}\n",
+            "{:<w$} {:>11} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8} {:>8} {:>9} {:>8} {:>11} {:>7.2}\n",
             r.lb,
             format!("{}/{}", r.flows_completed, r.flows_total),
             r.fct_us.min,
@@ -175,7 +183,7 @@ fn table(runs: &[RunSummary]) -> String {
 
 /// `repsim run`.
 pub fn run(args: RunArgs) -> Result<()> {
-    let scn = LoadedScenario::load(&args.scenario)?;
+    let scn = LoadedScenario::load_with(&args.scenario, &args.set)?;
     let lb_runs = match &args.lb {
         Some(names) if names.is_empty() => bail!("no load balancer to run"),
         Some(names) => scn.select(names)?,
@@ -300,8 +308,8 @@ pub fn run(args: RunArgs) -> Result<()> {
 }
 
 /// `repsim check`.
-pub fn check(path: &Path) -> Result<()> {
-    let scn = LoadedScenario::load(path)?;
+pub fn check(path: &Path, set: &[Override]) -> Result<()> {
+    let scn = LoadedScenario::load_with(path, set)?;
     for run in scn.runs()? {
         let lb = &run.label;
         let b = scn.build_run(&run, None)?;
@@ -328,7 +336,7 @@ pub fn peak_rss() -> Option<u64> {
 
 /// `repsim bench`.
 pub fn bench(args: BenchArgs) -> Result<()> {
-    let scn = LoadedScenario::load(&args.scenario)?;
+    let scn = LoadedScenario::load_with(&args.scenario, &args.set)?;
     let mut best: Option<(f64, u64)> = None;
     for i in 0..args.repeat.max(1) {
         let run = scn

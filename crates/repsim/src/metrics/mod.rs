@@ -125,6 +125,15 @@ pub struct RunSummary {
     pub fault_trims: u64,
     /// ACKs and NACKs lost (failed elements, no route).
     pub control_drops: u64,
+    /// ACKs sent by receivers.
+    pub acks: u64,
+    /// NACKs sent by receivers.
+    pub nacks: u64,
+    /// Bytes of ACKs and NACKs as a fraction of the data bytes senders put on the wire (the
+    /// reverse-path cost of the ACK policy).
+    pub ack_overhead: f64,
+    /// Load-balancer reroutes (PLB, flowlet and the like).
+    pub reroutes: u64,
     /// Mixed traffic only: statistics per class.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub classes: Option<Vec<ClassSummary>>,

@@ -129,6 +129,8 @@ impl std::fmt::Debug for Event {
 pub struct Counters {
     /// Data packets put on a host uplink (first transmissions and retransmissions).
     pub data_sent: u64,
+    /// Wire bytes of those data packets.
+    pub data_bytes_sent: u64,
     /// Data packets that reached their receiver intact and were new.
     pub data_delivered: u64,
     /// Data packets that reached their receiver intact but were already there.

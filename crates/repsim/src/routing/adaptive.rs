@@ -8,23 +8,40 @@ use serde::{Deserialize, Serialize};
 use super::{Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::Handle;
 
-/// `[routing] switch = "adaptive"` (no parameters yet).
+/// `[routing] switch = "adaptive"` or `{ scheme = "adaptive", background_every = 10 }`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AdaptiveConfig {}
+#[serde(default, deny_unknown_fields)]
+pub struct AdaptiveConfig {
+    /// Every connection whose index is a multiple of this is an ECMP background flow, exempt
+    /// from adaptive routing (absent: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background_every: Option<u32>,
+}
 
 impl AdaptiveConfig {
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.background_every == Some(0) {
+            return Err("background_every: must be at least 1 (leave it out for none)".into());
+        }
+        Ok(())
+    }
+
     /// The scheme for a run.
     pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
         Box::new(Adaptive {
             rotation: setup.salts.to_vec(),
+            background_every: self.background_every,
         })
     }
 }
 
 /// Least-queued-port routing.
 pub struct Adaptive {
+    /// Per-switch tie-break offsets; they are the switch salts, which also hash background
+    /// flows.
     rotation: Vec<u32>,
+    background_every: Option<u32>,
 }
 
 impl Adaptive {
@@ -52,13 +69,20 @@ impl SwitchScheme for Adaptive {
         &mut self,
         ctx: &mut SwitchCtx,
         switch: u32,
-        _h: Handle,
+        h: Handle,
         candidates: &[u32],
     ) -> Ingress {
         match candidates.len() {
             0 => Ingress::Drop,
             1 => Ingress::Forward(candidates[0]),
-            _ => Ingress::Forward(candidates[self.select(ctx, switch, candidates)]),
+            _ => {
+                let pkt = ctx.packet(h);
+                if self.background_every.is_some_and(|n| pkt.flow.is_multiple_of(n)) {
+                    let salt = self.rotation[switch as usize];
+                    return Ingress::Forward(super::ecmp::pick(pkt, salt, candidates));
+                }
+                Ingress::Forward(candidates[self.select(ctx, switch, candidates)])
+            }
         }
     }
 }
@@ -105,7 +129,10 @@ mod tests {
         let mut w = world();
         let mut rng = Rng::new(0);
         let mut actions = Vec::new();
-        let ar = Adaptive { rotation: vec![2] };
+        let ar = Adaptive {
+            rotation: vec![2],
+            background_every: None,
+        };
         // Equal queues: the rotation decides (start at index 2 % 3 = 2).
         {
             let ctx = SwitchCtx::new(&mut w, &mut rng, 64, &mut actions);

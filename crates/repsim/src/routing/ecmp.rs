@@ -14,6 +14,11 @@ use crate::net::Packet;
 pub struct EcmpSwitchConfig {}
 
 impl EcmpSwitchConfig {
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+
     /// The scheme for a run.
     pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
         Box::new(Ecmp {

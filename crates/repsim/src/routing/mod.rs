@@ -256,6 +256,13 @@ macro_rules! switch_schemes {
                     $(SwitchSpec::$variant(c) => c.build(setup),)*
                 }
             }
+
+            /// Checks the parameters; the message names the field.
+            pub fn validate(&self) -> Result<(), String> {
+                match self {
+                    $(SwitchSpec::$variant(c) => c.validate(),)*
+                }
+            }
         }
     };
 }
@@ -263,6 +270,17 @@ macro_rules! switch_schemes {
 switch_schemes! {
     "ecmp" => Ecmp(ecmp::EcmpSwitchConfig),
     "adaptive" => Adaptive(adaptive::AdaptiveConfig),
+}
+
+impl SwitchSpec {
+    /// Connections whose index is a multiple of this are ECMP background flows (their senders
+    /// keep one EV), if the scheme has such a mode.
+    pub fn ecmp_background_every(&self) -> Option<u32> {
+        match self {
+            SwitchSpec::Adaptive(c) => c.background_every,
+            _ => None,
+        }
+    }
 }
 
 impl Default for SwitchSpec {

@@ -33,6 +33,7 @@
 //! names the file, the field and what is allowed. [`LoadedScenario::resolved_toml`] writes the
 //! scenario back with every default filled in.
 pub mod collect;
+pub mod overrides;
 pub mod schemes;
 pub mod topology;
 pub mod workload;
@@ -41,6 +42,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use overrides::Override;
 pub use schemes::{LbEntry, LbList, LbRun};
 pub use topology::DegradeSection;
 pub use workload::{ClassSection, FlowEntry, HostSet, WorkloadSection};
@@ -48,7 +50,6 @@ pub use workload::{ClassSection, FlowEntry, HostSet, WorkloadSection};
 use crate::engine::time::MS;
 use crate::engine::Time;
 use crate::fault::{FaultPlan, FaultSection};
-use crate::lb::LbSpec;
 use crate::net::port::QueueConfig;
 use crate::net::Topology;
 use crate::sim::{RunSpec, SimConfig};
@@ -120,8 +121,12 @@ pub struct TransportSection {
     pub mtu: SizeQ,
     /// Header size (ACKs, NACKs, RTS, trimmed packets).
     pub header: SizeQ,
-    /// Receiver ACKs every this many bytes (<= MTU: every packet).
+    /// Receiver ACKs every this many bytes (<= MTU: every packet; `"4pkt"` or `"16000B"`,
+    /// counted in wire bytes as the reference counts its `-sack_threshold`).
     pub ack_every: SizeQ,
+    /// Count coalesced bytes in 16 bits as the reference receiver does, so thresholds above
+    /// 65,535 B minus a packet wrap (off: exact counting).
+    pub ack_counter_16bit: bool,
     /// Receiver sets the CNP flag on the ACK of an ECN-marked packet at most once per this
     /// interval per connection (absent: never).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -143,6 +148,7 @@ impl Default for TransportSection {
             mtu: SizeQ(units::Size::Bytes(4150)),
             header: SizeQ(units::Size::Bytes(64)),
             ack_every: SizeQ(units::Size::Packets(1.0)),
+            ack_counter_16bit: false,
             cnp_interval: None,
             rto: None,
             rts: true,
@@ -263,18 +269,56 @@ pub struct LoadedScenario {
     pub scenario: Scenario,
     /// The file it was read from (for messages and relative paths).
     pub path: PathBuf,
+    /// The `--set KEY=VALUE` overrides applied to it, as applied.
+    pub overrides: Vec<String>,
 }
 
 impl LoadedScenario {
     /// Reads and parses a scenario file.
     pub fn load(path: &Path) -> Result<Self, ScenarioError> {
+        Self::load_with(path, &[])
+    }
+
+    /// Reads a scenario file, applies `--set` overrides (in order) and parses the result.
+    pub fn load_with(path: &Path, overrides: &[Override]) -> Result<Self, ScenarioError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
             file: file.clone(),
             field: "-".into(),
             message: format!("cannot read: {e}"),
         })?;
-        Self::parse(&text, path)
+        if overrides.is_empty() {
+            return Self::parse(&text, path);
+        }
+        let mut table: toml::Table = toml::from_str(&text).map_err(|e| ScenarioError {
+            file: file.clone(),
+            field: e
+                .span()
+                .map(|s| locate(&text, s.start))
+                .unwrap_or_else(|| "-".into()),
+            message: e.message().to_string(),
+        })?;
+        for o in overrides {
+            o.apply(&mut table).map_err(|message| ScenarioError {
+                file: file.clone(),
+                field: o.key.clone(),
+                message,
+            })?;
+        }
+        let merged = toml::to_string(&table).map_err(|e| ScenarioError {
+            file: file.clone(),
+            field: "-".into(),
+            message: format!("cannot write the overridden scenario back: {e}"),
+        })?;
+        let mut loaded = Self::parse(&merged, path).map_err(|mut e| {
+            e.message = format!("{} (after --set)", e.message);
+            e
+        })?;
+        loaded.overrides = overrides
+            .iter()
+            .map(|o| format!("{}={}", o.key, o.value))
+            .collect();
+        Ok(loaded)
     }
 
     /// Parses scenario text; `path` is used for messages and relative paths.
@@ -317,6 +361,7 @@ impl LoadedScenario {
         Ok(LoadedScenario {
             scenario,
             path: path.to_path_buf(),
+            overrides: Vec::new(),
         })
     }
 
@@ -417,6 +462,7 @@ impl LoadedScenario {
             ack: AckPolicy {
                 every_bytes: every,
                 cnp_interval: t.cnp_interval.map(|i| i.0),
+                counter_16bit: t.ack_counter_16bit,
             },
             rto: t.rto.map(|r| r.0),
             rts: t.rts,
@@ -447,7 +493,7 @@ impl LoadedScenario {
             transport,
             lb: run.spec.clone(),
             cc: self.cc()?,
-            switch: self.switch()?,
+            switch: self.switch_for(run)?,
         };
         let classes = self.classes()?;
         let flows = self.flows(&topology, seed, &classes)?;
@@ -480,16 +526,22 @@ impl LoadedScenario {
     pub fn resolved_toml(&self, runs: &[LbRun], rto: Option<Time>) -> String {
         let mut s = self.scenario.clone();
         s.name = Some(self.name());
-        let entry = |label: &str, spec: &LbSpec| {
-            let mut v = toml::Value::try_from(spec).expect("specs serialize");
-            if label != spec.name() {
-                if let toml::Value::Table(t) = &mut v {
-                    t.insert("label".into(), toml::Value::String(label.into()));
+        let entry = |run: &LbRun| {
+            let mut v = toml::Value::try_from(&run.spec).expect("specs serialize");
+            if let toml::Value::Table(t) = &mut v {
+                if let Some(sw) = &run.switch {
+                    t.insert(
+                        "switch".into(),
+                        toml::Value::try_from(sw).expect("specs serialize"),
+                    );
+                }
+                if run.label != run.spec.name() {
+                    t.insert("label".into(), toml::Value::String(run.label.clone()));
                 }
             }
             LbEntry(v)
         };
-        s.lb = LbList::Many(runs.iter().map(|r| entry(&r.label, &r.spec)).collect());
+        s.lb = LbList::Many(runs.iter().map(entry).collect());
         if let Ok(cc) = self.cc() {
             s.cc = toml::Value::try_from(&cc).ok();
         }
@@ -503,7 +555,7 @@ impl LoadedScenario {
         for (i, c) in s.class.iter_mut().enumerate() {
             if let Some(e) = &c.lb {
                 if let Ok(run) = self.lb_entry(e, &format!("class[{i}].lb")) {
-                    c.lb = Some(entry(&run.label, &run.spec));
+                    c.lb = Some(entry(&run));
                 }
             }
         }

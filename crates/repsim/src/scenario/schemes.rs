@@ -1,5 +1,11 @@
 //! Which schemes a scenario runs: the `lb` list (names or tables with a `label`), the `[cc]`
 //! congestion control and the `[routing] switch` scheme, each checked against its registry.
+//!
+//! An `lb` entry may name a sender scheme and a switch scheme together, `SENDER+SWITCH`
+//! (`"ops+adaptive"`, the REPS paper's Adaptive RoCE; `"ecmp+drill"`), or as a table with a
+//! `switch` key (`{ scheme = "ops", switch = { scheme = "drill", samples = 2 } }`); that run
+//! then uses that switch scheme instead of `[routing] switch`, and its label (the `lb` field of
+//! the outputs) is the combined name.
 use serde::{Deserialize, Serialize};
 
 use super::{LoadedScenario, ScenarioError};
@@ -39,23 +45,31 @@ pub struct LbRun {
     pub label: String,
     /// The scheme and its parameters.
     pub spec: LbSpec,
+    /// The switch scheme this run uses instead of `[routing] switch`, if the entry names one.
+    pub switch: Option<SwitchSpec>,
 }
 
 impl LoadedScenario {
     /// Resolves one `lb` entry (`field` names it in messages).
     pub(crate) fn lb_entry(&self, entry: &LbEntry, field: &str) -> Result<LbRun, ScenarioError> {
-        let (label, spec) = match &entry.0 {
+        let (label, spec, switch) = match &entry.0 {
             toml::Value::String(name) => {
-                let spec = LbSpec::named(name).ok_or_else(|| {
+                let (sender, switch) = match name.split_once('+') {
+                    Some((sender, switch)) => (sender, Some(self.switch_named(switch, field)?)),
+                    None => (name.as_str(), None),
+                };
+                let spec = LbSpec::named(sender).ok_or_else(|| {
                     self.err(
                         field,
                         format!(
-                            "unknown load balancer '{name}'; allowed: {}",
-                            LbSpec::NAMES.join(", ")
+                            "unknown load balancer '{sender}'; allowed: {} (optionally +SWITCH, \
+                             SWITCH one of {})",
+                            LbSpec::NAMES.join(", "),
+                            SwitchSpec::NAMES.join(", ")
                         ),
                     )
                 })?;
-                (name.clone(), spec)
+                (name.clone(), spec, switch)
             }
             toml::Value::Table(t) => {
                 let mut t = t.clone();
@@ -68,24 +82,78 @@ impl LoadedScenario {
                         )
                     }
                 };
+                let switch = match t.remove("switch") {
+                    None => None,
+                    Some(v) => Some(self.switch_spec(&v, &format!("{field}.switch"))?),
+                };
                 let spec: LbSpec =
                     toml::Value::Table(t)
                         .try_into()
                         .map_err(|e: toml::de::Error| {
                             self.err(field, scheme_error(&e, "scheme", LbSpec::NAMES))
                         })?;
-                (label.unwrap_or_else(|| spec.name().to_string()), spec)
+                let label = label.unwrap_or_else(|| match &switch {
+                    Some(sw) => format!("{}+{}", spec.name(), sw.name()),
+                    None => spec.name().to_string(),
+                });
+                (label, spec, switch)
             }
             _ => return Err(self.err(
                 field,
-                "write a load balancer's name (\"reps\") or a table ({ scheme = \"reps\", ... })",
+                "write a load balancer's name (\"reps\", \"ops+adaptive\") or a table ({ scheme = \"reps\", ... })",
             )),
         };
         spec.validate().map_err(|e| match e.split_once(": ") {
             Some((f, m)) => self.err(&format!("{field}.{f}"), m),
             None => self.err(field, e),
         })?;
-        Ok(LbRun { label, spec })
+        Ok(LbRun {
+            label,
+            spec,
+            switch,
+        })
+    }
+
+    /// A switch scheme by name (`field` names the entry in messages).
+    fn switch_named(&self, name: &str, field: &str) -> Result<SwitchSpec, ScenarioError> {
+        SwitchSpec::named(name).ok_or_else(|| {
+            self.err(
+                field,
+                format!(
+                    "unknown switch routing '{name}' after '+'; allowed: {}",
+                    SwitchSpec::NAMES.join(", ")
+                ),
+            )
+        })
+    }
+
+    /// A switch scheme written as a name or a table, checked (`field` names it in messages).
+    fn switch_spec(&self, v: &toml::Value, field: &str) -> Result<SwitchSpec, ScenarioError> {
+        let spec = match v {
+            toml::Value::String(name) => SwitchSpec::named(name).ok_or_else(|| {
+                self.err(
+                    field,
+                    format!(
+                        "unknown switch routing '{name}'; allowed: {}",
+                        SwitchSpec::NAMES.join(", ")
+                    ),
+                )
+            })?,
+            toml::Value::Table(_) => v.clone().try_into().map_err(|e: toml::de::Error| {
+                self.err(field, scheme_error(&e, "scheme", SwitchSpec::NAMES))
+            })?,
+            _ => {
+                return Err(self.err(
+                    field,
+                    "write a name (\"adaptive\") or a table ({ scheme = \"adaptive\" })",
+                ))
+            }
+        };
+        spec.validate().map_err(|e| match e.split_once(": ") {
+            Some((f, m)) => self.err(&format!("{field}.{f}"), m),
+            None => self.err(field, e),
+        })?;
+        Ok(spec)
     }
 
     /// The load balancers the scenario runs, in order.
@@ -166,31 +234,19 @@ impl LoadedScenario {
         Ok(spec)
     }
 
-    /// The switch scheme.
+    /// The switch scheme of `[routing] switch` (runs naming their own use that instead).
     pub fn switch(&self) -> Result<SwitchSpec, ScenarioError> {
         match &self.scenario.routing.switch {
             None => Ok(SwitchSpec::default()),
-            Some(toml::Value::String(name)) => SwitchSpec::named(name).ok_or_else(|| {
-                self.err(
-                    "routing.switch",
-                    format!(
-                        "unknown switch routing '{name}'; allowed: {}",
-                        SwitchSpec::NAMES.join(", ")
-                    ),
-                )
-            }),
-            Some(v @ toml::Value::Table(_)) => {
-                v.clone().try_into().map_err(|e: toml::de::Error| {
-                    self.err(
-                        "routing.switch",
-                        scheme_error(&e, "scheme", SwitchSpec::NAMES),
-                    )
-                })
-            }
-            Some(_) => Err(self.err(
-                "routing.switch",
-                "write a name (\"adaptive\") or a table ({ scheme = \"adaptive\" })",
-            )),
+            Some(v) => self.switch_spec(v, "routing.switch"),
+        }
+    }
+
+    /// The switch scheme a run uses: its own, else `[routing] switch`.
+    pub fn switch_for(&self, run: &LbRun) -> Result<SwitchSpec, ScenarioError> {
+        match &run.switch {
+            Some(sw) => Ok(sw.clone()),
+            None => self.switch(),
         }
     }
 }

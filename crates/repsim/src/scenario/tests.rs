@@ -1,4 +1,6 @@
 use super::*;
+use crate::lb::LbSpec;
+use crate::routing::SwitchSpec;
 
 const BASE: &str = r#"
 seed = 3
@@ -190,4 +192,99 @@ lb = "ecmp""#,
     );
     let e = error(&BASE.replace(r#"{ src = "0-3""#, r#"{ id = 4, src = "0-3""#));
     assert!(e.contains("workload.flows[0].id"), "{e}");
+}
+
+#[test]
+fn an_lb_entry_may_name_a_switch_scheme_too() {
+    let s = parse(&BASE.replace(
+        r#"lb = ["reps", "ops"]"#,
+        r#"lb = ["ops+adaptive", "reps", { scheme = "ecmp", switch = { scheme = "adaptive", background_every = 10 } }]"#,
+    ))
+    .unwrap();
+    assert_eq!(s.lbs(), vec!["ops+adaptive", "reps", "ecmp+adaptive"]);
+    let ar = s.build("ops+adaptive", None).unwrap();
+    assert_eq!(ar.label, "ops+adaptive");
+    assert_eq!(ar.config.lb, LbSpec::named("ops").unwrap());
+    assert_eq!(ar.config.switch, SwitchSpec::named("adaptive").unwrap());
+    // A run without its own switch scheme keeps [routing] switch.
+    assert_eq!(
+        s.build("reps", None).unwrap().config.switch,
+        SwitchSpec::default()
+    );
+    assert_eq!(
+        s.build("ecmp+adaptive", None)
+            .unwrap()
+            .config
+            .switch
+            .ecmp_background_every(),
+        Some(10)
+    );
+    // The resolved scenario keeps each run's switch scheme.
+    let again = parse(&s.resolved_toml(&s.runs().unwrap(), None)).unwrap();
+    assert_eq!(again.lbs(), s.lbs());
+    assert_eq!(again.build("ops+adaptive", None).unwrap().config, ar.config);
+    let e = error(&BASE.replace(r#"lb = ["reps", "ops"]"#, r#"lb = ["ops+nope"]"#));
+    assert!(
+        e.contains("lb[0]") && e.contains("'nope'") && e.contains("adaptive"),
+        "{e}"
+    );
+    let e = error(&BASE.replace(r#"lb = ["reps", "ops"]"#, r#"lb = ["nope+adaptive"]"#));
+    assert!(
+        e.contains("lb[0]") && e.contains("'nope'") && e.contains("reps"),
+        "{e}"
+    );
+    let e = error(&BASE.replace(
+        r#"lb = ["reps", "ops"]"#,
+        r#"lb = [{ scheme = "ops", switch = { scheme = "adaptive", background_every = 0 } }]"#,
+    ));
+    assert!(e.contains("lb[0].switch.background_every"), "{e}");
+}
+
+#[test]
+fn the_nic_ev_set_size_reaches_every_ev_scheme_unless_one_overrides_it() {
+    let s = parse(&format!(
+        "{}\n[transport]\nevs_size = 32\n",
+        BASE.replace(
+            r#"lb = ["reps", "ops"]"#,
+            r#"lb = ["reps", { scheme = "ops", evs_size = 8 }]"#
+        )
+    ))
+    .unwrap();
+    assert_eq!(s.build("reps", None).unwrap().config.transport.evs_size, 32);
+    let LbSpec::Ops(o) = s.build("ops", None).unwrap().config.lb else {
+        panic!("ops")
+    };
+    assert_eq!(o.evs_size, Some(8));
+    let e = error(&format!("{BASE}\n[transport]\nevs_size = 70000\n"));
+    assert!(
+        e.contains("transport.evs_size: must be in 1..=65536"),
+        "{e}"
+    );
+}
+
+#[test]
+fn overrides_are_checked_like_the_file() {
+    let dir = std::env::temp_dir().join(format!("repsim-set-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("s.toml");
+    std::fs::write(&file, BASE).unwrap();
+    let set = |kv: &[&str]| {
+        let o: Vec<Override> = kv.iter().map(|k| Override::parse(k).unwrap()).collect();
+        LoadedScenario::load_with(&file, &o)
+    };
+    let s = set(&["transport.evs_size=32", "transport.cc=constant", "seed=20"]).unwrap();
+    let b = s.build("reps", None).unwrap();
+    assert_eq!(b.config.transport.evs_size, 32);
+    assert_eq!(b.config.cc.name(), "constant");
+    assert_eq!(b.config.seed, 20);
+    assert_eq!(s.overrides.len(), 3);
+    let s = set(&["lb=ops+adaptive"]).unwrap();
+    assert_eq!(s.lbs(), vec!["ops+adaptive"]);
+    let e = set(&["transport.evz=3"]).unwrap_err().to_string();
+    assert!(e.contains("transport.evz") && e.contains("evs_size"), "{e}");
+    let e = set(&["cc=nope"]).unwrap().cc().unwrap_err().to_string();
+    assert!(e.contains("cc: unknown congestion control 'nope'"), "{e}");
+    let e = set(&["seed.x=1"]).unwrap_err().to_string();
+    assert!(e.contains("seed.x"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
 }

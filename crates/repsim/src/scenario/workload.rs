@@ -154,7 +154,18 @@ impl LoadedScenario {
                 ));
             }
             let lb = match &c.lb {
-                Some(e) => Some(self.lb_entry(e, &format!("class[{i}].lb"))?.spec),
+                Some(e) => {
+                    let field = format!("class[{i}].lb");
+                    let run = self.lb_entry(e, &field)?;
+                    if run.switch.is_some() {
+                        return Err(self.err(
+                            &field,
+                            "a traffic class picks only its sender scheme; the switch scheme \
+                             belongs to the run (the main lb entry or [routing] switch)",
+                        ));
+                    }
+                    Some(run.spec)
+                }
                 None => None,
             };
             if let Some(cc) = &c.cc {

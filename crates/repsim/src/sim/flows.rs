@@ -5,7 +5,7 @@ use crate::cc::CcParams;
 use crate::engine::rng::Stream;
 use crate::engine::time::SEC;
 use crate::engine::Rng;
-use crate::lb::{LbContext, Route};
+use crate::lb::{LbContext, LbSpec, Route};
 use crate::net::paths;
 use crate::net::world::{Owner, Timer};
 use crate::transport::{Receiver, Sender, Sizes};
@@ -243,7 +243,16 @@ impl Simulation {
         let flow = &self.flows[f as usize];
         let (src, dst) = (flow.spec.src, flow.spec.dst);
         let class = &self.classes[flow.spec.class as usize];
-        let lb = class.lb.clone().unwrap_or_else(|| self.cfg.lb.clone());
+        let background = self
+            .cfg
+            .switch
+            .ecmp_background_every()
+            .is_some_and(|n| f.is_multiple_of(n));
+        let lb = if background {
+            LbSpec::Ecmp(Default::default())
+        } else {
+            class.lb.clone().unwrap_or_else(|| self.cfg.lb.clone())
+        };
         let cc = class.cc.clone().unwrap_or_else(|| self.cfg.cc.clone());
         let t = &self.cfg.transport;
         let line_rate =

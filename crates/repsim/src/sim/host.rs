@@ -127,6 +127,7 @@ impl Simulation {
         }
         flow.stats.data_sent += 1;
         self.world.counters.data_sent += 1;
+        self.world.counters.data_bytes_sent += tx.wire as u64;
         self.world
             .pkts
             .alloc(outgoing(f, &flow.spec, &tx, now, Kind::Data, tx.wire, fl))

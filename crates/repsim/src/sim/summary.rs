@@ -56,6 +56,19 @@ impl Simulation {
             fault_drops: faults.map(|f| f.data_dropped).unwrap_or(0),
             fault_trims: faults.map(|f| f.data_trimmed).unwrap_or(0),
             control_drops: c.control_dropped,
+            acks: c.acks_sent,
+            nacks: c.nacks_sent,
+            ack_overhead: if c.data_bytes_sent == 0 {
+                0.0
+            } else {
+                (c.acks_sent + c.nacks_sent) as f64 * self.cfg.transport.header as f64
+                    / c.data_bytes_sent as f64
+            },
+            reroutes: self
+                .lb_records
+                .iter()
+                .filter(|r| r.event == crate::lb::LbEvent::Rerouted)
+                .count() as u64,
             classes: (self.classes.len() > 1).then(|| self.class_summaries()),
             unreachable: self.unreachable_flows(),
             stalled: self.stalled_flows(),

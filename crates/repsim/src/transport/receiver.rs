@@ -13,6 +13,11 @@ pub struct AckPolicy {
     /// Set the CNP flag on the ACK of an ECN-marked packet, at most once per this interval per
     /// connection (DCQCN-style congestion notification); `None`: never.
     pub cnp_interval: Option<Time>,
+    /// Count the bytes since the last ACK in 16 bits, as the reference receiver does: a
+    /// threshold above 65,535 minus a packet is then reached only when the wrapping counter
+    /// happens to land at or above it (its `-sack_threshold 64000` ACKs every few dozen
+    /// packets, not every 16).
+    pub counter_16bit: bool,
 }
 
 impl Default for AckPolicy {
@@ -20,6 +25,7 @@ impl Default for AckPolicy {
         AckPolicy {
             every_bytes: 4150,
             cnp_interval: None,
+            counter_16bit: false,
         }
     }
 }
@@ -212,6 +218,9 @@ impl Receiver {
             self.delivered += d.payload as u64;
         }
         self.unacked_bytes += d.wire as u64;
+        if self.policy.counter_16bit {
+            self.unacked_bytes &= 0xFFFF;
+        }
         let ack_now = self.unacked_bytes >= self.policy.every_bytes
             || d.ecn
             || d.ack_request
@@ -311,6 +320,7 @@ mod tests {
         let policy = AckPolicy {
             every_bytes: 3 * 4150,
             cnp_interval: Some(50),
+            counter_16bit: false,
         };
         let mut r = Receiver::new(10 * 4086, policy);
         let data = |psn, ecn| DataArrival {
@@ -340,5 +350,57 @@ mod tests {
         assert!(r.on_data(70, &trimmed(8)).reply.unwrap().nack);
         assert!(!r.on_data(70, &trimmed(6)).reply.unwrap().nack);
         assert_eq!(r.delivered(), 7 * 4086);
+    }
+
+    /// Packets between count-triggered ACKs of a long in-order stream of 4150 B packets.
+    fn ack_gaps(policy: AckPolicy) -> Vec<u32> {
+        let mut r = Receiver::new(u64::MAX, policy);
+        let mut last = 0;
+        let mut gaps = Vec::new();
+        for psn in 0..2000 {
+            let d = DataArrival {
+                psn,
+                wire: 4150,
+                payload: 4086,
+                trimmed: false,
+                ecn: false,
+                ack_request: false,
+            };
+            if r.on_data(0, &d).reply.is_some() && psn > 0 {
+                gaps.push(psn - last);
+                last = psn;
+            }
+        }
+        gaps
+    }
+
+    #[test]
+    fn a_16_bit_counter_wraps_large_thresholds_as_the_reference_does() {
+        let exact = AckPolicy {
+            every_bytes: 64_000,
+            ..AckPolicy::default()
+        };
+        // Exact counting: every 16th packet (16 x 4150 = 66,400 >= 64,000).
+        assert!(ack_gaps(exact).iter().all(|&g| g == 16));
+        let wrapped = ack_gaps(AckPolicy {
+            counter_16bit: true,
+            ..exact
+        });
+        // Wrapping: the counter only lands in [64,000, 65,535] now and then.
+        let mean = wrapped.iter().sum::<u32>() as f64 / wrapped.len() as f64;
+        assert!(mean > 24.0, "mean gap {mean}");
+        assert!(wrapped.iter().all(|&g| g >= 16));
+        // Small thresholds never wrap: identical either way.
+        let small = AckPolicy {
+            every_bytes: 16_000,
+            ..AckPolicy::default()
+        };
+        assert_eq!(
+            ack_gaps(small),
+            ack_gaps(AckPolicy {
+                counter_16bit: true,
+                ..small
+            })
+        );
     }
 }
