@@ -5,6 +5,10 @@
 //! trimming cannot be congestion); with trimming off only when the largest RTT seen in the
 //! current window of 2 x RTO stayed below 1.65 x the base RTT (losses without queueing).
 //!
+//! `force_freeze_at` puts every connection into freezing mode at the first ACK at or after a
+//! time, failures or not (the paper's Fig. 19 study of freezing mode on a healthy fabric); it
+//! applies even with `freezing = false`, which only stops failures from freezing.
+//!
 //! ACK coalescing variants (paper Section 4.5.1): `per_ack` (the default and the reference's
 //! behaviour) caches the EV the ACK echoes; `carry_evs` caches the EVs of every packet the ACK
 //! covers; `reuse_evs` caches the echoed EV for several sends (default: as many as packets per
@@ -60,6 +64,9 @@ pub struct RepsConfig {
     /// `reuse_evs`: sends one cached EV may serve (1..=16; default: packets per ACK).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reuse_uses: Option<u8>,
+    /// Enter freezing mode at the first ACK at or after this time, failure or not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub force_freeze_at: Option<TimeQ>,
 }
 
 impl Default for RepsConfig {
@@ -72,6 +79,7 @@ impl Default for RepsConfig {
             explore_packets: None,
             coalescing: CoalescingMode::PerAck,
             reuse_uses: None,
+            force_freeze_at: None,
         }
     }
 }
@@ -112,6 +120,7 @@ impl RepsConfig {
             rto: ctx.rto,
             max_rtt_in_window: 0,
             window_end: 0,
+            force_freeze_at: self.force_freeze_at.map(|t| t.0),
         })
     }
 
@@ -147,6 +156,8 @@ pub struct Reps {
     rto: Time,
     max_rtt_in_window: Time,
     window_end: Time,
+    /// A forced freeze still to come.
+    force_freeze_at: Option<Time>,
 }
 
 #[inline]
@@ -166,6 +177,26 @@ impl Reps {
     /// The crate-level state (for inspection in tests).
     pub fn state(&self) -> &RepsState {
         &self.state
+    }
+}
+
+impl Reps {
+    /// Freezes now whatever `freezing` says; retried on later ACKs while exploration after an
+    /// earlier freeze still runs (freezing cannot start then).
+    fn force_freeze(&mut self, now: Time) -> Option<LbEvent> {
+        if self.state.is_frozen() {
+            self.force_freeze_at = None;
+            return None;
+        }
+        let config = Config {
+            freezing_enabled: true,
+            ..self.config
+        };
+        let t = self.state.on_failure_detected(&config, tick(now));
+        if t == Transition::EnteredFreezing {
+            self.force_freeze_at = None;
+        }
+        event(t, now + self.config.freeze_duration as Time * NS)
     }
 }
 
@@ -198,6 +229,9 @@ impl LoadBalancer for Reps {
                     .on_coalesced_ack(&self.config, &[ack.ev], ack.ecn, now)
             }
         };
+        if t == Transition::None && self.force_freeze_at.is_some_and(|at| ack.now >= at) {
+            return self.force_freeze(ack.now);
+        }
         event(t, 0)
     }
 
@@ -217,5 +251,51 @@ impl LoadBalancer for Reps {
             self.state.on_failure_detected(&self.config, tick(now)),
             until,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::time::US;
+
+    fn reps(config: RepsConfig) -> Box<dyn LoadBalancer> {
+        config.build(&LbContext::example(), &mut Rng::new(1))
+    }
+
+    #[test]
+    fn a_forced_freeze_starts_at_the_first_ack_from_its_time_even_with_freezing_off() {
+        let mut lb = reps(RepsConfig {
+            force_freeze_at: Some(TimeQ(50 * US)),
+            freezing: false,
+            freeze: TimeQ(100 * US),
+            ..RepsConfig::default()
+        });
+        let mut rng = Rng::new(2);
+        for t in [0, 10 * US, 49 * US] {
+            lb.next(t, &mut rng);
+            assert_eq!(lb.on_ack(&AckFeedback::example(7, t)), None, "t = {t}");
+        }
+        assert_eq!(
+            lb.on_ack(&AckFeedback::example(7, 50 * US)),
+            Some(LbEvent::Froze { until: 150 * US })
+        );
+        // Once: later ACKs leave it frozen until the duration ends, then it thaws for good.
+        assert_eq!(lb.on_ack(&AckFeedback::example(7, 60 * US)), None);
+        assert_eq!(
+            lb.on_ack(&AckFeedback::example(7, 151 * US)),
+            Some(LbEvent::Unfroze)
+        );
+        assert_eq!(lb.on_ack(&AckFeedback::example(7, 400 * US)), None);
+        // Failures still cannot freeze it (freezing = false).
+        assert_eq!(lb.on_timeout(7, 401 * US), None);
+    }
+
+    #[test]
+    fn without_a_forced_freeze_a_healthy_connection_never_freezes() {
+        let mut lb = reps(RepsConfig::default());
+        for t in 0..100 {
+            assert_eq!(lb.on_ack(&AckFeedback::example(t as u16, t * US)), None);
+        }
     }
 }

@@ -77,7 +77,10 @@ impl SwitchScheme for Adaptive {
             1 => Ingress::Forward(candidates[0]),
             _ => {
                 let pkt = ctx.packet(h);
-                if self.background_every.is_some_and(|n| pkt.flow.is_multiple_of(n)) {
+                if self
+                    .background_every
+                    .is_some_and(|n| pkt.flow.is_multiple_of(n))
+                {
                     let salt = self.rotation[switch as usize];
                     return Ingress::Forward(super::ecmp::pick(pkt, salt, candidates));
                 }
