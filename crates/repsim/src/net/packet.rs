@@ -44,6 +44,9 @@ pub mod flags {
     pub const DUPLICATE: u8 = 16;
     /// ACK only: the receiver asks the sender to slow down (a CNP carried by the ACK).
     pub const CNP: u8 = 32;
+    /// The packet's traffic class is exempt from switch-side rerouting: schemes that honour
+    /// it hash it as ECMP does (the reference's background flows under adaptive routing).
+    pub const SWITCH_EXEMPT: u8 = 64;
 }
 
 /// "No explicit route": the packet is forwarded by the switches' tables.

@@ -3,27 +3,24 @@
 //! fewest bytes (both lanes), decided at ingress on instantaneous occupancy with no hysteresis.
 //! Ties go to the first candidate in a fixed per-switch order (the reference permutes each
 //! switch's uplink list once at start-up; we rotate it by an offset drawn from the switch salt).
+//!
+//! Packets flagged [`flags::SWITCH_EXEMPT`] (traffic classes with `switch_exempt`, such as the
+//! ECMP background flows of `[workload] ecmp_every`, the reference's `-mixed_lb_traffic`) are
+//! hashed as ECMP would instead of routed adaptively, as the reference exempts them.
 use serde::{Deserialize, Serialize};
 
 use super::{Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::Handle;
+use crate::net::packet::flags;
 
-/// `[routing] switch = "adaptive"` or `{ scheme = "adaptive", background_every = 10 }`.
+/// `[routing] switch = "adaptive"` (no parameters).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct AdaptiveConfig {
-    /// Every connection whose index is a multiple of this is an ECMP background flow, exempt
-    /// from adaptive routing (absent: none).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub background_every: Option<u32>,
-}
+#[serde(deny_unknown_fields)]
+pub struct AdaptiveConfig {}
 
 impl AdaptiveConfig {
     /// Checks the parameters.
     pub fn validate(&self) -> Result<(), String> {
-        if self.background_every == Some(0) {
-            return Err("background_every: must be at least 1 (leave it out for none)".into());
-        }
         Ok(())
     }
 
@@ -31,17 +28,15 @@ impl AdaptiveConfig {
     pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
         Box::new(Adaptive {
             rotation: setup.salts.to_vec(),
-            background_every: self.background_every,
         })
     }
 }
 
 /// Least-queued-port routing.
 pub struct Adaptive {
-    /// Per-switch tie-break offsets; they are the switch salts, which also hash background
-    /// flows.
+    /// Per-switch tie-break offsets; they are the switch salts, which also hash exempt
+    /// packets.
     rotation: Vec<u32>,
-    background_every: Option<u32>,
 }
 
 impl Adaptive {
@@ -77,10 +72,7 @@ impl SwitchScheme for Adaptive {
             1 => Ingress::Forward(candidates[0]),
             _ => {
                 let pkt = ctx.packet(h);
-                if self
-                    .background_every
-                    .is_some_and(|n| pkt.flow.is_multiple_of(n))
-                {
+                if pkt.has(flags::SWITCH_EXEMPT) {
                     let salt = self.rotation[switch as usize];
                     return Ingress::Forward(super::ecmp::pick(pkt, salt, candidates));
                 }
@@ -132,10 +124,7 @@ mod tests {
         let mut w = world();
         let mut rng = Rng::new(0);
         let mut actions = Vec::new();
-        let ar = Adaptive {
-            rotation: vec![2],
-            background_every: None,
-        };
+        let ar = Adaptive { rotation: vec![2] };
         // Equal queues: the rotation decides (start at index 2 % 3 = 2).
         {
             let ctx = SwitchCtx::new(&mut w, &mut rng, 64, &mut actions);
@@ -157,5 +146,41 @@ mod tests {
         w.ports[2].enqueue(h, &mut w.pkts, 0);
         let ctx = SwitchCtx::new(&mut w, &mut rng, 64, &mut actions);
         assert_eq!(ar.select(&ctx, 0, &[0, 1, 2]), 0);
+    }
+
+    #[test]
+    fn exempt_packets_are_hashed_whatever_the_queues() {
+        let mut w = world();
+        let mut rng = Rng::new(0);
+        let mut actions = Vec::new();
+        let mut ar = Adaptive { rotation: vec![2] };
+        let candidates = [0, 1, 2];
+        // Load the ECMP choice of every flow heavily, so adaptive routing would avoid it.
+        for flow in 0..16u32 {
+            let mut pkt = Packet::blank(Kind::Data, 4150);
+            pkt.flow = flow;
+            pkt.src = flow;
+            pkt.dst = 100 + flow;
+            let hashed = crate::routing::ecmp::pick(&pkt, 2, &candidates);
+            for _ in 0..4 {
+                let h = w.pkts.alloc(Packet::blank(Kind::Data, 4150));
+                w.ports[hashed as usize].enqueue(h, &mut w.pkts, 0);
+            }
+            pkt.flags = flags::SWITCH_EXEMPT;
+            let exempt = w.pkts.alloc(pkt);
+            pkt.flags = 0;
+            let normal = w.pkts.alloc(pkt);
+            let mut ctx = SwitchCtx::new(&mut w, &mut rng, 64, &mut actions);
+            assert_eq!(
+                ar.ingress(&mut ctx, 0, exempt, &candidates),
+                Ingress::Forward(hashed)
+            );
+            assert_ne!(
+                ar.ingress(&mut ctx, 0, normal, &candidates),
+                Ingress::Forward(hashed),
+                "flow {flow}: the loaded port is avoided"
+            );
+            w = world();
+        }
     }
 }

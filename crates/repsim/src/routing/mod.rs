@@ -272,17 +272,6 @@ switch_schemes! {
     "adaptive" => Adaptive(adaptive::AdaptiveConfig),
 }
 
-impl SwitchSpec {
-    /// Connections whose index is a multiple of this are ECMP background flows (their senders
-    /// keep one EV), if the scheme has such a mode.
-    pub fn ecmp_background_every(&self) -> Option<u32> {
-        match self {
-            SwitchSpec::Adaptive(c) => c.background_every,
-            _ => None,
-        }
-    }
-}
-
 impl Default for SwitchSpec {
     fn default() -> Self {
         SwitchSpec::Ecmp(ecmp::EcmpSwitchConfig::default())

@@ -198,7 +198,7 @@ lb = "ecmp""#,
 fn an_lb_entry_may_name_a_switch_scheme_too() {
     let s = parse(&BASE.replace(
         r#"lb = ["reps", "ops"]"#,
-        r#"lb = ["ops+adaptive", "reps", { scheme = "ecmp", switch = { scheme = "adaptive", background_every = 10 } }]"#,
+        r#"lb = ["ops+adaptive", "reps", { scheme = "ecmp", switch = { scheme = "adaptive" } }]"#,
     ))
     .unwrap();
     assert_eq!(s.lbs(), vec!["ops+adaptive", "reps", "ecmp+adaptive"]);
@@ -212,12 +212,8 @@ fn an_lb_entry_may_name_a_switch_scheme_too() {
         SwitchSpec::default()
     );
     assert_eq!(
-        s.build("ecmp+adaptive", None)
-            .unwrap()
-            .config
-            .switch
-            .ecmp_background_every(),
-        Some(10)
+        s.build("ecmp+adaptive", None).unwrap().config.switch,
+        SwitchSpec::named("adaptive").unwrap()
     );
     // The resolved scenario keeps each run's switch scheme.
     let again = parse(&s.resolved_toml(&s.runs().unwrap(), None)).unwrap();
@@ -235,9 +231,15 @@ fn an_lb_entry_may_name_a_switch_scheme_too() {
     );
     let e = error(&BASE.replace(
         r#"lb = ["reps", "ops"]"#,
-        r#"lb = [{ scheme = "ops", switch = { scheme = "adaptive", background_every = 0 } }]"#,
+        r#"lb = [{ scheme = "ops", switch = { scheme = "adaptive", nope = 0 } }]"#,
     ));
-    assert!(e.contains("lb[0].switch.background_every"), "{e}");
+    assert!(e.contains("lb[0].switch") && e.contains("nope"), "{e}");
+    // Mixed traffic: the ECMP background class is exempt from adaptive routing.
+    let s =
+        parse(&BASE.replace("type = \"explicit\"", "type = \"explicit\"\necmp_every = 2")).unwrap();
+    let b = s.build("reps", None).unwrap();
+    assert_eq!(b.classes.len(), 1);
+    assert!(b.classes[0].switch_exempt && b.classes[0].name == "background");
 }
 
 #[test]

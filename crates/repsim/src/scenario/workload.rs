@@ -115,7 +115,8 @@ pub struct WorkloadSection {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     /// Mixed traffic: flows whose source host is a multiple of this go in class `background`
-    /// (ECMP unless a `[[class]]` of that name says otherwise; default: off).
+    /// (ECMP and exempt from adaptive routing, as the reference's `-mixed_lb_traffic`, unless a
+    /// `[[class]]` of that name says otherwise; default: off).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecmp_every: Option<u32>,
 }
@@ -132,6 +133,10 @@ pub struct ClassSection {
     /// Its congestion control (default: the run's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cc: Option<CcSpec>,
+    /// Switch schemes that reroute per packet (adaptive routing) hash this class's packets as
+    /// ECMP does instead (the reference exempts its background flows so).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub switch_exempt: bool,
 }
 
 /// Name of the class `ecmp_every` puts flows in.
@@ -176,6 +181,7 @@ impl LoadedScenario {
                 name: c.name.clone(),
                 lb,
                 cc: c.cc.clone(),
+                switch_exempt: c.switch_exempt,
             });
         }
         if s.workload.ecmp_every.is_some() && !out.iter().any(|c| c.name == BACKGROUND) {
@@ -183,6 +189,7 @@ impl LoadedScenario {
                 name: BACKGROUND.into(),
                 lb: crate::lb::LbSpec::named("ecmp"),
                 cc: None,
+                switch_exempt: true,
             });
         }
         Ok(out)

@@ -5,7 +5,8 @@ use crate::cc::CcParams;
 use crate::engine::rng::Stream;
 use crate::engine::time::SEC;
 use crate::engine::Rng;
-use crate::lb::{LbContext, LbSpec, Route};
+use crate::lb::{LbContext, Route};
+use crate::net::packet::flags;
 use crate::net::paths;
 use crate::net::world::{Owner, Timer};
 use crate::transport::{Receiver, Sender, Sizes};
@@ -157,6 +158,7 @@ impl Simulation {
             cc_timer_at: None,
             cc_timers: false,
             deps_left,
+            packet_flags: 0,
             spec,
         });
         if deps_left == 0 {
@@ -243,15 +245,11 @@ impl Simulation {
         let flow = &self.flows[f as usize];
         let (src, dst) = (flow.spec.src, flow.spec.dst);
         let class = &self.classes[flow.spec.class as usize];
-        let background = self
-            .cfg
-            .switch
-            .ecmp_background_every()
-            .is_some_and(|n| f.is_multiple_of(n));
-        let lb = if background {
-            LbSpec::Ecmp(Default::default())
+        let lb = class.lb.clone().unwrap_or_else(|| self.cfg.lb.clone());
+        let packet_flags = if class.switch_exempt {
+            flags::SWITCH_EXEMPT
         } else {
-            class.lb.clone().unwrap_or_else(|| self.cfg.lb.clone())
+            0
         };
         let cc = class.cc.clone().unwrap_or_else(|| self.cfg.cc.clone());
         let t = &self.cfg.transport;
@@ -298,6 +296,7 @@ impl Simulation {
         );
         let flow = &mut self.flows[f as usize];
         flow.rto = rto;
+        flow.packet_flags = packet_flags;
         flow.cc_timers = cc.has_timers();
         flow.sender = Some(Sender::new(flow.sizes, line_rate, cc, lb, rng));
         flow.receiver = Some(Receiver::new(flow.spec.bytes, ack));

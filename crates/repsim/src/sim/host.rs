@@ -128,9 +128,15 @@ impl Simulation {
         flow.stats.data_sent += 1;
         self.world.counters.data_sent += 1;
         self.world.counters.data_bytes_sent += tx.wire as u64;
-        self.world
-            .pkts
-            .alloc(outgoing(f, &flow.spec, &tx, now, Kind::Data, tx.wire, fl))
+        self.world.pkts.alloc(outgoing(
+            f,
+            &flow.spec,
+            &tx,
+            now,
+            Kind::Data,
+            tx.wire,
+            fl | flow.packet_flags,
+        ))
     }
 
     /// One of flow `f`'s timers fired.
@@ -206,7 +212,7 @@ impl Simulation {
             now,
             Kind::Rts,
             header,
-            flags::ACK_REQUEST,
+            flags::ACK_REQUEST | flow.packet_flags,
         ));
         let port = self.world.topo.host_uplink[flow.spec.src as usize];
         self.world.ports[port as usize].headers.push_back(h);
@@ -277,7 +283,7 @@ impl Simulation {
         pkt.sack_base = reply.sack_base;
         pkt.aux = reply.sack_bits;
         pkt.scheme = 0;
-        pkt.flags &= flags::ECN;
+        pkt.flags &= flags::ECN | flags::SWITCH_EXEMPT;
         if reply.cnp {
             pkt.flags |= flags::CNP;
         }

@@ -88,6 +88,9 @@ pub struct TrafficClass {
     pub lb: Option<LbSpec>,
     /// Congestion control (`None`: the run's).
     pub cc: Option<CcSpec>,
+    /// Its packets carry [`crate::net::packet::flags::SWITCH_EXEMPT`]: switch schemes that
+    /// honour it hash them as ECMP does instead of rerouting them.
+    pub switch_exempt: bool,
 }
 
 /// A whole run: what [`Simulation::new`] builds from (a scenario's `build` makes one).
@@ -185,6 +188,8 @@ pub struct Flow {
     cc_timers: bool,
     /// Flows it still waits for.
     deps_left: u32,
+    /// Flag bits every packet of the flow carries (its class's).
+    packet_flags: u8,
 }
 
 impl Flow {
@@ -314,6 +319,7 @@ impl Simulation {
             name: "main".into(),
             lb: None,
             cc: None,
+            switch_exempt: false,
         }];
         all_classes.extend(classes);
         let specs =
