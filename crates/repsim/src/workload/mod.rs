@@ -1,6 +1,7 @@
 //! Workloads: the flows a run offers, as lists or lazy sources, with dependencies between
 //! flows ("start 2 us after flows 3 and 4 finish"), so that collectives and trace-driven
 //! arrivals are one mechanism.
+pub mod cdf;
 pub mod cm;
 pub mod source;
 
