@@ -4,6 +4,7 @@
 pub mod cdf;
 pub mod cm;
 pub mod source;
+pub mod trace;
 
 pub use source::{FlowSource, ListSource};
 
