@@ -90,6 +90,40 @@ pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
     table.into_csv()
 }
 
+/// `slowdown.csv`: FCT slowdown per load balancer and flow-size bucket (the `all` row last).
+pub fn slowdown_csv(runs: &[RunSummary]) -> Result<Vec<u8>> {
+    let mut table = Table::new(
+        "slowdown",
+        &[
+            "lb",
+            "bucket",
+            "min_bytes",
+            "max_bytes",
+            "flows",
+            "mean",
+            "p50",
+            "p99",
+            "p999",
+        ],
+    );
+    for r in runs {
+        for b in &r.slowdown {
+            table.push(&[
+                r.lb.clone(),
+                b.bucket.clone(),
+                b.min_bytes.to_string(),
+                b.max_bytes.map(|m| m.to_string()).unwrap_or_default(),
+                b.flows.to_string(),
+                f6(b.mean),
+                f6(b.p50),
+                f6(b.p99),
+                f6(b.p999),
+            ])?;
+        }
+    }
+    table.into_csv()
+}
+
 /// `summary.json`: `{"runs": [...]}`.
 pub fn summary_json(runs: &[RunSummary]) -> Result<Vec<u8>> {
     #[derive(Serialize)]

@@ -12,7 +12,7 @@ use repsim::scenario::{LbRun, LoadedScenario, Override};
 use repsim::RunSpec;
 use repsim::Simulation;
 
-use crate::output::{flows_csv, summary_json, write_atomic};
+use crate::output::{flows_csv, slowdown_csv, summary_json, write_atomic};
 use crate::progress::Progress;
 use crate::series::{self, Format, RunEntry, RunInfo, Tables};
 
@@ -268,10 +268,12 @@ pub fn run(args: RunArgs) -> Result<()> {
     write_atomic(&out.join("flows.csv"), &flows_csv(&rows)?)?;
     write_atomic(&out.join("scenario.toml"), resolved.as_bytes())?;
     write_atomic(&out.join("summary.json"), &summary)?;
+    write_atomic(&out.join("slowdown.csv"), &slowdown_csv(&runs)?)?;
     let mut files = vec![
         "flows.csv".to_string(),
         "scenario.toml".into(),
         "summary.json".into(),
+        "slowdown.csv".into(),
     ];
     files.extend(tables.write(&out, args.format)?);
     if !fault_elements.is_empty() {

@@ -1,6 +1,7 @@
 //! Run summaries (flow completion time statistics and global counters; the simulation fills
 //! them in) and opt-in time-series collectors. Writing them to files is the caller's business.
 pub mod collect;
+pub mod slowdown;
 
 use serde::Serialize;
 
@@ -134,6 +135,9 @@ pub struct RunSummary {
     pub ack_overhead: f64,
     /// Load-balancer reroutes (PLB, flowlet and the like).
     pub reroutes: u64,
+    /// FCT slowdown (FCT over the ideal FCT on an idle fabric) by flow-size bucket, then
+    /// over all finished flows.
+    pub slowdown: Vec<slowdown::SlowdownBucket>,
     /// Mixed traffic only: statistics per class.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub classes: Option<Vec<ClassSummary>>,

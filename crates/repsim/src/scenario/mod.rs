@@ -157,6 +157,16 @@ impl Default for TransportSection {
     }
 }
 
+/// `[metrics]`: how results are summarized.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsSection {
+    /// Upper edges of the flow-size buckets FCT slowdown is reported by, ascending (default:
+    /// one split at the network's bandwidth-delay product).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowdown_edges: Option<Vec<SizeQ>>,
+}
+
 /// `[routing]`: the switch scheme and how routes react to failures.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -219,6 +229,9 @@ pub struct Scenario {
     /// Time-series collection (off when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collect: Option<collect::CollectSection>,
+    /// How results are summarized.
+    #[serde(default)]
+    pub metrics: MetricsSection,
     /// Fault timeline (see [`crate::fault`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fault: Vec<FaultSection>,
@@ -470,6 +483,21 @@ impl LoadedScenario {
         })
     }
 
+    /// `[metrics] slowdown_edges` in bytes, checked ascending.
+    fn slowdown_edges(&self, mtu: u32) -> Result<Option<Vec<u64>>, ScenarioError> {
+        let Some(edges) = &self.scenario.metrics.slowdown_edges else {
+            return Ok(None);
+        };
+        let bytes: Vec<u64> = edges.iter().map(|e| e.0.bytes(mtu)).collect();
+        if bytes.is_empty() || bytes[0] == 0 || bytes.windows(2).any(|w| w[1] <= w[0]) {
+            return Err(self.err(
+                "metrics.slowdown_edges",
+                "list positive sizes in increasing order, e.g. [\"100KB\", \"1MB\"]",
+            ));
+        }
+        Ok(Some(bytes))
+    }
+
     /// Builds the run labelled (or named) `lb`, with an optional seed override.
     pub fn build(&self, lb: &str, seed: Option<u64>) -> Result<RunSpec, ScenarioError> {
         let run = self
@@ -485,6 +513,7 @@ impl LoadedScenario {
         let topology = self.topology()?;
         let transport = self.transport()?;
         let queue = self.queue(transport.mtu)?;
+        let slowdown_edges = self.slowdown_edges(transport.mtu)?;
         let seed = seed.unwrap_or(s.seed);
         let config = SimConfig {
             seed,
@@ -494,6 +523,7 @@ impl LoadedScenario {
             lb: run.spec.clone(),
             cc: self.cc()?,
             switch: self.switch_for(run)?,
+            slowdown_edges,
         };
         let classes = self.classes()?;
         let flows = self.flows(&topology, seed, &classes)?;

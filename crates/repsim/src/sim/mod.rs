@@ -57,6 +57,9 @@ pub struct SimConfig {
     pub cc: CcSpec,
     /// Switch scheme.
     pub switch: SwitchSpec,
+    /// Upper edges (payload bytes, ascending) of the flow-size buckets FCT slowdown is
+    /// reported by; `None`: one split at the network's bandwidth-delay product.
+    pub slowdown_edges: Option<Vec<u64>>,
 }
 
 impl Default for SimConfig {
@@ -74,6 +77,7 @@ impl Default for SimConfig {
             lb: LbSpec::named("reps").expect("built in"),
             cc: CcSpec::default(),
             switch: SwitchSpec::default(),
+            slowdown_edges: None,
         }
     }
 }

@@ -1,7 +1,14 @@
 //! Run summaries and per-flow rows of a (finished or stopped) simulation.
-use super::Simulation;
-use crate::engine::time::to_us;
+use super::{Flow, Simulation};
+use crate::engine::time::{to_us, SEC};
+use crate::engine::Time;
+use crate::metrics::slowdown::{self, SlowdownBucket};
 use crate::metrics::{freeze_counts, ClassSummary, FctStats, FlowRow, RunSummary};
+
+/// Time to serialize `bytes` at `rate_bps` (rounded up to whole picoseconds).
+fn serialization_bytes(bytes: u64, rate_bps: u64) -> Time {
+    (bytes as u128 * 8 * SEC as u128).div_ceil(rate_bps.max(1) as u128) as Time
+}
 
 impl Simulation {
     /// Per-flow rows (`flows.csv`), labelled with the run's name.
@@ -64,6 +71,7 @@ impl Simulation {
                 (c.acks_sent + c.nacks_sent) as f64 * self.cfg.transport.header as f64
                     / c.data_bytes_sent as f64
             },
+            slowdown: self.slowdown(),
             reroutes: self
                 .lb_records
                 .iter()
@@ -73,6 +81,41 @@ impl Simulation {
             unreachable: self.unreachable_flows(),
             stalled: self.stalled_flows(),
         }
+    }
+
+    /// The FCT a flow would have alone on an idle fabric: the unloaded round trip of its
+    /// path plus every byte it sends (headers included) serialized at the slower of its two
+    /// host links.
+    pub fn ideal_fct(&self, f: &Flow) -> Time {
+        let topo = &self.world.topo;
+        let rate = |h: u32| topo.links[topo.host_uplink[h as usize] as usize].rate_bps;
+        let bottleneck = rate(f.spec.src).min(rate(f.spec.dst));
+        let wire = f.sizes.bytes + f.sizes.packets as u64 * f.sizes.header as u64;
+        f.base_rtt + serialization_bytes(wire, bottleneck)
+    }
+
+    /// Upper edges of the slowdown buckets: the configured ones, or one bandwidth-delay
+    /// product of the network (largest base RTT at the slowest host link).
+    pub fn slowdown_edges(&self) -> Vec<u64> {
+        if let Some(e) = &self.cfg.slowdown_edges {
+            return e.clone();
+        }
+        let topo = &self.world.topo;
+        let slowest = (0..topo.hosts)
+            .map(|h| topo.links[topo.host_uplink[h as usize] as usize].rate_bps)
+            .min()
+            .unwrap_or(0);
+        vec![(self.max_base_rtt as u128 * slowest as u128 / (8 * SEC as u128)) as u64]
+    }
+
+    /// FCT slowdown of the finished flows by size bucket ([`Self::slowdown_edges`]).
+    pub fn slowdown(&self) -> Vec<SlowdownBucket> {
+        let samples: Vec<(u64, f64)> = self
+            .flows
+            .iter()
+            .filter_map(|f| Some((f.spec.bytes, f.fct()? as f64 / self.ideal_fct(f) as f64)))
+            .collect();
+        slowdown::by_size(&samples, &self.slowdown_edges())
     }
 
     /// Flow statistics per traffic class.
