@@ -62,6 +62,7 @@ fn writes_the_documented_files() {
             "flows.csv",
             "scenario.toml",
             "summary.json",
+            "slowdown.csv",
             "flow_stats.csv",
             "lb_events.csv",
             "ports.csv",
