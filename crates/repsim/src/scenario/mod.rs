@@ -36,6 +36,7 @@ pub mod collect;
 pub mod overrides;
 pub mod schemes;
 pub mod topology;
+pub mod trace;
 pub mod workload;
 
 use std::path::{Path, PathBuf};
@@ -527,12 +528,17 @@ impl LoadedScenario {
         };
         let classes = self.classes()?;
         let flows = self.flows(&topology, seed, &classes)?;
+        let background = self.background_class(&classes);
+        let sources = self.sources(&topology, seed, move |src| {
+            background.and_then(|(n, class)| src.is_multiple_of(n).then_some(class))
+        })?;
         let faults = self.fault_plan(&topology, seed)?;
         Ok(RunSpec {
             label: run.label.clone(),
             config,
             topology,
             flows,
+            sources,
             faults,
             classes,
         })

@@ -290,3 +290,50 @@ fn overrides_are_checked_like_the_file() {
     assert!(e.contains("seed.x"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_trace_workload_is_generated_lazily_and_checked() {
+    let trace = |extra: &str| {
+        BASE.replace(
+            "type = \"explicit\"\nflows = [{ src = \"0-3\", dst = \"8-11\", size = \"1MiB\" }]",
+            &format!("type = \"trace\"\ncdf = \"../data/cdf/WebSearch_distribution.txt\"\n{extra}"),
+        )
+    };
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/inline.toml");
+    let load = |text: &str| LoadedScenario::parse(text, &dir);
+    let s = load(&trace("load = 0.5\ncount = 50\necmp_every = 4")).unwrap();
+    let mut b = s.build("reps", None).unwrap();
+    assert!(b.flows.is_empty());
+    assert_eq!(b.sources.len(), 1);
+    let flows: Vec<_> = std::iter::from_fn(|| b.sources[0].next_flow()).collect();
+    assert_eq!(flows.len(), 50);
+    assert!(flows.windows(2).all(|w| w[0].start <= w[1].start));
+    for f in &flows {
+        assert_eq!(
+            f.class == 1,
+            f.src % 4 == 0,
+            "mixed traffic reaches trace flows"
+        );
+    }
+    let err = |extra: &str| {
+        load(&trace(extra))
+            .unwrap()
+            .build("reps", None)
+            .err()
+            .unwrap()
+            .to_string()
+    };
+    assert!(err("count = 5").contains("workload.load: required"));
+    assert!(err("load = 0.5").contains("a duration"));
+    assert!(err("load = -1\ncount = 5").contains("workload.load"));
+    assert!(err("load = 0.5\ncount = 5\narrivals = \"bursty\"").contains("poisson, back_to_back"));
+    assert!(err("load = 0.5\ncount = 5\ndestinations = \"x\"").contains("other_racks"));
+    assert!(err("load = 0.5\ncount = 5\noversubscription = 0.5").contains("at least 1"));
+    let e = load(&trace("load = 0.5\ncount = 5").replace("WebSearch_distribution", "nope"))
+        .unwrap()
+        .build("reps", None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("workload.cdf") && e.contains("nope"), "{e}");
+}

@@ -90,7 +90,7 @@ impl HostSet {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSection {
-    /// `explicit`, `permutation`, `tornado`, `incast` or `cm`.
+    /// `explicit`, `permutation`, `tornado`, `incast`, `cm` or `trace`.
     #[serde(rename = "type")]
     pub kind: String,
     /// explicit: the flows.
@@ -119,6 +119,31 @@ pub struct WorkloadSection {
     /// `[[class]]` of that name says otherwise; default: off).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecmp_every: Option<u32>,
+    /// trace: flow-size CDF file, relative to the scenario file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cdf: Option<String>,
+    /// trace: offered load, a fraction of each host's link rate (of the network's capacity
+    /// with `oversubscription`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// trace: the fabric's oversubscription; the hosts offer `load / oversubscription` of
+    /// their link rate, as ConWeave defines network load (default 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oversubscription: Option<f64>,
+    /// trace: `poisson` (default) or `back_to_back` (the REPS reference generator).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<String>,
+    /// trace: `uniform` (default), `other_racks`, `partner` (the REPS reference generator's
+    /// fixed partner per host, avoiding its rack, 5/101 of flows to a random host) or
+    /// `all_pairs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destinations: Option<String>,
+    /// trace: arrivals stop this long after `start`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration: Option<TimeQ>,
+    /// trace: at most this many flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
 }
 
 /// `[[class]]`: a traffic class.
@@ -143,6 +168,14 @@ pub struct ClassSection {
 const BACKGROUND: &str = "background";
 
 impl LoadedScenario {
+    /// Mixed traffic: `(n, class)` when flows from hosts that are multiples of n go in the
+    /// background class (`ecmp_every`).
+    pub(super) fn background_class(&self, classes: &[TrafficClass]) -> Option<(u32, u16)> {
+        let n = self.scenario.workload.ecmp_every.filter(|&n| n > 0)?;
+        let i = classes.iter().position(|c| c.name == BACKGROUND)?;
+        Some((n, i as u16 + 1))
+    }
+
     /// The traffic classes after the main one, in order: the `[[class]]` sections, plus
     /// `background` (ECMP) for `ecmp_every` if not declared.
     pub fn classes(&self) -> Result<Vec<TrafficClass>, ScenarioError> {
@@ -269,6 +302,7 @@ impl LoadedScenario {
                 parse_cm(&text, hosts)
                     .map_err(|e| self.err("workload.file", format!("{}: {e}", path.display())))?
             }
+            "trace" => Vec::new(),
             "explicit" => {
                 let entries = w.flows.as_ref().ok_or_else(|| {
                     self.err("workload.flows", "required for type = \"explicit\"")
@@ -283,12 +317,12 @@ impl LoadedScenario {
                 return Err(self.err(
                     "workload.type",
                     format!(
-                    "unknown type '{other}'; allowed: explicit, permutation, tornado, incast, cm"
+                    "unknown type '{other}'; allowed: explicit, permutation, tornado, incast, cm, trace"
                 ),
                 ))
             }
         };
-        if flows.is_empty() {
+        if flows.is_empty() && w.kind != "trace" {
             return Err(self.err("workload", "no flows"));
         }
         if let Some(n) = w.ecmp_every {

@@ -107,6 +107,8 @@ pub struct RunSpec {
     pub topology: Topology,
     /// Flows (more may be added while running, or come from sources).
     pub flows: Vec<FlowSpec>,
+    /// Lazy sources of more flows (a trace), each in start order.
+    pub sources: Vec<Box<dyn FlowSource>>,
     /// Fault timeline (empty for none).
     pub faults: FaultPlan,
     /// Traffic classes after the main one (class 1, 2, ...).
@@ -121,6 +123,7 @@ impl RunSpec {
             config,
             topology,
             flows,
+            sources: Vec::new(),
             faults: FaultPlan::default(),
             classes: Vec::new(),
         }
@@ -303,6 +306,7 @@ impl Simulation {
             config: cfg,
             topology: topo,
             flows,
+            sources,
             faults,
             classes,
         } = spec;
@@ -426,6 +430,9 @@ impl Simulation {
             .rto
             .unwrap_or(sim.max_base_rtt + sim.queue_drain);
         sim.add_flows(flows)?;
+        for source in sources {
+            sim.add_source(source);
+        }
         sim.install_faults(faults);
         Ok(sim)
     }

@@ -138,6 +138,22 @@ impl SizeCdf {
             / range
     }
 
+    /// The coefficient of variation (standard deviation over mean) of the sizes: how many
+    /// flows a trace needs before its offered load settles.
+    pub fn variation(&self) -> f64 {
+        let range = self.points[self.points.len() - 1].1 - self.points[0].1;
+        let second = self
+            .points
+            .windows(2)
+            .map(|w| {
+                (w[0].0 * w[0].0 + w[0].0 * w[1].0 + w[1].0 * w[1].0) / 3.0 * (w[1].1 - w[0].1)
+            })
+            .sum::<f64>()
+            / range;
+        let mean = self.mean();
+        (second - mean * mean).max(0.0).sqrt() / mean
+    }
+
     /// The largest size.
     pub fn max(&self) -> f64 {
         self.points[self.points.len() - 1].0
@@ -191,6 +207,10 @@ mod tests {
         assert_eq!(f, t);
         // Uniform 0-1000 half the time, 1000-3000 the other half.
         assert!((p.mean() - (0.5 * 500.0 + 0.5 * 2000.0)).abs() < 1e-9);
+        // Second moment: 0.5 x 1000^2/3 + 0.5 x (1000^2 + 3000 x 1000 + 3000^2)/3.
+        let second: f64 = 0.5 * 1e6 / 3.0 + 0.5 * 13e6 / 3.0;
+        let cv = (second - 1250.0 * 1250.0).sqrt() / 1250.0;
+        assert!((p.variation() - cv).abs() < 1e-9);
         assert_eq!(p.quantile(0.25), 500.0);
         assert_eq!(p.quantile(0.75), 2000.0);
         assert_eq!(p.quantile(1.0), 3000.0);

@@ -412,4 +412,39 @@ mod tests {
         ))
         .contains("two racks"));
     }
+
+    #[test]
+    fn every_shipped_cdf_offers_its_target_load_per_host() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/cdf");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).expect("data/cdf ships with the repository") {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if !(name.ends_with(".txt") || name.ends_with(".tcl")) {
+                continue;
+            }
+            let sizes = SizeCdf::load(&path).unwrap();
+            // Long enough that three standard deviations of a host's offered bytes stay
+            // under 3 % of the target: n >= (3 x CV / 0.03)^2 flows per host.
+            let n = (1e4 * sizes.variation().powi(2) * 1.2).clamp(20_000.0, 3_000_000.0);
+            let per_flow = sizes.mean() * 8.0 / (400e9 * 0.6);
+            let window = (n * per_flow * SEC as f64) as Time;
+            let flows = all(TraceSpec {
+                sizes: sizes.clone(),
+                load: 0.6,
+                until: Some(window),
+                ..spec(4, Arrivals::Poisson, Destinations::Uniform)
+            });
+            for (h, l) in loads(&flows, 4, window).iter().enumerate() {
+                assert!((l / 0.6 - 1.0).abs() < 0.03, "{name}: host {h} offers {l}");
+            }
+            let mean = flows.iter().map(|f| f.bytes as f64).sum::<f64>() / flows.len() as f64;
+            assert!(
+                (mean / sizes.mean() - 1.0).abs() < 0.03,
+                "{name}: mean {mean}"
+            );
+            checked += 1;
+        }
+        assert!(checked >= 15, "{checked} files");
+    }
 }
