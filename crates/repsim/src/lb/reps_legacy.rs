@@ -17,8 +17,9 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use super::PathChoice;
-use super::{check_evs_override, random_ev, AckFeedback, LbContext, LbEvent, LoadBalancer};
+use super::{
+    check_evs_override, random_ev, AckFeedback, LbContext, LbEvent, LoadBalancer, PathChoice,
+};
 use crate::engine::{Rng, Time};
 
 /// `lb = { scheme = "reps-legacy", evs_size = 65536 }`.
