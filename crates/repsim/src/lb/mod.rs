@@ -11,9 +11,13 @@ use crate::engine::{Rng, Time};
 use crate::net::packet::NO_ROUTE;
 use crate::net::paths::PathId;
 
+pub mod bitmap;
 pub mod ecmp;
+pub mod incremental;
+pub mod mixed;
 pub mod ops;
 pub mod reps;
+pub mod reps_legacy;
 pub mod spray;
 
 /// The path of one packet: an EV for the switches' hash, and possibly an explicit route.
@@ -260,9 +264,13 @@ macro_rules! load_balancers {
 }
 
 load_balancers! {
+    "bitmap" => Bitmap(bitmap::BitmapConfig),
     "ecmp" => Ecmp(ecmp::EcmpConfig),
+    "incremental" => Incremental(incremental::IncrementalConfig),
+    "mixed" => Mixed(mixed::MixedConfig),
     "ops" => Ops(ops::OpsConfig),
     "reps" => Reps(reps::RepsConfig),
+    "reps-legacy" => RepsLegacy(reps_legacy::RepsLegacyConfig),
     "spray" => Spray(spray::SprayConfig),
 }
 

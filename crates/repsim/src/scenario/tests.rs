@@ -102,7 +102,10 @@ cc = { algo = "mprdma", initial_cwnd = "151pkt", fast_increase_after = "650us" }
     ));
     assert!(e.contains("lb[0]") && e.contains("frezee"), "{e}");
     let e = error(&BASE.replace(r#"lb = ["reps", "ops"]"#, r#"lb = [{ scheme = "repz" }]"#));
-    assert!(e.contains("lb[0]") && e.contains("allowed: ecmp"), "{e}");
+    assert!(
+        e.contains("lb[0]") && e.contains("allowed:") && e.contains("ecmp"),
+        "{e}"
+    );
     let e = error(&BASE.replace(
         r#"lb = ["reps", "ops"]"#,
         r#"lb = [{ scheme = "reps", evs_size = 0 }]"#,
