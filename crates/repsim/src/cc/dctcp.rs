@@ -118,7 +118,10 @@ impl Dctcp {
     pub fn new(c: &DctcpConfig, p: &CcParams) -> Self {
         let mtu = p.mtu as u64;
         let max_cwnd = ((p.bdp as f64 * c.max_cwnd_bdp) as u64).max(mtu);
-        let cwnd = c.initial_cwnd.map_or(max_cwnd, |w| w.0.bytes(p.mtu)).max(mtu);
+        let cwnd = c
+            .initial_cwnd
+            .map_or(max_cwnd, |w| w.0.bytes(p.mtu))
+            .max(mtu);
         Dctcp {
             variant: c.variant,
             cwnd,
@@ -262,7 +265,11 @@ mod tests {
         for (bytes, ecn) in [(3 * MTU, true), (MTU, false), (3 * MTU, true), (MTU, false)] {
             ack(&mut cc, bytes, ecn, 10 * MTU as i64);
         }
-        assert_eq!(cc.alpha(), a, "8 of 10 packets acknowledged: window still open");
+        assert_eq!(
+            cc.alpha(),
+            a,
+            "8 of 10 packets acknowledged: window still open"
+        );
         ack(&mut cc, MTU, false, 10 * MTU as i64);
         ack(&mut cc, MTU, false, 10 * MTU as i64);
         assert!((cc.alpha() - (a * 15.0 / 16.0 + 0.6 / 16.0)).abs() < 1e-12);
@@ -276,7 +283,11 @@ mod tests {
                 window(&mut cc, of, marked);
             }
             let f = marked as f64 / of as f64;
-            assert!((cc.alpha() - f).abs() < 1e-6, "{marked}/{of}: {}", cc.alpha());
+            assert!(
+                (cc.alpha() - f).abs() < 1e-6,
+                "{marked}/{of}: {}",
+                cc.alpha()
+            );
         }
     }
 

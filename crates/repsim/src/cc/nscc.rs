@@ -219,7 +219,9 @@ impl Nscc {
         }
         .max(1) as f64;
         let b = target / REFERENCE_RTT as f64;
-        let adjust_period = c.adjust_period.map_or(if reps2024 { 12 * US } else { r }, |t| t.0);
+        let adjust_period = c
+            .adjust_period
+            .map_or(if reps2024 { 12 * US } else { r }, |t| t.0);
         let adjust_bytes = c.adjust_bytes.map_or(
             if reps2024 {
                 (16_000.0 * b) as u64
@@ -265,7 +267,10 @@ impl Nscc {
             in_flight: 0,
         };
         cc.set_base_rtt(base_rtt);
-        cc.cwnd = c.initial_cwnd.map_or(cc.max_cwnd, |w| w.0.bytes(p.mtu)).max(mtu);
+        cc.cwnd = c
+            .initial_cwnd
+            .map_or(cc.max_cwnd, |w| w.0.bytes(p.mtu))
+            .max(mtu);
         cc
     }
 
@@ -431,3 +436,7 @@ impl CongestionControl for Nscc {
         self.cwnd = self.cwnd.saturating_sub(size).max(self.min_cwnd);
     }
 }
+
+// Tests live in `nscc/tests.rs` to keep this file under the 700-line limit.
+#[cfg(test)]
+mod tests;
