@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 use crate::engine::Time;
 
 pub mod constant;
+pub mod dctcp;
 pub mod mprdma;
+pub mod nscc;
 
 /// What a controller knows about its connection when it is created.
 #[derive(Clone, Copy, Debug)]
@@ -152,6 +154,8 @@ macro_rules! congestion_controls {
 congestion_controls! {
     "mprdma" => Mprdma(mprdma::MprdmaConfig),
     "constant" => Constant(constant::ConstantConfig),
+    "dctcp" => Dctcp(dctcp::DctcpConfig),
+    "nscc" => Nscc(nscc::NsccConfig),
 }
 
 impl Default for CcSpec {
