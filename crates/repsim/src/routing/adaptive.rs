@@ -20,6 +20,11 @@ impl AdaptiveConfig {
             rotation: setup.salts.to_vec(),
         })
     }
+
+    /// Checks the parameters (there are none).
+    pub fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Least-queued-port routing.

@@ -20,6 +20,11 @@ impl EcmpSwitchConfig {
             salts: setup.salts.to_vec(),
         })
     }
+
+    /// Checks the parameters (there are none).
+    pub fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// The ECMP choice among `candidates` (at least one) at a switch with `salt`.

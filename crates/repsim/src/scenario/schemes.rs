@@ -168,7 +168,7 @@ impl LoadedScenario {
 
     /// The switch scheme.
     pub fn switch(&self) -> Result<SwitchSpec, ScenarioError> {
-        match &self.scenario.routing.switch {
+        let spec = match &self.scenario.routing.switch {
             None => Ok(SwitchSpec::default()),
             Some(toml::Value::String(name)) => SwitchSpec::named(name).ok_or_else(|| {
                 self.err(
@@ -191,7 +191,12 @@ impl LoadedScenario {
                 "routing.switch",
                 "write a name (\"adaptive\") or a table ({ scheme = \"adaptive\" })",
             )),
-        }
+        }?;
+        spec.validate().map_err(|e| match e.split_once(": ") {
+            Some((f, m)) => self.err(&format!("routing.switch.{f}"), m),
+            None => self.err("routing.switch", e),
+        })?;
+        Ok(spec)
     }
 }
 
