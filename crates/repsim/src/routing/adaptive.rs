@@ -19,16 +19,16 @@ use crate::net::packet::flags;
 pub struct AdaptiveConfig {}
 
 impl AdaptiveConfig {
-    /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
-        Ok(())
-    }
-
     /// The scheme for a run.
     pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
         Box::new(Adaptive {
             rotation: setup.salts.to_vec(),
         })
+    }
+
+    /// Checks the parameters (there are none).
+    pub fn validate(&self) -> Result<(), String> {
+        Ok(())
     }
 }
 

@@ -14,16 +14,16 @@ use crate::net::Packet;
 pub struct EcmpSwitchConfig {}
 
 impl EcmpSwitchConfig {
-    /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
-        Ok(())
-    }
-
     /// The scheme for a run.
     pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
         Box::new(Ecmp {
             salts: setup.salts.to_vec(),
         })
+    }
+
+    /// Checks the parameters (there are none).
+    pub fn validate(&self) -> Result<(), String> {
+        Ok(())
     }
 }
 

@@ -20,7 +20,9 @@ use crate::net::world::{Owner, Timer, World};
 use crate::net::{Packet, Topology};
 
 pub mod adaptive;
+pub mod drill;
 pub mod ecmp;
+pub mod wcmp;
 
 /// What a scheme decides for a packet at ingress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -270,6 +272,8 @@ macro_rules! switch_schemes {
 switch_schemes! {
     "ecmp" => Ecmp(ecmp::EcmpSwitchConfig),
     "adaptive" => Adaptive(adaptive::AdaptiveConfig),
+    "drill" => Drill(drill::DrillConfig),
+    "wcmp" => Wcmp(wcmp::WcmpConfig),
 }
 
 impl Default for SwitchSpec {

@@ -342,6 +342,9 @@ impl Simulation {
                 SetupError::Invalid(format!("congestion control {}: {e}", cc.name()))
             })?;
         }
+        cfg.switch.validate().map_err(|e| {
+            SetupError::Invalid(format!("switch scheme {}: {e}", cfg.switch.name()))
+        })?;
         let mut ports = Vec::with_capacity(topo.links.len());
         let mut port_host = vec![NO_HOST; topo.links.len()];
         for (i, link) in topo.links.iter().enumerate() {
