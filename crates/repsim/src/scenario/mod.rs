@@ -173,7 +173,8 @@ pub struct MetricsSection {
 #[serde(deny_unknown_fields)]
 pub struct RoutingSection {
     /// Switch scheme: `ecmp` (default, hash of flow key, EV and salt), `adaptive`
-    /// (least-queued port, Adaptive RoCE style), or a table with its parameters.
+    /// (least-queued port, Adaptive RoCE style), `drill`, `wcmp`, or a table with its
+    /// parameters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub switch: Option<toml::Value>,
     /// Delay after which switches drop dead links from (and restore live links to) their ECMP
