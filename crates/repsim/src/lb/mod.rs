@@ -12,7 +12,11 @@ use crate::net::packet::NO_ROUTE;
 use crate::net::paths::PathId;
 
 pub mod ecmp;
+pub mod flowlet;
+pub mod mprdma;
+pub mod mptcp;
 pub mod ops;
+pub mod plb;
 pub mod reps;
 pub mod spray;
 
@@ -261,7 +265,11 @@ macro_rules! load_balancers {
 
 load_balancers! {
     "ecmp" => Ecmp(ecmp::EcmpConfig),
+    "flowlet" => Flowlet(flowlet::FlowletConfig),
+    "mprdma" => Mprdma(mprdma::MprdmaLbConfig),
+    "mptcp" => Mptcp(mptcp::MptcpConfig),
     "ops" => Ops(ops::OpsConfig),
+    "plb" => Plb(plb::PlbConfig),
     "reps" => Reps(reps::RepsConfig),
     "spray" => Spray(spray::SprayConfig),
 }
