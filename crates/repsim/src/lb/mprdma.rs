@@ -16,6 +16,13 @@
 //! overwrites the remembered EV with the NACK's, i.e. the path on which the packet was just
 //! trimmed, which goes against ACK clocking; by default (`nack_overwrites = false`) a NACK
 //! leaves the remembered EV alone, and `nack_overwrites = true` reproduces the reference.
+//!
+//! **Timeouts.** As in the reference, a timeout leaves the last ACK's verdict standing by
+//! default, so when the remembered path fails after its last ACK (a failure starting mid-flow)
+//! and no ACK comes back, every retransmission takes that dead path again and the connection
+//! stalls. `random_after_timeout = true` makes a timeout clear the verdict instead: what is
+//! sent before the next ACK that leaves room (the retransmission first) takes random EVs, as a
+//! packet no ACK released would under strict ACK clocking.
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -36,6 +43,8 @@ pub struct MprdmaLbConfig {
     pub evs_size: Option<u32>,
     /// A NACK arriving while the sender can send replaces the remembered EV (the reference).
     pub nack_overwrites: bool,
+    /// A timeout clears the last ACK's verdict, so packets go random until the next ACK.
+    pub random_after_timeout: bool,
 }
 
 impl MprdmaLbConfig {
@@ -61,6 +70,7 @@ pub struct MprdmaLb {
     /// Room a window needs for one more packet: MTU minus the header allowance.
     room: i64,
     nack_overwrites: bool,
+    random_after_timeout: bool,
     /// EV of the last ACK that let the sender send.
     ack_ev: Option<u16>,
     /// The last ACK's verdict.
@@ -74,6 +84,7 @@ impl MprdmaLb {
             evs_size: ctx.evs(config.evs_size),
             room: ctx.mtu as i64 - HEADER_ALLOWANCE,
             nack_overwrites: config.nack_overwrites,
+            random_after_timeout: config.random_after_timeout,
             ack_ev: None,
             can_send: false,
         }
@@ -101,6 +112,13 @@ impl LoadBalancer for MprdmaLb {
     fn on_nack(&mut self, ev: u16, _now: Time) -> Option<LbEvent> {
         if self.nack_overwrites && self.can_send {
             self.ack_ev = Some(ev);
+        }
+        None
+    }
+
+    fn on_timeout(&mut self, _ev: u16, _now: Time) -> Option<LbEvent> {
+        if self.random_after_timeout {
+            self.can_send = false;
         }
         None
     }
@@ -230,6 +248,26 @@ mod tests {
         let mut fresh = lb(true);
         fresh.on_nack(97, 1);
         assert_eq!(fresh.ack_ev, None);
+    }
+
+    #[test]
+    fn random_after_timeout_until_the_next_ack() {
+        let mut rng = Rng::new(4);
+        let w = 100 * MTU;
+        let mut lb = MprdmaLb::new(
+            &MprdmaLbConfig {
+                random_after_timeout: true,
+                ..MprdmaLbConfig::default()
+            },
+            &LbContext::example(),
+        );
+        ack(&mut lb, 21, w, w, 0);
+        assert_eq!(lb.on_timeout(21, 2), None);
+        let a = lb.next(3, &mut rng).ev;
+        let b = lb.next(4, &mut rng).ev;
+        assert!(a != 21 && b != 21 && a != b, "random: {a} {b}");
+        ack(&mut lb, 22, w, w, 0);
+        assert_eq!(lb.next(5, &mut rng).ev, 22, "ACK clocking resumes");
     }
 
     #[test]
