@@ -13,9 +13,13 @@ use crate::net::paths::PathId;
 
 pub mod bitmap;
 pub mod ecmp;
+pub mod flowlet;
 pub mod incremental;
 pub mod mixed;
+pub mod mprdma;
+pub mod mptcp;
 pub mod ops;
+pub mod plb;
 pub mod reps;
 pub mod reps_legacy;
 pub mod spray;
@@ -266,9 +270,13 @@ macro_rules! load_balancers {
 load_balancers! {
     "bitmap" => Bitmap(bitmap::BitmapConfig),
     "ecmp" => Ecmp(ecmp::EcmpConfig),
+    "flowlet" => Flowlet(flowlet::FlowletConfig),
     "incremental" => Incremental(incremental::IncrementalConfig),
     "mixed" => Mixed(mixed::MixedConfig),
+    "mprdma" => Mprdma(mprdma::MprdmaLbConfig),
+    "mptcp" => Mptcp(mptcp::MptcpConfig),
     "ops" => Ops(ops::OpsConfig),
+    "plb" => Plb(plb::PlbConfig),
     "reps" => Reps(reps::RepsConfig),
     "reps-legacy" => RepsLegacy(reps_legacy::RepsLegacyConfig),
     "spray" => Spray(spray::SprayConfig),

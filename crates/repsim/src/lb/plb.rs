@@ -1,0 +1,457 @@
+//! PLB (Protective Load Balancing): one EV per connection, moved to a new random EV after
+//! `rounds` consecutive congested rounds or on a retransmission timeout. Behaviour source:
+//! `htsim-reps.md` section 7.6 (the REPS artifact's `plb`).
+//!
+//! **Rounds.** Every ACK and NACK counts one unit delivered, and one unit congested if it is an
+//! ECN-marked ACK or a NACK (the reference adds a fixed 4096 bytes per feedback, whatever the
+//! ACK covers, so counting feedbacks is the same ratio). A round closes at the first feedback
+//! that arrives after `round_end`; that feedback still counts in the round it closes. The round
+//! was congested when `congested > k x delivered`; a congested round adds one to the run of
+//! consecutive congested rounds, any other round ends the run. The next round then ends one
+//! base RTT later. The round clock starts at time zero, as in the reference, so the
+//! connection's first feedback closes a round of its own.
+//!
+//! **Re-path exactly after `rounds`.** The feedback that closes the `rounds`-th consecutive
+//! congested round re-paths the connection and resets the run to zero; with `rounds = 2` (the
+//! default, the reference's `congested_rounds > 1`) the second congested round in a row moves
+//! it, never the first. The reference takes this decision in its send path; here it is taken
+//! on the feedback that closes the round, which reports [`LbEvent::Rerouted`] there, and the
+//! next packet draws the new EV (a load balancer draws randomness only when it sends). The one
+//! difference: if a further round closed while the sender was still blocked by its window, the
+//! reference would re-check the (possibly reset) run, while here the decision already stands.
+//!
+//! **Timeouts.** A retransmission timeout re-paths the connection too and resets the run, at
+//! most once per RTO: only a timeout strictly later than one RTO after the last re-path by
+//! timeout does so (the reference's `now > plb_timeout_wait`).
+//!
+//! **Threshold: paper versus reference.** PLB's threshold is the fraction k = 0.25 of
+//! delivered bytes (`threshold`). The reference stores it in an integer, so k becomes 0 and a
+//! single marked ACK or NACK makes a round congested. `threshold_mode = "fractional"` (the
+//! default) uses k as given; `threshold_mode = "reference"` truncates it to an integer as the
+//! reference does.
+use serde::{Deserialize, Serialize};
+
+use super::{
+    check_evs_override, random_ev, AckFeedback, LbContext, LbEvent, LoadBalancer, PathChoice,
+};
+use crate::engine::{Rng, Time};
+
+/// How the congestion threshold `threshold` is applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThresholdMode {
+    /// As the fraction it is (the PLB paper's intent).
+    Fractional,
+    /// Truncated to an integer, as the reference's integer variable holds it (0.25 becomes 0).
+    Reference,
+}
+
+/// `lb = { scheme = "plb", rounds = 2, threshold = 0.25, threshold_mode = "fractional" }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PlbConfig {
+    /// Number of entropy values (EVs are `0..evs_size`); absent: `[transport] evs_size`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evs_size: Option<u32>,
+    /// Consecutive congested rounds after which the connection re-paths (exactly then).
+    pub rounds: u32,
+    /// A round is congested when its congested feedback exceeds this fraction of all of it.
+    pub threshold: f64,
+    /// Whether `threshold` is used as a fraction or truncated as the reference does.
+    pub threshold_mode: ThresholdMode,
+}
+
+impl Default for PlbConfig {
+    fn default() -> Self {
+        PlbConfig {
+            evs_size: None,
+            rounds: 2,
+            threshold: 0.25,
+            threshold_mode: ThresholdMode::Fractional,
+        }
+    }
+}
+
+impl PlbConfig {
+    /// The threshold a round's congested share is compared with.
+    fn effective_threshold(&self) -> f64 {
+        match self.threshold_mode {
+            ThresholdMode::Fractional => self.threshold,
+            ThresholdMode::Reference => self.threshold.trunc(),
+        }
+    }
+
+    /// A load balancer for one connection.
+    pub fn build(&self, ctx: &LbContext, rng: &mut Rng) -> Box<dyn LoadBalancer> {
+        Box::new(Plb::new(self, ctx, rng))
+    }
+
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), String> {
+        check_evs_override(self.evs_size)?;
+        if self.rounds == 0 {
+            return Err("rounds: must be at least 1".into());
+        }
+        if !(self.threshold >= 0.0 && self.threshold < 1.0) {
+            return Err(format!(
+                "threshold: must be at least 0 and below 1, not {}",
+                self.threshold
+            ));
+        }
+        Ok(())
+    }
+
+    /// It hashes EVs.
+    pub fn routes_wanted(&self) -> usize {
+        0
+    }
+}
+
+/// One connection's PLB state.
+pub struct Plb {
+    evs_size: u32,
+    ev: u16,
+    /// The next packet draws a new EV.
+    repath_pending: bool,
+    rounds: u32,
+    threshold: f64,
+    base_rtt: Time,
+    rto: Time,
+    /// Feedbacks in the current round.
+    delivered: u64,
+    /// Marked ACKs and NACKs in the current round.
+    congested: u64,
+    /// The current round closes at the first feedback after this time.
+    round_end: Time,
+    /// Consecutive congested rounds so far.
+    congested_rounds: u32,
+    /// A timeout re-paths only after this time.
+    timeout_hold: Time,
+}
+
+impl Plb {
+    /// A connection's state with a random initial EV.
+    pub fn new(config: &PlbConfig, ctx: &LbContext, rng: &mut Rng) -> Self {
+        let evs_size = ctx.evs(config.evs_size);
+        Plb {
+            evs_size,
+            ev: random_ev(rng, evs_size),
+            repath_pending: false,
+            rounds: config.rounds,
+            threshold: config.effective_threshold(),
+            base_rtt: ctx.base_rtt,
+            rto: ctx.rto,
+            delivered: 0,
+            congested: 0,
+            round_end: 0,
+            congested_rounds: 0,
+            timeout_hold: 0,
+        }
+    }
+
+    /// One ACK or NACK; reports a re-path when it closes the last round of a congested run.
+    fn feedback(&mut self, congested: bool, now: Time) -> Option<LbEvent> {
+        self.delivered += 1;
+        if congested {
+            self.congested += 1;
+        }
+        if now <= self.round_end {
+            return None;
+        }
+        if self.congested as f64 > self.threshold * self.delivered as f64 {
+            self.congested_rounds += 1;
+        } else {
+            self.congested_rounds = 0;
+        }
+        self.delivered = 0;
+        self.congested = 0;
+        self.round_end = now + self.base_rtt;
+        if self.congested_rounds >= self.rounds {
+            self.congested_rounds = 0;
+            self.repath_pending = true;
+            return Some(LbEvent::Rerouted);
+        }
+        None
+    }
+}
+
+impl LoadBalancer for Plb {
+    fn next(&mut self, _now: Time, rng: &mut Rng) -> PathChoice {
+        if self.repath_pending {
+            self.repath_pending = false;
+            self.ev = random_ev(rng, self.evs_size);
+        }
+        PathChoice::ev(self.ev)
+    }
+
+    fn on_ack(&mut self, ack: &AckFeedback) -> Option<LbEvent> {
+        self.feedback(ack.ecn, ack.now)
+    }
+
+    fn on_nack(&mut self, _ev: u16, now: Time) -> Option<LbEvent> {
+        self.feedback(true, now)
+    }
+
+    fn on_timeout(&mut self, _ev: u16, now: Time) -> Option<LbEvent> {
+        if now <= self.timeout_hold {
+            return None;
+        }
+        self.timeout_hold = now + self.rto;
+        self.congested_rounds = 0;
+        self.repath_pending = true;
+        Some(LbEvent::Rerouted)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::time::US;
+
+    const RTT: Time = 10 * US;
+
+    fn ctx() -> LbContext<'static> {
+        LbContext {
+            base_rtt: RTT,
+            rto: 40 * US,
+            ..LbContext::example()
+        }
+    }
+
+    fn plb(config: PlbConfig) -> (Plb, Rng) {
+        let mut rng = Rng::new(7);
+        (Plb::new(&config, &ctx(), &mut rng), rng)
+    }
+
+    fn ack(plb: &mut Plb, ecn: bool, now: Time) -> Option<LbEvent> {
+        plb.on_ack(&AckFeedback {
+            ecn,
+            ..AckFeedback::example(0, now)
+        })
+    }
+
+    /// One round from `start`: `good` un-marked ACKs and `marked` marked ACKs inside it, the
+    /// last ACK (un-marked) closing it after `round_end`. Returns the closing ACK's event.
+    fn round(plb: &mut Plb, start: Time, good: u32, marked: u32) -> Option<LbEvent> {
+        for i in 0..marked {
+            assert_eq!(ack(plb, true, start + 1 + i as Time), None);
+        }
+        for i in 0..good {
+            assert_eq!(ack(plb, false, start + 1000 + i as Time), None);
+        }
+        ack(plb, false, start + RTT + 1)
+    }
+
+    /// The first feedback closes the round that began at time zero; returns the next round's
+    /// start.
+    fn open(plb: &mut Plb) -> Time {
+        assert_eq!(ack(plb, false, 1), None);
+        assert_eq!(plb.round_end, 1 + RTT);
+        1
+    }
+
+    #[test]
+    fn repaths_exactly_after_the_configured_congested_rounds() {
+        for rounds in [1, 2, 3, 5] {
+            let (mut lb, mut rng) = plb(PlbConfig {
+                rounds,
+                ..PlbConfig::default()
+            });
+            let ev0 = lb.next(0, &mut rng).ev;
+            let mut t = open(&mut lb);
+            for r in 1..rounds {
+                assert_eq!(round(&mut lb, t, 1, 3), None, "rounds={rounds}: round {r}");
+                t += RTT + 1;
+                assert_eq!(lb.congested_rounds, r);
+                assert_eq!(
+                    lb.next(t, &mut rng).ev,
+                    ev0,
+                    "no re-path before round {rounds}"
+                );
+            }
+            assert_eq!(
+                round(&mut lb, t, 1, 3),
+                Some(LbEvent::Rerouted),
+                "rounds={rounds}: the last congested round re-paths"
+            );
+            assert_eq!(lb.congested_rounds, 0, "the run restarts");
+            let ev1 = lb.next(t + RTT + 2, &mut rng).ev;
+            assert_ne!(ev1, ev0, "a new EV (65,536 of them)");
+            assert_eq!(lb.next(t + RTT + 3, &mut rng).ev, ev1, "and it stays");
+        }
+    }
+
+    #[test]
+    fn default_rounds_is_the_reference_two() {
+        assert_eq!(PlbConfig::default().rounds, 2);
+        assert_eq!(PlbConfig::default().threshold, 0.25);
+        assert_eq!(
+            PlbConfig::default().threshold_mode,
+            ThresholdMode::Fractional
+        );
+    }
+
+    #[test]
+    fn a_good_round_breaks_the_run() {
+        let (mut lb, _) = plb(PlbConfig::default());
+        let mut t = open(&mut lb);
+        assert_eq!(round(&mut lb, t, 1, 3), None);
+        t += RTT + 1;
+        assert_eq!(round(&mut lb, t, 10, 0), None, "un-congested round");
+        t += RTT + 1;
+        assert_eq!(lb.congested_rounds, 0);
+        assert_eq!(
+            round(&mut lb, t, 1, 3),
+            None,
+            "only one congested round again"
+        );
+        t += RTT + 1;
+        assert_eq!(round(&mut lb, t, 1, 3), Some(LbEvent::Rerouted));
+    }
+
+    #[test]
+    fn a_round_lasts_one_base_rtt_and_closes_on_the_first_feedback_after_it() {
+        let (mut lb, _) = plb(PlbConfig::default());
+        let t = open(&mut lb);
+        // Marked ACKs up to and at round_end stay in the round.
+        assert_eq!(ack(&mut lb, true, t + 5), None);
+        assert_eq!(ack(&mut lb, true, t + RTT), None);
+        assert_eq!(lb.delivered, 2, "round_end itself is inside the round");
+        assert_eq!(lb.congested_rounds, 0);
+        // The closing ACK counts in the round it closes: 2 of 3 marked.
+        assert_eq!(ack(&mut lb, false, t + RTT + 1), None);
+        assert_eq!(lb.congested_rounds, 1);
+        assert_eq!((lb.delivered, lb.congested), (0, 0), "counters reset");
+        assert_eq!(lb.round_end, t + RTT + 1 + RTT);
+    }
+
+    #[test]
+    fn fractional_and_reference_thresholds_differ_on_one_marked_ack() {
+        // One marked ACK among 21 feedbacks: 1 > 0.25 x 21 is false, 1 > 0 x 21 is true.
+        for (mode, congested) in [
+            (ThresholdMode::Fractional, 0),
+            (ThresholdMode::Reference, 1),
+        ] {
+            let (mut lb, _) = plb(PlbConfig {
+                threshold_mode: mode,
+                ..PlbConfig::default()
+            });
+            let t = open(&mut lb);
+            assert_eq!(round(&mut lb, t, 19, 1), None);
+            assert_eq!(lb.congested_rounds, congested, "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn fractional_threshold_is_strict() {
+        // Exactly a quarter marked is not above a quarter; one more is.
+        for (marked, good, congested) in [(1, 3, 0), (2, 6, 0), (2, 5, 1), (1, 2, 1)] {
+            let (mut lb, _) = plb(PlbConfig::default());
+            let t = open(&mut lb);
+            // `good` includes the closing ACK.
+            assert_eq!(round(&mut lb, t, good - 1, marked), None);
+            assert_eq!(
+                lb.congested_rounds,
+                congested,
+                "{marked} of {}",
+                marked + good
+            );
+        }
+    }
+
+    #[test]
+    fn nacks_count_as_congested() {
+        let (mut lb, _) = plb(PlbConfig::default());
+        let t = open(&mut lb);
+        assert_eq!(lb.on_nack(3, t + 1), None);
+        assert_eq!(ack(&mut lb, false, t + 2), None);
+        assert_eq!(ack(&mut lb, false, t + RTT + 1), None);
+        assert_eq!(lb.congested_rounds, 1, "1 NACK of 3 feedbacks > 0.25");
+        // A NACK can close the round too.
+        assert_eq!(lb.on_nack(3, t + 2 * RTT + 2), Some(LbEvent::Rerouted));
+    }
+
+    #[test]
+    fn timeout_repaths_at_most_once_per_rto() {
+        let (mut lb, mut rng) = plb(PlbConfig::default());
+        let ev0 = lb.next(0, &mut rng).ev;
+        let rto = 40 * US;
+        let t = 100 * US;
+        assert_eq!(lb.on_timeout(ev0, t), Some(LbEvent::Rerouted));
+        let ev1 = lb.next(t, &mut rng).ev;
+        assert_ne!(ev1, ev0);
+        assert_eq!(lb.on_timeout(ev1, t + 1), None, "within the RTO");
+        assert_eq!(lb.on_timeout(ev1, t + rto), None, "exactly one RTO later");
+        assert_eq!(lb.next(t + rto, &mut rng).ev, ev1, "unchanged");
+        assert_eq!(lb.on_timeout(ev1, t + rto + 1), Some(LbEvent::Rerouted));
+        assert_ne!(lb.next(t + rto + 1, &mut rng).ev, ev1);
+    }
+
+    #[test]
+    fn timeout_resets_the_congested_run() {
+        let (mut lb, _) = plb(PlbConfig::default());
+        let mut t = open(&mut lb);
+        assert_eq!(round(&mut lb, t, 1, 3), None);
+        t += RTT + 1;
+        assert_eq!(lb.on_timeout(0, t), Some(LbEvent::Rerouted));
+        assert_eq!(lb.congested_rounds, 0);
+        assert_eq!(round(&mut lb, t, 1, 3), None, "one congested round since");
+    }
+
+    #[test]
+    fn initial_ev_is_random_per_connection() {
+        let config = PlbConfig::default();
+        let evs: Vec<u16> = (0..8)
+            .map(|seed| {
+                let mut rng = Rng::new(seed);
+                Plb::new(&config, &ctx(), &mut rng).next(0, &mut rng).ev
+            })
+            .collect();
+        assert!(evs.windows(2).any(|w| w[0] != w[1]), "{evs:?}");
+        let small = PlbConfig {
+            evs_size: Some(4),
+            ..config
+        };
+        let mut rng = Rng::new(1);
+        let mut lb = Plb::new(&small, &ctx(), &mut rng);
+        for i in 0..50 {
+            lb.repath_pending = true;
+            assert!(
+                lb.next(i, &mut rng).ev < 4,
+                "own evs_size overrides the NIC's"
+            );
+        }
+    }
+
+    #[test]
+    fn validate_names_the_field() {
+        let bad = |c: PlbConfig| c.validate().unwrap_err();
+        assert!(bad(PlbConfig {
+            rounds: 0,
+            ..PlbConfig::default()
+        })
+        .starts_with("rounds:"));
+        for threshold in [-0.1, 1.0, f64::NAN] {
+            assert!(bad(PlbConfig {
+                threshold,
+                ..PlbConfig::default()
+            })
+            .starts_with("threshold:"));
+        }
+        assert!(bad(PlbConfig {
+            evs_size: Some(0),
+            ..PlbConfig::default()
+        })
+        .starts_with("evs_size:"));
+        assert!(PlbConfig::default().validate().is_ok());
+    }
+
+    #[test]
+    fn parses_from_a_scenario_table() {
+        let c: PlbConfig =
+            toml::from_str("rounds = 3\nthreshold = 0.5\nthreshold_mode = \"reference\"").unwrap();
+        assert_eq!(c.rounds, 3);
+        assert_eq!(c.effective_threshold(), 0.0);
+        assert!(toml::from_str::<PlbConfig>("round = 3").is_err());
+    }
+}
