@@ -166,6 +166,11 @@ macro_rules! golden {
 }
 
 golden! {
+    ack_coalescing_128 => "ack-coalescing-128",
+    baselines_incast_128 => "baselines-incast-128",
+    baselines_permutation_128 => "baselines-permutation-128",
+    baselines_tornado_128 => "baselines-tornado-128",
+    evs_sweep_128 => "evs-sweep-128",
     failures_extreme_10 => "failures-extreme",
     failures_extreme_25 => "failures-extreme-25",
     failures_extreme_50 => "failures-extreme-50",
