@@ -99,6 +99,8 @@ pub struct Flowlet {
     first_packet: Option<Time>,
     /// No change until after this time.
     hold_until: Time,
+    /// The latest send moved the flow to a new EV.
+    rerouted: bool,
 }
 
 impl Flowlet {
@@ -114,6 +116,7 @@ impl Flowlet {
             last_feedback: None,
             first_packet: None,
             hold_until: 0,
+            rerouted: false,
         }
     }
 
@@ -132,8 +135,17 @@ impl LoadBalancer for Flowlet {
         if now > self.quiet_since(now) + self.gap && now > self.hold_until {
             self.ev = random_ev(rng, self.evs_size);
             self.hold_until = now + self.hold;
+            self.rerouted = true;
         }
         PathChoice::ev(self.ev)
+    }
+
+    fn reports_on_send(&self) -> bool {
+        true
+    }
+
+    fn take_send_event(&mut self) -> Option<LbEvent> {
+        std::mem::take(&mut self.rerouted).then_some(LbEvent::Rerouted)
     }
 
     fn on_ack(&mut self, ack: &AckFeedback) -> Option<LbEvent> {
@@ -193,11 +205,20 @@ mod tests {
         let t = 100 * US;
         lb.next(t - 3 * US, &mut rng);
         ack(&mut lb, t);
+        lb.take_send_event();
         for dt in [0, 1, gap / 2, gap] {
             assert_eq!(lb.next(t + dt, &mut rng).ev, 5, "{dt} ps after the ACK");
+            assert_eq!(lb.take_send_event(), None, "no re-path, nothing to record");
         }
         let ev = lb.next(t + gap + 1, &mut rng).ev;
         assert_ne!(ev, 5, "past the gap: a new EV");
+        assert!(lb.reports_on_send());
+        assert_eq!(
+            lb.take_send_event(),
+            Some(LbEvent::Rerouted),
+            "recorded once"
+        );
+        assert_eq!(lb.take_send_event(), None);
         assert_eq!(lb.hold_until, t + gap + 1 + RTO);
         // A NACK restarts the silence like an ACK.
         let t2 = lb.hold_until + 10 * US;

@@ -193,6 +193,17 @@ pub trait LoadBalancer: Send {
     fn wants_covered(&self) -> bool {
         false
     }
+    /// Whether [`Self::next`] can do something worth recording, collected with
+    /// [`Self::take_send_event`] after each send (asked once, so schemes that only act on
+    /// feedback cost nothing per packet).
+    fn reports_on_send(&self) -> bool {
+        false
+    }
+    /// What the latest [`Self::next`] did worth recording (e.g. a flowlet re-path), if
+    /// anything.
+    fn take_send_event(&mut self) -> Option<LbEvent> {
+        None
+    }
     /// An ACK arrived. Oblivious schemes ignore it (the default).
     fn on_ack(&mut self, ack: &AckFeedback) -> Option<LbEvent> {
         let _ = ack;

@@ -128,7 +128,7 @@ impl Simulation {
         flow.stats.data_sent += 1;
         self.world.counters.data_sent += 1;
         self.world.counters.data_bytes_sent += tx.wire as u64;
-        self.world.pkts.alloc(outgoing(
+        let h = self.world.pkts.alloc(outgoing(
             f,
             &flow.spec,
             &tx,
@@ -136,7 +136,9 @@ impl Simulation {
             Kind::Data,
             tx.wire,
             fl | flow.packet_flags,
-        ))
+        ));
+        self.record_lb(f, tx.lb_event);
+        h
     }
 
     /// One of flow `f`'s timers fired.
@@ -205,6 +207,7 @@ impl Simulation {
         }
         flow.stats.rts += 1;
         self.world.counters.rts_sent += 1;
+        let lb_event = tx.lb_event;
         let h = self.world.pkts.alloc(outgoing(
             f,
             &flow.spec,
@@ -217,6 +220,7 @@ impl Simulation {
         let port = self.world.topo.host_uplink[flow.spec.src as usize];
         self.world.ports[port as usize].headers.push_back(h);
         self.kick(port);
+        self.record_lb(f, lb_event);
     }
 
     /// Schedules flow `f`'s congestion-control timer if its controller asks for one earlier

@@ -100,6 +100,8 @@ pub struct Transmission {
     pub window_full: bool,
     /// The retransmission timer was idle: wake the sender at this time.
     pub arm_rto: Option<Time>,
+    /// Something the load balancer did while choosing the path, worth recording.
+    pub lb_event: Option<LbEvent>,
 }
 
 /// An ACK or NACK as the sender reads it.
@@ -191,6 +193,8 @@ pub struct Sender {
     covered: Vec<u16>,
     /// The load balancer reads `covered`.
     list_covered: bool,
+    /// The load balancer may report events when it chooses a path.
+    send_events: bool,
     /// The congestion control may pace below line rate.
     paces: bool,
     cc: Box<dyn CongestionControl>,
@@ -223,6 +227,7 @@ impl Sender {
             line_rate,
             covered: Vec::new(),
             list_covered: lb.wants_covered(),
+            send_events: lb.reports_on_send(),
             paces: cc.paces(),
             cc,
             lb,
@@ -365,6 +370,7 @@ impl Sender {
             }
         };
         let path = self.lb.next(now, &mut self.rng);
+        let lb_event = self.send_event();
         let rec = self.record_mut(psn);
         rec.sent_at = now;
         rec.ev = path.ev;
@@ -386,6 +392,17 @@ impl Sender {
             last,
             window_full: self.in_flight >= self.window(),
             arm_rto: self.arm_timer(now + rto),
+            lb_event,
+        }
+    }
+
+    /// What the load balancer did while choosing the latest path, if it reports such events.
+    #[inline]
+    fn send_event(&mut self) -> Option<LbEvent> {
+        if self.send_events {
+            self.lb.take_send_event()
+        } else {
+            None
         }
     }
 
@@ -582,6 +599,7 @@ impl Sender {
     pub fn send_rts(&mut self, now: Time, size: u32, rto: Time) -> Transmission {
         self.last_rts = Some(now);
         let path = self.lb.next(now, &mut self.rng);
+        let lb_event = self.send_event();
         let psn = self.take_psn();
         *self.record_mut(psn) = PsnRecord {
             sent_at: now,
@@ -599,6 +617,7 @@ impl Sender {
             last: false,
             window_full: true,
             arm_rto: self.arm_timer(now + rto),
+            lb_event,
         }
     }
 
