@@ -63,9 +63,12 @@ use crate::units::{Size, SizeQ};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EqdsConfig {
-    /// Speculative credit at start, most credit a sender holds and most unused credit a
-    /// receiver grants a connection, in bandwidth-delay products of its path.
+    /// Most credit a sender holds and most unused credit a receiver grants a connection, in
+    /// bandwidth-delay products of its path.
     pub max_credit_bdp: f64,
+    /// Speculative credit at start (default: the maximum credit, as the reference).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initial_credit: Option<SizeQ>,
     /// Credit one PULL grants at most (REPS paper's reference 4096 B; UEC reference 16 KiB).
     pub pull_size: SizeQ,
     /// PULL pacing rate, as a fraction of the receiving host's link rate.
@@ -81,6 +84,7 @@ impl Default for EqdsConfig {
     fn default() -> Self {
         EqdsConfig {
             max_credit_bdp: 1.5,
+            initial_credit: None,
             pull_size: SizeQ(Size::Bytes(4096)),
             pull_rate: 0.99,
             pull_ends_speculation: false,
@@ -93,13 +97,20 @@ impl EqdsConfig {
     /// A controller for one connection.
     pub fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
         let max_credit = ((p.bdp as f64 * self.max_credit_bdp) as u64).max(p.mtu as u64);
-        Box::new(Eqds::new(max_credit, p.mtu, self.pull_ends_speculation))
+        let mut cc = Eqds::new(max_credit, p.mtu, self.pull_ends_speculation);
+        if let Some(c) = self.initial_credit {
+            cc.credit = c.0.bytes(p.mtu).min(max_credit) as i64;
+        }
+        Box::new(cc)
     }
 
     /// Checks the parameters.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.max_credit_bdp.is_finite() && self.max_credit_bdp > 0.0) {
             return Err("max_credit_bdp: must be positive".into());
+        }
+        if self.initial_credit.is_some_and(|c| c.0.bytes(4150) == 0) {
+            return Err("initial_credit: must be positive (a first packet asks for credit)".into());
         }
         let pull = self.pull_size.0.bytes(4150);
         if pull == 0 || pull > 1 << 30 {
@@ -114,12 +125,7 @@ impl EqdsConfig {
     /// The pull pacers of a run: one per host, at `pull_rate` of each host's link rate
     /// (`link_rates[h]`, the link into host h).
     pub fn pacers(&self, link_rates: &[u64], mtu: u32) -> PullPacers {
-        PullPacers::new(
-            link_rates,
-            self.pull_size.0.bytes(mtu),
-            self.pull_rate,
-            mtu,
-        )
+        PullPacers::new(link_rates, self.pull_size.0.bytes(mtu), self.pull_rate, mtu)
     }
 }
 
@@ -552,7 +558,10 @@ mod tests {
         p.on_arrival(0, &arrival(0, 3 * 4096, 0));
         p.on_arrival(0, &arrival(1, 2 * 4096, 0));
         assert_eq!(p.on_arrival(0, &arrival(2, 4096, 0)), Some(0), "own pacer");
-        let order: Vec<u32> = drain(&mut p, 0, 0, u64::MAX).iter().map(|g| g.flow).collect();
+        let order: Vec<u32> = drain(&mut p, 0, 0, u64::MAX)
+            .iter()
+            .map(|g| g.flow)
+            .collect();
         assert_eq!(order, [0, 1, 0, 1, 0]);
         assert_eq!(drain(&mut p, 1, 0, u64::MAX).len(), 1);
     }
@@ -691,7 +700,13 @@ mod tests {
         // Speculating with 8 MiB to go: the target is what was sent (the credit to replace).
         cc.on_send(4150);
         let r = cc.pull_request(8 << 20);
-        assert_eq!(r, PullRequest { target: 4150, used: 0 });
+        assert_eq!(
+            r,
+            PullRequest {
+                target: 4150,
+                used: 0
+            }
+        );
         // Little left: still at least one MTU while speculating and new data remains.
         assert_eq!(cc.pull_request(1000).target, 4150);
         assert_eq!(cc.pull_request(0).target, 0);

@@ -125,6 +125,9 @@ pub struct RunSummary {
     pub fault_trims: u64,
     /// ACKs and NACKs lost (failed elements, no route).
     pub control_drops: u64,
+    /// PULL (credit) packets receivers sent (receiver-driven congestion control only).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub credits: u64,
     /// Mixed traffic only: statistics per class.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub classes: Option<Vec<ClassSummary>>,
@@ -134,6 +137,10 @@ pub struct RunSummary {
     /// Flows given up although a path existed (stuck on failed paths), one message each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stalled: Vec<String>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// (freezes, unfreezes) among load-balancer records.

@@ -1,6 +1,6 @@
 //! Hosts: the NIC scheduler (round robin over the host's connections, paced at each one's
 //! congestion-control rate) and the glue between packets and the sans-IO transport endpoints.
-use super::{Flow, Phase, Simulation};
+use super::{credit, Flow, Phase, Simulation};
 use crate::engine::{Handle, Time};
 use crate::lb::{LbEvent, LbRecord};
 use crate::net::packet::{flags, NO_ROUTE};
@@ -127,9 +127,9 @@ impl Simulation {
         }
         flow.stats.data_sent += 1;
         self.world.counters.data_sent += 1;
-        self.world
-            .pkts
-            .alloc(outgoing(f, &flow.spec, &tx, now, Kind::Data, tx.wire, fl))
+        let mut pkt = outgoing(f, &flow.spec, &tx, now, Kind::Data, tx.wire, fl);
+        credit::stamp(&mut pkt, s);
+        self.world.pkts.alloc(pkt)
     }
 
     /// One of flow `f`'s timers fired.
@@ -172,9 +172,11 @@ impl Simulation {
         if let Some(at) = out.rearm {
             self.world.set_timer(at, connection_timer(timer::RTO, f));
         }
+        let credit_gated = s.credit_gated();
         self.record_lb(f, out.lb_event);
         self.mark_ready(f);
-        if self.cfg.transport.rts && out.rtx_was_empty {
+        // Credit gated, the RTS is what tells the receiver that the sender needs credit.
+        if self.cfg.transport.rts && (out.rtx_was_empty || credit_gated) {
             self.maybe_send_rts(f, out.wire);
         }
         self.arm_cc_timer(f);
@@ -198,7 +200,7 @@ impl Simulation {
         }
         flow.stats.rts += 1;
         self.world.counters.rts_sent += 1;
-        let h = self.world.pkts.alloc(outgoing(
+        let mut pkt = outgoing(
             f,
             &flow.spec,
             &tx,
@@ -206,7 +208,9 @@ impl Simulation {
             Kind::Rts,
             header,
             flags::ACK_REQUEST,
-        ));
+        );
+        credit::stamp(&mut pkt, s);
+        let h = self.world.pkts.alloc(pkt);
         let port = self.world.topo.host_uplink[flow.spec.src as usize];
         self.world.ports[port as usize].headers.push_back(h);
         self.kick(port);
@@ -339,6 +343,9 @@ impl Simulation {
             Some(reply) => self.send_reply(h, reply),
             None => self.world.pkts.free(h),
         }
+        if self.credit.is_some() {
+            self.credit_arrival(&pkt);
+        }
     }
 
     /// An RTS reaches its receiver: acknowledged at once, never ECN-marked.
@@ -357,6 +364,9 @@ impl Simulation {
         let reply = r.on_rts(pkt.psn);
         self.world.pkts.get_mut(h).flags = 0;
         self.send_reply(h, reply);
+        if self.credit.is_some() {
+            self.credit_arrival(&pkt);
+        }
     }
 
     /// Packets addressed to a host that its transport does not handle (scheme notifications,

@@ -56,6 +56,7 @@ impl Simulation {
             fault_drops: faults.map(|f| f.data_dropped).unwrap_or(0),
             fault_trims: faults.map(|f| f.data_trimmed).unwrap_or(0),
             control_drops: c.control_dropped,
+            credits: c.credits_sent,
             classes: (self.classes.len() > 1).then(|| self.class_summaries()),
             unreachable: self.unreachable_flows(),
             stalled: self.stalled_flows(),
