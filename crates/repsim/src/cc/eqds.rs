@@ -3,8 +3,8 @@
 //! (htsim-reps spec, section 6.7 "Receiver-driven mode" and 6.8; the UEC reference's RCCC,
 //! uet-htsim spec, sections 9.1, 9.2 and 5.3).
 //!
-//! **Sender** ([`Eqds`]). A connection starts *speculating* with `max_credit_bdp` path BDPs of
-//! credit and sends while its credit is positive (a packet may drive it negative); every
+//! **Sender** ([`Eqds`]). A connection starts *speculating* with `initial_credit` (default: the
+//! maximum credit, `max_credit_bdp` path BDPs) and sends while its credit is positive (a packet may drive it negative); every
 //! packet spends its wire size. The first ACK, NACK or timeout ends speculation and forfeits
 //! unused speculative credit (a positive credit drops to zero; a debt stays). PULLs add credit
 //! (cumulative grants, so a lost or reordered PULL is made good by the next), and the credit
@@ -33,13 +33,21 @@
 //! held by the sender) is at most that: *a connection never has more unused credit granted
 //! than its maximum credit*.
 //!
+//! **What the pacer does not do**: it admits 99 % of the link rate from the first request on,
+//! so the queue that the speculative first windows of an incast build at the last hop (eight
+//! senders with 1.5 BDP each overflow it much as MPRDMA's first windows do) drains only at
+//! the remaining 1 % (`pull_rate` sets it). After the first windows the last hop hardly loses a
+//! packet; with `initial_credit = "1pkt"` the pacer alone admits traffic and an incast's last
+//! hop stays within a few packets (`tests/eqds.rs`).
+//!
 //! **ECN at the last hop**: the reference leaves the switch queues towards hosts unmarked in
 //! receiver-driven mode, so `ecn_at_last_hop` is false by default (the pacer keeps those
 //! queues short; marks there would only mislead ECN-driven load balancers such as REPS). It is
 //! a run-wide switch: it applies when any traffic class uses `eqds` with it off.
 //!
 //! **Reference choices.** The paper says nothing beyond "EQDS"; the defaults follow the REPS
-//! paper's reference (4,096 B per PULL, speculation ends on ACK, NACK or timeout). The UEC
+//! paper's reference (4,096 B per PULL, a speculative window of the maximum credit,
+//! speculation ends on ACK, NACK or timeout). The UEC
 //! reference's variant is a parameter away: `pull_size = "16KiB"` and
 //! `pull_ends_speculation = true`. Not modelled: the UEC reference's "slow pulls" to idle
 //! senders, its division of the target among a NIC's active senders, its oversubscription and
@@ -764,8 +772,22 @@ mod tests {
             ..d.clone()
         })
         .starts_with("pull_rate:"));
+        assert!(bad(EqdsConfig {
+            initial_credit: Some(SizeQ(Size::Bytes(0))),
+            ..d.clone()
+        })
+        .starts_with("initial_credit:"));
         let cc = d.build(&CcParams::example());
         assert_eq!(cc.credit_cap(), 625_284);
+        assert_eq!(cc.credit(), 625_284);
+        // A smaller speculative window; a larger one is cut to the maximum.
+        let with = |c: Size| EqdsConfig {
+            initial_credit: Some(SizeQ(c)),
+            ..d.clone()
+        };
+        let cc = with(Size::Packets(1.0)).build(&CcParams::example());
+        assert_eq!((cc.credit(), cc.credit_cap()), (4150, 625_284));
+        let cc = with(Size::Bytes(1 << 30)).build(&CcParams::example());
         assert_eq!(cc.credit(), 625_284);
     }
 }
