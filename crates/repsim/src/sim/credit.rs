@@ -20,6 +20,7 @@ fn pacer_timer(host: u32) -> Timer {
 }
 
 /// Stamps a credit-paced sender's pull request on its outgoing data packet or RTS.
+#[inline]
 pub(super) fn stamp(pkt: &mut Packet, s: &Sender) {
     if s.credit_gated() {
         let r = s.pull_request();
@@ -79,10 +80,12 @@ impl Simulation {
         }
     }
 
-    /// A data packet, trimmed header or RTS (copied as it arrived) reached the receiver of a
-    /// running connection: its pull request goes to the host's pacer.
-    pub(super) fn credit_arrival(&mut self, pkt: &Packet) {
+    /// A data packet, trimmed header or RTS reached the receiver of a running connection: its
+    /// pull request goes to the host's pacer.
+    #[inline(never)]
+    pub(super) fn credit_arrival(&mut self, h: Handle) {
         let now = self.world.now;
+        let pkt = self.world.pkts.get(h);
         let Some(pacers) = self.credit.as_deref_mut() else {
             return;
         };
@@ -98,7 +101,8 @@ impl Simulation {
             },
         );
         if let Some(at) = wake {
-            self.world.set_timer(at, pacer_timer(pkt.dst));
+            let host = pkt.dst;
+            self.world.set_timer(at, pacer_timer(host));
         }
     }
 

@@ -127,9 +127,12 @@ impl Simulation {
         }
         flow.stats.data_sent += 1;
         self.world.counters.data_sent += 1;
-        let mut pkt = outgoing(f, &flow.spec, &tx, now, Kind::Data, tx.wire, fl);
-        credit::stamp(&mut pkt, s);
-        self.world.pkts.alloc(pkt)
+        let h = self
+            .world
+            .pkts
+            .alloc(outgoing(f, &flow.spec, &tx, now, Kind::Data, tx.wire, fl));
+        credit::stamp(self.world.pkts.get_mut(h), s);
+        h
     }
 
     /// One of flow `f`'s timers fired.
@@ -339,12 +342,12 @@ impl Simulation {
         } else {
             self.world.counters.data_duplicates += 1;
         }
+        if self.credit.is_some() {
+            self.credit_arrival(h);
+        }
         match out.reply {
             Some(reply) => self.send_reply(h, reply),
             None => self.world.pkts.free(h),
-        }
-        if self.credit.is_some() {
-            self.credit_arrival(&pkt);
         }
     }
 
@@ -362,11 +365,11 @@ impl Simulation {
             return;
         };
         let reply = r.on_rts(pkt.psn);
+        if self.credit.is_some() {
+            self.credit_arrival(h);
+        }
         self.world.pkts.get_mut(h).flags = 0;
         self.send_reply(h, reply);
-        if self.credit.is_some() {
-            self.credit_arrival(&pkt);
-        }
     }
 
     /// Packets addressed to a host that its transport does not handle (scheme notifications,

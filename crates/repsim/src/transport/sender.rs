@@ -325,6 +325,7 @@ impl Sender {
 
     /// True when the window (or, credit gated, the credit) and the backlog allow one more
     /// packet (it may overshoot by one).
+    #[inline]
     pub fn can_send(&mut self) -> bool {
         !self.finished()
             && self.may_send()
