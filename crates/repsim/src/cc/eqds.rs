@@ -1,63 +1,65 @@
-//! EQDS-style receiver-driven credit: the "EQDS" lines of the REPS paper's Fig. 15 (right), as
-//! the paper's reference simulator runs them when its sender-only flag is absent
-//! (htsim-reps spec, section 6.7 "Receiver-driven mode" and 6.8; the UEC reference's RCCC,
-//! uet-htsim spec, sections 9.1, 9.2 and 5.3).
+//! EQDS-style receiver-driven credit: the "EQDS" lines of the REPS paper's Fig. 15 (right), as the
+//! paper's reference simulator runs them when its sender-only flag is absent (htsim-reps spec,
+//! section 6.7 "Receiver-driven mode" and 6.8; the UEC reference's RCCC, uet-htsim spec, sections
+//! 9.1, 9.2 and 5.3).
 //!
 //! **Sender** ([`Eqds`]). A connection starts *speculating* with `initial_credit` (default: the
-//! maximum credit, `max_credit_bdp` path BDPs) and sends while its credit is positive (a packet may drive it negative); every
-//! packet spends its wire size. The first ACK, NACK or timeout ends speculation and forfeits
-//! unused speculative credit (a positive credit drops to zero; a debt stays). PULLs add credit
-//! (cumulative grants, so a lost or reordered PULL is made good by the next), and the credit
-//! held never exceeds `max_credit_bdp` BDPs. The window is not enforced (the reference's
-//! sender-side controller is off in this mode); it reads as the maximum credit for load
+//! maximum credit, `max_credit_bdp` path BDPs) and sends while its credit is positive (a packet may
+//! drive it negative); every packet spends its wire size. The first ACK, NACK or timeout ends
+//! speculation and forfeits unused speculative credit (a positive credit drops to zero; a debt
+//! stays). PULLs add credit (cumulative grants, so a lost or reordered PULL is made good by the
+//! next), and the credit held never exceeds `max_credit_bdp` BDPs. The window is not enforced (the
+//! reference's sender-side controller is off in this mode); it reads as the maximum credit for load
 //! balancers that look at it.
 //!
-//! Each data packet (and RTS) carries a [`PullRequest`]: the pull *target* of the UEC
-//! reference (what is left to send, new and queued for retransmission, capped at the maximum
-//! credit, minus the credit held, plus the pulls received so far; while speculating, at least
-//! one MTU as long as new data is left) and the pull credit *used* (pulls received minus the
-//! positive credit held).
+//! Each data packet (and RTS) carries a [`PullRequest`]: the pull *target* of the UEC reference
+//! (what is left to send, new and queued for retransmission, capped at the maximum credit, minus
+//! the credit held, plus the pulls received so far; while speculating, at least one MTU as long as
+//! new data is left) and the pull credit *used* (pulls received minus the positive credit held).
 //!
-//! **Receiver** ([`PullPacers`]): one pull pacer per receiving host. A connection is *active*
-//! while its grants are below its highest target and below its cap; active connections are
-//! served round robin, one PULL each, of `pull_size` bytes at most (never beyond the target
-//! or the cap), and the next PULL waits until the last one's bytes would have crossed the
-//! host's link at `pull_rate` of its rate: with the defaults one 4,096-byte PULL every 82.75
-//! ns at 400 Gb/s, as in the REPS paper's reference. A trimmed header raises the target by one
-//! MTU (its retransmission needs credit that no target announced yet); an RTS updates the
-//! target like data. The pacer stops when nobody is active.
+//! **Receiver** ([`PullPacers`]): one pull pacer per receiving host. A connection is *active* while
+//! its grants are below its highest target and below its cap; active connections are served round
+//! robin, one PULL each, of `pull_size` bytes at most (never beyond the target or the cap), and the
+//! next PULL waits until the last one's bytes would have crossed the host's link at `pull_rate` of
+//! its rate: with the defaults one 4,096-byte PULL every 82.75 ns at 400 Gb/s, as in the REPS
+//! paper's reference. A trimmed header raises the target by one MTU (its retransmission needs
+//! credit that no target announced yet); an RTS updates the target like data. The pacer stops when
+//! nobody is active.
 //!
-//! **The credit invariant**: the pacer grants a connection only while `granted - used`, with
-//! the highest `used` any of its packets reported, stays within the connection's cap (the
-//! maximum credit). Reports lag, so the credit really outstanding (in PULLs on the way plus
-//! held by the sender) is at most that: *a connection never has more unused credit granted
-//! than its maximum credit*.
+//! **The credit invariant**: the pacer grants a connection only while `granted - used`, with the
+//! highest `used` any of its packets reported, stays within the connection's cap (the maximum
+//! credit). Reports lag, so the credit really outstanding (in PULLs on the way plus held by the
+//! sender) is at most that: *a connection never has more unused credit granted than its maximum
+//! credit*.
 //!
-//! **What the pacer does not do**: it admits 99 % of the link rate from the first request on,
-//! so the queue that the speculative first windows of an incast build at the last hop (eight
-//! senders with 1.5 BDP each overflow it much as MPRDMA's first windows do) drains only at
-//! the remaining 1 % (`pull_rate` sets it). After the first windows the last hop hardly loses a
-//! packet; with `initial_credit = "1pkt"` the pacer alone admits traffic and an incast's last
-//! hop stays within a few packets (`tests/eqds.rs`).
+//! **What the pacer does not do**: it admits 99 % of the link rate from the first request on, so
+//! the queue that the speculative first windows of an incast build at the last hop (eight senders
+//! with 1.5 BDP each overflow it much as MPRDMA's first windows do) drains only at the remaining 1
+//! % (`pull_rate` sets it). After the first windows the last hop hardly loses a packet; with
+//! `initial_credit = "1pkt"` the pacer alone admits traffic and an incast's last hop stays within a
+//! few packets (`tests/eqds.rs`).
 //!
 //! **ECN at the last hop**: the reference leaves the switch queues towards hosts unmarked in
-//! receiver-driven mode, so `ecn_at_last_hop` is false by default (the pacer keeps those
-//! queues short; marks there would only mislead ECN-driven load balancers such as REPS). It is
-//! a run-wide switch: it applies when any traffic class uses `eqds` with it off.
+//! receiver-driven mode, so `ecn_at_last_hop` is false by default (the pacer, not the senders,
+//! answers for that queue; marks there would only mislead ECN-driven load balancers such as REPS).
+//! It is a run-wide switch: it applies when any traffic class uses `eqds` with it off, to every
+//! flow.
 //!
 //! **Reference choices.** The paper says nothing beyond "EQDS"; the defaults follow the REPS
-//! paper's reference (4,096 B per PULL, a speculative window of the maximum credit,
-//! speculation ends on ACK, NACK or timeout). The UEC
-//! reference's variant is a parameter away: `pull_size = "16KiB"` and
-//! `pull_ends_speculation = true`. Not modelled: the UEC reference's "slow pulls" to idle
-//! senders, its division of the target among a NIC's active senders, its oversubscription and
-//! PCIe pull-rate controls, running a sender window at the same time, the low host-queue
-//! priority of speculative packets (hosts here serve their flows round robin), and a global
-//! maximum credit (the UEC reference uses the last connection's; here each connection's own
-//! path BDP sets it). The pacer's rate is the rate of the receiving host's link; a PULL takes
-//! the EV (and, for source-routed flows, the reverse route) of the connection's latest packet,
-//! as ACKs do. In credit mode an RTS follows a timeout when the sender holds no credit (at
-//! most one per RTO), since only a packet can tell the receiver it needs more.
+//! paper's reference (4,096 B per PULL, a speculative window of the maximum credit, speculation
+//! ends on ACK, NACK or timeout). The UEC reference's variant is a parameter away: `pull_size =
+//! "16KiB"` and `pull_ends_speculation = true`. Not modelled: the UEC reference's "slow pulls" to
+//! idle senders, its division of the target among a NIC's active senders, its oversubscription and
+//! PCIe pull-rate controls, running a sender window at the same time, the low host-queue priority
+//! of speculative packets (hosts here serve their flows round robin), and a global maximum credit
+//! (the UEC reference uses the last connection's; here each connection's own path BDP sets it). The
+//! pacer's rate is the rate of the receiving host's link; a PULL takes the EV (and, for
+//! source-routed flows, the reverse route) of the connection's latest packet, as ACKs do. In credit
+//! mode an RTS follows a timeout when the sender holds no credit (at most one per RTO), since only
+//! a packet can tell the receiver it needs more. PULLs are never lost to queues (they travel in the
+//! header lane); one lost to a fault is made good by the next, but if it was a connection's last
+//! and nothing of the connection is in flight, nothing re-sends it (the reference has no timer for
+//! that either) and the flow stays unfinished.
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
