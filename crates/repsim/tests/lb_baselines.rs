@@ -80,7 +80,10 @@ fn every_baseline_delivers_everything_with_and_without_trimming() {
         }
         let count = |l: &str| reroutes(&runs.iter().find(|(x, _)| x == l).unwrap().1);
         assert!(count("plb") > 0, "trimming={trimming}: PLB re-paths");
-        assert!(count("flowlet") > 0, "trimming={trimming}: flowlet re-paths are recorded");
+        assert!(
+            count("flowlet") > 0,
+            "trimming={trimming}: flowlet re-paths are recorded"
+        );
         for l in ["mprdma", "mptcp"] {
             assert_eq!(count(l), 0, "{l} reports no events");
         }

@@ -3,13 +3,16 @@
 //!
 //! A controller is sans-IO: the sender calls it on every ACK, NACK, retransmission timeout and
 //! CNP, reads its window (bytes in flight allowed) and its pacing rate before each send, and
-//! wakes it at the times it asks for ([`CongestionControl::next_timer`]).
+//! wakes it at the times it asks for ([`CongestionControl::next_timer`]). A receiver-driven
+//! controller ([`CongestionControl::credit_gated`]) lets the sender send only while it holds
+//! credit, which PULL packets from the receiver's pull pacer grant ([`eqds`]).
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Time;
 
 pub mod constant;
 pub mod dctcp;
+pub mod eqds;
 pub mod mprdma;
 pub mod nscc;
 
@@ -65,6 +68,25 @@ pub struct AckSample {
     pub in_flight: i64,
 }
 
+/// What a packet of a credit-paced connection tells the receiver's pull pacer, in bytes counted
+/// from the connection's start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PullRequest {
+    /// Cumulative pull credit the sender asks to have been granted.
+    pub target: u64,
+    /// Cumulative pull credit the sender has received and no longer holds (spent, forfeited or
+    /// refused above its cap): granted minus this is credit in transit or held unused.
+    pub used: u64,
+}
+
+/// A cumulative byte count `near` a known one, from the 32 bits a packet carries of it (counts
+/// on the wire wrap; the two differ by far less than 2 GiB).
+#[inline]
+pub fn widen(wire: u32, near: u64) -> u64 {
+    let diff = wire.wrapping_sub(near as u32) as i32 as i64;
+    (near as i64 + diff).max(0) as u64
+}
+
 /// A congestion controller for one connection.
 pub trait CongestionControl: Send {
     /// Bytes that may be in flight (`u64::MAX` for a rate-only controller).
@@ -99,6 +121,34 @@ pub trait CongestionControl: Send {
     }
     /// The scenario's timed fast-increase switch turned on (MPRDMA; others ignore it).
     fn enable_fast_increase(&mut self) {}
+    /// Whether sending is gated by receiver credit instead of the window (asked once, at
+    /// start; when false, the credit methods below are never called).
+    fn credit_gated(&self) -> bool {
+        false
+    }
+    /// Credit held, in bytes: the sender may send while it is positive (the packet may drive
+    /// it negative).
+    fn credit(&self) -> i64 {
+        i64::MAX
+    }
+    /// Most pull credit the receiver may leave granted and unused at once.
+    fn credit_cap(&self) -> u64 {
+        u64::MAX
+    }
+    /// A packet of `wire` bytes is sent: it spends that much credit.
+    fn on_send(&mut self, wire: u64) {
+        let _ = wire;
+    }
+    /// A PULL arrived: the receiver has granted `pulled` bytes in all (never less than before).
+    fn on_pull(&mut self, pulled: u64, now: Time) {
+        let _ = (pulled, now);
+    }
+    /// What the next packet asks of the pull pacer, with `backlog` bytes still to send (new
+    /// and queued for retransmission) after it.
+    fn pull_request(&self, backlog: u64) -> PullRequest {
+        let _ = backlog;
+        PullRequest::default()
+    }
 }
 
 macro_rules! congestion_controls {
@@ -156,6 +206,7 @@ congestion_controls! {
     "constant" => Constant(constant::ConstantConfig),
     "dctcp" => Dctcp(dctcp::DctcpConfig),
     "nscc" => Nscc(nscc::NsccConfig),
+    "eqds" => Eqds(eqds::EqdsConfig),
 }
 
 impl Default for CcSpec {

@@ -138,6 +138,9 @@ pub struct RunSummary {
     /// FCT slowdown (FCT over the ideal FCT on an idle fabric) by flow-size bucket, then
     /// over all finished flows.
     pub slowdown: Vec<slowdown::SlowdownBucket>,
+    /// PULL (credit) packets receivers sent (receiver-driven congestion control only).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub credits: u64,
     /// Mixed traffic only: statistics per class.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub classes: Option<Vec<ClassSummary>>,
@@ -147,6 +150,10 @@ pub struct RunSummary {
     /// Flows given up although a path existed (stuck on failed paths), one message each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stalled: Vec<String>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// (freezes, unfreezes) among load-balancer records.

@@ -72,9 +72,12 @@ pub struct Packet {
     pub src: u32,
     /// Node it is addressed to (a host, or a switch).
     pub dst: u32,
-    /// ACK: cumulative acknowledgement (next PSN the receiver expects).
+    /// ACK: cumulative acknowledgement (next PSN the receiver expects). Data and RTS of a
+    /// credit-paced connection: pull credit used; credit (PULL): credit granted (cumulative
+    /// bytes, low 32 bits; see [`crate::cc::PullRequest`]).
     pub cum_ack: u32,
-    /// ACK: first PSN covered by the SACK bitmap in `aux`.
+    /// ACK: first PSN covered by the SACK bitmap in `aux`. Data and RTS of a credit-paced
+    /// connection: pull target (cumulative bytes, low 32 bits).
     pub sack_base: u32,
     /// The port the packet was last routed to: its egress queue while a switch's forwarding
     /// latency delays it, then the wire it travels on (arrival and fault checks read it).
@@ -133,10 +136,10 @@ impl Packet {
         !matches!(self.kind, Kind::Data | Kind::Probe) || self.has(flags::TRIMMED)
     }
 
-    /// True for the answers a receiver sends back to a sender (ACK, NACK).
+    /// True for what a receiver sends back to a sender (ACK, NACK, credit).
     #[inline]
     pub fn is_reply(&self) -> bool {
-        matches!(self.kind, Kind::Ack | Kind::Nack)
+        matches!(self.kind, Kind::Ack | Kind::Nack | Kind::Credit)
     }
 
     /// The SACK bitmap of an ACK or NACK.
@@ -145,8 +148,8 @@ impl Packet {
         self.aux
     }
 
-    /// The key ECMP hashes: the flow's (sender, receiver) pair, so that a flow's ACKs carry the
-    /// same key as its data.
+    /// The key ECMP hashes: the flow's (sender, receiver) pair, so that a flow's ACKs and PULLs
+    /// carry the same key as its data.
     #[inline]
     pub fn flow_key(&self) -> u32 {
         if self.is_reply() {
@@ -172,6 +175,11 @@ mod tests {
         ack.src = 40;
         ack.dst = 3;
         assert_eq!(data.flow_key(), ack.flow_key());
+        let pull = Packet {
+            kind: Kind::Credit,
+            ..ack
+        };
+        assert_eq!(data.flow_key(), pull.flow_key(), "PULLs hash like ACKs");
         assert_eq!(data.flow_key(), flow_key(3, 40));
         assert!(ack.is_header() && !data.is_header());
         assert!(!Packet::blank(Kind::Probe, 64).is_header());

@@ -24,15 +24,18 @@ pub enum Owner {
     Switch,
     /// A workload source's next arrival (`id` = source index).
     Source,
+    /// A receiving host's pull pacer (`id` = host).
+    Pacer,
 }
 
-const OWNERS: [Owner; 6] = [
+const OWNERS: [Owner; 7] = [
     Owner::Connection,
     Owner::FlowStart,
     Owner::Fault,
     Owner::Reroute,
     Owner::Switch,
     Owner::Source,
+    Owner::Pacer,
 ];
 
 /// A timer: who owns it and which of its timers it is. `gen` lets the owner ignore timers it
@@ -147,7 +150,7 @@ pub struct Counters {
     pub nacks_sent: u64,
     /// ACKs and NACKs that reached their sender.
     pub control_arrived: u64,
-    /// ACKs, NACKs and RTS packets lost (failed elements, no route).
+    /// ACKs, NACKs, RTS and PULL packets lost (failed elements, no route).
     pub control_dropped: u64,
     /// RTS packets sent.
     pub rts_sent: u64,
@@ -155,6 +158,10 @@ pub struct Counters {
     pub scheme_packets: u64,
     /// Packets a switch scheme consumed.
     pub scheme_consumed: u64,
+    /// PULL (credit) packets sent by receivers' pull pacers.
+    pub credits_sent: u64,
+    /// PULL packets that reached their sender (lost ones count in `control_dropped`).
+    pub credits_arrived: u64,
     /// Events processed.
     pub events: u64,
 }

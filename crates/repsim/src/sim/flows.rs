@@ -302,6 +302,7 @@ impl Simulation {
         flow.receiver = Some(Receiver::new(flow.spec.bytes, ack));
         flow.phase = Phase::Running;
         flow.started_at = Some(now);
+        self.credit_flow_started(f);
         self.mark_ready(f);
         self.arm_cc_timer(f);
     }
@@ -320,6 +321,7 @@ impl Simulation {
         }
         self.completions.push(f);
         let id = flow.spec.id;
+        self.credit_flow_finished(f);
         for d in self.dependents.remove(&id).unwrap_or_default() {
             let dep = &mut self.flows[d as usize];
             dep.deps_left -= 1;

@@ -1,6 +1,6 @@
 //! Hosts: the NIC scheduler (round robin over the host's connections, paced at each one's
 //! congestion-control rate) and the glue between packets and the sans-IO transport endpoints.
-use super::{Flow, Phase, Simulation};
+use super::{credit, Flow, Phase, Simulation};
 use crate::engine::{Handle, Time};
 use crate::lb::{LbEvent, LbRecord};
 use crate::net::packet::{flags, NO_ROUTE};
@@ -137,6 +137,7 @@ impl Simulation {
             tx.wire,
             fl | flow.packet_flags,
         ));
+        credit::stamp(self.world.pkts.get_mut(h), s);
         self.record_lb(f, tx.lb_event);
         h
     }
@@ -165,7 +166,12 @@ impl Simulation {
         }
         let s = flow.sender.as_mut().expect("running flows have a sender");
         let psn = match s.check_rto(now, rto) {
-            RtoCheck::Idle => return,
+            RtoCheck::Idle => {
+                if s.credit_starved() {
+                    self.credit_rts(f);
+                }
+                return;
+            }
             RtoCheck::Rearm(at) => {
                 self.world.set_timer(at, connection_timer(timer::RTO, f));
                 return;
@@ -181,12 +187,32 @@ impl Simulation {
         if let Some(at) = out.rearm {
             self.world.set_timer(at, connection_timer(timer::RTO, f));
         }
+        let credit_gated = s.credit_gated();
         self.record_lb(f, out.lb_event);
         self.mark_ready(f);
-        if self.cfg.transport.rts && out.rtx_was_empty {
+        // Credit gated, the RTS is what tells the receiver that the sender needs credit.
+        if credit_gated {
+            self.credit_rts(f);
+        } else if self.cfg.transport.rts && out.rtx_was_empty {
             self.maybe_send_rts(f, out.wire);
         }
         self.arm_cc_timer(f);
+    }
+
+    /// Credit gated: the RTS is what tells the receiver that the sender needs credit. Sends
+    /// one if it may go now; a connection still starved afterwards (the RTS was rate limited)
+    /// gets its timer woken when the next may go.
+    fn credit_rts(&mut self, f: u32) {
+        self.maybe_send_rts(f, 0);
+        let now = self.world.now;
+        let flow = &mut self.flows[f as usize];
+        let rto = flow.rto;
+        let s = flow.sender.as_mut().expect("running flows have a sender");
+        if s.credit_starved() {
+            if let Some(at) = s.arm_rts_retry(now, rto) {
+                self.world.set_timer(at, connection_timer(timer::RTO, f));
+            }
+        }
     }
 
     /// After a timeout (whose retransmission was queued and, window and NIC permitting, already
@@ -208,7 +234,7 @@ impl Simulation {
         flow.stats.rts += 1;
         self.world.counters.rts_sent += 1;
         let lb_event = tx.lb_event;
-        let h = self.world.pkts.alloc(outgoing(
+        let mut pkt = outgoing(
             f,
             &flow.spec,
             &tx,
@@ -216,7 +242,9 @@ impl Simulation {
             Kind::Rts,
             header,
             flags::ACK_REQUEST | flow.packet_flags,
-        ));
+        );
+        credit::stamp(&mut pkt, s);
+        let h = self.world.pkts.alloc(pkt);
         let port = self.world.topo.host_uplink[flow.spec.src as usize];
         self.world.ports[port as usize].headers.push_back(h);
         self.kick(port);
@@ -346,6 +374,9 @@ impl Simulation {
         } else {
             self.world.counters.data_duplicates += 1;
         }
+        if self.credit.is_some() {
+            self.credit_arrival(h);
+        }
         match out.reply {
             Some(reply) => self.send_reply(h, reply),
             None => self.world.pkts.free(h),
@@ -366,6 +397,9 @@ impl Simulation {
             return;
         };
         let reply = r.on_rts(pkt.psn);
+        if self.credit.is_some() {
+            self.credit_arrival(h);
+        }
         self.world.pkts.get_mut(h).flags = 0;
         self.send_reply(h, reply);
     }

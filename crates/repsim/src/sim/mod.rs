@@ -30,6 +30,7 @@ use crate::routing::{SchemeAction, SchemeSetup, SwitchScheme, SwitchSpec};
 use crate::transport::{FlowStats, Receiver, Sender, Sizes, TransportConfig};
 use crate::workload::{FlowSource, FlowSpec};
 
+mod credit;
 mod faults;
 mod flows;
 mod host;
@@ -168,15 +169,13 @@ pub struct Flow {
     pub spec: FlowSpec,
     /// Lifecycle phase.
     pub phase: Phase,
-    /// When it really started (its start time, or later: added late, or after the flows it
-    /// depends on).
+    /// When it really started (its start time, or later: added late, or after its dependencies).
     pub started_at: Option<Time>,
     /// Time the last byte was acknowledged (set only when the flow is [`Phase::Done`]).
     pub finish: Option<Time>,
     /// Unloaded round-trip time of its shortest path.
     pub base_rtt: Time,
-    /// Its retransmission timeout: the run's, or longer if its explicit routes are (set when
-    /// it starts).
+    /// Its retransmission timeout: the run's, or longer on longer explicit routes (set at start).
     pub rto: Time,
     /// Counters.
     pub stats: FlowStats,
@@ -267,8 +266,7 @@ pub struct Simulation {
     dependents: BTreeMap<u64, Vec<u32>>,
     classes: Vec<TrafficClass>,
     rto: Time,
-    /// Time to drain four full queues at the slowest host NIC (the RTO's allowance for
-    /// queueing).
+    /// Time to drain four full queues at the slowest host NIC (the RTO's queueing allowance).
     queue_drain: Time,
     max_base_rtt: Time,
     switching: Switching,
@@ -296,6 +294,8 @@ pub struct Simulation {
     fast_increase_on: bool,
     /// Time of the latest event processed.
     last_event: Time,
+    /// Receiving hosts' pull pacers, when some traffic class is credit paced.
+    credit: Option<Box<crate::cc::eqds::PullPacers>>,
 }
 
 impl Simulation {
@@ -414,6 +414,7 @@ impl Simulation {
             fast_increase_from: cfg.cc.fast_increase_after().unwrap_or(Time::MAX),
             fast_increase_on: false,
             last_event: 0,
+            credit: None,
             cfg,
         };
         sim.max_base_rtt = sim.network_max_rtt();
@@ -432,6 +433,7 @@ impl Simulation {
             .transport
             .rto
             .unwrap_or(sim.max_base_rtt + sim.queue_drain);
+        sim.setup_credit();
         sim.add_flows(flows)?;
         for source in sources {
             sim.add_source(source);
@@ -440,8 +442,7 @@ impl Simulation {
         Ok(sim)
     }
 
-    /// The largest unloaded RTT between two hosts (over every pair of edge switches, each
-    /// represented by its first host).
+    /// The largest unloaded RTT between two hosts (over pairs of edge switches' first hosts).
     fn network_max_rtt(&self) -> Time {
         let t = &self.world.topo;
         let mut first_host = vec![u32::MAX; t.switches.len()];
@@ -707,6 +708,7 @@ impl Simulation {
             Owner::Reroute => self.on_reroute(timer.id),
             Owner::Switch => self.on_scheme_timer(timer),
             Owner::Source => self.on_source(timer.id),
+            Owner::Pacer => self.on_pacer(timer.id),
         }
     }
 }

@@ -77,6 +77,7 @@ impl Simulation {
                 .iter()
                 .filter(|r| r.event == crate::lb::LbEvent::Rerouted)
                 .count() as u64,
+            credits: c.credits_sent,
             classes: (self.classes.len() > 1).then(|| self.class_summaries()),
             unreachable: self.unreachable_flows(),
             stalled: self.stalled_flows(),

@@ -34,6 +34,7 @@ impl Simulation {
                 Kind::Data => self.on_data(h),
                 Kind::Ack | Kind::Nack => self.on_control(h),
                 Kind::Rts => self.on_rts(h),
+                Kind::Credit => self.on_pull(h),
                 _ => self.host_consumes(h),
             }
             return;

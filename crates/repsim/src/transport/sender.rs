@@ -8,7 +8,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::{FlowStats, Sizes};
-use crate::cc::{AckSample, CongestionControl};
+use crate::cc::{widen, AckSample, CongestionControl, PullRequest};
 use crate::engine::time::serialization;
 use crate::engine::{Rng, Time};
 use crate::lb::{AckFeedback, LbEvent, LoadBalancer, PathChoice};
@@ -197,6 +197,12 @@ pub struct Sender {
     send_events: bool,
     /// The congestion control may pace below line rate.
     paces: bool,
+    /// Sending is gated by receiver credit, not by the window.
+    credit_gated: bool,
+    /// Wire bytes of the PSNs waiting for retransmission.
+    queued_bytes: u64,
+    /// Cumulative credit the receiver granted, as far as PULLs arrived.
+    pulled: u64,
     cc: Box<dyn CongestionControl>,
     lb: Box<dyn LoadBalancer>,
     rng: Rng,
@@ -229,6 +235,9 @@ impl Sender {
             list_covered: lb.wants_covered(),
             send_events: lb.reports_on_send(),
             paces: cc.paces(),
+            credit_gated: cc.credit_gated(),
+            queued_bytes: 0,
+            pulled: 0,
             cc,
             lb,
             rng,
@@ -319,11 +328,58 @@ impl Sender {
         self.cc.cwnd().min(i64::MAX as u64) as i64
     }
 
-    /// True when the window and the backlog allow one more packet (it may overshoot by one).
+    /// True when the window (or, credit gated, the credit) and the backlog allow one more
+    /// packet (it may overshoot by one).
+    #[inline]
     pub fn can_send(&mut self) -> bool {
         !self.finished()
-            && self.window() > self.in_flight
+            && self.may_send()
             && (self.next_data < self.sizes.packets || self.next_retransmission().is_some())
+    }
+
+    /// The window has room, or, credit gated, the credit is positive.
+    #[inline]
+    fn may_send(&self) -> bool {
+        if self.credit_gated {
+            self.cc.credit() > 0
+        } else {
+            self.window() > self.in_flight
+        }
+    }
+
+    /// Sending is gated by receiver credit (the congestion control said so at start).
+    #[inline]
+    pub fn credit_gated(&self) -> bool {
+        self.credit_gated
+    }
+
+    /// Wire bytes still to send: data never sent plus PSNs waiting for retransmission.
+    pub fn backlog(&self) -> u64 {
+        let left = (self.sizes.packets - self.next_data) as u64;
+        let unsent = if left == 0 {
+            0
+        } else {
+            self.sizes.bytes - self.next_data as u64 * self.sizes.mss as u64
+                + left * self.sizes.header as u64
+        };
+        unsent + self.queued_bytes
+    }
+
+    /// What the next packet asks of the receiver's pull pacer (credit-gated senders).
+    pub fn pull_request(&self) -> PullRequest {
+        self.cc.pull_request(self.backlog())
+    }
+
+    /// A PULL arrived carrying the low 32 bits of the cumulative credit granted; true if it
+    /// granted anything new.
+    pub fn on_pull(&mut self, now: Time, granted: u32) -> bool {
+        let total = widen(granted, self.pulled);
+        if total <= self.pulled {
+            return false;
+        }
+        self.pulled = total;
+        self.cc.on_pull(total, now);
+        true
     }
 
     /// While the congestion control paces below line rate: the earliest time of the next
@@ -359,6 +415,7 @@ impl Sender {
         let (psn, retransmit, last) = match self.next_retransmission() {
             Some(p) => {
                 self.retransmit.pop();
+                self.queued_bytes -= self.record(p).wire as u64;
                 (p, true, false)
             }
             None => {
@@ -379,6 +436,12 @@ impl Sender {
         let wire = rec.wire;
         self.in_flight += wire as i64;
         self.send_order.push_back((now, psn));
+        let window_full = if self.credit_gated {
+            self.cc.on_send(wire as u64);
+            self.cc.credit() <= 0
+        } else {
+            self.in_flight >= self.window()
+        };
         if self.paces {
             if let Some(rate) = self.cc.pacing_rate().filter(|&r| r < self.line_rate) {
                 self.next_send_at = now + serialization(wire, rate.max(1));
@@ -390,7 +453,7 @@ impl Sender {
             wire,
             retransmit,
             last,
-            window_full: self.in_flight >= self.window(),
+            window_full,
             arm_rto: self.arm_timer(now + rto),
             lb_event,
         }
@@ -438,10 +501,15 @@ impl Sender {
                 counted as u64
             }
             PsnState::Queued if r.is_rts() => {
+                self.queued_bytes -= r.wire as u64;
                 self.in_flight += r.wire as i64;
                 0
             }
-            PsnState::Queued | PsnState::Unsent => r.wire as u64,
+            PsnState::Queued => {
+                self.queued_bytes -= r.wire as u64;
+                r.wire as u64
+            }
+            PsnState::Unsent => r.wire as u64,
         };
         self.records[i].state = PsnState::Acked;
         if self.list_covered {
@@ -458,6 +526,7 @@ impl Sender {
         r.state = PsnState::Queued;
         let wire = r.wire;
         self.in_flight -= wire as i64;
+        self.queued_bytes += wire as u64;
         self.retransmit.push(Reverse(psn));
         wire as u64
     }
@@ -586,11 +655,31 @@ impl Sender {
     /// Whether a timeout of a `lost_wire`-byte packet calls for an RTS now, as the reference
     /// decides after it has queued (and, window and NIC permitting, already sent) the
     /// retransmission: the window has no room for a packet of that size
-    /// (`cwnd < in_flight + size`) and no RTS went out in the last `rto`. The caller also
-    /// requires that no other retransmission was already waiting.
+    /// (`cwnd < in_flight + size`; credit gated: no credit is left) and no RTS went out in the
+    /// last `rto`. Under a window the caller also requires that no other retransmission was
+    /// already waiting.
     pub fn rts_due(&self, now: Time, lost_wire: u64, rto: Time) -> bool {
-        self.window() < self.in_flight + lost_wire as i64
-            && self.last_rts.is_none_or(|t| now - t >= rto)
+        let blocked = if self.credit_gated {
+            self.cc.credit() <= 0
+        } else {
+            self.window() < self.in_flight + lost_wire as i64
+        };
+        blocked && self.last_rts.is_none_or(|t| now - t >= rto)
+    }
+
+    /// Credit gated, with data waiting and no credit left: only an RTS (or a PULL already on
+    /// its way) can get it going again.
+    pub fn credit_starved(&self) -> bool {
+        self.credit_gated && self.cc.credit() <= 0 && !self.finished() && self.backlog() > 0
+    }
+
+    /// Credit starved with nothing in flight to time out: wakes the retransmission timer when
+    /// the next RTS may go (one RTO after the last), if it is idle. Without this a connection
+    /// whose every packet and request was lost would wait forever (the reference has the
+    /// same hole).
+    pub fn arm_rts_retry(&mut self, now: Time, rto: Time) -> Option<Time> {
+        let at = self.last_rts.map_or(now, |t| (t + rto).max(now));
+        self.arm_timer(at)
     }
 
     /// Sends an RTS of `size` bytes now: it takes the next PSN, an EV and a send record (so a

@@ -230,3 +230,58 @@ fn sender_memory_follows_the_window_not_the_flow() {
         "a 1 GiB flow's sender holds {large} B, an 8 MiB flow's {small} B"
     );
 }
+
+/// A sender of `packets` full packets under EQDS credit with `initial_packets` of speculative
+/// credit and a 4-packet maximum.
+fn credit_sender(packets: u64, initial_packets: f64) -> Sender {
+    let sizes = Sizes::new(packets * 4086, MTU, HEADER);
+    let cc = CcSpec::Eqds(crate::cc::eqds::EqdsConfig {
+        initial_credit: Some(crate::units::SizeQ(crate::units::Size::Packets(
+            initial_packets,
+        ))),
+        max_credit_bdp: 1.0,
+        ..Default::default()
+    })
+    .build(&CcParams {
+        bdp: 4 * MTU as u64,
+        ..CcParams::example()
+    });
+    let mut rng = Rng::new(1);
+    let lb = LbSpec::named("ops")
+        .unwrap()
+        .build(&LbContext::example(), &mut rng);
+    Sender::new(sizes, LINE, cc, lb, rng)
+}
+
+#[test]
+fn credit_gates_sending_and_pulls_reopen_it() {
+    let mut s = credit_sender(20, 2.0);
+    assert!(s.credit_gated());
+    assert_eq!(s.backlog(), 20 * MTU as u64);
+    // Two packets of speculative credit: two go, the second asking for an ACK.
+    let first = s.transmit(0, RTO);
+    assert!(!first.window_full);
+    let second = s.transmit(0, RTO);
+    assert!(second.window_full, "no credit left after it");
+    assert!(!s.can_send());
+    assert_eq!(s.backlog(), 18 * MTU as u64);
+    // Still speculating, nothing pulled or used: the target asks for a full credit (the
+    // maximum, 4 packets, less the credit held, none).
+    let r = s.pull_request();
+    assert_eq!((r.target, r.used), (4 * MTU as u64, 0));
+    // A PULL of 4096 bytes (cumulative, low 32 bits): positive credit, one more packet.
+    assert!(s.on_pull(10, 4096));
+    assert!(!s.on_pull(11, 4096), "a repeated PULL grants nothing");
+    assert!(s.can_send());
+    s.transmit(10, RTO);
+    assert!(!s.can_send(), "4096 - 4150 < 0");
+    // The retransmission queue counts in the backlog until the packet goes again.
+    let wire = time_out(&mut s);
+    assert_eq!(s.backlog(), 17 * MTU as u64 + wire);
+    assert!(s.rts_due(RTO, wire, RTO), "no credit: an RTS asks for some");
+    s.on_pull(RTO, 3 * 4096);
+    assert!(!s.rts_due(RTO, wire, RTO));
+    let tx = s.transmit(RTO, RTO);
+    assert!(tx.retransmit);
+    assert_eq!(s.backlog(), 17 * MTU as u64);
+}

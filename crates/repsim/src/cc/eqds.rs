@@ -1,0 +1,475 @@
+//! EQDS-style receiver-driven credit: the "EQDS" lines of the REPS paper's Fig. 15 (right), as the
+//! paper's reference simulator runs them when its sender-only flag is absent (htsim-reps spec,
+//! section 6.7 "Receiver-driven mode" and 6.8; the UEC reference's RCCC, uet-htsim spec, sections
+//! 9.1, 9.2 and 5.3).
+//!
+//! **Sender** ([`Eqds`]). A connection starts *speculating* with `initial_credit` (default: the
+//! maximum credit, `max_credit_bdp` path BDPs) and sends while its credit is positive (a packet may
+//! drive it negative); every packet spends its wire size. The first ACK, NACK or timeout ends
+//! speculation and forfeits unused speculative credit (a positive credit drops to zero; a debt
+//! stays). PULLs add credit (cumulative grants, so a lost or reordered PULL is made good by the
+//! next), and the credit held never exceeds `max_credit_bdp` BDPs. The window is not enforced (the
+//! reference's sender-side controller is off in this mode); it reads as the maximum credit for load
+//! balancers that look at it.
+//!
+//! Each data packet (and RTS) carries a [`PullRequest`]: the pull *target* of the UEC reference
+//! (what is left to send, new and queued for retransmission, capped at the maximum credit, minus
+//! the credit held, plus the pulls received so far; while speculating, at least one MTU as long as
+//! new data is left) and the pull credit *used* (pulls received minus the positive credit held).
+//!
+//! **Receiver** ([`PullPacers`]): one pull pacer per receiving host. A connection is *active* while
+//! its grants are below its highest target and below its cap; active connections are served round
+//! robin, one PULL each, of `pull_size` bytes at most (never beyond the target or the cap), and the
+//! next PULL waits until the last one's bytes would have crossed the host's link at `pull_rate` of
+//! its rate: with the defaults one 4,096-byte PULL every 82.75 ns at 400 Gb/s, as in the REPS
+//! paper's reference. A trimmed header raises the target by one MTU (its retransmission needs
+//! credit that no target announced yet); an RTS updates the target like data. The pacer stops when
+//! nobody is active.
+//!
+//! **The credit invariant**: the pacer grants a connection only while `granted - used`, with the
+//! highest `used` any of its packets reported, stays within the connection's cap (the maximum
+//! credit). Reports lag, so the credit really outstanding (in PULLs on the way plus held by the
+//! sender) is at most that: *a connection never has more unused credit granted than its maximum
+//! credit*.
+//!
+//! **What the pacer does not do**: it admits 99 % of the link rate from the first request on, so
+//! the queue that the speculative first windows of an incast build at the last hop (eight senders
+//! with 1.5 BDP each overflow it much as MPRDMA's first windows do) drains only at the remaining 1
+//! % (`pull_rate` sets it). After the first windows the last hop hardly loses a packet; with
+//! `initial_credit = "1pkt"` the pacer alone admits traffic and an incast's last hop stays within a
+//! few packets (`tests/eqds.rs`).
+//!
+//! **ECN at the last hop**: the reference leaves the switch queues towards hosts unmarked in
+//! receiver-driven mode, so `ecn_at_last_hop` is false by default (the pacer, not the senders,
+//! answers for that queue; marks there would only mislead ECN-driven load balancers such as REPS).
+//! It is a run-wide switch: it applies when any traffic class uses `eqds` with it off, to every
+//! flow.
+//!
+//! **Reference choices.** The paper says nothing beyond "EQDS"; the defaults follow the REPS
+//! paper's reference (4,096 B per PULL, a speculative window of the maximum credit, speculation
+//! ends on ACK, NACK or timeout). The UEC reference's variant is a parameter away: `pull_size =
+//! "16KiB"` and `pull_ends_speculation = true`. Not modelled: the UEC reference's "slow pulls" to
+//! idle senders, its division of the target among a NIC's active senders, its oversubscription and
+//! PCIe pull-rate controls, running a sender window at the same time, the low host-queue priority
+//! of speculative packets (hosts here serve their flows round robin), and a global maximum credit
+//! (the UEC reference uses the last connection's; here each connection's own path BDP sets it). The
+//! pacer's rate is the rate of the receiving host's link; a PULL takes the EV (and, for
+//! source-routed flows, the reverse route) of the connection's latest packet, as ACKs do. In credit
+//! mode an RTS follows a timeout when the sender holds no credit (at most one per RTO), since only
+//! a packet can tell the receiver it needs more. PULLs are never lost to queues (they travel in the
+//! header lane); one lost to a fault is made good by the next, but if it was a connection's last
+//! and nothing of the connection is in flight, nothing re-sends it (the reference has no timer for
+//! that either) and the flow stays unfinished.
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use super::{widen, AckSample, CcParams, CongestionControl, PullRequest};
+use crate::engine::time::serialization;
+use crate::engine::Time;
+use crate::units::{Size, SizeQ};
+
+/// `cc = { algo = "eqds", ... }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EqdsConfig {
+    /// Most credit a sender holds and most unused credit a receiver grants a connection, in
+    /// bandwidth-delay products of its path.
+    pub max_credit_bdp: f64,
+    /// Speculative credit at start (default: the maximum credit, as the reference).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initial_credit: Option<SizeQ>,
+    /// Credit one PULL grants at most (REPS paper's reference 4096 B; UEC reference 16 KiB).
+    pub pull_size: SizeQ,
+    /// PULL pacing rate, as a fraction of the receiving host's link rate.
+    pub pull_rate: f64,
+    /// The first PULL ends speculation too (UEC reference); by default only the first ACK,
+    /// NACK or timeout does (REPS paper's reference).
+    pub pull_ends_speculation: bool,
+    /// ECN marking on switch ports facing hosts (the reference turns it off in this mode).
+    pub ecn_at_last_hop: bool,
+}
+
+impl Default for EqdsConfig {
+    fn default() -> Self {
+        EqdsConfig {
+            max_credit_bdp: 1.5,
+            initial_credit: None,
+            pull_size: SizeQ(Size::Bytes(4096)),
+            pull_rate: 0.99,
+            pull_ends_speculation: false,
+            ecn_at_last_hop: false,
+        }
+    }
+}
+
+impl EqdsConfig {
+    /// A controller for one connection.
+    pub fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
+        let max_credit = ((p.bdp as f64 * self.max_credit_bdp) as u64).max(p.mtu as u64);
+        let mut cc = Eqds::new(max_credit, p.mtu, self.pull_ends_speculation);
+        if let Some(c) = self.initial_credit {
+            cc.credit = c.0.bytes(p.mtu).min(max_credit) as i64;
+        }
+        Box::new(cc)
+    }
+
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.max_credit_bdp.is_finite() && self.max_credit_bdp > 0.0) {
+            return Err("max_credit_bdp: must be positive".into());
+        }
+        if self.initial_credit.is_some_and(|c| c.0.bytes(4150) == 0) {
+            return Err("initial_credit: must be positive (a first packet asks for credit)".into());
+        }
+        let pull = self.pull_size.0.bytes(4150);
+        if pull == 0 || pull > 1 << 30 {
+            return Err("pull_size: must be between 1 byte and 1 GiB".into());
+        }
+        if !(self.pull_rate > 0.0 && self.pull_rate <= 1.0) {
+            return Err("pull_rate: must be in (0, 1]".into());
+        }
+        Ok(())
+    }
+
+    /// The pull pacers of a run: one per host, at `pull_rate` of each host's link rate
+    /// (`link_rates[h]`, the link into host h).
+    pub fn pacers(&self, link_rates: &[u64], mtu: u32) -> PullPacers {
+        PullPacers::new(link_rates, self.pull_size.0.bytes(mtu), self.pull_rate, mtu)
+    }
+}
+
+/// Credit state of one sending connection.
+#[derive(Debug)]
+pub struct Eqds {
+    /// Bytes that may still be sent (negative: a debt the next PULLs pay first).
+    credit: i64,
+    /// Cumulative bytes the receiver granted, as far as PULLs arrived.
+    pulled: u64,
+    /// No ACK, NACK or timeout (nor, optionally, PULL) yet: the credit is speculative.
+    speculating: bool,
+    max_credit: u64,
+    mtu: u64,
+    pull_ends_speculation: bool,
+}
+
+impl Eqds {
+    /// A sender with `max_credit` bytes of speculative credit, also its credit cap.
+    pub fn new(max_credit: u64, mtu: u32, pull_ends_speculation: bool) -> Self {
+        Eqds {
+            credit: max_credit as i64,
+            pulled: 0,
+            speculating: true,
+            max_credit,
+            mtu: mtu as u64,
+            pull_ends_speculation,
+        }
+    }
+
+    /// Still sending on speculative credit.
+    pub fn speculating(&self) -> bool {
+        self.speculating
+    }
+
+    /// Feedback arrived: unused speculative credit is lost.
+    fn stop_speculating(&mut self) {
+        if self.speculating {
+            self.speculating = false;
+            self.credit = self.credit.min(0);
+        }
+    }
+}
+
+impl CongestionControl for Eqds {
+    fn cwnd(&self) -> u64 {
+        self.max_credit
+    }
+
+    fn on_ack(&mut self, _ack: &AckSample) {
+        self.stop_speculating();
+    }
+
+    fn on_nack(&mut self, _size: u64, _now: Time) {
+        self.stop_speculating();
+    }
+
+    fn on_timeout(&mut self, _size: u64, _now: Time) {
+        self.stop_speculating();
+    }
+
+    fn credit_gated(&self) -> bool {
+        true
+    }
+
+    fn credit(&self) -> i64 {
+        self.credit
+    }
+
+    fn credit_cap(&self) -> u64 {
+        self.max_credit
+    }
+
+    fn on_send(&mut self, wire: u64) {
+        self.credit -= wire as i64;
+    }
+
+    fn on_pull(&mut self, pulled: u64, _now: Time) {
+        if self.pull_ends_speculation {
+            self.stop_speculating();
+        }
+        if pulled <= self.pulled {
+            return;
+        }
+        let new = (pulled - self.pulled) as i64;
+        self.pulled = pulled;
+        self.credit = (self.credit + new).min(self.max_credit as i64);
+    }
+
+    fn pull_request(&self, backlog: u64) -> PullRequest {
+        let mut want = backlog.min(self.max_credit) as i64 - self.credit;
+        if self.speculating && backlog > 0 && want < self.mtu as i64 {
+            want = self.mtu as i64;
+        }
+        PullRequest {
+            target: (self.pulled as i64 + want).max(0) as u64,
+            used: self.pulled.saturating_sub(self.credit.max(0) as u64),
+        }
+    }
+}
+
+/// A data packet, trimmed header or RTS of a credit-paced connection at its receiver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PullArrival {
+    /// The connection (flow index).
+    pub flow: u32,
+    /// Its pull target, as carried (low 32 bits).
+    pub target: u32,
+    /// Its pull credit used, as carried (low 32 bits).
+    pub used: u32,
+    /// Only the header arrived: its retransmission needs credit.
+    pub trimmed: bool,
+    /// Its EV (the PULLs that follow take it).
+    pub ev: u16,
+    /// Its explicit route, if any (the PULLs that follow take the reverse).
+    pub route: u32,
+}
+
+/// A PULL the pacer sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grant {
+    /// The connection.
+    pub flow: u32,
+    /// Bytes granted by this PULL.
+    pub bytes: u64,
+    /// Cumulative bytes granted to the connection, this PULL included.
+    pub granted: u64,
+    /// EV of the connection's latest packet.
+    pub ev: u16,
+    /// Explicit route of the connection's latest packet.
+    pub route: u32,
+}
+
+/// What one pacer wake-up did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacerStep {
+    /// The PULL to send, if some connection was active.
+    pub grant: Option<Grant>,
+    /// Wake the pacer again at this time (someone is still active).
+    pub rearm: Option<Time>,
+}
+
+/// One receiving connection as its host's pacer sees it (bytes counted from its start).
+#[derive(Clone, Copy, Debug)]
+struct Sink {
+    /// Registered as credit paced.
+    paced: bool,
+    host: u32,
+    /// Most granted-but-unused credit (0: finished).
+    cap: u64,
+    granted: u64,
+    /// Highest pull target seen, plus one MTU per trimmed header.
+    target: u64,
+    /// Highest pull credit used that a packet reported.
+    used: u64,
+    /// In its host's active list.
+    listed: bool,
+    ev: u16,
+    route: u32,
+}
+
+impl Sink {
+    const NONE: Sink = Sink {
+        paced: false,
+        host: 0,
+        cap: 0,
+        granted: 0,
+        target: 0,
+        used: 0,
+        listed: false,
+        ev: 0,
+        route: u32::MAX,
+    };
+
+    /// Bytes the next PULL may grant (0: inactive).
+    #[inline]
+    fn grantable(&self, pull: u64) -> u64 {
+        let unused = self.granted - self.used;
+        pull.min(self.target.saturating_sub(self.granted))
+            .min(self.cap.saturating_sub(unused))
+    }
+}
+
+/// One receiving host's pacer.
+#[derive(Debug)]
+struct HostPacer {
+    /// Active connections, served round robin.
+    active: VecDeque<u32>,
+    /// Pull rate in bits per second.
+    rate: u64,
+    /// No PULL before this time.
+    next_free: Time,
+    /// A wake-up is scheduled.
+    armed: bool,
+}
+
+/// The pull pacers of every receiving host (sans-IO: the simulation feeds them arrivals and
+/// wake-ups and sends the PULLs they grant).
+#[derive(Debug)]
+pub struct PullPacers {
+    hosts: Vec<HostPacer>,
+    /// Per flow index.
+    sinks: Vec<Sink>,
+    pull: u64,
+    mtu: u64,
+}
+
+impl PullPacers {
+    /// Pacers for hosts whose links run at `link_rates`, pacing at `fraction` of them, each
+    /// PULL granting `pull` bytes at most.
+    pub fn new(link_rates: &[u64], pull: u64, fraction: f64, mtu: u32) -> Self {
+        PullPacers {
+            hosts: link_rates
+                .iter()
+                .map(|&r| HostPacer {
+                    active: VecDeque::new(),
+                    rate: ((r as f64 * fraction) as u64).max(1),
+                    next_free: 0,
+                    armed: false,
+                })
+                .collect(),
+            sinks: Vec::new(),
+            pull: pull.max(1),
+            mtu: mtu as u64,
+        }
+    }
+
+    /// Connection `flow`, received by `host`, is credit paced with at most `cap` bytes of
+    /// unused credit granted at once.
+    pub fn add_sink(&mut self, flow: u32, host: u32, cap: u64) {
+        let i = flow as usize;
+        if self.sinks.len() <= i {
+            self.sinks.resize(i + 1, Sink::NONE);
+        }
+        self.sinks[i] = Sink {
+            paced: true,
+            host,
+            cap,
+            ..Sink::NONE
+        };
+    }
+
+    /// Connection `flow` is over: it gets no more PULLs.
+    pub fn remove_sink(&mut self, flow: u32) {
+        if let Some(s) = self.sinks.get_mut(flow as usize) {
+            s.cap = 0;
+        }
+    }
+
+    /// A packet of a credit-paced connection arrived at `now`. Returns when to wake its host's
+    /// pacer if it must be woken and is not already.
+    pub fn on_arrival(&mut self, now: Time, a: &PullArrival) -> Option<Time> {
+        let pull = self.pull;
+        let s = self.sinks.get_mut(a.flow as usize)?;
+        if s.cap == 0 {
+            return None;
+        }
+        s.target = s.target.max(widen(a.target, s.granted));
+        // Used credit was granted first: a report above the grants is not believed.
+        s.used = s.used.max(widen(a.used, s.granted).min(s.granted));
+        if a.trimmed {
+            s.target += self.mtu;
+        }
+        s.ev = a.ev;
+        s.route = a.route;
+        if s.listed || s.grantable(pull) == 0 {
+            return None;
+        }
+        s.listed = true;
+        let host = &mut self.hosts[s.host as usize];
+        host.active.push_back(a.flow);
+        if host.armed {
+            return None;
+        }
+        host.armed = true;
+        Some(host.next_free.max(now))
+    }
+
+    /// Host `host`'s pacer wakes at `now`: the next active connection gets a PULL.
+    pub fn on_timer(&mut self, host: u32, now: Time) -> PacerStep {
+        let pull = self.pull;
+        let hp = &mut self.hosts[host as usize];
+        hp.armed = false;
+        while let Some(f) = hp.active.pop_front() {
+            let s = &mut self.sinks[f as usize];
+            s.listed = false;
+            let bytes = s.grantable(pull);
+            if bytes == 0 {
+                continue;
+            }
+            s.granted += bytes;
+            let grant = Grant {
+                flow: f,
+                bytes,
+                granted: s.granted,
+                ev: s.ev,
+                route: s.route,
+            };
+            if s.grantable(pull) > 0 {
+                s.listed = true;
+                hp.active.push_back(f);
+            }
+            hp.next_free = now + serialization(bytes as u32, hp.rate);
+            let rearm = (!hp.active.is_empty()).then(|| {
+                hp.armed = true;
+                hp.next_free
+            });
+            return PacerStep {
+                grant: Some(grant),
+                rearm,
+            };
+        }
+        PacerStep {
+            grant: None,
+            rearm: None,
+        }
+    }
+
+    /// Cumulative bytes granted to connection `flow`, if it is credit paced.
+    pub fn granted(&self, flow: u32) -> Option<u64> {
+        self.sinks
+            .get(flow as usize)
+            .filter(|s| s.paced)
+            .map(|s| s.granted)
+    }
+
+    /// Granted minus the highest used credit reported: what the pacer counts as outstanding
+    /// for connection `flow` (never above its cap).
+    pub fn outstanding(&self, flow: u32) -> u64 {
+        self.sinks
+            .get(flow as usize)
+            .map_or(0, |s| s.granted - s.used)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,319 @@
+use super::*;
+use crate::engine::Rng;
+
+const MTU: u32 = 4150;
+const RATE: u64 = 400_000_000_000;
+
+fn pacers(hosts: usize) -> PullPacers {
+    EqdsConfig::default().pacers(&vec![RATE; hosts], MTU)
+}
+
+fn arrival(flow: u32, target: u64, used: u64) -> PullArrival {
+    PullArrival {
+        flow,
+        target: target as u32,
+        used: used as u32,
+        trimmed: false,
+        ev: 7,
+        route: u32::MAX,
+    }
+}
+
+/// Wakes host `host`'s pacer until it stops; returns the grants and checks the spacing
+/// and the cap at every step.
+fn drain(p: &mut PullPacers, host: u32, mut at: Time, cap: u64) -> Vec<Grant> {
+    let mut out = Vec::new();
+    loop {
+        let step = p.on_timer(host, at);
+        if let Some(g) = step.grant {
+            assert!(p.outstanding(g.flow) <= cap, "cap exceeded: {g:?}");
+            out.push(g);
+        }
+        match step.rearm {
+            Some(next) => {
+                let g = step.grant.expect("re-armed only after a grant");
+                assert_eq!(next - at, serialization(g.bytes as u32, 396_000_000_000));
+                at = next;
+            }
+            None => return out,
+        }
+    }
+}
+
+#[test]
+fn one_pull_of_4096_bytes_every_82_75_ns_up_to_the_target() {
+    let mut p = pacers(2);
+    p.add_sink(0, 1, u64::MAX);
+    assert_eq!(p.on_arrival(100, &arrival(0, 10_000, 0)), Some(100));
+    // Already armed: a second arrival does not arm again.
+    assert_eq!(p.on_arrival(150, &arrival(0, 10_000, 0)), None);
+    let grants = drain(&mut p, 1, 100, u64::MAX);
+    let bytes: Vec<u64> = grants.iter().map(|g| g.bytes).collect();
+    assert_eq!(bytes, [4096, 4096, 1808], "never beyond the target");
+    assert_eq!(grants[2].granted, 10_000);
+    assert_eq!(grants[0].ev, 7);
+    assert_eq!(serialization(4096, 396_000_000_000), 82_748);
+    // Idle now; a higher target wakes it, not before the last PULL's time is up.
+    let at = p.on_arrival(200, &arrival(0, 20_000, 0)).expect("woken");
+    assert_eq!(at, 100 + 2 * 82_748 + serialization(1808, 396_000_000_000));
+    // A stale (lower) target changes nothing.
+    let mut q = pacers(2);
+    q.add_sink(0, 1, u64::MAX);
+    q.on_arrival(0, &arrival(0, 8192, 0));
+    q.on_arrival(0, &arrival(0, 4096, 0));
+    assert_eq!(drain(&mut q, 1, 0, u64::MAX).len(), 2);
+}
+
+#[test]
+fn grants_stop_at_the_cap_and_resume_as_credit_is_used() {
+    let cap = 3 * 4096 + 100;
+    let mut p = pacers(1);
+    p.add_sink(3, 0, cap);
+    p.on_arrival(0, &arrival(3, 1 << 20, 0));
+    let bytes: Vec<u64> = drain(&mut p, 0, 0, cap).iter().map(|g| g.bytes).collect();
+    assert_eq!(bytes, [4096, 4096, 4096, 100]);
+    assert_eq!(p.outstanding(3), cap);
+    // The sender reports 8,192 bytes used: exactly that much more may be granted.
+    let at = p.on_arrival(1_000_000, &arrival(3, 1 << 20, 8192)).unwrap();
+    let bytes: Vec<u64> = drain(&mut p, 0, at, cap).iter().map(|g| g.bytes).collect();
+    assert_eq!(bytes, [4096, 4096]);
+    assert_eq!(p.outstanding(3), cap);
+    assert_eq!(p.granted(3), Some(cap + 8192));
+    // A report of more used than granted is not believed.
+    p.on_arrival(2_000_000, &arrival(3, 1 << 20, 1 << 19));
+    assert_eq!(p.outstanding(3), 0);
+}
+
+#[test]
+fn active_connections_are_served_round_robin_per_host() {
+    let mut p = pacers(2);
+    for f in 0..3 {
+        p.add_sink(f, if f == 2 { 1 } else { 0 }, u64::MAX);
+    }
+    p.on_arrival(0, &arrival(0, 3 * 4096, 0));
+    p.on_arrival(0, &arrival(1, 2 * 4096, 0));
+    assert_eq!(p.on_arrival(0, &arrival(2, 4096, 0)), Some(0), "own pacer");
+    let order: Vec<u32> = drain(&mut p, 0, 0, u64::MAX)
+        .iter()
+        .map(|g| g.flow)
+        .collect();
+    assert_eq!(order, [0, 1, 0, 1, 0]);
+    assert_eq!(drain(&mut p, 1, 0, u64::MAX).len(), 1);
+}
+
+#[test]
+fn trimmed_headers_ask_for_one_more_mtu_and_finished_sinks_get_nothing() {
+    let mut p = pacers(1);
+    p.add_sink(0, 0, u64::MAX);
+    p.on_arrival(0, &arrival(0, 4096, 0));
+    drain(&mut p, 0, 0, u64::MAX);
+    // The header of the packet carried the target already granted: one MTU more.
+    let trimmed = PullArrival {
+        trimmed: true,
+        ..arrival(0, 4096, 0)
+    };
+    let at = p.on_arrival(10, &trimmed).unwrap();
+    let g = drain(&mut p, 0, at, u64::MAX);
+    assert_eq!(g.iter().map(|g| g.bytes).sum::<u64>(), MTU as u64);
+    // A later packet whose target counts that retransmission asks for nothing more.
+    assert_eq!(p.on_arrival(1_000_000, &arrival(0, 4096 + 4150, 0)), None);
+    // Removed: arrivals no longer wake the pacer, listed entries are skipped.
+    p.on_arrival(1_000_000, &arrival(0, 1 << 20, 0));
+    p.remove_sink(0);
+    assert_eq!(p.on_arrival(2_000_000, &arrival(0, 1 << 21, 0)), None);
+    let step = p.on_timer(0, 3_000_000);
+    assert_eq!(step.grant, None);
+    assert_eq!(step.rearm, None);
+}
+
+#[test]
+fn no_sequence_of_reports_gets_past_the_cap() {
+    let mut rng = Rng::new(11);
+    let cap = 150_000;
+    let mut p = pacers(1);
+    p.add_sink(0, 0, cap);
+    let (mut target, mut now) = (0u64, 0);
+    let mut armed_at: Option<Time> = None;
+    for _ in 0..20_000 {
+        now += rng.below(200_000) as Time;
+        if let Some(at) = armed_at.filter(|&at| at <= now) {
+            let step = p.on_timer(0, at);
+            armed_at = step.rearm;
+        }
+        // A sender never reports more used than was granted to it, and targets grow.
+        target += rng.below(20_000) as u64;
+        let granted = p.granted(0).unwrap();
+        let used = granted - rng.below((granted.min(1 << 20) + 1) as u32) as u64;
+        let a = PullArrival {
+            trimmed: rng.below(10) == 0,
+            ..arrival(0, target, used)
+        };
+        if let Some(at) = p.on_arrival(now, &a) {
+            assert!(armed_at.is_none(), "armed twice");
+            armed_at = Some(at);
+        }
+        assert!(p.outstanding(0) <= cap);
+    }
+    assert!(p.granted(0).unwrap() > 10 * cap, "it kept granting");
+}
+
+fn eqds() -> Eqds {
+    Eqds::new(625_284, MTU, false)
+}
+
+fn ack() -> AckSample {
+    AckSample {
+        acked: 4150,
+        ecn: false,
+        cnp: false,
+        rtt: None,
+        now: 0,
+        in_flight: 0,
+    }
+}
+
+#[test]
+fn speculative_credit_is_spent_then_forfeited_at_the_first_feedback() {
+    let mut cc = eqds();
+    assert!(cc.credit_gated() && cc.speculating());
+    assert_eq!(cc.credit(), 625_284);
+    assert_eq!(cc.cwnd(), 625_284);
+    for _ in 0..150 {
+        cc.on_send(4150);
+    }
+    assert_eq!(cc.credit(), 625_284 - 150 * 4150);
+    cc.on_ack(&ack());
+    assert!(!cc.speculating());
+    assert_eq!(cc.credit(), 0, "unused speculative credit is lost");
+    // A debt is not forgiven.
+    let mut cc = eqds();
+    for _ in 0..151 {
+        cc.on_send(4150);
+    }
+    cc.on_nack(4150, 0);
+    assert_eq!(cc.credit(), 625_284 - 151 * 4150);
+    // A timeout ends speculation too, and feedback after that forfeits nothing more.
+    let mut cc = eqds();
+    cc.on_timeout(4150, 0);
+    assert_eq!(cc.credit(), 0);
+    cc.on_pull(4096, 0);
+    cc.on_ack(&ack());
+    assert_eq!(cc.credit(), 4096);
+}
+
+#[test]
+fn pulls_are_cumulative_and_capped() {
+    let mut cc = eqds();
+    cc.on_ack(&ack());
+    cc.on_pull(4096, 0);
+    cc.on_pull(8192, 0);
+    assert_eq!(cc.credit(), 8192);
+    // A reordered (older) PULL and a repeated one add nothing.
+    cc.on_pull(4096, 0);
+    cc.on_pull(8192, 0);
+    assert_eq!(cc.credit(), 8192);
+    // Credit never exceeds the maximum.
+    cc.on_pull(10_000_000, 0);
+    assert_eq!(cc.credit(), 625_284);
+    // The default (REPS reference): a PULL while speculating adds to the speculative
+    // credit, capped; the UEC variant forfeits it first.
+    let mut cc = eqds();
+    cc.on_send(100_000);
+    cc.on_pull(4096, 0);
+    assert!(cc.speculating());
+    assert_eq!(cc.credit(), 625_284 - 100_000 + 4096);
+    let mut uec = Eqds::new(625_284, MTU, true);
+    uec.on_send(100_000);
+    uec.on_pull(4096, 0);
+    assert!(!uec.speculating());
+    assert_eq!(uec.credit(), 4096);
+}
+
+#[test]
+fn pull_requests_follow_the_reference_formula() {
+    let mut cc = eqds();
+    // Speculating with 8 MiB to go: the target is what was sent (the credit to replace).
+    cc.on_send(4150);
+    let r = cc.pull_request(8 << 20);
+    assert_eq!(
+        r,
+        PullRequest {
+            target: 4150,
+            used: 0
+        }
+    );
+    // Little left: still at least one MTU while speculating and new data remains.
+    assert_eq!(cc.pull_request(1000).target, 4150);
+    assert_eq!(cc.pull_request(0).target, 0);
+    cc.on_ack(&ack());
+    // After it: backlog (capped) minus credit plus pulls.
+    cc.on_pull(20_000, 0);
+    cc.on_send(4150);
+    assert_eq!(cc.credit(), 20_000 - 4150);
+    let r = cc.pull_request(8 << 20);
+    assert_eq!(r.target, 20_000 + 625_284 - (20_000 - 4150));
+    assert_eq!(r.used, 4150, "pulled minus held");
+    let r = cc.pull_request(10_000);
+    assert_eq!(r.target, 20_000 + 10_000 - (20_000 - 4150));
+    // With a debt, everything pulled is used and the debt is asked for too.
+    for _ in 0..5 {
+        cc.on_send(4150);
+    }
+    assert_eq!(cc.credit(), 20_000 - 6 * 4150);
+    let r = cc.pull_request(10_000);
+    assert_eq!(r.used, 20_000);
+    assert_eq!(r.target, 20_000 + 10_000 + 6 * 4150 - 20_000);
+}
+
+#[test]
+fn wire_counts_widen_around_the_known_count() {
+    assert_eq!(widen(5, 0), 5);
+    let near = (3u64 << 32) + 10;
+    assert_eq!(widen(20, near), near + 10);
+    assert_eq!(widen(5, near), near - 5);
+    assert_eq!(widen((near + 1_000_000) as u32, near), near + 1_000_000);
+    // Across a 32-bit wrap.
+    let near = (1u64 << 32) - 100;
+    assert_eq!(widen(50, near), (1 << 32) + 50);
+    assert_eq!(widen(u32::MAX - 200, 1 << 32), (1 << 32) - 201);
+    assert_eq!(widen(u32::MAX, 0), 0, "never negative");
+}
+
+#[test]
+fn config_checks_name_the_field() {
+    let bad = |c: EqdsConfig| c.validate().unwrap_err();
+    let d = EqdsConfig::default();
+    assert!(d.validate().is_ok());
+    assert!(bad(EqdsConfig {
+        max_credit_bdp: 0.0,
+        ..d.clone()
+    })
+    .starts_with("max_credit_bdp:"));
+    assert!(bad(EqdsConfig {
+        pull_size: SizeQ(Size::Bytes(0)),
+        ..d.clone()
+    })
+    .starts_with("pull_size:"));
+    assert!(bad(EqdsConfig {
+        pull_rate: 1.5,
+        ..d.clone()
+    })
+    .starts_with("pull_rate:"));
+    assert!(bad(EqdsConfig {
+        initial_credit: Some(SizeQ(Size::Bytes(0))),
+        ..d.clone()
+    })
+    .starts_with("initial_credit:"));
+    let cc = d.build(&CcParams::example());
+    assert_eq!(cc.credit_cap(), 625_284);
+    assert_eq!(cc.credit(), 625_284);
+    // A smaller speculative window; a larger one is cut to the maximum.
+    let with = |c: Size| EqdsConfig {
+        initial_credit: Some(SizeQ(c)),
+        ..d.clone()
+    };
+    let cc = with(Size::Packets(1.0)).build(&CcParams::example());
+    assert_eq!((cc.credit(), cc.credit_cap()), (4150, 625_284));
+    let cc = with(Size::Bytes(1 << 30)).build(&CcParams::example());
+    assert_eq!(cc.credit(), 625_284);
+}

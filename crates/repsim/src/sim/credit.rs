@@ -1,0 +1,172 @@
+//! Receiver-driven credit (EQDS, [`crate::cc::eqds`]): the receiving hosts' pull pacers, the
+//! PULL packets they send through their NIC's control lane, and what data packets tell them.
+//! None of it exists unless a traffic class uses a credit-paced congestion control.
+use super::{Phase, Simulation};
+use crate::cc::eqds::{EqdsConfig, PullArrival};
+use crate::cc::CcSpec;
+use crate::engine::Handle;
+use crate::net::packet::{flags, NO_ROUTE};
+use crate::net::world::{Owner, Timer};
+use crate::net::{Kind, Packet};
+use crate::transport::Sender;
+
+fn pacer_timer(host: u32) -> Timer {
+    Timer {
+        owner: Owner::Pacer,
+        kind: 0,
+        gen: 0,
+        id: host,
+    }
+}
+
+/// Stamps a credit-paced sender's pull request on its outgoing data packet or RTS.
+#[inline]
+pub(super) fn stamp(pkt: &mut Packet, s: &Sender) {
+    if s.credit_gated() {
+        let r = s.pull_request();
+        pkt.sack_base = r.target as u32;
+        pkt.cum_ack = r.used as u32;
+    }
+}
+
+impl Simulation {
+    /// Builds the pull pacers if some traffic class uses `eqds` (the first such class's
+    /// parameters pace every host), and turns ECN off on switch ports facing hosts if one asks.
+    pub(super) fn setup_credit(&mut self) {
+        let eqds = |cc: &CcSpec| match cc {
+            CcSpec::Eqds(c) => Some(c.clone()),
+            _ => None,
+        };
+        let configs: Vec<EqdsConfig> = std::iter::once(&self.cfg.cc)
+            .chain(self.classes.iter().filter_map(|c| c.cc.as_ref()))
+            .filter_map(eqds)
+            .collect();
+        let Some(first) = configs.first() else {
+            return;
+        };
+        let topo = &self.world.topo;
+        let rates: Vec<u64> = topo
+            .host_downlink
+            .iter()
+            .map(|&l| topo.links[l as usize].rate_bps)
+            .collect();
+        self.credit = Some(Box::new(first.pacers(&rates, self.cfg.transport.mtu)));
+        if configs.iter().any(|c| !c.ecn_at_last_hop) {
+            for (i, link) in topo.links.iter().enumerate() {
+                if link.from >= topo.hosts && link.to < topo.hosts {
+                    let p = &mut self.world.ports[i].params;
+                    p.ecn_min = u64::MAX / 2;
+                    p.ecn_max = u64::MAX / 2;
+                }
+            }
+        }
+    }
+
+    /// Flow `f` started: its receiver's pacer learns of it if its sender is credit gated.
+    pub(super) fn credit_flow_started(&mut self, f: u32) {
+        let flow = &self.flows[f as usize];
+        let (Some(pacers), Some(s)) = (self.credit.as_deref_mut(), flow.sender.as_ref()) else {
+            return;
+        };
+        if s.credit_gated() {
+            pacers.add_sink(f, flow.spec.dst, s.cc().credit_cap());
+        }
+    }
+
+    /// Flow `f` finished: no more PULLs for it.
+    pub(super) fn credit_flow_finished(&mut self, f: u32) {
+        if let Some(pacers) = self.credit.as_deref_mut() {
+            pacers.remove_sink(f);
+        }
+    }
+
+    /// A data packet, trimmed header or RTS reached the receiver of a running connection: its
+    /// pull request goes to the host's pacer.
+    #[inline(never)]
+    pub(super) fn credit_arrival(&mut self, h: Handle) {
+        let now = self.world.now;
+        let pkt = self.world.pkts.get(h);
+        let Some(pacers) = self.credit.as_deref_mut() else {
+            return;
+        };
+        let wake = pacers.on_arrival(
+            now,
+            &PullArrival {
+                flow: pkt.flow,
+                target: pkt.sack_base,
+                used: pkt.cum_ack,
+                trimmed: pkt.has(flags::TRIMMED),
+                ev: pkt.ev,
+                route: pkt.route,
+            },
+        );
+        if let Some(at) = wake {
+            let host = pkt.dst;
+            self.world.set_timer(at, pacer_timer(host));
+        }
+    }
+
+    /// Host `host`'s pull pacer wakes: it may send one PULL through the host's control lane.
+    pub(super) fn on_pacer(&mut self, host: u32) {
+        let now = self.world.now;
+        let Some(pacers) = self.credit.as_deref_mut() else {
+            return;
+        };
+        let step = pacers.on_timer(host, now);
+        if let Some(at) = step.rearm {
+            self.world.set_timer(at, pacer_timer(host));
+        }
+        let Some(g) = step.grant else { return };
+        let spec = &self.flows[g.flow as usize].spec;
+        // PULLs return on the reverse of the latest data packet's route, as ACKs do.
+        let route = if g.route == NO_ROUTE {
+            NO_ROUTE
+        } else {
+            self.world.paths.reverse(g.route)
+        };
+        let pkt = Packet {
+            flow: g.flow,
+            src: spec.dst,
+            dst: spec.src,
+            sent_at: now,
+            cum_ack: g.granted as u32,
+            ev: g.ev,
+            route,
+            ..Packet::blank(Kind::Credit, self.cfg.transport.header)
+        };
+        let h = self.world.pkts.alloc(pkt);
+        self.world.counters.credits_sent += 1;
+        let port = self.world.topo.host_uplink[host as usize];
+        self.world.ports[port as usize].headers.push_back(h);
+        self.kick(port);
+    }
+
+    /// A PULL reaches its sender: the credit it grants may let the flow send.
+    #[inline(never)]
+    pub(super) fn on_pull(&mut self, h: Handle) {
+        let now = self.world.now;
+        let pkt = *self.world.pkts.get(h);
+        self.world.pkts.free(h);
+        self.world.counters.credits_arrived += 1;
+        let flow = &mut self.flows[pkt.flow as usize];
+        if flow.phase != Phase::Running {
+            return;
+        }
+        let s = flow.sender.as_mut().expect("running flows have a sender");
+        if s.on_pull(now, pkt.cum_ack) {
+            self.mark_ready(pkt.flow);
+        }
+    }
+
+    /// Cumulative bytes of credit the receiver's pull pacer granted flow `f`, if it is credit
+    /// paced.
+    pub fn credit_granted(&self, f: u32) -> Option<u64> {
+        self.credit.as_deref()?.granted(f)
+    }
+
+    /// Credit granted to flow `f` that its receiver's pacer counts as unused (granted minus the
+    /// highest use its packets reported; never above the flow's cap).
+    pub fn credit_outstanding(&self, f: u32) -> u64 {
+        self.credit.as_deref().map_or(0, |p| p.outstanding(f))
+    }
+}
