@@ -15,19 +15,18 @@
 //! re-armed retransmission timer per connection.
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::cc::CcSpec;
 use crate::engine::rng::Stream;
 use crate::engine::time::SEC;
 use crate::engine::{Arena, EventQueue, Rng, Time};
-use crate::fault::{FaultPlan, FaultState};
-use crate::lb::{LbRecord, LbSpec, Route};
+use crate::fault::FaultState;
+use crate::lb::{LbRecord, Route};
 use crate::metrics::collect::{CollectConfig, Collector};
 use crate::net::paths::{self, PathTable};
 use crate::net::port::{Port, PortStats, QueueConfig};
 use crate::net::world::{Counters, EventKind, Owner, Timer, World};
 use crate::net::Topology;
 use crate::routing::{SchemeAction, SchemeSetup, SwitchScheme, SwitchSpec};
-use crate::transport::{FlowStats, Receiver, Sender, Sizes, TransportConfig};
+use crate::transport::{FlowStats, Receiver, Sender, Sizes};
 use crate::workload::{FlowSource, FlowSpec};
 
 mod credit;
@@ -36,100 +35,12 @@ mod flows;
 mod host;
 mod observer;
 mod ports;
+mod spec;
 mod summary;
 mod switch;
 
 pub use observer::{DropCause, Injector, Observer, PacketDrop};
-
-/// Everything a run needs besides the topology and the flows.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SimConfig {
-    /// Master seed of every random stream.
-    pub seed: u64,
-    /// Nothing happens at or after this time.
-    pub end: Time,
-    /// Switch queues.
-    pub queue: QueueConfig,
-    /// Transport.
-    pub transport: TransportConfig,
-    /// Load balancer of the main traffic class.
-    pub lb: LbSpec,
-    /// Congestion control of the main traffic class.
-    pub cc: CcSpec,
-    /// Switch scheme.
-    pub switch: SwitchSpec,
-    /// Upper edges (payload bytes, ascending) of the flow-size buckets FCT slowdown is
-    /// reported by; `None`: one split at the network's bandwidth-delay product.
-    pub slowdown_edges: Option<Vec<u64>>,
-}
-
-impl Default for SimConfig {
-    fn default() -> Self {
-        SimConfig {
-            seed: 1,
-            end: 100 * crate::engine::time::MS,
-            queue: QueueConfig {
-                capacity: 100 * 4150,
-                ecn_min: 20 * 4150,
-                ecn_max: 80 * 4150,
-                trimming: true,
-            },
-            transport: TransportConfig::default(),
-            lb: LbSpec::named("reps").expect("built in"),
-            cc: CcSpec::default(),
-            switch: SwitchSpec::default(),
-            slowdown_edges: None,
-        }
-    }
-}
-
-/// A traffic class: flows whose [`FlowSpec::class`] is its index use its load balancer and
-/// congestion control instead of the run's (e.g. ECMP background traffic under REPS).
-#[derive(Clone, Debug, PartialEq)]
-pub struct TrafficClass {
-    /// Name in outputs (`main`, `background`, ...).
-    pub name: String,
-    /// Load balancer (`None`: the run's).
-    pub lb: Option<LbSpec>,
-    /// Congestion control (`None`: the run's).
-    pub cc: Option<CcSpec>,
-    /// Its packets carry [`crate::net::packet::flags::SWITCH_EXEMPT`]: switch schemes that
-    /// honour it hash them as ECMP does instead of rerouting them.
-    pub switch_exempt: bool,
-}
-
-/// A whole run: what [`Simulation::new`] builds from (a scenario's `build` makes one).
-pub struct RunSpec {
-    /// Name of the run in outputs (usually the load balancer's name).
-    pub label: String,
-    /// Configuration.
-    pub config: SimConfig,
-    /// Network.
-    pub topology: Topology,
-    /// Flows (more may be added while running, or come from sources).
-    pub flows: Vec<FlowSpec>,
-    /// Lazy sources of more flows (a trace), each in start order.
-    pub sources: Vec<Box<dyn FlowSource>>,
-    /// Fault timeline (empty for none).
-    pub faults: FaultPlan,
-    /// Traffic classes after the main one (class 1, 2, ...).
-    pub classes: Vec<TrafficClass>,
-}
-
-impl RunSpec {
-    /// A run of `flows` on `topology` with no faults and one traffic class.
-    pub fn new(config: SimConfig, topology: Topology, flows: Vec<FlowSpec>) -> Self {
-        RunSpec {
-            label: config.lb.name().to_string(),
-            config,
-            topology,
-            flows,
-            sources: Vec::new(),
-            faults: FaultPlan::default(),
-            classes: Vec::new(),
-        }
-    }
-}
+pub use spec::{RunSpec, SimConfig, TrafficClass};
 
 /// Why a simulation cannot be set up.
 #[derive(Debug, thiserror::Error)]

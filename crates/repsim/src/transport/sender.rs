@@ -8,7 +8,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::{FlowStats, Sizes};
-use crate::cc::{widen, AckSample, CongestionControl, PullRequest};
+use crate::cc::{AckSample, CongestionControl};
 use crate::engine::time::serialization;
 use crate::engine::{Rng, Time};
 use crate::lb::{AckFeedback, LbEvent, LoadBalancer, PathChoice};
@@ -347,41 +347,6 @@ impl Sender {
         }
     }
 
-    /// Sending is gated by receiver credit (the congestion control said so at start).
-    #[inline]
-    pub fn credit_gated(&self) -> bool {
-        self.credit_gated
-    }
-
-    /// Wire bytes still to send: data never sent plus PSNs waiting for retransmission.
-    pub fn backlog(&self) -> u64 {
-        let left = (self.sizes.packets - self.next_data) as u64;
-        let unsent = if left == 0 {
-            0
-        } else {
-            self.sizes.bytes - self.next_data as u64 * self.sizes.mss as u64
-                + left * self.sizes.header as u64
-        };
-        unsent + self.queued_bytes
-    }
-
-    /// What the next packet asks of the receiver's pull pacer (credit-gated senders).
-    pub fn pull_request(&self) -> PullRequest {
-        self.cc.pull_request(self.backlog())
-    }
-
-    /// A PULL arrived carrying the low 32 bits of the cumulative credit granted; true if it
-    /// granted anything new.
-    pub fn on_pull(&mut self, now: Time, granted: u32) -> bool {
-        let total = widen(granted, self.pulled);
-        if total <= self.pulled {
-            return false;
-        }
-        self.pulled = total;
-        self.cc.on_pull(total, now);
-        true
-    }
-
     /// While the congestion control paces below line rate: the earliest time of the next
     /// packet, if that is after `now`.
     #[inline]
@@ -667,21 +632,6 @@ impl Sender {
         blocked && self.last_rts.is_none_or(|t| now - t >= rto)
     }
 
-    /// Credit gated, with data waiting and no credit left: only an RTS (or a PULL already on
-    /// its way) can get it going again.
-    pub fn credit_starved(&self) -> bool {
-        self.credit_gated && self.cc.credit() <= 0 && !self.finished() && self.backlog() > 0
-    }
-
-    /// Credit starved with nothing in flight to time out: wakes the retransmission timer when
-    /// the next RTS may go (one RTO after the last), if it is idle. Without this a connection
-    /// whose every packet and request was lost would wait forever (the reference has the
-    /// same hole).
-    pub fn arm_rts_retry(&mut self, now: Time, rto: Time) -> Option<Time> {
-        let at = self.last_rts.map_or(now, |t| (t + rto).max(now));
-        self.arm_timer(at)
-    }
-
     /// Sends an RTS of `size` bytes now: it takes the next PSN, an EV and a send record (so a
     /// lost RTS times out like data and goes again as a `size`-byte data packet), but adds
     /// nothing to `in_flight`.
@@ -724,5 +674,6 @@ impl Sender {
     }
 }
 
+mod credit;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,58 @@
+//! The credit side of a sender under receiver-driven congestion control (EQDS): what it asks
+//! of the receiver's pull pacer, the PULLs it receives, and how it recovers when every packet
+//! and request it sent was lost.
+use super::Sender;
+use crate::cc::{widen, PullRequest};
+use crate::engine::Time;
+
+impl Sender {
+    /// Sending is gated by receiver credit (the congestion control said so at start).
+    #[inline]
+    pub fn credit_gated(&self) -> bool {
+        self.credit_gated
+    }
+
+    /// Wire bytes still to send: data never sent plus PSNs waiting for retransmission.
+    pub fn backlog(&self) -> u64 {
+        let left = (self.sizes.packets - self.next_data) as u64;
+        let unsent = if left == 0 {
+            0
+        } else {
+            self.sizes.bytes - self.next_data as u64 * self.sizes.mss as u64
+                + left * self.sizes.header as u64
+        };
+        unsent + self.queued_bytes
+    }
+
+    /// What the next packet asks of the receiver's pull pacer (credit-gated senders).
+    pub fn pull_request(&self) -> PullRequest {
+        self.cc.pull_request(self.backlog())
+    }
+
+    /// A PULL arrived carrying the low 32 bits of the cumulative credit granted; true if it
+    /// granted anything new.
+    pub fn on_pull(&mut self, now: Time, granted: u32) -> bool {
+        let total = widen(granted, self.pulled);
+        if total <= self.pulled {
+            return false;
+        }
+        self.pulled = total;
+        self.cc.on_pull(total, now);
+        true
+    }
+
+    /// Credit starved with nothing in flight to time out: wakes the retransmission timer when
+    /// the next RTS may go (one RTO after the last), if it is idle. Without this a connection
+    /// whose every packet and request was lost would wait forever (the reference has the
+    /// same hole).
+    pub fn arm_rts_retry(&mut self, now: Time, rto: Time) -> Option<Time> {
+        let at = self.last_rts.map_or(now, |t| (t + rto).max(now));
+        self.arm_timer(at)
+    }
+
+    /// Credit gated, with data waiting and no credit left: only an RTS (or a PULL already on
+    /// its way) can get it going again.
+    pub fn credit_starved(&self) -> bool {
+        self.credit_gated && self.cc.credit() <= 0 && !self.finished() && self.backlog() > 0
+    }
+}
