@@ -30,6 +30,8 @@ pub struct CcParams {
     /// The largest unloaded round-trip time of any host pair in the network (the reference
     /// sizes NSCC's constants from it).
     pub network_rtt: Time,
+    /// Switches trim overflowing packets (NACKs tell of losses) rather than drop them.
+    pub trimming: bool,
     /// The run's timed fast-increase switch has already turned on (see
     /// [`mprdma::MprdmaConfig::fast_increase_after`]).
     pub fast_increase_on: bool,
@@ -45,6 +47,7 @@ impl CcParams {
             bdp: 416_856,
             line_rate: 400_000_000_000,
             network_rtt: 8_337_120,
+            trimming: true,
             fast_increase_on: false,
         }
     }

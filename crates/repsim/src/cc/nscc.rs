@@ -32,8 +32,7 @@
 //! **Constants** from the network RTT `R`, the line rate and the MSS (MTU - 64 B header):
 //! `a = R * rate / 8 / 150,000 B`, `b = T / 12 us`, `alpha = 4 MSS a b / T`, `fi = 5 MSS a`,
 //! `eta = 0.15 MSS a`, `fi_scale = 0.25 a`, `gamma` 0.8, `adjust_period = R`, `adjust_bytes` =
-//! 8 MTU. `T` defaults to `0.75 R`: the reference's choice with trimming (it uses `R` without,
-//! but a controller does not know whether the run trims; set `target_delay_rtt = 1.0` there).
+//! 8 MTU. `T` defaults to `0.75 R` with trimming and `R` without, as the reference chooses.
 //!
 //! **reps2024** differs in: `T` 6 us, `adjust_period` 12 us, `adjust_bytes` = 16,000 B * b by
 //! default; the fair increase is added to the proportional one too; one adjustment adds at
@@ -68,8 +67,10 @@ pub struct NsccConfig {
     /// Target queueing delay (default: `target_delay_rtt` network RTTs; reps2024: 6 us).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target_delay: Option<TimeQ>,
-    /// Target queueing delay in network RTTs when `target_delay` is absent (uet only).
-    pub target_delay_rtt: f64,
+    /// Target queueing delay in network RTTs when `target_delay` is absent (uet only;
+    /// default 0.75 with trimming, 1 without, as the reference).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_delay_rtt: Option<f64>,
     /// Window at start (default: the maximum window).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub initial_cwnd: Option<SizeQ>,
@@ -97,7 +98,7 @@ impl Default for NsccConfig {
         NsccConfig {
             variant: NsccVariant::Uet,
             target_delay: None,
-            target_delay_rtt: 0.75,
+            target_delay_rtt: None,
             initial_cwnd: None,
             max_cwnd_bdp: 1.5,
             accurate_base_rtt: false,
@@ -121,7 +122,10 @@ impl NsccConfig {
         if self.target_delay.is_some_and(|t| t.0 == 0) {
             return Err("target_delay: must be positive".into());
         }
-        if !(self.target_delay_rtt.is_finite() && self.target_delay_rtt > 0.0) {
+        if self
+            .target_delay_rtt
+            .is_some_and(|t| !(t.is_finite() && t > 0.0))
+        {
             return Err("target_delay_rtt: must be positive".into());
         }
         if self.initial_cwnd.is_some_and(|c| c.0.bytes(4150) == 0) {
@@ -215,7 +219,10 @@ impl Nscc {
         let target = match c.target_delay {
             Some(t) => t.0,
             None if reps2024 => 6 * US,
-            None => (r as f64 * c.target_delay_rtt) as Time,
+            None => {
+                let default = if p.trimming { 0.75 } else { 1.0 };
+                (r as f64 * c.target_delay_rtt.unwrap_or(default)) as Time
+            }
         }
         .max(1) as f64;
         let b = target / REFERENCE_RTT as f64;

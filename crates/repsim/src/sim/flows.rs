@@ -263,6 +263,7 @@ impl Simulation {
             bdp,
             line_rate,
             network_rtt: self.max_base_rtt,
+            trimming: self.cfg.queue.trimming,
             fast_increase_on: self.fast_increase_on,
         });
         let packets_per_ack = (t.ack.every_bytes / t.mtu as u64).max(1) as u32;

@@ -449,3 +449,30 @@ fn checks_name_the_field() {
         assert!(c.validate().unwrap_err().starts_with(field), "{field}");
     }
 }
+
+#[test]
+fn the_target_delay_follows_trimming_as_the_reference_does() {
+    let with = Nscc::new(&NsccConfig::default(), &CcParams::example());
+    let without = Nscc::new(
+        &NsccConfig::default(),
+        &CcParams {
+            trimming: false,
+            ..CcParams::example()
+        },
+    );
+    let r = CcParams::example().network_rtt as f64;
+    assert_eq!(with.target, (r * 0.75) as Time as f64);
+    assert_eq!(without.target, r as Time as f64);
+    // An explicit setting wins either way.
+    let set = Nscc::new(
+        &NsccConfig {
+            target_delay_rtt: Some(0.5),
+            ..NsccConfig::default()
+        },
+        &CcParams {
+            trimming: false,
+            ..CcParams::example()
+        },
+    );
+    assert_eq!(set.target, (r * 0.5) as Time as f64);
+}

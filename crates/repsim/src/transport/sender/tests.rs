@@ -23,6 +23,7 @@ fn sender_of(packets: u64, window_packets: u64) -> Sender {
         bdp: window_packets * MTU as u64,
         line_rate: LINE,
         network_rtt: 8_000_000,
+        trimming: false,
         fast_increase_on: false,
     });
     let ctx = LbContext {
