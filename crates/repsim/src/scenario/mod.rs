@@ -528,7 +528,7 @@ impl LoadedScenario {
             slowdown_edges,
         };
         let classes = self.classes()?;
-        let flows = self.flows(&topology, seed, &classes)?;
+        let (flows, triggers) = self.flows(&topology, seed, &classes)?;
         let background = self.background_class(&classes);
         let sources = self.sources(&topology, seed, move |src| {
             background.and_then(|(n, class)| src.is_multiple_of(n).then_some(class))
@@ -540,6 +540,7 @@ impl LoadedScenario {
             topology,
             flows,
             sources,
+            triggers,
             faults,
             classes,
         })

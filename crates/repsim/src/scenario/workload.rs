@@ -19,7 +19,7 @@ use crate::cc::CcSpec;
 use crate::net::Topology;
 use crate::sim::TrafficClass;
 use crate::units::{self, SizeQ, TimeQ};
-use crate::workload::{self, cm::parse_cm, FlowSpec};
+use crate::workload::{self, cm::parse_matrix, FlowSpec, Trigger};
 
 /// A `flows` entry of an explicit workload; `src`/`dst` may be a host or a range `"0-7"`.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
@@ -235,7 +235,7 @@ impl LoadedScenario {
         topo: &Topology,
         seed: u64,
         classes: &[TrafficClass],
-    ) -> Result<Vec<FlowSpec>, ScenarioError> {
+    ) -> Result<(Vec<FlowSpec>, Vec<Trigger>), ScenarioError> {
         let w = &self.scenario.workload;
         let hosts = topo.hosts;
         let size = |field: &str| -> Result<u64, ScenarioError> {
@@ -265,6 +265,7 @@ impl LoadedScenario {
         };
         let start = w.start.map(|s| s.0).unwrap_or(0);
         let wseed = w.seed.unwrap_or(seed);
+        let mut triggers = Vec::new();
         let mut flows = match w.kind.as_str() {
             "permutation" => workload::permutation(hosts, size("workload.size")?, start, wseed),
             "tornado" => workload::tornado(hosts, size("workload.size")?, start),
@@ -299,8 +300,11 @@ impl LoadedScenario {
                 let (path, text) = self
                     .read_relative(f)
                     .map_err(|e| self.err("workload.file", e))?;
-                parse_cm(&text, hosts)
-                    .map_err(|e| self.err("workload.file", format!("{}: {e}", path.display())))?
+                let m = parse_matrix(&text, hosts).map_err(|e| {
+                    self.err("workload.file", format!("{}: {e}", path.display()))
+                })?;
+                triggers = m.triggers;
+                m.flows
             }
             "trace" => Vec::new(),
             "explicit" => {
@@ -339,7 +343,7 @@ impl LoadedScenario {
                 }
             }
         }
-        Ok(flows)
+        Ok((flows, triggers))
     }
 
     /// The flows of entry `i` of an explicit workload (`before` flows came earlier).

@@ -12,7 +12,7 @@ use crate::net::world::{Owner, Timer};
 use crate::transport::{Receiver, Sender, Sizes};
 use crate::workload::{FlowSource, FlowSpec};
 
-fn start_timer(f: u32) -> Timer {
+pub(super) fn start_timer(f: u32) -> Timer {
     Timer {
         owner: Owner::FlowStart,
         kind: 0,
@@ -103,6 +103,7 @@ impl Simulation {
     }
 
     fn check_dependencies(&self, spec: &FlowSpec) -> Result<(), SetupError> {
+        self.check_triggers(spec.id, spec.trigger, spec.fires)?;
         for id in &spec.after {
             if !self.flow_index.contains_key(id) {
                 return Err(SetupError::BadFlow {
@@ -135,6 +136,11 @@ impl Simulation {
                     deps_left += 1;
                     self.dependents.entry(*id).or_default().push(index);
                 }
+            }
+        }
+        if let Some(k) = spec.trigger {
+            if self.wait_on_trigger(k, index) {
+                deps_left += 1;
             }
         }
         let base_rtt = self.base_rtt(spec.src, spec.dst);
@@ -324,13 +330,10 @@ impl Simulation {
         let id = flow.spec.id;
         self.credit_flow_finished(f);
         for d in self.dependents.remove(&id).unwrap_or_default() {
-            let dep = &mut self.flows[d as usize];
-            dep.deps_left -= 1;
-            if dep.deps_left == 0 && dep.phase == Phase::Blocked {
-                dep.phase = Phase::Waiting;
-                let at = dep.spec.start.max(now + dep.spec.delay);
-                self.world.set_timer(at, start_timer(d));
-            }
+            self.release_dependency(d);
+        }
+        if let Some(k) = self.flows[f as usize].spec.fires {
+            self.activate_trigger(k);
         }
         if let Some(o) = self.observer.as_deref_mut() {
             o.flow_completed(&self.flows[f as usize], &mut self.injector);

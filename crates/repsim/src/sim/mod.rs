@@ -38,6 +38,7 @@ mod ports;
 mod spec;
 mod summary;
 mod switch;
+mod triggers;
 
 pub use observer::{DropCause, Injector, Observer, PacketDrop};
 pub use spec::{RunSpec, SimConfig, TrafficClass};
@@ -175,6 +176,8 @@ pub struct Simulation {
     flow_index: BTreeMap<u64, u32>,
     /// Flow id -> indices of flows waiting for it.
     dependents: BTreeMap<u64, Vec<u32>>,
+    /// Triggers by id (`.cm` collectives).
+    triggers: BTreeMap<u64, triggers::TriggerState>,
     classes: Vec<TrafficClass>,
     rto: Time,
     /// Time to drain four full queues at the slowest host NIC (the RTO's queueing allowance).
@@ -218,6 +221,7 @@ impl Simulation {
             topology: topo,
             flows,
             sources,
+            triggers,
             faults,
             classes,
         } = spec;
@@ -304,6 +308,7 @@ impl Simulation {
             flows: Vec::new(),
             flow_index: BTreeMap::new(),
             dependents: BTreeMap::new(),
+            triggers: BTreeMap::new(),
             classes: all_classes,
             rto: 0,
             queue_drain: 0,
@@ -345,6 +350,7 @@ impl Simulation {
             .rto
             .unwrap_or(sim.max_base_rtt + sim.queue_drain);
         sim.setup_credit();
+        sim.add_triggers(triggers)?;
         sim.add_flows(flows)?;
         for source in sources {
             sim.add_source(source);

@@ -8,7 +8,7 @@ use crate::net::port::QueueConfig;
 use crate::net::Topology;
 use crate::routing::SwitchSpec;
 use crate::transport::TransportConfig;
-use crate::workload::{FlowSource, FlowSpec};
+use crate::workload::{FlowSource, FlowSpec, Trigger};
 
 /// Everything a run needs besides the topology and the flows.
 #[derive(Clone, Debug, PartialEq)]
@@ -79,6 +79,8 @@ pub struct RunSpec {
     pub flows: Vec<FlowSpec>,
     /// Lazy sources of more flows (a trace), each in start order.
     pub sources: Vec<Box<dyn FlowSource>>,
+    /// Triggers flows wait on or activate (`.cm` collectives).
+    pub triggers: Vec<Trigger>,
     /// Fault timeline (empty for none).
     pub faults: FaultPlan,
     /// Traffic classes after the main one (class 1, 2, ...).
@@ -94,6 +96,7 @@ impl RunSpec {
             topology,
             flows,
             sources: Vec::new(),
+            triggers: Vec::new(),
             faults: FaultPlan::default(),
             classes: Vec::new(),
         }

@@ -1,16 +1,42 @@
 //! Import of the reference simulator's `.cm` connection matrices.
 //!
-//! Header lines `Nodes N`, `Connections C` (and `Triggers`, `Failures`), then one line per
-//! connection: `<src>-><dst> [id <n>] [start <ps>] [trigger <k>] size <bytes> ...`. Start times
-//! are picoseconds. Connections started by triggers (collective dependencies) are not supported
-//! yet and are reported as an error naming the line.
-use super::FlowSpec;
+//! Header lines `Nodes N`, `Connections C`, `Triggers T` (and `Failures 0`), then one line per
+//! connection: `<src>-><dst> [id <n>] [start <ps>] [trigger <k>] size <bytes>
+//! [send_done_trigger <k>] [recv_done_trigger <k>] [prio <p>]`, and one per trigger:
+//! `trigger id <k> oneshot|multishot|barrier [count <n>]`. Start times are picoseconds; a
+//! connection has a start time or a trigger. `send_done_trigger` activates its trigger when the
+//! sender sees the flow complete; `recv_done_trigger` and `prio` are read and ignored, as the
+//! reference does. Failure lines are not supported (use the scenario's `[[fault]]`).
+use super::{FlowSpec, Trigger, TriggerKind};
+
+/// The flows and triggers of a connection matrix.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Matrix {
+    /// Flows in file order.
+    pub flows: Vec<FlowSpec>,
+    /// Triggers in file order.
+    pub triggers: Vec<Trigger>,
+}
 
 /// Parses `.cm` text into flows; `hosts` bounds the host ids. Errors name the line.
 pub fn parse_cm(text: &str, hosts: u32) -> Result<Vec<FlowSpec>, String> {
+    let m = parse_matrix(text, hosts)?;
+    if !m.triggers.is_empty() {
+        return Err("the matrix has triggers: read it with parse_matrix".into());
+    }
+    Ok(m.flows)
+}
+
+/// Parses `.cm` text into flows and triggers; `hosts` bounds the host ids. Errors name the
+/// line.
+pub fn parse_matrix(text: &str, hosts: u32) -> Result<Matrix, String> {
     let mut flows = Vec::new();
+    let mut triggers: Vec<Trigger> = Vec::new();
+    // (trigger id, line) of every reference, checked against the declarations at the end.
+    let mut referenced: Vec<(u64, usize)> = Vec::new();
     let mut declared_nodes = None;
     let mut declared = None;
+    let mut declared_triggers = None;
     for (lineno, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
@@ -38,6 +64,8 @@ pub fn parse_cm(text: &str, hosts: u32) -> Result<Vec<FlowSpec>, String> {
             let mut id = None;
             let mut start = None;
             let mut size = None;
+            let mut trigger = None;
+            let mut fires = None;
             let mut i = 1;
             while i < tokens.len() {
                 let key = tokens[i];
@@ -64,12 +92,18 @@ pub fn parse_cm(text: &str, hosts: u32) -> Result<Vec<FlowSpec>, String> {
                                 .map_err(|_| at(format!("bad size '{val}'")))?,
                         )
                     }
-                    "trigger" => {
-                        return Err(at(
-                            "connections started by triggers are not supported yet".into()
-                        ))
+                    "trigger" | "send_done_trigger" => {
+                        let k = val
+                            .parse::<u64>()
+                            .map_err(|_| at(format!("bad trigger id '{val}'")))?;
+                        referenced.push((k, lineno + 1));
+                        if key == "trigger" {
+                            trigger = Some(k);
+                        } else {
+                            fires = Some(k);
+                        }
                     }
-                    "send_done_trigger" | "recv_done_trigger" | "prio" => {}
+                    "recv_done_trigger" | "prio" => {}
                     other => return Err(at(format!("unknown field '{other}'"))),
                 }
                 i += 2;
@@ -78,14 +112,21 @@ pub fn parse_cm(text: &str, hosts: u32) -> Result<Vec<FlowSpec>, String> {
             if bytes == 0 {
                 return Err(at("size must be positive".into()));
             }
-            let start = start.ok_or_else(|| at("missing 'start'".into()))?;
-            flows.push(FlowSpec::new(
-                id.unwrap_or(flows.len() as u64 + 1),
-                src,
-                dst,
-                bytes,
-                start,
-            ));
+            let start = match (start, trigger) {
+                (Some(_), Some(_)) => return Err(at("give 'start' or 'trigger', not both".into())),
+                (None, None) => return Err(at("missing 'start' (or 'trigger')".into())),
+                (s, _) => s.unwrap_or(0),
+            };
+            if (trigger.is_some() || fires.is_some()) && id.is_none() {
+                return Err(at("a connection with triggers needs an 'id'".into()));
+            }
+            let mut spec =
+                FlowSpec::new(id.unwrap_or(flows.len() as u64 + 1), src, dst, bytes, start);
+            spec.trigger = trigger;
+            spec.fires = fires;
+            flows.push(spec);
+        } else if first.eq_ignore_ascii_case("trigger") {
+            triggers.push(parse_trigger(&tokens).map_err(at)?);
         } else {
             let val = tokens
                 .get(1)
@@ -103,13 +144,23 @@ pub fn parse_cm(text: &str, hosts: u32) -> Result<Vec<FlowSpec>, String> {
                             .map_err(|_| at(format!("bad count '{val}'")))?,
                     )
                 }
-                "triggers" | "failures" => {
+                "triggers" => {
+                    declared_triggers = Some(
+                        val.parse::<usize>()
+                            .map_err(|_| at(format!("bad trigger count '{val}'")))?,
+                    )
+                }
+                "failures" => {
                     if *val != "0" {
-                        return Err(at(format!("'{first}' sections are not supported yet")));
+                        return Err(at(
+                            "failure lines are not supported; use the scenario's [[fault]]".into(),
+                        ));
                     }
                 }
-                "trigger" | "failure" => {
-                    return Err(at(format!("'{first}' lines are not supported yet")))
+                "failure" => {
+                    return Err(at(
+                        "failure lines are not supported; use the scenario's [[fault]]".into(),
+                    ))
                 }
                 other => return Err(at(format!("unknown line '{other}'"))),
             }
@@ -130,7 +181,61 @@ pub fn parse_cm(text: &str, hosts: u32) -> Result<Vec<FlowSpec>, String> {
             ));
         }
     }
-    Ok(flows)
+    if let Some(t) = declared_triggers {
+        if t != triggers.len() {
+            return Err(format!(
+                "'Triggers {t}' but {} trigger lines",
+                triggers.len()
+            ));
+        }
+    }
+    for (i, t) in triggers.iter().enumerate() {
+        if triggers[..i].iter().any(|u| u.id == t.id) {
+            return Err(format!("trigger {} is declared twice", t.id));
+        }
+    }
+    if let Some((k, line)) = referenced
+        .iter()
+        .find(|(k, _)| !triggers.iter().any(|t| t.id == *k))
+    {
+        return Err(format!("line {line}: trigger {k} is not declared"));
+    }
+    Ok(Matrix { flows, triggers })
+}
+
+/// `trigger id <k> oneshot|multishot|barrier [count <n>]`.
+fn parse_trigger(tokens: &[&str]) -> Result<Trigger, String> {
+    let usage = "write 'trigger id <k> oneshot|multishot|barrier [count <n>]'";
+    let (id, kind, rest) = match tokens {
+        [_, "id", id, kind, rest @ ..] => (id, kind, rest),
+        _ => return Err(usage.into()),
+    };
+    let id = id
+        .parse::<u64>()
+        .map_err(|_| format!("bad trigger id '{id}'"))?;
+    let count = match rest {
+        [] => None,
+        ["count", n] => Some(
+            n.parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("bad count '{n}' (a positive number)"))?,
+        ),
+        _ => return Err(usage.into()),
+    };
+    let kind = match (kind.to_ascii_lowercase().as_str(), count) {
+        ("oneshot", None) => TriggerKind::Oneshot,
+        ("multishot", None) => TriggerKind::Multishot,
+        ("barrier", Some(count)) => TriggerKind::Barrier { count },
+        ("barrier", None) => return Err("a barrier needs 'count <n>'".into()),
+        ("oneshot" | "multishot", Some(_)) => return Err("only a barrier takes a count".into()),
+        (other, _) => {
+            return Err(format!(
+                "unknown trigger kind '{other}'; allowed: oneshot, multishot, barrier"
+            ))
+        }
+    };
+    Ok(Trigger { id, kind })
 }
 
 #[cfg(test)]
@@ -149,5 +254,36 @@ mod tests {
     fn errors_name_the_line() {
         let e = parse_cm("Nodes 4\nConnections 1\n0->9 start 0 size 10\n", 4).unwrap_err();
         assert!(e.starts_with("line 3"), "{e}");
+    }
+
+    #[test]
+    fn triggers_are_read_and_checked() {
+        let m = parse_matrix(
+            "Nodes 4\nConnections 3\nTriggers 2\n\
+             0->1 id 1 start 0 size 10 send_done_trigger 1\n\
+             1->2 id 2 trigger 1 size 10 send_done_trigger 2\n\
+             2->3 id 3 trigger 2 size 10\n\
+             trigger id 1 oneshot\ntrigger id 2 barrier count 1\n",
+            4,
+        )
+        .unwrap();
+        assert_eq!(m.flows[1].trigger, Some(1));
+        assert_eq!(m.flows[1].fires, Some(2));
+        assert_eq!(m.triggers[1].kind, TriggerKind::Barrier { count: 1 });
+        let err = |t: &str| parse_matrix(t, 4).unwrap_err();
+        assert!(err("0->1 id 1 trigger 5 size 10\n").contains("trigger 5 is not declared"));
+        assert!(
+            err("0->1 id 1 start 0 trigger 1 size 10\ntrigger id 1 oneshot\n").contains("not both")
+        );
+        assert!(err("0->1 trigger 1 size 10\ntrigger id 1 oneshot\n").contains("needs an 'id'"));
+        assert!(err("trigger id 1 barrier\n").contains("needs 'count"));
+        assert!(err("trigger id 1 sometimes\n").contains("oneshot, multishot, barrier"));
+        assert!(err("Triggers 2\ntrigger id 1 oneshot\n").contains("'Triggers 2'"));
+        assert!(err("trigger id 1 oneshot\ntrigger id 1 oneshot\n").contains("twice"));
+        assert!(
+            parse_cm("0->1 id 1 trigger 1 size 10\ntrigger id 1 oneshot\n", 4)
+                .unwrap_err()
+                .contains("parse_matrix")
+        );
     }
 }

@@ -33,6 +33,34 @@ pub struct FlowSpec {
     /// Traffic class: index into the run's classes (0: the run's own load balancer and
     /// congestion control).
     pub class: u16,
+    /// The trigger that starts it (the reference's `.cm` `trigger k`), if any; it also waits
+    /// for `after` and `start`.
+    pub trigger: Option<u64>,
+    /// The trigger its completion activates (`send_done_trigger k`), if any.
+    pub fires: Option<u64>,
+}
+
+/// How a trigger releases the flows waiting on it (the reference's `.cm` trigger lines).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TriggerKind {
+    /// The first activation starts every flow waiting on it.
+    Oneshot,
+    /// Each activation starts the next waiting flow, in the order they were added.
+    Multishot,
+    /// The `count`-th activation starts every waiting flow.
+    Barrier {
+        /// Activations needed.
+        count: u32,
+    },
+}
+
+/// A trigger: flows name it to wait on it or to activate it when they complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Trigger {
+    /// Its id.
+    pub id: u64,
+    /// How it releases its waiting flows.
+    pub kind: TriggerKind,
 }
 
 impl FlowSpec {
@@ -48,6 +76,8 @@ impl FlowSpec {
             after: Vec::new(),
             delay: 0,
             class: 0,
+            trigger: None,
+            fires: None,
         }
     }
 }
