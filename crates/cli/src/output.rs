@@ -124,6 +124,64 @@ pub fn slowdown_csv(runs: &[RunSummary]) -> Result<Vec<u8>> {
     table.into_csv()
 }
 
+/// `collectives.csv`: per load balancer, iteration and step of a collective workload, when
+/// its first flow started and its last finished; then each iteration's completion (`step` =
+/// `all`). Unfinished steps have no end.
+pub fn collectives_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
+    use repsim::workload::collective::step_of;
+    use std::collections::BTreeMap;
+    let mut table = Table::new(
+        "collectives",
+        &[
+            "lb",
+            "iteration",
+            "step",
+            "flows",
+            "start_us",
+            "end_us",
+            "duration_us",
+        ],
+    );
+    // (lb order, iteration, step) -> (flows, first start, last finish or None if unfinished)
+    let mut lbs: Vec<&str> = Vec::new();
+    let mut steps: BTreeMap<(usize, u32, u32), (usize, f64, Option<f64>)> = BTreeMap::new();
+    for r in rows {
+        let lb = match lbs.iter().position(|l| *l == r.lb) {
+            Some(i) => i,
+            None => {
+                lbs.push(&r.lb);
+                lbs.len() - 1
+            }
+        };
+        let (it, step) = step_of(r.tag);
+        for key in [(lb, it, step), (lb, it, u32::MAX)] {
+            let e = steps.entry(key).or_insert((0, f64::MAX, Some(0.0)));
+            e.0 += 1;
+            e.1 = e.1.min(r.start_us);
+            e.2 = match (e.2, r.finish_us) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                _ => None,
+            };
+        }
+    }
+    for ((lb, it, step), (flows, start, end)) in steps {
+        table.push(&[
+            lbs[lb].to_string(),
+            it.to_string(),
+            if step == u32::MAX {
+                "all".into()
+            } else {
+                step.to_string()
+            },
+            flows.to_string(),
+            f6(start),
+            end.map(f6).unwrap_or_default(),
+            end.map(|e| f6(e - start)).unwrap_or_default(),
+        ])?;
+    }
+    table.into_csv()
+}
+
 /// `summary.json`: `{"runs": [...]}`.
 pub fn summary_json(runs: &[RunSummary]) -> Result<Vec<u8>> {
     #[derive(Serialize)]

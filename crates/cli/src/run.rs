@@ -12,7 +12,7 @@ use repsim::scenario::{LbRun, LoadedScenario, Override};
 use repsim::RunSpec;
 use repsim::Simulation;
 
-use crate::output::{flows_csv, slowdown_csv, summary_json, write_atomic};
+use crate::output::{collectives_csv, flows_csv, slowdown_csv, summary_json, write_atomic};
 use crate::progress::Progress;
 use crate::series::{self, Format, RunEntry, RunInfo, Tables};
 
@@ -275,6 +275,10 @@ pub fn run(args: RunArgs) -> Result<()> {
         "summary.json".into(),
         "slowdown.csv".into(),
     ];
+    if scn.scenario.workload.kind == "collective" {
+        write_atomic(&out.join("collectives.csv"), &collectives_csv(&rows)?)?;
+        files.push("collectives.csv".into());
+    }
     files.extend(tables.write(&out, args.format)?);
     if !fault_elements.is_empty() {
         let text = fault_elements.join("\n") + "\n";

@@ -33,6 +33,7 @@
 //! names the file, the field and what is allowed. [`LoadedScenario::resolved_toml`] writes the
 //! scenario back with every default filled in.
 pub mod collect;
+pub mod collective;
 pub mod overrides;
 pub mod schemes;
 pub mod topology;

@@ -144,6 +144,29 @@ pub struct WorkloadSection {
     /// trace: at most this many flows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
+    /// collective: `ring_allreduce`, `reduce_scatter`, `all_gather`, `ring_reference`,
+    /// `butterfly_allreduce`, `alltoall`, `ps_allreduce` or `allscatter`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collective: Option<String>,
+    /// collective: number of ranks (default: every host).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<u32>,
+    /// collective: `rack_local` (default: ranks on consecutive hosts), `spread` (round robin
+    /// over racks) or an explicit list of hosts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<toml::Value>,
+    /// collective: runs back to back (default 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<u32>,
+    /// collective: gap between iterations (default 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compute_gap: Option<TimeQ>,
+    /// collective alltoall: connections a rank keeps open at once (default: all).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
+    /// collective ring_reference: ranks per ring (default 8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<u32>,
 }
 
 /// `[[class]]`: a traffic class.
@@ -307,6 +330,7 @@ impl LoadedScenario {
                 m.flows
             }
             "trace" => Vec::new(),
+            "collective" => self.collective(topo, wseed, size("workload.size")?, start)?,
             "explicit" => {
                 let entries = w.flows.as_ref().ok_or_else(|| {
                     self.err("workload.flows", "required for type = \"explicit\"")
@@ -321,7 +345,7 @@ impl LoadedScenario {
                 return Err(self.err(
                     "workload.type",
                     format!(
-                    "unknown type '{other}'; allowed: explicit, permutation, tornado, incast, cm, trace"
+                    "unknown type '{other}'; allowed: explicit, permutation, tornado, incast, cm, trace, collective"
                 ),
                 ))
             }

@@ -3,6 +3,7 @@
 //! arrivals are one mechanism.
 pub mod cdf;
 pub mod cm;
+pub mod collective;
 pub mod source;
 pub mod trace;
 
