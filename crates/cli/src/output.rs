@@ -142,9 +142,11 @@ pub fn collectives_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
             "duration_us",
         ],
     );
-    // (lb order, iteration, step) -> (flows, first start, last finish or None if unfinished)
+    /// Flows of a step, its first start and its last finish (`None` if one is unfinished).
+    type Span = (usize, f64, Option<f64>);
+    // Keyed by (load balancer in order of appearance, iteration, step).
     let mut lbs: Vec<&str> = Vec::new();
-    let mut steps: BTreeMap<(usize, u32, u32), (usize, f64, Option<f64>)> = BTreeMap::new();
+    let mut steps: BTreeMap<(usize, u32, u32), Span> = BTreeMap::new();
     for r in rows {
         let lb = match lbs.iter().position(|l| *l == r.lb) {
             Some(i) => i,
