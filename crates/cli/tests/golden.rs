@@ -181,6 +181,7 @@ golden! {
     reps_micro_asymmetric => "reps-micro-asymmetric",
     reps_micro_failures => "reps-micro-failures",
     reps_micro_symmetric => "reps-micro-symmetric",
+    websearch_128 => "websearch-128",
 }
 
 #[test]
