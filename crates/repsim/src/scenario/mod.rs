@@ -142,6 +142,9 @@ pub struct TransportSection {
     /// Number of entropy values the sender NICs offer, shared by every EV-based load balancer
     /// (EVs are `0..evs_size`, 1..=65536); a scheme's own `evs_size` overrides it.
     pub evs_size: u32,
+    /// Successive flows between the same pair (and class) continue with the previous flow's
+    /// congestion control and load balancer, as the reference's `-connections_mapping` does.
+    pub reuse_connections: bool,
 }
 
 impl Default for TransportSection {
@@ -155,6 +158,7 @@ impl Default for TransportSection {
             rto: None,
             rts: true,
             evs_size: crate::lb::DEFAULT_EVS_SIZE,
+            reuse_connections: false,
         }
     }
 }
@@ -483,6 +487,7 @@ impl LoadedScenario {
             rto: t.rto.map(|r| r.0),
             rts: t.rts,
             evs_size: t.evs_size,
+            reuse_connections: t.reuse_connections,
         })
     }
 

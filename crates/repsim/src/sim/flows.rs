@@ -304,6 +304,14 @@ impl Simulation {
         let flow = &mut self.flows[f as usize];
         flow.rto = rto;
         flow.packet_flags = packet_flags;
+        // Per-pair reuse: a finished flow's controller and load balancer carry on (except
+        // credit-paced ones, whose grants count from each flow's start at the receiver).
+        let key = (src, dst, flow.spec.class);
+        let (cc, lb) = match self.idle_connections.remove(&key) {
+            Some(state) if !state.cc.credit_gated() => (state.cc, state.lb),
+            _ => (cc, lb),
+        };
+        let flow = &mut self.flows[f as usize];
         flow.cc_timers = cc.has_timers();
         flow.sender = Some(Sender::new(flow.sizes, line_rate, cc, lb, rng));
         flow.receiver = Some(Receiver::new(flow.spec.bytes, ack));
@@ -320,7 +328,12 @@ impl Simulation {
         let flow = &mut self.flows[f as usize];
         flow.phase = super::Phase::Done;
         flow.finish = Some(now);
-        if let Some(s) = flow.sender.as_mut() {
+        if self.cfg.transport.reuse_connections {
+            if let Some(s) = flow.sender.take() {
+                let key = (flow.spec.src, flow.spec.dst, flow.spec.class);
+                self.idle_connections.insert(key, s.into_state());
+            }
+        } else if let Some(s) = flow.sender.as_mut() {
             s.release();
         }
         if let Some(r) = flow.receiver.as_mut() {

@@ -26,7 +26,7 @@ use crate::net::port::{Port, PortStats, QueueConfig};
 use crate::net::world::{Counters, EventKind, Owner, Timer, World};
 use crate::net::Topology;
 use crate::routing::{SchemeAction, SchemeSetup, SwitchScheme, SwitchSpec};
-use crate::transport::{FlowStats, Receiver, Sender, Sizes};
+use crate::transport::{ConnectionState, FlowStats, Receiver, Sender, Sizes};
 use crate::workload::{FlowSource, FlowSpec};
 
 mod credit;
@@ -200,6 +200,9 @@ pub struct Simulation {
     completions: Vec<u32>,
     /// Candidate explicit routes per (source host, destination host, k), for source routing.
     routes: BTreeMap<(u32, u32, u32), Vec<Route>>,
+    /// Per-pair connection reuse: the congestion control and load balancer a finished flow
+    /// left, by (source, destination, class), for the next flow between the pair.
+    idle_connections: BTreeMap<(u32, u32, u16), ConnectionState>,
     /// Flows offered by observers or sources that could not be added.
     rejected: Vec<String>,
     /// Fast increase switches on at the first switch-queue arrival after this (MAX: never).
@@ -326,6 +329,7 @@ impl Simulation {
             lb_records: Vec::new(),
             completions: Vec::new(),
             routes: BTreeMap::new(),
+            idle_connections: BTreeMap::new(),
             rejected: Vec::new(),
             fast_increase_from: cfg.cc.fast_increase_after().unwrap_or(Time::MAX),
             fast_increase_on: false,

@@ -15,7 +15,8 @@ pub mod sender;
 
 pub use receiver::{AckPolicy, DataArrival, Receiver, Reply, RxOutcome};
 pub use sender::{
-    record_flags, AckInfo, AckOutcome, PsnRecord, PsnState, RtoCheck, Sender, Timeout, Transmission,
+    record_flags, AckInfo, AckOutcome, ConnectionState, PsnRecord, PsnState, RtoCheck, Sender,
+    Timeout, Transmission,
 };
 
 use crate::engine::Time;
@@ -36,6 +37,10 @@ pub struct TransportConfig {
     pub rts: bool,
     /// Number of entropy values the sender NICs offer (EVs are `0..evs_size`).
     pub evs_size: u32,
+    /// A flow between a pair that an earlier flow of the same class finished on continues
+    /// with that flow's congestion control and load balancer, as the reference does with
+    /// `-connections_mapping` (collectives).
+    pub reuse_connections: bool,
 }
 
 impl Default for TransportConfig {
@@ -47,6 +52,7 @@ impl Default for TransportConfig {
             rto: None,
             rts: true,
             evs_size: crate::lb::DEFAULT_EVS_SIZE,
+            reuse_connections: false,
         }
     }
 }

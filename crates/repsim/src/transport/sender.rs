@@ -160,6 +160,16 @@ pub struct Timeout {
     pub rearm: Option<Time>,
 }
 
+/// What a connection carries over to the next flow between the same pair when connections
+/// are reused: its congestion control (window and all) and its load balancer (cached EVs,
+/// freezing, penalties, its fixed EV).
+pub struct ConnectionState {
+    /// The congestion controller.
+    pub cc: Box<dyn CongestionControl>,
+    /// The load balancer.
+    pub lb: Box<dyn LoadBalancer>,
+}
+
 /// Sender state of one connection.
 pub struct Sender {
     sizes: Sizes,
@@ -663,6 +673,15 @@ impl Sender {
     /// The retransmission timer is no longer wanted (the flow was given up).
     pub fn stop(&mut self) {
         self.timer_pending = false;
+    }
+
+    /// The congestion control and load balancer of a finished connection, for the next flow
+    /// between the same pair (per-pair connection reuse).
+    pub fn into_state(self) -> ConnectionState {
+        ConnectionState {
+            cc: self.cc,
+            lb: self.lb,
+        }
     }
 
     /// Releases the per-PSN memory of a finished connection.
