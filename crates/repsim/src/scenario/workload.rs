@@ -167,6 +167,10 @@ pub struct WorkloadSection {
     /// collective ring_reference: ranks per ring (default 8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<u32>,
+    /// Split every flow into this many concurrent slices (Reunion's flow slicing); a flow
+    /// completes with its last slice (default 1: no slicing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slices: Option<u32>,
 }
 
 /// `[[class]]`: a traffic class.
@@ -367,6 +371,11 @@ impl LoadedScenario {
                 }
             }
         }
+        let flows = match w.slices {
+            Some(0) => return Err(self.err("workload.slices", "must be at least 1")),
+            Some(k) => workload::slice(flows, k).map_err(|e| self.err("workload.slices", e))?,
+            None => flows,
+        };
         Ok((flows, triggers))
     }
 

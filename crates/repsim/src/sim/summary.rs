@@ -1,4 +1,6 @@
 //! Run summaries and per-flow rows of a (finished or stopped) simulation.
+use std::collections::BTreeMap;
+
 use super::{Flow, Simulation};
 use crate::engine::time::{to_us, SEC};
 use crate::engine::Time;
@@ -32,20 +34,52 @@ impl Simulation {
             .collect()
     }
 
+    /// The workload's flows as it offered them, sliced flows whole: (payload bytes, FCT if
+    /// finished, ideal FCT). A sliced flow starts with its first slice, finishes with its
+    /// last, and its ideal FCT is that of all its bytes on its slices' path.
+    pub fn logical_flows(&self) -> Vec<(u64, Option<Time>, Time)> {
+        let mut out: Vec<(u64, Option<Time>, Time)> = Vec::new();
+        // Index in `out` of each sliced flow's entry, with its earliest start and last finish.
+        let mut sliced: BTreeMap<u64, (usize, Option<Time>, Option<Time>, u64)> = BTreeMap::new();
+        for f in &self.flows {
+            let Some(parent) = f.spec.slice_of else {
+                out.push((f.spec.bytes, f.fct(), self.ideal_fct(f)));
+                continue;
+            };
+            let e = sliced.entry(parent).or_insert_with(|| {
+                out.push((0, None, 0));
+                (out.len() - 1, None, Some(0), 0)
+            });
+            e.1 = match (e.1, f.started_at) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            e.2 = e.2.zip(f.finish).map(|(a, b)| a.max(b));
+            e.3 += f.sizes.bytes + f.sizes.packets as u64 * f.sizes.header as u64;
+            let i = e.0;
+            out[i].0 += f.spec.bytes;
+            let rate = |h: u32| {
+                let topo = &self.world.topo;
+                topo.links[topo.host_uplink[h as usize] as usize].rate_bps
+            };
+            out[i].2 =
+                f.base_rtt + serialization_bytes(e.3, rate(f.spec.src).min(rate(f.spec.dst)));
+            out[i].1 = e.1.zip(e.2).map(|(s, t)| t - s);
+        }
+        out
+    }
+
     /// The run's summary (`summary.json`); `wall_s` is the wall-clock time it took.
     pub fn summary(&self, wall_s: f64) -> RunSummary {
-        let fcts: Vec<f64> = self
-            .flows
-            .iter()
-            .filter_map(|f| f.fct().map(to_us))
-            .collect();
+        let logical = self.logical_flows();
+        let fcts: Vec<f64> = logical.iter().filter_map(|l| l.1.map(to_us)).collect();
         let c = self.counters();
         let (freezes, unfreezes) = freeze_counts(&self.lb_records);
         let faults = self.fault_stats();
         RunSummary {
             lb: self.label.clone(),
             seed: self.cfg.seed,
-            flows_total: self.flows.len(),
+            flows_total: logical.len(),
             flows_completed: fcts.len(),
             fct_us: FctStats::from_values(&fcts),
             drops: c.data_dropped,
@@ -112,9 +146,9 @@ impl Simulation {
     /// FCT slowdown of the finished flows by size bucket ([`Self::slowdown_edges`]).
     pub fn slowdown(&self) -> Vec<SlowdownBucket> {
         let samples: Vec<(u64, f64)> = self
-            .flows
-            .iter()
-            .filter_map(|f| Some((f.spec.bytes, f.fct()? as f64 / self.ideal_fct(f) as f64)))
+            .logical_flows()
+            .into_iter()
+            .filter_map(|(bytes, fct, ideal)| Some((bytes, fct? as f64 / ideal as f64)))
             .collect();
         slowdown::by_size(&samples, &self.slowdown_edges())
     }

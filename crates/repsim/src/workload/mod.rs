@@ -39,6 +39,9 @@ pub struct FlowSpec {
     pub trigger: Option<u64>,
     /// The trigger its completion activates (`send_done_trigger k`), if any.
     pub fires: Option<u64>,
+    /// A slice of this flow of the workload (its id): the flow completes with its last
+    /// slice.
+    pub slice_of: Option<u64>,
 }
 
 /// How a trigger releases the flows waiting on it (the reference's `.cm` trigger lines).
@@ -79,8 +82,61 @@ impl FlowSpec {
             class: 0,
             trigger: None,
             fires: None,
+            slice_of: None,
         }
     }
+}
+
+/// Splits every flow into `k` concurrent slices of (nearly) equal size, which together carry
+/// its bytes (Reunion's flow slicing); slice j of flow `id` gets id `id * k + j`, and a flow
+/// waiting for `id` waits for all its slices. Flows with triggers cannot be sliced.
+pub fn slice(flows: Vec<FlowSpec>, k: u32) -> Result<Vec<FlowSpec>, String> {
+    if k <= 1 {
+        return Ok(flows);
+    }
+    let k64 = k as u64;
+    let new_id = |id: u64, j: u64| {
+        id.checked_mul(k64)
+            .and_then(|x| x.checked_add(j))
+            .ok_or_else(|| format!("flow id {id} is too large to slice {k} ways"))
+    };
+    let mut out = Vec::with_capacity(flows.len() * k as usize);
+    for f in flows {
+        if f.trigger.is_some() || f.fires.is_some() {
+            return Err(format!(
+                "flow {} has triggers; triggered flows cannot be sliced",
+                f.id
+            ));
+        }
+        let mut after = Vec::with_capacity(f.after.len() * k as usize);
+        for &d in &f.after {
+            for j in 0..k64 {
+                after.push(new_id(d, j)?);
+            }
+        }
+        let part = f.bytes / k64;
+        for j in 0..k64 {
+            let bytes = if j + 1 == k64 {
+                f.bytes - part * (k64 - 1)
+            } else {
+                part
+            };
+            if bytes == 0 {
+                return Err(format!(
+                    "flow {} ({} B) is too small for {k} slices",
+                    f.id, f.bytes
+                ));
+            }
+            out.push(FlowSpec {
+                id: new_id(f.id, j)?,
+                bytes,
+                after: after.clone(),
+                slice_of: Some(f.id),
+                ..f.clone()
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// A seeded random permutation: every host sends to and receives from exactly one other host.
@@ -162,5 +218,31 @@ mod tests {
         let i = incast(16, 8, 0, 1, 0, 3);
         assert_eq!(i.len(), 8);
         assert!(i.iter().all(|f| f.dst == 0 && f.src != 0));
+    }
+
+    #[test]
+    fn slicing_splits_bytes_and_dependencies() {
+        let mut b = FlowSpec::new(2, 1, 2, 10, 5);
+        b.after = vec![1];
+        let s = slice(vec![FlowSpec::new(1, 0, 1, 10, 0), b], 3).unwrap();
+        assert_eq!(s.len(), 6);
+        assert_eq!(
+            s.iter().map(|f| f.bytes).collect::<Vec<_>>(),
+            [3, 3, 4, 3, 3, 4]
+        );
+        assert_eq!(
+            s.iter().map(|f| f.id).collect::<Vec<_>>(),
+            [3, 4, 5, 6, 7, 8]
+        );
+        assert!(s[3..]
+            .iter()
+            .all(|f| f.after == [3, 4, 5] && f.slice_of == Some(2)));
+        assert!(slice(vec![FlowSpec::new(1, 0, 1, 2, 0)], 3)
+            .unwrap_err()
+            .contains("too small"));
+        assert_eq!(
+            slice(vec![FlowSpec::new(1, 0, 1, 2, 0)], 1).unwrap().len(),
+            1
+        );
     }
 }
