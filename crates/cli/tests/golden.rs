@@ -167,6 +167,9 @@ macro_rules! golden {
 
 golden! {
     ack_coalescing_128 => "ack-coalescing-128",
+    allreduce_butterfly_128 => "allreduce-butterfly-128",
+    allreduce_ring_128 => "allreduce-ring-128",
+    alltoall_128 => "alltoall-128",
     baselines_incast_128 => "baselines-incast-128",
     baselines_permutation_128 => "baselines-permutation-128",
     baselines_tornado_128 => "baselines-tornado-128",
@@ -176,6 +179,7 @@ golden! {
     failures_extreme_50 => "failures-extreme-50",
     failures_incremental => "failures-incremental",
     failures_one_cable_32 => "failures-one-cable-32",
+    llm_incast_64mb => "llm-incast-64mb",
     permutation_1024 => "permutation-1024",
     permutation_128 => "permutation-128",
     reps_micro_asymmetric => "reps-micro-asymmetric",
