@@ -57,6 +57,21 @@ pub struct SeriesCsv {
     pub q_max_bytes: u64,
 }
 
+/// A row of `slowdown.csv`.
+#[derive(Clone, Debug, Deserialize)]
+pub struct SlowdownCsv {
+    /// Load balancer.
+    pub lb: String,
+    /// Size bucket (`all` last).
+    pub bucket: String,
+    /// Finished flows in it.
+    pub flows: usize,
+    /// Mean slowdown.
+    pub mean: f64,
+    /// 99th percentile.
+    pub p99: f64,
+}
+
 /// A row of `lb_events.csv`.
 #[derive(Debug, Deserialize)]
 pub struct EventCsv {
@@ -94,6 +109,8 @@ pub struct RunData {
     pub series: Vec<SeriesCsv>,
     /// lb_events.csv.
     pub events: Vec<EventCsv>,
+    /// slowdown.csv (absent in older runs).
+    pub slowdown: Vec<SlowdownCsv>,
 }
 
 impl RunData {
@@ -124,6 +141,7 @@ impl RunData {
             ports: read_csv(&dir.join("ports.csv"))?.unwrap_or_default(),
             series: read_csv(&dir.join("port_series.csv"))?.unwrap_or_default(),
             events: read_csv(&dir.join("lb_events.csv"))?.unwrap_or_default(),
+            slowdown: read_csv(&dir.join("slowdown.csv"))?.unwrap_or_default(),
         })
     }
 
@@ -222,6 +240,37 @@ pub fn write_all(data: &RunData, dir: &Path, switch: Option<&str>) -> Result<Vec
     .series("mean", stats.iter().map(|s| s.1).collect())
     .series("p99", stats.iter().map(|s| s.2).collect());
     push("Max / mean / p99 FCT".into(), bars.write(dir, "fct_bars")?);
+
+    // FCT slowdown by flow-size bucket: p99 and mean per load balancer.
+    let mut buckets: Vec<String> = Vec::new();
+    for r in &data.slowdown {
+        if r.flows > 0 && !buckets.contains(&r.bucket) {
+            buckets.push(r.bucket.clone());
+        }
+    }
+    if !buckets.is_empty() {
+        let value = |lb: &str, b: &str, p99: bool| {
+            data.slowdown
+                .iter()
+                .find(|r| r.lb == lb && r.bucket == b)
+                .map_or(0.0, |r| if p99 { r.p99 } else { r.mean })
+        };
+        for (stat, p99) in [("p99", true), ("mean", false)] {
+            let mut chart = BarChart::new(
+                &format!("FCT slowdown ({stat}) by flow size"),
+                "flow size",
+                "FCT / ideal FCT",
+                buckets.clone(),
+            );
+            for lb in &data.lbs {
+                chart = chart.series(lb, buckets.iter().map(|b| value(lb, b, p99)).collect());
+            }
+            push(
+                format!("FCT slowdown by flow size ({stat})"),
+                chart.write(dir, &format!("slowdown_{stat}"))?,
+            );
+        }
+    }
 
     // Microscopic view of one switch's uplinks.
     if let Some(sw) = data.focus_switch(switch) {

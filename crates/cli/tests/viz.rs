@@ -154,6 +154,7 @@ fn symmetric_micro_reps_keeps_tor0_queues_low_and_balanced() {
         "reps: queue depth at tor0 uplinks",
         "ops: queue depth at tor0 uplinks",
         "FCT CDF",
+        "FCT slowdown by flow size (p99)",
         "Uplink share per port at tor0",
         "data:image/png;base64,",
         "Scenario (resolved)",
@@ -161,7 +162,14 @@ fn symmetric_micro_reps_keeps_tor0_queues_low_and_balanced() {
         assert!(html.contains(needle), "report lacks {needle:?}");
     }
     assert!(!html.contains("src=\"plots/"), "images must be embedded");
-    for f in ["util_tor0_reps", "queue_tor0_ops", "fct_cdf", "fct_bars"] {
+    for f in [
+        "util_tor0_reps",
+        "queue_tor0_ops",
+        "fct_cdf",
+        "fct_bars",
+        "slowdown_p99",
+        "slowdown_mean",
+    ] {
         for ext in ["png", "svg"] {
             assert!(
                 dir.join("plots").join(format!("{f}.{ext}")).exists(),
