@@ -66,6 +66,11 @@ fn check(trimming: bool, lb: &str, cc: &str, switch: &str) {
     }
     common::assert_all_delivered(&sim);
     let c = sim.counters();
+    let losses = if trimming { c.trims } else { c.data_dropped };
+    assert!(
+        losses > 0,
+        "{what}: the incast should overflow the 12-packet buffers"
+    );
     assert_eq!(
         c.acks_sent + c.nacks_sent,
         c.control_arrived + c.control_dropped,

@@ -1,59 +1,9 @@
-//! BitMap, REPS-legacy, mixed and incremental end to end: conservation under overflow (trims
-//! and drops) and, on the REPS paper's asymmetric micro-benchmark, the behaviour they are
-//! meant to show at small scale.
+//! BitMap, REPS-legacy, mixed and incremental end to end on the REPS paper's asymmetric
+//! micro-benchmark: the behaviour they are meant to show at small scale (their conservation
+//! under trims and drops is covered for every scheme by `every_scheme.rs`).
 mod common;
 
 use repsim::Simulation;
-
-const SCHEMES: [&str; 4] = ["bitmap", "reps-legacy", "mixed", "incremental"];
-
-/// A 12-to-1 incast on a 32-host tree with small buffers, so that overflows happen.
-fn incast(trimming: bool, lb: &str) -> String {
-    let flows: Vec<String> = (1..=12)
-        .map(|s| format!("{{ src = {s}, dst = 0, size = \"300KiB\" }}"))
-        .collect();
-    format!(
-        r#"
-seed = 11
-lb = "{lb}"
-[topology]
-type = "fat_tree"
-tiers = 2
-hosts = 32
-hosts_per_tor = 4
-link_speed = "400Gbps"
-link_latency = "1us"
-[queue]
-size = "12pkt"
-ecn_min = "3pkt"
-ecn_max = "9pkt"
-trimming = {trimming}
-[workload]
-type = "explicit"
-flows = [{}]
-"#,
-        flows.join(", ")
-    )
-}
-
-#[test]
-fn incast_conserves_and_finishes_with_trims_and_with_drops() {
-    for trimming in [true, false] {
-        for lb in SCHEMES {
-            let scn = common::parse(&incast(trimming, lb));
-            let sim = common::run(&scn, lb, None);
-            common::assert_all_delivered(&sim);
-            let c = sim.counters();
-            let losses = if trimming { c.trims } else { c.data_dropped };
-            assert!(
-                losses > 0,
-                "{lb} trimming={trimming}: the incast should overflow"
-            );
-            assert_eq!(sim.data_in_network(), 0);
-            assert_eq!(sim.live_packets(), 0, "{lb}: packets leaked");
-        }
-    }
-}
 
 /// The asymmetric micro-benchmark (one ToR uplink at 200 G) with these schemes and OPS over
 /// the bitmap's 256 EVs.

@@ -201,49 +201,16 @@ impl SwitchScheme for Drill {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{Arena, EventQueue, Rng};
+    use crate::engine::Rng;
     use crate::net::packet::Kind;
-    use crate::net::paths::PathTable;
-    use crate::net::port::{Port, QueueParams};
-    use crate::net::world::{Counters, World};
-    use crate::net::{FatTreeSpec, Packet};
+    use crate::net::world::World;
+    use crate::net::Packet;
     use crate::routing::SwitchSpec;
 
     const PORTS: usize = 8;
 
     fn world() -> World {
-        let params = QueueParams {
-            capacity: 1 << 20,
-            ecn_min: 1 << 20,
-            ecn_max: 1 << 20,
-            trimming: true,
-            header_size: 64,
-        };
-        let topo = FatTreeSpec::uniform(2, 8, 4, 0, 1, 400_000_000_000, 1_000_000, 0)
-            .unwrap()
-            .build()
-            .unwrap();
-        World {
-            now: 0,
-            events: EventQueue::new(),
-            pkts: Arena::new(),
-            ports: (0..PORTS)
-                .map(|i| {
-                    Port::new(
-                        i as u32,
-                        400_000_000_000,
-                        1_000_000,
-                        params,
-                        Rng::new(i as u64),
-                    )
-                })
-                .collect(),
-            port_to: (0..PORTS as u32).collect(),
-            topo,
-            paths: PathTable::new(),
-            salts: vec![2],
-            counters: Counters::default(),
-        }
+        crate::routing::test_world(&[400_000_000_000; PORTS], 2)
     }
 
     /// Puts `n` full-size data packets in `port`'s queue.

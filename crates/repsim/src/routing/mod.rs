@@ -318,6 +318,42 @@ impl TimerSlot {
     }
 }
 
+/// A small world for switch-scheme unit tests: a 2-tier tree for the topology and one
+/// egress port per entry of `rates` (port i links to node i), 1 MiB buffers, salt `salt`.
+#[cfg(test)]
+pub(crate) fn test_world(rates: &[u64], salt: u32) -> World {
+    use crate::engine::{Arena, EventQueue};
+    use crate::net::paths::PathTable;
+    use crate::net::port::QueueParams;
+    use crate::net::world::Counters;
+    use crate::net::FatTreeSpec;
+    let params = QueueParams {
+        capacity: 1 << 20,
+        ecn_min: 1 << 20,
+        ecn_max: 1 << 20,
+        trimming: true,
+        header_size: 64,
+    };
+    let topo = FatTreeSpec::uniform(2, 8, 4, 0, 1, 400_000_000_000, 1_000_000, 0)
+        .and_then(|spec| spec.build())
+        .expect("a valid tree");
+    World {
+        now: 0,
+        events: EventQueue::new(),
+        pkts: Arena::new(),
+        ports: rates
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| Port::new(i as u32, r, 1_000_000, params, Rng::new(i as u64)))
+            .collect(),
+        port_to: (0..rates.len() as u32).collect(),
+        topo,
+        paths: PathTable::new(),
+        salts: vec![salt],
+        counters: Counters::default(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -195,43 +195,16 @@ impl SwitchScheme for Wcmp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{Arena, EventQueue, Rng};
+    use crate::engine::Rng;
     use crate::net::packet::Kind;
-    use crate::net::paths::PathTable;
-    use crate::net::port::{Port, QueueParams};
-    use crate::net::world::{Counters, World};
-    use crate::net::{FatTreeSpec, Packet};
+    use crate::net::world::World;
+    use crate::net::Packet;
     use crate::routing::{ecmp, SwitchSpec};
 
     const G: u64 = 1_000_000_000;
 
     fn world(rates: &[u64]) -> World {
-        let params = QueueParams {
-            capacity: 1 << 20,
-            ecn_min: 1 << 20,
-            ecn_max: 1 << 20,
-            trimming: true,
-            header_size: 64,
-        };
-        let topo = FatTreeSpec::uniform(2, 8, 4, 0, 1, 400 * G, 1_000_000, 0)
-            .unwrap()
-            .build()
-            .unwrap();
-        World {
-            now: 0,
-            events: EventQueue::new(),
-            pkts: Arena::new(),
-            ports: rates
-                .iter()
-                .enumerate()
-                .map(|(i, &r)| Port::new(i as u32, r, 1_000_000, params, Rng::new(i as u64)))
-                .collect(),
-            port_to: (0..rates.len() as u32).collect(),
-            topo,
-            paths: PathTable::new(),
-            salts: vec![7],
-            counters: Counters::default(),
-        }
+        crate::routing::test_world(rates, 7)
     }
 
     fn wcmp(rates: &[u64], max_weight: u32, follow: bool) -> Wcmp {
@@ -352,7 +325,7 @@ mod tests {
 
     #[test]
     fn build_reads_degraded_rates_from_the_topology() {
-        let mut topo = FatTreeSpec::uniform(2, 8, 4, 0, 1, 400 * G, 1_000_000, 0)
+        let mut topo = crate::net::FatTreeSpec::uniform(2, 8, 4, 0, 1, 400 * G, 1_000_000, 0)
             .unwrap()
             .build()
             .unwrap();

@@ -186,6 +186,37 @@ impl SizeCdf {
     }
 }
 
+/// The folder of the shipped CDF files.
+#[cfg(test)]
+pub(crate) fn shipped_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/cdf")
+}
+
+/// Every shipped CDF file (its name and distribution), subfolders included.
+#[cfg(test)]
+pub(crate) fn shipped() -> Vec<(String, SizeCdf)> {
+    let mut out = Vec::new();
+    let mut dirs = vec![shipped_dir()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("data/cdf ships with the repository") {
+            let path = entry.expect("a readable entry").path();
+            let name = path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if name.ends_with(".txt") || name.ends_with(".tcl") {
+                let c = SizeCdf::load(&path).unwrap_or_else(|e| panic!("{e}"));
+                out.push((path.display().to_string(), c));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,15 +276,9 @@ mod tests {
 
     #[test]
     fn sampled_means_match_every_shipped_file() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/cdf");
+        let dir = shipped_dir();
         let mut checked = 0;
-        for entry in std::fs::read_dir(&dir).expect("data/cdf ships with the repository") {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if !(name.ends_with(".txt") || name.ends_with(".tcl")) {
-                continue;
-            }
-            let c = SizeCdf::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        for (name, c) in shipped() {
             let mut rng = Rng::new(7);
             let n = 400_000;
             let mean = (0..n).map(|_| c.sample(&mut rng) as f64).sum::<f64>() / n as f64;

@@ -415,15 +415,8 @@ mod tests {
 
     #[test]
     fn every_shipped_cdf_offers_its_target_load_per_host() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/cdf");
         let mut checked = 0;
-        for entry in std::fs::read_dir(&dir).expect("data/cdf ships with the repository") {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if !(name.ends_with(".txt") || name.ends_with(".tcl")) {
-                continue;
-            }
-            let sizes = SizeCdf::load(&path).unwrap();
+        for (name, sizes) in crate::workload::cdf::shipped() {
             // Long enough that three standard deviations of a host's offered bytes stay
             // under 3 % of the target: n >= (3 x CV / 0.03)^2 flows per host.
             let n = (1e4 * sizes.variation().powi(2) * 1.2).clamp(20_000.0, 3_000_000.0);
