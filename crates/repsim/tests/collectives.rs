@@ -5,10 +5,10 @@ mod common;
 
 use repsim::engine::time::SEC;
 
-/// Runs `collective` of `size` over 16 hosts (4 per ToR, 400 Gbps); returns (measured
-/// completion, analytic) in picoseconds for `steps` steps of `step_bytes` each.
-fn run(collective: &str, size: &str, step_bytes: u64, steps: u64) -> (u64, u64) {
-    let scn = common::parse(&format!(
+/// A collective over the 16 hosts of a 2-tier tree (4 per ToR, 400 Gbps), with more
+/// `[workload]` lines in `extra`.
+fn scenario(collective: &str, size: &str, extra: &str) -> repsim::scenario::LoadedScenario {
+    common::parse(&format!(
         r#"
 seed = 1
 lb = "reps"
@@ -23,9 +23,15 @@ link_latency = "1us"
 type = "collective"
 collective = "{collective}"
 size = "{size}"
-placement = "spread"
+{extra}
 "#
-    ));
+    ))
+}
+
+/// Runs `collective` of `size`, ranks spread over racks; returns (measured completion,
+/// analytic) in picoseconds for `steps` steps of `step_bytes` each.
+fn run(collective: &str, size: &str, step_bytes: u64, steps: u64) -> (u64, u64) {
+    let scn = scenario(collective, size, "placement = \"spread\"");
     let sim = common::run(&scn, "reps", None);
     common::assert_all_delivered(&sim);
     let measured = sim.flows().iter().filter_map(|f| f.finish).max().unwrap();
@@ -71,26 +77,11 @@ fn every_collective_completes_in_dependency_order() {
         "ps_allreduce",
         "allscatter",
     ] {
-        let scn = common::parse(&format!(
-            r#"
-seed = 1
-lb = "reps"
-[topology]
-type = "fat_tree"
-tiers = 2
-hosts = 16
-hosts_per_tor = 4
-link_speed = "400Gbps"
-link_latency = "1us"
-[workload]
-type = "collective"
-collective = "{c}"
-size = "1MiB"
-concurrency = 3
-iterations = 2
-compute_gap = "5us"
-"#
-        ));
+        let scn = scenario(
+            c,
+            "1MiB",
+            "concurrency = 3\niterations = 2\ncompute_gap = \"5us\"",
+        );
         let sim = common::run(&scn, "reps", None);
         common::assert_all_delivered(&sim);
         for f in sim.flows() {
