@@ -5,32 +5,13 @@ mod common;
 
 /// The incast, with its congestion control written as a `[cc]` table's lines.
 fn incast(trimming: bool, cc: &str) -> String {
-    let flows: Vec<String> = (1..=12)
-        .map(|s| format!("{{ src = {s}, dst = 0, size = \"1MiB\" }}"))
-        .collect();
-    format!(
-        r#"
-seed = 3
-lb = "ops"
-[topology]
-type = "fat_tree"
-tiers = 2
-hosts = 32
-hosts_per_tor = 4
-link_speed = "400Gbps"
-link_latency = "1us"
-[queue]
-size = "24pkt"
-ecn_min = "4pkt"
-ecn_max = "16pkt"
-trimming = {trimming}
-[cc]
-{cc}
-[workload]
-type = "explicit"
-flows = [{}]
-"#,
-        flows.join(", ")
+    common::incast_32(
+        3,
+        "ops",
+        "1MiB",
+        (24, 4, 16),
+        trimming,
+        &format!("[cc]\n{cc}"),
     )
 }
 

@@ -9,31 +9,7 @@ use repsim::Simulation;
 
 /// A congested 32-host tree: a 12-to-1 incast with small buffers, so that overflows happen.
 fn congested(trimming: bool, lb: &str) -> String {
-    let flows: Vec<String> = (1..=12)
-        .map(|s| format!("{{ src = {s}, dst = 0, size = \"300KiB\" }}"))
-        .collect();
-    format!(
-        r#"
-seed = 11
-lb = "{lb}"
-[topology]
-type = "fat_tree"
-tiers = 2
-hosts = 32
-hosts_per_tor = 4
-link_speed = "400Gbps"
-link_latency = "1us"
-[queue]
-size = "12pkt"
-ecn_min = "3pkt"
-ecn_max = "9pkt"
-trimming = {trimming}
-[workload]
-type = "explicit"
-flows = [{}]
-"#,
-        flows.join(", ")
-    )
+    common::incast_32(11, lb, "300KiB", (12, 3, 9), trimming, "")
 }
 
 #[test]

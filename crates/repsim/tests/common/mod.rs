@@ -23,6 +23,48 @@ pub fn parse(text: &str) -> LoadedScenario {
     LoadedScenario::parse(text, &scenario_path("inline.toml")).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// A 12-to-1 incast (hosts 1-12 send `size` each to host 0) on a 32-host 2-tier tree of
+/// 400 Gbps links with small buffers `(size, ecn_min, ecn_max)` in packets, so that queues
+/// overflow; `extra` is appended (e.g. a `[cc]` table).
+pub fn incast_32(
+    seed: u64,
+    lb: &str,
+    size: &str,
+    queue: (u32, u32, u32),
+    trimming: bool,
+    extra: &str,
+) -> String {
+    let flows: Vec<String> = (1..=12)
+        .map(|s| format!("{{ src = {s}, dst = 0, size = \"{size}\" }}"))
+        .collect();
+    format!(
+        r#"
+seed = {seed}
+lb = "{lb}"
+[topology]
+type = "fat_tree"
+tiers = 2
+hosts = 32
+hosts_per_tor = 4
+link_speed = "400Gbps"
+link_latency = "1us"
+[queue]
+size = "{}pkt"
+ecn_min = "{}pkt"
+ecn_max = "{}pkt"
+trimming = {trimming}
+[workload]
+type = "explicit"
+flows = [{}]
+{extra}
+"#,
+        queue.0,
+        queue.1,
+        queue.2,
+        flows.join(", ")
+    )
+}
+
 /// Builds and runs one load balancer of a scenario to the end.
 pub fn run(scn: &LoadedScenario, lb: &str, seed: Option<u64>) -> Simulation {
     let b = scn.build(lb, seed).unwrap_or_else(|e| panic!("{e}"));
