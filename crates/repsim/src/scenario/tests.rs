@@ -332,6 +332,7 @@ fn a_trace_workload_is_generated_lazily_and_checked() {
     assert!(err("load = 0.5\ncount = 5\narrivals = \"bursty\"").contains("poisson, back_to_back"));
     assert!(err("load = 0.5\ncount = 5\ndestinations = \"x\"").contains("other_racks"));
     assert!(err("load = 0.5\ncount = 5\noversubscription = 0.5").contains("at least 1"));
+    assert!(err("load = 0.5\ncount = 5\nslices = 2").contains("cannot be sliced"));
     let e = load(&trace("load = 0.5\ncount = 5").replace("WebSearch_distribution", "nope"))
         .unwrap()
         .build("reps", None)

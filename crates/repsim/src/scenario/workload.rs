@@ -373,6 +373,12 @@ impl LoadedScenario {
         }
         let flows = match w.slices {
             Some(0) => return Err(self.err("workload.slices", "must be at least 1")),
+            Some(k) if k > 1 && w.kind == "trace" => {
+                return Err(self.err(
+                    "workload.slices",
+                    "trace flows are generated while the run goes and cannot be sliced yet",
+                ))
+            }
             Some(k) => workload::slice(flows, k).map_err(|e| self.err("workload.slices", e))?,
             None => flows,
         };
