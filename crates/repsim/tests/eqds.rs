@@ -13,17 +13,12 @@ fn incast(cc: &str, trimming: bool) -> String {
     let flows: Vec<String> = (0..8)
         .map(|i| format!("{{ src = {}, dst = 0, size = \"2MiB\" }}", 4 + 3 * i))
         .collect();
+    let tree = common::TREE_32;
     format!(
         r#"
 seed = 3
 lb = "reps"
-[topology]
-type = "fat_tree"
-tiers = 2
-hosts = 32
-hosts_per_tor = 4
-link_speed = "400Gbps"
-link_latency = "1us"
+{tree}
 [queue]
 size = "100pkt"
 ecn_min = "20pkt"

@@ -19,19 +19,14 @@ fn scenario(trimming: bool, lb: &str, cc: &str, switch: &str) -> String {
         let d = 13 + (s - 13 + 7) % 19;
         format!("{{ src = {s}, dst = {d}, size = \"300KiB\" }}")
     }));
+    let tree = common::TREE_32;
     format!(
         r#"
 seed = 17
 end = "200ms"
 lb = "{lb}"
 cc = "{cc}"
-[topology]
-type = "fat_tree"
-tiers = 2
-hosts = 32
-hosts_per_tor = 4
-link_speed = "400Gbps"
-link_latency = "1us"
+{tree}
 [queue]
 size = "12pkt"
 ecn_min = "3pkt"

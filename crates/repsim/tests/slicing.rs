@@ -3,17 +3,12 @@
 mod common;
 
 fn scenario(slices: u32) -> String {
+    let tree = common::TREE_32;
     format!(
         r#"
 seed = 4
 lb = "ecmp"
-[topology]
-type = "fat_tree"
-tiers = 2
-hosts = 32
-hosts_per_tor = 4
-link_speed = "400Gbps"
-link_latency = "1us"
+{tree}
 [queue]
 size = "100pkt"
 ecn_min = "20pkt"

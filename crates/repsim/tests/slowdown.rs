@@ -3,17 +3,12 @@
 mod common;
 
 fn scenario(flows: &str) -> String {
+    let tree = common::TREE_32;
     format!(
         r#"
 seed = 3
 lb = "reps"
-[topology]
-type = "fat_tree"
-tiers = 2
-hosts = 32
-hosts_per_tor = 4
-link_speed = "400Gbps"
-link_latency = "1us"
+{tree}
 [metrics]
 slowdown_edges = ["100KB"]
 [workload]

@@ -12,7 +12,7 @@
 //! ```
 use super::{LoadedScenario, ScenarioError};
 use crate::engine::rng::Stream;
-use crate::engine::{Rng, Time};
+use crate::engine::Rng;
 use crate::net::Topology;
 use crate::workload::cdf::SizeCdf;
 use crate::workload::trace::{Arrivals, Destinations, TraceSource, TraceSpec};
@@ -121,14 +121,6 @@ impl LoadedScenario {
             }
             Some(f)
         })])
-    }
-
-    /// The trace's end of arrivals, if it has one (for progress and sizing).
-    pub fn trace_until(&self) -> Option<Time> {
-        let w = &self.scenario.workload;
-        (w.kind == "trace")
-            .then(|| w.duration.map(|d| w.start.map(|s| s.0).unwrap_or(0) + d.0))
-            .flatten()
     }
 }
 

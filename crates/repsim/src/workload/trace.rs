@@ -226,11 +226,6 @@ impl TraceSource {
             }
         }
     }
-
-    /// The mean flow size of the distribution, bytes.
-    pub fn mean_size(&self) -> f64 {
-        self.mean_size
-    }
 }
 
 impl FlowSource for TraceSource {

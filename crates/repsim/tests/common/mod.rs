@@ -23,6 +23,16 @@ pub fn parse(text: &str) -> LoadedScenario {
     LoadedScenario::parse(text, &scenario_path("inline.toml")).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The `[topology]` section of the 32-host 2-tier tree most integration tests run on (8 ToRs
+/// of 4 hosts, 400 Gbps links of 1 us).
+pub const TREE_32: &str = r#"[topology]
+type = "fat_tree"
+tiers = 2
+hosts = 32
+hosts_per_tor = 4
+link_speed = "400Gbps"
+link_latency = "1us""#;
+
 /// A 12-to-1 incast (hosts 1-12 send `size` each to host 0) on a 32-host 2-tier tree of
 /// 400 Gbps links with small buffers `(size, ecn_min, ecn_max)` in packets, so that queues
 /// overflow; `extra` is appended (e.g. a `[cc]` table).
@@ -41,13 +51,7 @@ pub fn incast_32(
         r#"
 seed = {seed}
 lb = "{lb}"
-[topology]
-type = "fat_tree"
-tiers = 2
-hosts = 32
-hosts_per_tor = 4
-link_speed = "400Gbps"
-link_latency = "1us"
+{TREE_32}
 [queue]
 size = "{}pkt"
 ecn_min = "{}pkt"
