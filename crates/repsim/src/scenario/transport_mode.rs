@@ -11,6 +11,7 @@
 //! # irn_rto_high = "320us"  # irn: timeout otherwise
 //! ```
 use super::{LoadedScenario, ScenarioError};
+use crate::cc::CcSpec;
 use crate::transport::{TransportConfig, TransportMode};
 
 impl LoadedScenario {
@@ -30,6 +31,20 @@ impl LoadedScenario {
         positive("transport.irn_rto_high", t.irn_rto_high.map(|i| i.0))?;
         let irn_bdp = t.irn_bdp.map(|b| b.0.bytes(config.mtu));
         positive("transport.irn_bdp", irn_bdp)?;
+        if t.mode.is_rnic() {
+            let credit = |c: &CcSpec| matches!(c, CcSpec::Eqds(_));
+            let classes = &self.scenario.class;
+            if credit(&self.cc()?) || classes.iter().any(|c| c.cc.as_ref().is_some_and(credit)) {
+                return Err(self.err(
+                    "transport.mode",
+                    format!(
+                        "\"{}\" does not run with the receiver-driven eqds (its credit needs \
+                         the UEC transport's RTS): use mode = \"uec\" or another [cc]",
+                        t.mode.name()
+                    ),
+                ));
+            }
+        }
         config.mode = t.mode;
         config.ack.mode = t.mode;
         if let Some(i) = t.nack_interval {

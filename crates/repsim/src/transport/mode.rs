@@ -48,6 +48,9 @@ pub enum TransportMode {
 }
 
 impl TransportMode {
+    /// Every mode.
+    pub const ALL: [TransportMode; 3] = [TransportMode::Uec, TransportMode::Gbn, TransportMode::Irn];
+
     /// Its name in scenarios.
     pub fn name(self) -> &'static str {
         match self {
