@@ -109,13 +109,10 @@ fn transport_mode_keys_are_checked() {
     assert!(with("[transport]\nmode = \"irn\"\nirn_bdp = \"104000B\"").is_ok());
     let e = with("[transport]\nmode = \"roce\"").unwrap_err();
     assert!(e.contains("gbn"), "{e}");
-    let e = with("[transport]\nmode = \"gbn\"\n[cc]\nalgo = \"eqds\"")
-        .unwrap_err();
+    let e = with("[transport]\nmode = \"gbn\"\n[cc]\nalgo = \"eqds\"").unwrap_err();
     assert!(e.contains("transport.mode") && e.contains("eqds"), "{e}");
-    let e = with("[transport]\nmode = \"irn\"\nirn_rto_low = \"1ms\"")
-        .unwrap_err();
+    let e = with("[transport]\nmode = \"irn\"\nirn_rto_low = \"1ms\"").unwrap_err();
     assert!(e.contains("transport.irn_rto_low"), "{e}");
-    let e = with("[transport]\nnack_interval = \"0us\"")
-        .unwrap_err();
+    let e = with("[transport]\nnack_interval = \"0us\"").unwrap_err();
     assert!(e.contains("transport.nack_interval"), "{e}");
 }

@@ -168,7 +168,9 @@ impl Dcqcn {
             line_rate: line,
             rate_on_first_cnp: c.rate_on_first_cnp,
             clamp_target_rate: c.clamp_target_rate,
-            window: c.window.map_or(u64::MAX, |w| w.0.bytes(p.mtu).max(p.mtu as u64)),
+            window: c
+                .window
+                .map_or(u64::MAX, |w| w.0.bytes(p.mtu).max(p.mtu as u64)),
             rate: line,
             target: line,
             alpha: 1.0,

@@ -106,7 +106,9 @@ impl DctcpRate {
             min_rate: (c.min_rate.0 as f64).min(line),
             line_rate: line,
             mtu: p.mtu as u64,
-            window: c.window.map_or(u64::MAX, |w| w.0.bytes(p.mtu).max(p.mtu as u64)),
+            window: c
+                .window
+                .map_or(u64::MAX, |w| w.0.bytes(p.mtu).max(p.mtu as u64)),
             rate: line,
             alpha: c.initial_alpha,
             acked: 0,

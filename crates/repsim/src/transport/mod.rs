@@ -73,8 +73,8 @@ impl TransportConfig {
             TransportMode::Gbn => Recovery::gbn(),
             TransportMode::Irn => {
                 let bdp = self.irn_bdp.unwrap_or_else(|| {
-                    (max_base_rtt as u128 * line_rate as u128 / (8 * crate::engine::time::SEC as u128))
-                        as u64
+                    (max_base_rtt as u128 * line_rate as u128
+                        / (8 * crate::engine::time::SEC as u128)) as u64
                 });
                 Recovery {
                     rto_low: self.irn_rto_low,

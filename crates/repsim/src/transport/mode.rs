@@ -49,7 +49,8 @@ pub enum TransportMode {
 
 impl TransportMode {
     /// Every mode.
-    pub const ALL: [TransportMode; 3] = [TransportMode::Uec, TransportMode::Gbn, TransportMode::Irn];
+    pub const ALL: [TransportMode; 3] =
+        [TransportMode::Uec, TransportMode::Gbn, TransportMode::Irn];
 
     /// Its name in scenarios.
     pub fn name(self) -> &'static str {

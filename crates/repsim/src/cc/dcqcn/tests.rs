@@ -57,7 +57,11 @@ fn rate_follows_a_hand_computed_cnp_trace() {
     let mut rate = LINE * (1.0 - alpha4 / 2.0);
     assert!(close(d.rate(), rate), "{} vs {rate}", d.rate());
     assert!(close(d.target(), LINE));
-    assert_eq!(d.next_timer(), Some(304 * US), "increase timer from the decrease");
+    assert_eq!(
+        d.next_timer(),
+        Some(304 * US),
+        "increase timer from the decrease"
+    );
     // t = 10 us: a CNP; alpha periods 5..10 us passed without one: (1 - g)^10. The check
     // at 12 us (the next tick of the 4 us clock) applies the 11 us update with the CNP and
     // the 12 us one without: alpha = (1 - g) ((1 - g) (1 - g)^10 + g).
@@ -68,7 +72,10 @@ fn rate_follows_a_hand_computed_cnp_trace() {
     assert!(close(d.alpha_at(12 * US), alpha12));
     rate *= 1.0 - alpha12 / 2.0;
     assert!(close(d.rate(), rate));
-    assert!(close(d.target(), LINE), "still no increase since the last decrease");
+    assert!(
+        close(d.target(), LINE),
+        "still no increase since the last decrease"
+    );
     // t = 312 us: fast recovery (stage 0 < F = 1): R_C = (R_C + R_T) / 2.
     run_until(&mut d, 312 * US);
     rate = (rate + LINE) / 2.0;
@@ -176,6 +183,9 @@ fn config_checks_name_the_field() {
         decrease_interval: TimeQ(0),
         ..DcqcnConfig::default()
     };
-    assert!(bad.validate().unwrap_err().starts_with("decrease_interval:"));
+    assert!(bad
+        .validate()
+        .unwrap_err()
+        .starts_with("decrease_interval:"));
     assert!(DcqcnConfig::default().validate().is_ok());
 }

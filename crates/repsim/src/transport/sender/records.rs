@@ -159,4 +159,3 @@ pub struct ConnectionState {
     /// The load balancer.
     pub lb: Box<dyn LoadBalancer>,
 }
-

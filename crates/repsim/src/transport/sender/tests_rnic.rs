@@ -113,7 +113,10 @@ fn irn_retransmits_only_the_holes() {
     assert!(s.can_send());
     let tx = s.transmit(200, RTO);
     assert!(tx.retransmit && tx.psn == 2);
-    assert!(!s.can_send(), "nothing else is missing and all data was sent");
+    assert!(
+        !s.can_send(),
+        "nothing else is missing and all data was sent"
+    );
     // 4 is lost too; 5's NACK finds it (sent before 5) but not 2, resent since.
     s.on_ack(201, &answer(true, 5, 5, 2, 0b101), &mut stats);
     assert_eq!(s.record(4).state, PsnState::Queued);
