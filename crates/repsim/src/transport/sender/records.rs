@@ -97,7 +97,9 @@ pub struct Transmission {
 /// An ACK or NACK as the sender reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AckInfo {
-    /// A NACK (the packet was trimmed) rather than an ACK.
+    /// A NACK rather than an ACK: `uec`, the packet `psn` was trimmed; `gbn`, a packet
+    /// (`psn`) arrived out of order and was discarded, the receiver expects `cum_ack`; `irn`,
+    /// the packet `psn` arrived out of order and was kept.
     pub nack: bool,
     /// PSN of the data packet it answers.
     pub psn: u32,
