@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 use crate::engine::Time;
 
 pub mod constant;
+pub mod dcqcn;
 pub mod dctcp;
+pub mod dctcp_rate;
 pub mod eqds;
 pub mod mprdma;
 pub mod nscc;
@@ -210,6 +212,8 @@ congestion_controls! {
     "dctcp" => Dctcp(dctcp::DctcpConfig),
     "nscc" => Nscc(nscc::NsccConfig),
     "eqds" => Eqds(eqds::EqdsConfig),
+    "dcqcn" => Dcqcn(dcqcn::DcqcnConfig),
+    "dctcp-rate" => DctcpRate(dctcp_rate::DctcpRateConfig),
 }
 
 impl Default for CcSpec {

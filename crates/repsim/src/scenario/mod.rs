@@ -38,6 +38,7 @@ pub mod overrides;
 pub mod schemes;
 pub mod topology;
 pub mod trace;
+mod transport_mode;
 pub mod workload;
 
 use std::path::{Path, PathBuf};
@@ -55,7 +56,7 @@ use crate::fault::{FaultPlan, FaultSection};
 use crate::net::port::QueueConfig;
 use crate::net::Topology;
 use crate::sim::{RunSpec, SimConfig};
-use crate::transport::{AckPolicy, TransportConfig};
+use crate::transport::{AckPolicy, TransportConfig, TransportMode};
 use crate::units::{self, SizeQ, TimeQ};
 
 /// A scenario problem, with the file and field it concerns.
@@ -145,6 +146,20 @@ pub struct TransportSection {
     /// Successive flows between the same pair (and class) continue with the previous flow's
     /// congestion control and load balancer, as the reference's `-connections_mapping` does.
     pub reuse_connections: bool,
+    /// Loss recovery: "uec", "gbn" (go-back-N RoCE) or "irn" (selective-repeat RoCE).
+    pub mode: TransportMode,
+    /// gbn: at most one NACK per this interval for the same expected PSN (default 4us).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nack_interval: Option<TimeQ>,
+    /// irn: bytes in flight allowed (default: largest base RTT x the sender NIC's rate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub irn_bdp: Option<SizeQ>,
+    /// irn: timeout while at most 3 MTU are in flight (default 100us).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub irn_rto_low: Option<TimeQ>,
+    /// irn: timeout otherwise (default 320us).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub irn_rto_high: Option<TimeQ>,
 }
 
 impl Default for TransportSection {
@@ -159,6 +174,11 @@ impl Default for TransportSection {
             rts: true,
             evs_size: crate::lb::DEFAULT_EVS_SIZE,
             reuse_connections: false,
+            mode: TransportMode::Uec,
+            nack_interval: None,
+            irn_bdp: None,
+            irn_rto_low: None,
+            irn_rto_high: None,
         }
     }
 }
@@ -476,19 +496,22 @@ impl LoadedScenario {
             let message = e.split_once(": ").map_or(e.as_str(), |(_, m)| m);
             return Err(self.err("transport.evs_size", message));
         }
-        Ok(TransportConfig {
+        let config = TransportConfig {
             mtu,
             header: header as u32,
             ack: AckPolicy {
                 every_bytes: every,
                 cnp_interval: t.cnp_interval.map(|i| i.0),
                 counter_16bit: t.ack_counter_16bit,
+                ..AckPolicy::default()
             },
             rto: t.rto.map(|r| r.0),
             rts: t.rts,
             evs_size: t.evs_size,
             reuse_connections: t.reuse_connections,
-        })
+            ..TransportConfig::default()
+        };
+        self.with_transport_mode(config)
     }
 
     /// `[metrics] slowdown_edges` in bytes, checked ascending.

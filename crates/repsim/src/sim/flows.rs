@@ -281,7 +281,7 @@ impl Simulation {
         // The run's RTO covers every shortest path; a flow sent over longer explicit routes
         // gets its longest route's round trip plus the same queueing allowance.
         let longest_route = routes.iter().map(|r| r.base_rtt).max().unwrap_or(0);
-        let rto = match self.cfg.transport.rto {
+        let rto = match self.cfg.transport.fixed_rto() {
             Some(rto) => rto,
             None => self.rto.max(longest_route + self.queue_drain),
         };
@@ -313,7 +313,8 @@ impl Simulation {
         };
         let flow = &mut self.flows[f as usize];
         flow.cc_timers = cc.has_timers();
-        flow.sender = Some(Sender::new(flow.sizes, line_rate, cc, lb, rng));
+        let recovery = self.cfg.transport.recovery(line_rate, self.max_base_rtt);
+        flow.sender = Some(Sender::new(flow.sizes, line_rate, cc, lb, rng).with_recovery(recovery));
         flow.receiver = Some(Receiver::new(flow.spec.bytes, ack));
         flow.phase = Phase::Running;
         flow.started_at = Some(now);

@@ -193,7 +193,7 @@ impl Simulation {
         // Credit gated, the RTS is what tells the receiver that the sender needs credit.
         if credit_gated {
             self.credit_rts(f);
-        } else if self.cfg.transport.rts && out.rtx_was_empty {
+        } else if self.cfg.transport.sends_rts() && out.rtx_was_empty {
             self.maybe_send_rts(f, out.wire);
         }
         self.arm_cc_timer(f);

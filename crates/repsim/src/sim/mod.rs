@@ -351,7 +351,7 @@ impl Simulation {
         sim.rto = sim
             .cfg
             .transport
-            .rto
+            .fixed_rto()
             .unwrap_or(sim.max_base_rtt + sim.queue_drain);
         sim.setup_credit();
         sim.add_triggers(triggers)?;

@@ -10,9 +10,11 @@
 //! the packet's EV and ECN mark with a cumulative ACK and a 64-bit SACK bitmap, NACKs for
 //! trimmed packets, a fixed retransmission timeout that declares only the oldest outstanding
 //! packet lost per expiry, RTS after a timeout the window has no room for.
+pub mod mode;
 pub mod receiver;
 pub mod sender;
 
+pub use mode::{Recovery, TransportMode};
 pub use receiver::{AckPolicy, DataArrival, Receiver, Reply, RxOutcome};
 pub use sender::{
     record_flags, AckInfo, AckOutcome, ConnectionState, PsnRecord, PsnState, RtoCheck, Sender,
@@ -41,6 +43,47 @@ pub struct TransportConfig {
     /// with that flow's congestion control and load balancer, as the reference does with
     /// `-connections_mapping` (collectives).
     pub reuse_connections: bool,
+    /// Loss recovery and acknowledgement style (the receiver's half is in `ack`).
+    pub mode: TransportMode,
+    /// IRN: bytes in flight allowed (`None`: the largest base RTT x the sender NIC's rate).
+    pub irn_bdp: Option<u64>,
+    /// IRN: timeout while at most 3 full packets are in flight.
+    pub irn_rto_low: Time,
+    /// IRN: timeout otherwise.
+    pub irn_rto_high: Time,
+}
+
+impl TransportConfig {
+    /// The run's fixed retransmission timeout, if configured or given by the mode (go-back-N:
+    /// 4 ms); `None`: from the topology.
+    pub fn fixed_rto(&self) -> Option<Time> {
+        self.rto.or(self.mode.default_rto())
+    }
+
+    /// Senders send an RTS after a timeout the window has no room for (UEC mode only).
+    pub fn sends_rts(&self) -> bool {
+        self.rts && !self.mode.is_rnic()
+    }
+
+    /// What a sender on a NIC of `line_rate` needs of its mode, in a network whose largest
+    /// unloaded round trip is `max_base_rtt`.
+    pub fn recovery(&self, line_rate: u64, max_base_rtt: Time) -> Recovery {
+        match self.mode {
+            TransportMode::Uec => Recovery::UEC,
+            TransportMode::Gbn => Recovery::gbn(),
+            TransportMode::Irn => {
+                let bdp = self.irn_bdp.unwrap_or_else(|| {
+                    (max_base_rtt as u128 * line_rate as u128
+                        / (8 * crate::engine::time::SEC as u128)) as u64
+                });
+                Recovery {
+                    rto_low: self.irn_rto_low,
+                    rto_high: self.irn_rto_high,
+                    ..Recovery::irn(bdp, self.mtu)
+                }
+            }
+        }
+    }
 }
 
 impl Default for TransportConfig {
@@ -53,6 +96,10 @@ impl Default for TransportConfig {
             rts: true,
             evs_size: crate::lb::DEFAULT_EVS_SIZE,
             reuse_connections: false,
+            mode: TransportMode::Uec,
+            irn_bdp: None,
+            irn_rto_low: mode::DEFAULT_IRN_RTO_LOW,
+            irn_rto_high: mode::DEFAULT_IRN_RTO_HIGH,
         }
     }
 }

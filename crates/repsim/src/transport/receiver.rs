@@ -1,6 +1,8 @@
 //! The receiving side of a connection: accepts packets in any order, and decides by its
 //! [`AckPolicy`] when to acknowledge, with a cumulative ACK and a 64-bit SACK bitmap, and when to
-//! ask the sender to slow down (CNP).
+//! ask the sender to slow down (CNP). The RoCE NIC modes' receivers (go-back-N, IRN) are in
+//! `receiver/rnic.rs`.
+use super::TransportMode;
 use crate::engine::Time;
 
 /// When a receiver acknowledges and signals congestion.
@@ -18,6 +20,10 @@ pub struct AckPolicy {
     /// happens to land at or above it (its `-sack_threshold 64000` ACKs every few dozen
     /// packets, not every 16).
     pub counter_16bit: bool,
+    /// How out-of-order and trimmed packets are answered (see [`super::mode`]).
+    pub mode: TransportMode,
+    /// Go-back-N: at most one NACK per this interval for the same expected PSN.
+    pub nack_interval: Time,
 }
 
 impl Default for AckPolicy {
@@ -26,6 +32,8 @@ impl Default for AckPolicy {
             every_bytes: 4150,
             cnp_interval: None,
             counter_16bit: false,
+            mode: TransportMode::Uec,
+            nack_interval: super::mode::DEFAULT_NACK_INTERVAL,
         }
     }
 }
@@ -91,6 +99,8 @@ pub struct Receiver {
     unacked_bytes: u64,
     /// Time of the latest CNP.
     last_cnp: Option<Time>,
+    /// Go-back-N: the expected PSN the latest NACK asked for, and when.
+    last_nack: Option<(u32, Time)>,
     policy: AckPolicy,
 }
 
@@ -106,6 +116,7 @@ impl Receiver {
             out_of_order: 0,
             unacked_bytes: 0,
             last_cnp: None,
+            last_nack: None,
             policy,
         }
     }
@@ -204,6 +215,9 @@ impl Receiver {
 
     /// A data packet arrived at `now`.
     pub fn on_data(&mut self, now: Time, d: &DataArrival) -> RxOutcome {
+        if self.policy.mode.is_rnic() {
+            return self.on_rnic_data(now, d);
+        }
         if d.trimmed {
             // Only the header made it: NACK it unless it is already here.
             let have = d.psn < self.expected || self.has(d.psn);
@@ -217,23 +231,24 @@ impl Receiver {
         if delivered {
             self.delivered += d.payload as u64;
         }
-        self.unacked_bytes += d.wire as u64;
-        if self.policy.counter_16bit {
-            self.unacked_bytes &= 0xFFFF;
-        }
-        let ack_now = self.unacked_bytes >= self.policy.every_bytes
-            || d.ecn
-            || d.ack_request
-            || d.psn == 0
-            || self.delivered == self.bytes;
-        if !ack_now {
+        if !self.count_for_ack(d) {
             return RxOutcome {
                 delivered,
                 reply: None,
             };
         }
         self.unacked_bytes = 0;
-        let cnp = d.ecn
+        let cnp = self.cnp_due(now, d.ecn);
+        RxOutcome {
+            delivered,
+            reply: Some(self.reply(d.psn, false, cnp)),
+        }
+    }
+
+    /// Whether the answer to a packet arriving at `now` (ECN-marked: `ecn`) carries a CNP, by
+    /// the policy's interval; notes it if so.
+    fn cnp_due(&mut self, now: Time, ecn: bool) -> bool {
+        let cnp = ecn
             && self
                 .policy
                 .cnp_interval
@@ -241,10 +256,22 @@ impl Receiver {
         if cnp {
             self.last_cnp = Some(now);
         }
-        RxOutcome {
-            delivered,
-            reply: Some(self.reply(d.psn, false, cnp)),
+        cnp
+    }
+
+    /// Counts `wire` bytes towards ACK coalescing; true if the packet is to be acknowledged
+    /// now (the byte threshold, an ECN mark, an ACK request, the first packet or the flow's
+    /// last byte).
+    fn count_for_ack(&mut self, d: &DataArrival) -> bool {
+        self.unacked_bytes += d.wire as u64;
+        if self.policy.counter_16bit {
+            self.unacked_bytes &= 0xFFFF;
         }
+        self.unacked_bytes >= self.policy.every_bytes
+            || d.ecn
+            || d.ack_request
+            || d.psn == 0
+            || self.delivered == self.bytes
     }
 
     /// An RTS arrived: its PSN counts as received and it is acknowledged at once, as a data
@@ -259,6 +286,8 @@ impl Receiver {
         self.bits = Vec::new();
     }
 }
+
+mod rnic;
 
 #[cfg(test)]
 mod tests {
@@ -320,7 +349,7 @@ mod tests {
         let policy = AckPolicy {
             every_bytes: 3 * 4150,
             cnp_interval: Some(50),
-            counter_16bit: false,
+            ..AckPolicy::default()
         };
         let mut r = Receiver::new(10 * 4086, policy);
         let data = |psn, ecn| DataArrival {

@@ -4,171 +4,22 @@
 //! RTS takes the next one, so after an RTS the data packet with index k travels with a PSN
 //! above k (as in the reference simulator). Records live in a ring that starts at the
 //! cumulative point, so a 1 GiB flow costs what an 8 MiB flow with the same window costs.
+//!
+//! The RoCE NIC modes' recovery (go-back-N and IRN, see [`super::mode`]) lives in `gbn.rs` and
+//! `irn.rs`; the per-PSN records and the values the methods return in `records.rs`.
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use super::{FlowStats, Sizes};
+pub use records::{
+    record_flags, AckInfo, AckOutcome, ConnectionState, PsnRecord, PsnState, RtoCheck, Timeout,
+    Transmission,
+};
+
+use super::{FlowStats, Recovery, Sizes, TransportMode};
 use crate::cc::{AckSample, CongestionControl};
 use crate::engine::time::serialization;
 use crate::engine::{Rng, Time};
-use crate::lb::{AckFeedback, LbEvent, LoadBalancer, PathChoice};
-
-/// Where one PSN stands at the sender.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum PsnState {
-    /// Handed out, not sent yet.
-    Unsent,
-    /// Sent and neither acknowledged nor declared lost.
-    InFlight,
-    /// Declared lost (NACK or timeout) and waiting in the retransmission queue.
-    Queued,
-    /// Acknowledged (cumulatively, selectively or by its own ACK).
-    Acked,
-}
-
-/// Flag bits of [`PsnRecord::flags`].
-pub mod record_flags {
-    /// The PSN was taken by an RTS (request to send), not by a data packet.
-    pub const RTS: u8 = 1;
-    /// The latest transmission is not counted in `in_flight` (an RTS as first sent).
-    pub const UNCOUNTED: u8 = 2;
-}
-
-/// Per-PSN sender record (16 bytes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PsnRecord {
-    /// Time of the latest transmission.
-    pub sent_at: Time,
-    /// Bytes on the wire of the latest transmission.
-    pub wire: u32,
-    /// EV of the latest transmission.
-    pub ev: u16,
-    /// State.
-    pub state: PsnState,
-    /// Bit set of [`record_flags`].
-    pub flags: u8,
-}
-
-impl PsnRecord {
-    /// A record for a PSN not sent yet.
-    pub const UNSENT: PsnRecord = PsnRecord {
-        sent_at: 0,
-        wire: 0,
-        ev: 0,
-        state: PsnState::Unsent,
-        flags: 0,
-    };
-
-    /// What an acknowledged PSN below the ring's start looks like.
-    const ACKED: PsnRecord = PsnRecord {
-        state: PsnState::Acked,
-        ..PsnRecord::UNSENT
-    };
-
-    /// True if the PSN belongs to an RTS.
-    #[inline]
-    pub fn is_rts(&self) -> bool {
-        self.flags & record_flags::RTS != 0
-    }
-
-    /// Bytes the latest transmission added to `in_flight`.
-    #[inline]
-    pub fn counted(&self) -> i64 {
-        if self.flags & record_flags::UNCOUNTED != 0 {
-            0
-        } else {
-            self.wire as i64
-        }
-    }
-}
-
-/// What [`Sender::transmit`] chose to send.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Transmission {
-    /// Its PSN.
-    pub psn: u32,
-    /// Its EV and, for source-routed load balancers, its route.
-    pub path: PathChoice,
-    /// Its size on the wire.
-    pub wire: u32,
-    /// A retransmission (of a data packet or of a lost RTS).
-    pub retransmit: bool,
-    /// The flow's last data packet, sent for the first time.
-    pub last: bool,
-    /// The packet fills the window (the receiver should ACK it at once).
-    pub window_full: bool,
-    /// The retransmission timer was idle: wake the sender at this time.
-    pub arm_rto: Option<Time>,
-    /// Something the load balancer did while choosing the path, worth recording.
-    pub lb_event: Option<LbEvent>,
-}
-
-/// An ACK or NACK as the sender reads it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AckInfo {
-    /// A NACK (the packet was trimmed) rather than an ACK.
-    pub nack: bool,
-    /// PSN of the data packet it answers.
-    pub psn: u32,
-    /// Send time of the transmission it answers.
-    pub sent_at: Time,
-    /// EV of that transmission.
-    pub ev: u16,
-    /// Echoed ECN mark.
-    pub ecn: bool,
-    /// The receiver asks for a rate decrease (CNP).
-    pub cnp: bool,
-    /// Cumulative acknowledgement.
-    pub cum_ack: u32,
-    /// First PSN of the SACK bitmap.
-    pub sack_base: u32,
-    /// SACK bitmap.
-    pub sack_bits: u64,
-}
-
-/// What an ACK or NACK did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AckOutcome {
-    /// Something the load balancer did worth recording.
-    pub lb_event: Option<LbEvent>,
-    /// Every byte is now acknowledged.
-    pub finished: bool,
-}
-
-/// What the retransmission timer found when it fired.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RtoCheck {
-    /// Nothing outstanding: the timer stays off.
-    Idle,
-    /// The oldest packet is not due yet: wake again at this time.
-    Rearm(Time),
-    /// The oldest outstanding packet (this PSN) timed out.
-    Expired(u32),
-}
-
-/// What a timeout did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Timeout {
-    /// Wire size of the packet declared lost.
-    pub wire: u64,
-    /// No other retransmission was waiting.
-    pub rtx_was_empty: bool,
-    /// Something the load balancer did worth recording.
-    pub lb_event: Option<LbEvent>,
-    /// Wake the timer again at this time (more packets outstanding).
-    pub rearm: Option<Time>,
-}
-
-/// What a connection carries over to the next flow between the same pair when connections
-/// are reused: its congestion control (window and all) and its load balancer (cached EVs,
-/// freezing, penalties, its fixed EV).
-pub struct ConnectionState {
-    /// The congestion controller.
-    pub cc: Box<dyn CongestionControl>,
-    /// The load balancer.
-    pub lb: Box<dyn LoadBalancer>,
-}
+use crate::lb::{AckFeedback, LbEvent, LoadBalancer};
 
 /// Sender state of one connection.
 pub struct Sender {
@@ -213,6 +64,12 @@ pub struct Sender {
     queued_bytes: u64,
     /// Cumulative credit the receiver granted, as far as PULLs arrived.
     pulled: u64,
+    /// The transport mode's recovery rules.
+    recovery: Recovery,
+    /// Go-back-N: time of the latest rewind.
+    last_rewind: Option<Time>,
+    /// IRN: in recovery until the cumulative point passes this PSN.
+    recovery_point: Option<u32>,
     cc: Box<dyn CongestionControl>,
     lb: Box<dyn LoadBalancer>,
     rng: Rng,
@@ -248,9 +105,34 @@ impl Sender {
             credit_gated: cc.credit_gated(),
             queued_bytes: 0,
             pulled: 0,
+            recovery: Recovery::UEC,
+            last_rewind: None,
+            recovery_point: None,
             cc,
             lb,
             rng,
+        }
+    }
+
+    /// The same sender under the recovery rules of another transport mode.
+    pub fn with_recovery(mut self, recovery: Recovery) -> Self {
+        self.recovery = recovery;
+        self
+    }
+
+    /// The transport mode's recovery rules.
+    pub fn recovery(&self) -> &Recovery {
+        &self.recovery
+    }
+
+    /// The retransmission timeout in force: the run's `rto`, except under IRN, whose timeout
+    /// depends on the bytes in flight.
+    #[inline]
+    pub fn rto_for(&self, rto: Time) -> Time {
+        if self.recovery.mode == TransportMode::Irn {
+            self.irn_rto()
+        } else {
+            rto
         }
     }
 
@@ -332,10 +214,14 @@ impl Sender {
         None
     }
 
-    /// The window, as a signed byte count comparable with `in_flight`.
+    /// The window (never above the mode's in-flight cap), as a signed byte count comparable
+    /// with `in_flight`.
     #[inline]
     pub fn window(&self) -> i64 {
-        self.cc.cwnd().min(i64::MAX as u64) as i64
+        self.cc
+            .cwnd()
+            .min(self.recovery.in_flight_cap)
+            .min(i64::MAX as u64) as i64
     }
 
     /// True when the window (or, credit gated, the credit) and the backlog allow one more
@@ -387,6 +273,7 @@ impl Sender {
     /// new data packet, which takes the next PSN. The load balancer picks its EV (or route).
     /// The caller has checked [`Self::can_send`]; `rto` arms the timer if it is idle.
     pub fn transmit(&mut self, now: Time, rto: Time) -> Transmission {
+        let rto = self.rto_to_arm(rto);
         let (psn, retransmit, last) = match self.next_retransmission() {
             Some(p) => {
                 self.retransmit.pop();
@@ -524,23 +411,43 @@ impl Sender {
         let rec = self.record(ack.psn);
         let lb_event = if ack.nack {
             stats.nacks += 1;
-            if rec.state == PsnState::InFlight && rec.sent_at == ack.sent_at {
-                let wire = self.declare_lost(ack.psn);
-                self.cc.on_nack(wire, now);
-                self.lb.on_nack(ack.ev, now)
-            } else {
-                None
+            match self.recovery.mode {
+                TransportMode::Uec => {
+                    if rec.state == PsnState::InFlight && rec.sent_at == ack.sent_at {
+                        let wire = self.declare_lost(ack.psn);
+                        self.cc.on_nack(wire, now);
+                        self.lb.on_nack(ack.ev, now)
+                    } else {
+                        None
+                    }
+                }
+                TransportMode::Gbn => self.on_gbn_nack(now, ack),
+                TransportMode::Irn => self.on_irn_nack(now, ack),
             }
         } else {
             stats.acks += 1;
             if ack.ecn {
                 stats.ecn_acks += 1;
             }
+            self.absorb_ack(now, ack, true)
+        };
+        AckOutcome {
+            lb_event,
+            finished: self.finished(),
+        }
+    }
+
+    /// What an ACK tells, and the NACKs of the RoCE modes too (they acknowledge cumulatively,
+    /// IRN's also selectively): marks PSNs acknowledged (`own`: the PSN it answers as well),
+    /// advances the cumulative point and tells the congestion control and load balancer.
+    fn absorb_ack(&mut self, now: Time, ack: &AckInfo, own: bool) -> Option<LbEvent> {
+        {
+            let rec = self.record(ack.psn);
             // The RTT sample, as the reference takes it: from the PSN's latest transmission,
             // and only while that PSN is still outstanding.
             let rtt = (rec.state == PsnState::InFlight).then(|| now - rec.sent_at);
             self.covered.clear();
-            let mut newly = self.mark_acked(ack.psn);
+            let mut newly = if own { self.mark_acked(ack.psn) } else { 0 };
             // The triggering packet's EV goes last in the covered list.
             let own = if self.list_covered {
                 self.covered.pop()
@@ -560,6 +467,9 @@ impl Sender {
             }
             self.covered.extend(own);
             self.advance_cumulative();
+            if self.recovery_point.is_some() {
+                self.end_irn_recovery_if_done();
+            }
             // Drop acknowledged entries from the send order's front before the next timer does
             // once it is much longer than the outstanding range, so its length follows the
             // window.
@@ -585,15 +495,12 @@ impl Sender {
                 cwnd: self.cc.cwnd(),
                 in_flight: self.in_flight,
             })
-        };
-        AckOutcome {
-            lb_event,
-            finished: self.finished(),
         }
     }
 
     /// The retransmission timer fired at `now`.
     pub fn check_rto(&mut self, now: Time, rto: Time) -> RtoCheck {
+        let rto = self.rto_for(rto);
         self.timer_pending = false;
         match self.oldest_in_flight() {
             None => RtoCheck::Idle,
@@ -606,12 +513,17 @@ impl Sender {
     }
 
     /// Declares the oldest outstanding packet (`psn`, as [`Self::check_rto`] reported) lost:
-    /// only that one per expiry, like the reference.
+    /// only that one per expiry, like the reference (UEC mode); in the RoCE modes every
+    /// outstanding packet goes again (go-back-N: from the cumulative point; IRN: the holes).
     pub fn time_out(&mut self, psn: u32, now: Time, rto: Time, stats: &mut FlowStats) -> Timeout {
         self.send_order.pop_front();
         let rtx_was_empty = self.next_retransmission().is_none();
         let ev = self.record(psn).ev;
         let wire = self.declare_lost(psn);
+        if self.recovery.mode.is_rnic() {
+            self.declare_outstanding_lost();
+        }
+        let rto = self.rto_for(rto);
         self.cc.on_timeout(wire, now);
         let lb_event = self.lb.on_timeout(ev, now);
         stats.timeouts += 1;
@@ -694,5 +606,10 @@ impl Sender {
 }
 
 mod credit;
+mod gbn;
+mod irn;
+mod records;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_rnic;
