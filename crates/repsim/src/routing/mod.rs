@@ -22,6 +22,8 @@ use crate::net::{Packet, Topology};
 pub mod adaptive;
 pub mod drill;
 pub mod ecmp;
+pub mod letflow;
+pub mod tor_paths;
 pub mod wcmp;
 
 /// What a scheme decides for a packet at ingress.
@@ -274,6 +276,7 @@ switch_schemes! {
     "adaptive" => Adaptive(adaptive::AdaptiveConfig),
     "drill" => Drill(drill::DrillConfig),
     "wcmp" => Wcmp(wcmp::WcmpConfig),
+    "letflow" => Letflow(letflow::LetFlowConfig),
 }
 
 impl Default for SwitchSpec {
