@@ -20,6 +20,7 @@ use crate::net::world::{Owner, Timer, World};
 use crate::net::{Packet, Topology};
 
 pub mod adaptive;
+pub mod conga;
 pub mod drill;
 pub mod ecmp;
 pub mod letflow;
@@ -277,6 +278,7 @@ switch_schemes! {
     "drill" => Drill(drill::DrillConfig),
     "wcmp" => Wcmp(wcmp::WcmpConfig),
     "letflow" => Letflow(letflow::LetFlowConfig),
+    "conga" => Conga(conga::CongaConfig),
 }
 
 impl Default for SwitchSpec {
