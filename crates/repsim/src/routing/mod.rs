@@ -21,6 +21,7 @@ use crate::net::{Packet, Topology};
 
 pub mod adaptive;
 pub mod conga;
+pub mod conweave;
 pub mod drill;
 pub mod ecmp;
 pub mod letflow;
@@ -220,6 +221,10 @@ pub trait SwitchScheme: Send {
     fn hooks(&self) -> Hooks {
         Hooks::default()
     }
+    /// Counts the scheme keeps for outputs (name, value), in a fixed order.
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 macro_rules! switch_schemes {
@@ -279,6 +284,7 @@ switch_schemes! {
     "wcmp" => Wcmp(wcmp::WcmpConfig),
     "letflow" => Letflow(letflow::LetFlowConfig),
     "conga" => Conga(conga::CongaConfig),
+    "conweave" => Conweave(conweave::ConWeaveConfig),
 }
 
 impl Default for SwitchSpec {
