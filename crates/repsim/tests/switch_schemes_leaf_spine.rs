@@ -41,9 +41,7 @@ flows = [{}]
 
 fn run(lb: &str, trimming: bool) -> Simulation {
     let scn = common::parse(&scenario(lb, trimming));
-    let b = scn
-        .build(lb, None)
-        .unwrap_or_else(|e| panic!("{lb}: {e}"));
+    let b = scn.build(lb, None).unwrap_or_else(|e| panic!("{lb}: {e}"));
     let mut sim = Simulation::new(b).unwrap_or_else(|e| panic!("{lb}: {e}"));
     sim.run_until_idle();
     sim
@@ -73,7 +71,10 @@ fn tor_schemes_finish_and_conserve_on_a_leaf_spine() {
                     .map_or(0, |&(_, v)| v)
             };
             if lb == "conweave" {
-                assert!(stat("inits") > 0 && stat("rtt_replies") > 0, "{what}: {stats:?}");
+                assert!(
+                    stat("inits") > 0 && stat("rtt_replies") > 0,
+                    "{what}: {stats:?}"
+                );
                 assert_eq!(
                     c.scheme_packets,
                     stat("rtt_replies") + stat("clears") + stat("notifies"),

@@ -466,7 +466,10 @@ mod tests {
         c.decay(0, t);
         assert!((c.dre[0].bytes - 800_000.0).abs() < 1e-6);
         c.decay(0, 3 * t + 7);
-        assert!((c.dre[0].bytes - 512_000.0).abs() < 1e-6, "two more periods");
+        assert!(
+            (c.dre[0].bytes - 512_000.0).abs() < 1e-6,
+            "two more periods"
+        );
         // 5 MB: 12.8 -> 12, not capped; capped at 7 with `cap`.
         c.dre[0].bytes = 5_000_000.0;
         assert_eq!(c.congestion(0, 3 * t), 12);
@@ -480,13 +483,19 @@ mod tests {
         let mut c = conga(&w);
         let topo = w.topo.clone();
         let (a, b) = (topo.host_edge[0], topo.host_edge[topo.hosts as usize - 1]);
-        let pair = c.paths.pair(topo.edge_index[a as usize], topo.edge_index[b as usize]);
+        let pair = c
+            .paths
+            .pair(topo.edge_index[a as usize], topo.edge_index[b as usize]);
         let count = c.paths.count(pair);
         assert_eq!(count, 4);
         let cands = topo.routes.group(a, topo.edge_index[b as usize]).to_vec();
         let level = topo.switches[a as usize].level;
         let set = |c: &mut Conga, i: u32, ce: u8| {
-            c.to_leaf[c.paths.slot(pair, i)] = Metric { ce, set: true, at: 0 };
+            c.to_leaf[c.paths.slot(pair, i)] = Metric {
+                ce,
+                set: true,
+                at: 0,
+            };
         };
         for (i, ce) in [(0, 5), (1, 3), (2, 1), (3, 6)] {
             set(&mut c, i, ce);

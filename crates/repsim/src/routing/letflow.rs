@@ -367,7 +367,10 @@ mod tests {
             // Same flow soon after: same path.
             let h2 = w.pkts.alloc(pkt);
             let mut ctx = SwitchCtx::new(&mut w, &mut rng, 64, &mut actions);
-            assert_eq!(lf.ingress(&mut ctx, tor, h2, &cands), Ingress::Forward(port));
+            assert_eq!(
+                lf.ingress(&mut ctx, tor, h2, &cands),
+                Ingress::Forward(port)
+            );
         }
         seen.sort_unstable();
         seen.dedup();

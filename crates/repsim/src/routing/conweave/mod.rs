@@ -345,9 +345,10 @@ impl ConWeave {
         let now = ctx.now();
         let topo = ctx.topology();
         let level = topo.switches[switch as usize].level;
-        let pair = self
-            .paths
-            .pair(topo.edge_index[switch as usize], edge_of_host(topo, pkt.dst));
+        let pair = self.paths.pair(
+            topo.edge_index[switch as usize],
+            edge_of_host(topo, pkt.dst),
+        );
         let flow = pkt.flow as usize;
         if flow >= self.src.len() {
             self.src.resize(flow + 1, SrcFlow::default());
@@ -437,9 +438,10 @@ impl ConWeave {
             let Some(there) = pkt.src.checked_sub(topo.hosts) else {
                 return;
             };
-            let pair = self
-                .paths
-                .pair(topo.edge_index[switch as usize], topo.edge_index[there as usize]);
+            let pair = self.paths.pair(
+                topo.edge_index[switch as usize],
+                topo.edge_index[there as usize],
+            );
             let index = self.paths.index(pair, pkt.scheme as u8);
             let slot = self.paths.slot(pair, index);
             self.bad_until[slot] = now + self.p.path_pause_time;

@@ -59,7 +59,9 @@ impl Bench {
         let topo = &self.w.topo;
         let dst_tor = topo.switch_node(DST_TOR);
         let from_spine = (0..topo.links.len() as u32)
-            .find(|&l| topo.links[l as usize].to == dst_tor && topo.links[l as usize].from > dst_tor)
+            .find(|&l| {
+                topo.links[l as usize].to == dst_tor && topo.links[l as usize].from > dst_tor
+            })
             .expect("a spine link");
         let mut p = Packet::blank(Kind::Data, 1000);
         p.flow = flow;
@@ -198,7 +200,11 @@ fn a_tail_releases_the_queue_just_after_it() {
     assert_eq!(deadline, 16 * US + 800 * NS);
     b.at(2 * US);
     let tail = b.tagged(1, TAIL | EPOCH1, 800, 0);
-    assert_eq!(b.at_destination(tail), Ingress::Forward(port), "the TAIL goes first");
+    assert_eq!(
+        b.at_destination(tail),
+        Ingress::Forward(port),
+        "the TAIL goes first"
+    );
     assert_eq!(b.sent(), vec![CLEAR]);
     assert_eq!(b.cw.dst[1].flush_at, 2 * US + NS);
     b.at(2 * US + NS);
@@ -297,12 +303,9 @@ fn notify_marks_a_path_bad_for_exactly_the_pause_time() {
     let mut found = 0;
     for _ in 0..100 {
         let mut ctx = SwitchCtx::new(&mut b.w, &mut b.rng, 64, &mut b.actions);
-        match b.cw.good_path(&mut ctx, pair) {
-            Some(c) => {
-                assert_eq!(c, good);
-                found += 1;
-            }
-            None => {}
+        if let Some(c) = b.cw.good_path(&mut ctx, pair) {
+            assert_eq!(c, good);
+            found += 1;
         }
     }
     assert!(found > 20, "{found}");
