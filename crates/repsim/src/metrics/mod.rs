@@ -150,6 +150,10 @@ pub struct RunSummary {
     /// Flows given up although a path existed (stuck on failed paths), one message each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stalled: Vec<String>,
+    /// The switch scheme's own counts (e.g. ConWeave's control packets and reorder-queue
+    /// peaks); absent for schemes that keep none.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub switch_stats: std::collections::BTreeMap<String, u64>,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -20,8 +20,12 @@ use crate::net::world::{Owner, Timer, World};
 use crate::net::{Packet, Topology};
 
 pub mod adaptive;
+pub mod conga;
+pub mod conweave;
 pub mod drill;
 pub mod ecmp;
+pub mod letflow;
+pub mod tor_paths;
 pub mod wcmp;
 
 /// What a scheme decides for a packet at ingress.
@@ -217,6 +221,10 @@ pub trait SwitchScheme: Send {
     fn hooks(&self) -> Hooks {
         Hooks::default()
     }
+    /// Counts the scheme keeps for outputs (name, value), in a fixed order.
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 macro_rules! switch_schemes {
@@ -274,6 +282,9 @@ switch_schemes! {
     "adaptive" => Adaptive(adaptive::AdaptiveConfig),
     "drill" => Drill(drill::DrillConfig),
     "wcmp" => Wcmp(wcmp::WcmpConfig),
+    "letflow" => Letflow(letflow::LetFlowConfig),
+    "conga" => Conga(conga::CongaConfig),
+    "conweave" => Conweave(conweave::ConWeaveConfig),
 }
 
 impl Default for SwitchSpec {

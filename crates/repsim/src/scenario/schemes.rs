@@ -5,7 +5,9 @@
 //! (`"ops+adaptive"`, the REPS paper's Adaptive RoCE; `"ecmp+drill"`), or as a table with a
 //! `switch` key (`{ scheme = "ops", switch = { scheme = "drill", samples = 2 } }`); that run
 //! then uses that switch scheme instead of `[routing] switch`, and its label (the `lb` field of
-//! the outputs) is the combined name.
+//! the outputs) is the combined name. A switch scheme named alone (`"letflow"`, `"conga"`,
+//! `"conweave"`, `"drill"`, ...) means `ecmp+NAME` (fixed-EV senders) under the label as
+//! written; `"ecmp"`, both a sender and a switch scheme, means the sender.
 use serde::{Deserialize, Serialize};
 
 use super::{LoadedScenario, ScenarioError};
@@ -56,7 +58,12 @@ impl LoadedScenario {
             toml::Value::String(name) => {
                 let (sender, switch) = match name.split_once('+') {
                     Some((sender, switch)) => (sender, Some(self.switch_named(switch, field)?)),
-                    None => (name.as_str(), None),
+                    // A switch scheme named alone runs under fixed-EV senders; a name that is
+                    // also a sender ("ecmp") keeps meaning the sender.
+                    None => match (LbSpec::named(name), SwitchSpec::named(name)) {
+                        (None, Some(switch)) => ("ecmp", Some(switch)),
+                        _ => (name.as_str(), None),
+                    },
                 };
                 let spec = LbSpec::named(sender).ok_or_else(|| {
                     self.err(

@@ -198,6 +198,41 @@ lb = "ecmp""#,
 }
 
 #[test]
+fn a_switch_scheme_named_alone_runs_under_fixed_ev_senders() {
+    let s = parse(&BASE.replace(
+        r#"lb = ["reps", "ops"]"#,
+        r#"lb = ["letflow", "conga", "conweave", "drill", "ecmp"]"#,
+    ))
+    .unwrap();
+    assert_eq!(
+        s.lbs(),
+        vec!["letflow", "conga", "conweave", "drill", "ecmp"]
+    );
+    for name in ["letflow", "conga", "conweave", "drill"] {
+        let b = s.build(name, None).unwrap();
+        assert_eq!(b.label, name, "the label is the name as written");
+        assert_eq!(b.config.lb, LbSpec::named("ecmp").unwrap());
+        assert_eq!(b.config.switch, SwitchSpec::named(name).unwrap());
+    }
+    // "ecmp" is a sender and a switch scheme: it keeps meaning the sender.
+    let e = s.build("ecmp", None).unwrap();
+    assert_eq!(e.config.lb, LbSpec::named("ecmp").unwrap());
+    assert_eq!(e.config.switch, SwitchSpec::default());
+    for name in SwitchSpec::NAMES {
+        assert!(
+            *name == "ecmp" || LbSpec::named(name).is_none(),
+            "{name} is both a sender and a switch scheme"
+        );
+    }
+    let again = parse(&s.resolved_toml(&s.runs().unwrap(), None)).unwrap();
+    assert_eq!(again.lbs(), s.lbs());
+    assert_eq!(
+        again.build("conga", None).unwrap().config,
+        s.build("conga", None).unwrap().config
+    );
+}
+
+#[test]
 fn an_lb_entry_may_name_a_switch_scheme_too() {
     let s = parse(&BASE.replace(
         r#"lb = ["reps", "ops"]"#,

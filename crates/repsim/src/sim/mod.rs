@@ -517,6 +517,14 @@ impl Simulation {
         self.observer = Some(observer);
     }
 
+    /// The switch scheme's own counts (name, value; empty under ECMP).
+    pub fn switch_stats(&self) -> Vec<(&'static str, u64)> {
+        match &self.switching {
+            Switching::Scheme { scheme, .. } => scheme.stats(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Load-balancer actions recorded so far.
     pub fn lb_records(&self) -> &[LbRecord] {
         &self.lb_records

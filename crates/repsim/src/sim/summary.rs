@@ -115,6 +115,11 @@ impl Simulation {
             classes: (self.classes.len() > 1).then(|| self.class_summaries()),
             unreachable: self.unreachable_flows(),
             stalled: self.stalled_flows(),
+            switch_stats: self
+                .switch_stats()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
         }
     }
 

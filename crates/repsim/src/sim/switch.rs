@@ -136,7 +136,9 @@ impl Simulation {
 
     /// Carries out what the switch scheme asked for.
     pub(super) fn run_scheme_actions(&mut self) {
-        while let Some(action) = self.scheme_actions.pop() {
+        // In the order asked: a reorder buffer releases its packets first in, first out.
+        let mut actions = std::mem::take(&mut self.scheme_actions);
+        for action in actions.drain(..) {
             match action {
                 SchemeAction::Release {
                     switch,
@@ -153,6 +155,8 @@ impl Simulation {
                 }
             }
         }
+        // Nested calls (egress hooks while forwarding) ran their own actions; keep the buffer.
+        self.scheme_actions = actions;
     }
 
     /// One of the switch scheme's timers fired.
