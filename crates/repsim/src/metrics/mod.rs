@@ -150,6 +150,12 @@ pub struct RunSummary {
     /// Flows given up although a path existed (stuck on failed paths), one message each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stalled: Vec<String>,
+    /// PFC runs only: pause frames switches sent (refreshes included).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc_pauses: Option<u64>,
+    /// PFC runs only: time ports were paused, summed over ports (us).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc_paused_us: Option<f64>,
 }
 
 fn is_zero(v: &u64) -> bool {

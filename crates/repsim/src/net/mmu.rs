@@ -7,7 +7,8 @@
 //! (data lane); control packets (ACK, NACK, CNP, PULL, pause frames: the header lane) are a
 //! strict-priority class that is never paused and not charged.
 //!
-//! An account is paused when its shared use reaches its threshold or its headroom is in use,
+//! An account is paused when its shared use reaches its threshold or its headroom is in use
+//! (bytes go to headroom only while it is paused, or when the shared pool is full),
 //! and resumed when its headroom is empty and its shared use is below the threshold by the
 //! resume offset. The threshold is either *dynamic* (Broadcom-like, as the ConWeave
 //! simulator: `alpha x (pool limit - pool used)`) or *static* (as the LAPS simulator: the pool
@@ -63,7 +64,7 @@ impl Default for PfcConfig {
             threshold: ThresholdMode::Dynamic,
             alpha: 1.0 / 16.0,
             headroom: None,
-            reserve: 2 * 1048,
+            reserve: 2 * 4150,
             quantum: 5 * crate::engine::time::US,
             resume: true,
             resume_offset: None,
@@ -278,8 +279,8 @@ impl Mmu {
     }
 
     /// Charges `size` bytes arriving on `ingress` for egress queue `egress` (call only when
-    /// [`Self::charges`]): reserve first, then the shared pool up to the threshold, then
-    /// headroom. Says whether the account must now be paused or the packet dropped.
+    /// [`Self::charges`]): reserve first, then the shared pool until the account is paused,
+    /// then headroom. Says whether the account must now be paused or the packet dropped.
     pub fn admit(&mut self, ingress: u32, egress: u32, size: u64) -> Charge {
         let acc = self.accounts[ingress as usize];
         let s = acc.switch as usize;
@@ -289,11 +290,13 @@ impl Mmu {
             self.drops += 1;
             return Charge::Dropped;
         }
-        let threshold = self.threshold(acc.switch);
         let a = &mut self.accounts[ingress as usize];
         if a.reserve_used + size <= self.reserve {
             a.reserve_used += size;
-        } else if a.shared_used + size <= threshold && pool.used + size <= pool.limit {
+        } else if !a.paused && pool.used + size <= pool.limit {
+            // Until it is paused an account takes from the shared pool, so that headroom only
+            // holds what arrives after the pause decision (the packet that reaches the
+            // threshold may overshoot it).
             a.shared_used += size;
             self.pools[s].used += size;
         } else if a.headroom_used + size <= a.headroom_limit {

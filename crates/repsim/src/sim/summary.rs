@@ -115,6 +115,8 @@ impl Simulation {
             classes: (self.classes.len() > 1).then(|| self.class_summaries()),
             unreachable: self.unreachable_flows(),
             stalled: self.stalled_flows(),
+            pfc_pauses: self.pfc_totals().map(|t| t.0),
+            pfc_paused_us: self.pfc_totals().map(|t| t.1),
         }
     }
 

@@ -30,7 +30,10 @@ fn cfg(threshold: ThresholdMode) -> PfcConfig {
 
 #[test]
 fn default_headroom_matches_the_reference_at_100g_1us() {
-    assert_eq!(PfcConfig::default_headroom(100_000_000_000, US, 1048), 27_096);
+    assert_eq!(
+        PfcConfig::default_headroom(100_000_000_000, US, 1048),
+        27_096
+    );
     let t = tree();
     let mmu = Mmu::new(&PfcConfig::default(), &t, 1048).expect("fits");
     let (ingress, _) = host_in_tor_out(&t);
@@ -63,11 +66,18 @@ fn static_threshold_pauses_exactly_at_the_threshold_and_resumes_with_hysteresis(
     assert_eq!(mmu.threshold(s), expected);
     let mut charged = 0;
     while charged + 1000 < expected {
-        assert_eq!(mmu.admit(ingress, egress, 1000), Charge::Queued, "at {charged}");
+        assert_eq!(
+            mmu.admit(ingress, egress, 1000),
+            Charge::Queued,
+            "at {charged}"
+        );
         charged += 1000;
     }
     // The packet that brings the shared use exactly to the threshold pauses.
-    assert_eq!(mmu.admit(ingress, egress, expected - charged), Charge::Pause);
+    assert_eq!(
+        mmu.admit(ingress, egress, expected - charged),
+        Charge::Pause
+    );
     assert_eq!(mmu.usage(ingress), (0, expected, 0));
     assert!(mmu.is_paused(ingress));
     // Resume only once the shared use is 3 KiB below the threshold.
@@ -91,22 +101,19 @@ fn dynamic_threshold_pauses_where_alpha_times_the_free_pool_is_reached() {
     let s = t.host_edge[0];
     let limit = mmu.pool_limit(s);
     assert_eq!(limit, c.buffer - 8 * 30_000);
-    // Alone in the pool, packet k goes to the shared pool if k P <= (L - (k-1) P) / 16, and
-    // the account pauses at the first packet that does not fit or reaches (L - k P) / 16.
+    // Alone in the pool, the account pauses at the first k with k P >= (L - k P) / 16.
     let p = 1000u64;
-    let fits = |k: u64| k * p <= (limit - (k - 1) * p) / 16;
-    let k_pause = (1..)
-        .find(|&k| !fits(k) || k * p >= (limit - k * p) / 16)
-        .unwrap();
+    let k_pause = (1..).find(|&k| k * p >= (limit - k * p) / 16).unwrap();
     for k in 1..k_pause {
         assert_eq!(mmu.admit(ingress, egress, p), Charge::Queued, "packet {k}");
     }
     assert_eq!(mmu.admit(ingress, egress, p), Charge::Pause);
-    let in_shared = if fits(k_pause) { k_pause } else { k_pause - 1 };
-    assert_eq!(
-        mmu.usage(ingress),
-        (0, in_shared * p, (k_pause - in_shared) * p)
-    );
+    assert_eq!(mmu.usage(ingress), (0, k_pause * p, 0));
+    // While paused, arrivals go to headroom.
+    assert_eq!(mmu.admit(ingress, egress, p), Charge::Queued);
+    assert_eq!(mmu.usage(ingress), (0, k_pause * p, p));
+    let in_shared = k_pause;
+    let k_pause = k_pause + 1;
     // Empty the headroom: it resumes iff shared < (L - shared - 16) / 16.
     let mut out = Vec::new();
     mmu.release(ingress, egress, (k_pause - in_shared) * p);
