@@ -145,6 +145,9 @@ impl Simulation {
                 true
             }
             Charge::Dropped => {
+                if let Some(c) = self.collector.as_deref_mut() {
+                    c.on_drop(port, self.world.now);
+                }
                 self.world.ports[port as usize].stats.drops += 1;
                 self.world.counters.data_dropped += 1;
                 self.observe_drop(h, port, DropCause::Overflow);
