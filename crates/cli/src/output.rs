@@ -52,6 +52,44 @@ const FLOWS: &[&str] = &[
     "tag",
 ];
 
+/// Columns of `pfc.csv`.
+pub const PFC: &[&str] = &[
+    "lb",
+    "link",
+    "node",
+    "to",
+    "pauses_sent",
+    "resumes_sent",
+    "pauses_received",
+    "paused_us",
+    "max_headroom_bytes",
+    "headroom_bytes",
+];
+
+/// Appends run `lb`'s rows of `pfc.csv` (one per link that saw a PFC frame: the paused
+/// node's egress port towards the pausing switch) to `table`; nothing when PFC is off.
+pub fn pfc_rows(table: &mut Table, sim: &repsim::Simulation, lb: &str) -> Result<()> {
+    let Some(links) = sim.pfc_links() else {
+        return Ok(());
+    };
+    let topo = sim.topology();
+    for l in links {
+        table.push(&[
+            lb.to_string(),
+            l.link.to_string(),
+            topo.node_name(l.from),
+            topo.node_name(l.to),
+            l.pauses_sent.to_string(),
+            l.resumes_sent.to_string(),
+            l.pauses_received.to_string(),
+            f6(l.paused_us),
+            l.max_headroom.to_string(),
+            l.headroom.to_string(),
+        ])?;
+    }
+    Ok(())
+}
+
 /// `flows.csv`: one row per flow and load balancer; a trailing `class` column only when some
 /// flows ran in a traffic class other than `main`, and a `tag` column only when the workload
 /// tagged some flows.

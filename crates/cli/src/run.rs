@@ -12,7 +12,9 @@ use repsim::scenario::{LbRun, LoadedScenario, Override};
 use repsim::RunSpec;
 use repsim::Simulation;
 
-use crate::output::{collectives_csv, flows_csv, slowdown_csv, summary_json, write_atomic};
+use crate::output::{
+    collectives_csv, flows_csv, pfc_rows, slowdown_csv, summary_json, write_atomic, PFC,
+};
 use crate::progress::Progress;
 use crate::series::{self, Format, RunEntry, RunInfo, Tables};
 
@@ -231,6 +233,8 @@ pub fn run(args: RunArgs) -> Result<()> {
     let mut entries = Vec::new();
     let mut unreachable = 0;
     let mut rto = None;
+    let mut pfc = series::Table::new("pfc", PFC);
+    let mut pfc_on = false;
     for (lb, p) in lbs.iter().zip(prepared) {
         let (sim, wall) = p.simulate(&scn, lb, progress)?;
         rto = Some(sim.rto());
@@ -253,6 +257,8 @@ pub fn run(args: RunArgs) -> Result<()> {
             }
         }
         rows.extend(sim.flow_rows());
+        pfc_on |= sim.pfc_links().is_some();
+        pfc_rows(&mut pfc, &sim, lb)?;
         tables.add(&sim, lb)?;
         entries.push(RunEntry {
             lb: lb.clone(),
@@ -280,6 +286,10 @@ pub fn run(args: RunArgs) -> Result<()> {
         files.push("collectives.csv".into());
     }
     files.extend(tables.write(&out, args.format)?);
+    if pfc_on {
+        write_atomic(&out.join("pfc.csv"), &pfc.into_csv()?)?;
+        files.push("pfc.csv".into());
+    }
     if !fault_elements.is_empty() {
         let text = fault_elements.join("\n") + "\n";
         write_atomic(&out.join("fault_elements.txt"), text.as_bytes())?;

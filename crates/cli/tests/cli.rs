@@ -246,3 +246,45 @@ fn closed_stdout_ends_quietly() {
     child.wait().unwrap();
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn pfc_runs_write_pfc_csv_and_summary_totals() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    repsim_ok(&[
+        "run",
+        "scenarios/reps-micro-symmetric.toml",
+        "--lb",
+        "ecmp",
+        "--set",
+        "pfc.enabled=true",
+        "--set",
+        "pfc.buffer=\"2MiB\"",
+        "--out",
+        out,
+        "--quiet",
+    ]);
+    let csv = std::fs::read_to_string(dir.path().join("pfc.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "lb,link,node,to,pauses_sent,resumes_sent,pauses_received,paused_us,max_headroom_bytes,headroom_bytes"
+    );
+    let rows: Vec<&str> = lines.collect();
+    assert!(!rows.is_empty(), "a 2 MiB buffer makes the incast pause");
+    assert!(rows.iter().all(|r| r.starts_with("ecmp,")));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("summary.json")).unwrap()).unwrap();
+    let run = &summary["runs"][0];
+    assert!(run["pfc_pauses"].as_u64().unwrap() > 0);
+    assert!(run["pfc_paused_us"].as_f64().unwrap() > 0.0);
+    assert_eq!(run["drops"], 0, "lossless");
+    let resolved = std::fs::read_to_string(dir.path().join("scenario.toml")).unwrap();
+    assert!(resolved.contains("[pfc]") && resolved.contains("threshold = \"dynamic\""));
+    // Without PFC: no pfc.csv and no PFC fields.
+    let dir = tempfile::tempdir().unwrap();
+    run_to(dir.path(), &["--lb", "ecmp"]);
+    assert!(!dir.path().join("pfc.csv").exists());
+    let summary = std::fs::read_to_string(dir.path().join("summary.json")).unwrap();
+    assert!(!summary.contains("pfc_"));
+}

@@ -154,6 +154,12 @@ pub struct RunSummary {
     /// peaks); absent for schemes that keep none.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub switch_stats: std::collections::BTreeMap<String, u64>,
+    /// PFC runs only: pause frames switches sent (refreshes included).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc_pauses: Option<u64>,
+    /// PFC runs only: time ports were paused, summed over ports (us).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc_paused_us: Option<f64>,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -2,6 +2,7 @@
 //! explicit paths. Nothing here knows about transports or schemes.
 pub mod forwarding;
 pub mod hash;
+pub mod mmu;
 pub mod packet;
 pub mod paths;
 pub mod port;

@@ -204,6 +204,14 @@ impl Port {
         }
     }
 
+    /// Takes the next header-lane packet only (the data lane is paused by PFC).
+    #[inline]
+    pub fn dequeue_header(&mut self) -> Option<Handle> {
+        let h = self.headers.pop_front()?;
+        self.in_service_data = 0;
+        Some(h)
+    }
+
     /// Takes the next packet to serialize: headers first, then data (deciding its ECN mark).
     pub fn dequeue(&mut self, pkts: &mut Arena<Packet>) -> Option<Handle> {
         if let Some(h) = self.headers.pop_front() {

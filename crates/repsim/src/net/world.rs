@@ -26,9 +26,11 @@ pub enum Owner {
     Source,
     /// A receiving host's pull pacer (`id` = host).
     Pacer,
+    /// Priority flow control: a pause running out or a pause refresh (`id` = link).
+    Pfc,
 }
 
-const OWNERS: [Owner; 7] = [
+const OWNERS: [Owner; 8] = [
     Owner::Connection,
     Owner::FlowStart,
     Owner::Fault,
@@ -36,6 +38,7 @@ const OWNERS: [Owner; 7] = [
     Owner::Switch,
     Owner::Source,
     Owner::Pacer,
+    Owner::Pfc,
 ];
 
 /// A timer: who owns it and which of its timers it is. `gen` lets the owner ignore timers it
@@ -164,6 +167,10 @@ pub struct Counters {
     pub credits_arrived: u64,
     /// Events processed.
     pub events: u64,
+    /// PFC pause and resume frames switches sent.
+    pub pfc_frames_sent: u64,
+    /// PFC frames that reached the node they pause (lost ones count in `control_dropped`).
+    pub pfc_frames_arrived: u64,
 }
 
 /// The passive network state shared by every component.

@@ -35,6 +35,7 @@
 pub mod collect;
 pub mod collective;
 pub mod overrides;
+pub mod pfc;
 pub mod schemes;
 pub mod topology;
 pub mod trace;
@@ -262,6 +263,9 @@ pub struct Scenario {
     /// Fault timeline (see [`crate::fault`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fault: Vec<FaultSection>,
+    /// Priority flow control and switch buffers (off when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<pfc::PfcSection>,
 }
 
 fn default_seed() -> u64 {
@@ -545,6 +549,7 @@ impl LoadedScenario {
         let transport = self.transport()?;
         let queue = self.queue(transport.mtu)?;
         let slowdown_edges = self.slowdown_edges(transport.mtu)?;
+        let pfc = self.pfc_config(transport.mtu, &topology)?;
         let seed = seed.unwrap_or(s.seed);
         let config = SimConfig {
             seed,
@@ -555,6 +560,7 @@ impl LoadedScenario {
             cc: self.cc()?,
             switch: self.switch_for(run)?,
             slowdown_edges,
+            pfc,
         };
         let classes = self.classes()?;
         let (flows, triggers) = self.flows(&topology, seed, &classes)?;

@@ -34,6 +34,7 @@ mod faults;
 mod flows;
 mod host;
 mod observer;
+mod pfc;
 mod ports;
 mod spec;
 mod summary;
@@ -41,6 +42,7 @@ mod switch;
 mod triggers;
 
 pub use observer::{DropCause, Injector, Observer, PacketDrop};
+pub use pfc::PfcLinkStats;
 pub use spec::{RunSpec, SimConfig, TrafficClass};
 
 /// Why a simulation cannot be set up.
@@ -213,6 +215,8 @@ pub struct Simulation {
     last_event: Time,
     /// Receiving hosts' pull pacers, when some traffic class is credit paced.
     credit: Option<Box<crate::cc::eqds::PullPacers>>,
+    /// Priority flow control and the switches' shared-buffer MMU (`None`: off).
+    pfc: Option<Box<pfc::PfcState>>,
 }
 
 impl Simulation {
@@ -266,12 +270,16 @@ impl Simulation {
         let mut ports = Vec::with_capacity(topo.links.len());
         let mut port_host = vec![NO_HOST; topo.links.len()];
         for (i, link) in topo.links.iter().enumerate() {
-            let params = if link.from < topo.hosts {
+            let mut params = if link.from < topo.hosts {
                 port_host[i] = link.from;
                 QueueConfig::host_params(t.header)
             } else {
                 cfg.queue.port_params(link.buffer_scale, t.header)
             };
+            if cfg.pfc.enabled {
+                // Lossless: the shared-buffer MMU, not the queue's own limit, admits data.
+                params.capacity = u64::MAX / 2;
+            }
             let rng = Rng::derive(cfg.seed, Stream::Port, i as u64);
             ports.push(Port::new(link.to, link.rate_bps, link.latency, params, rng));
         }
@@ -291,6 +299,13 @@ impl Simulation {
                     rng: Rng::derive(cfg.seed, Stream::SwitchScheme, 0),
                 }
             }
+        };
+        let pfc = if cfg.pfc.enabled {
+            let state = pfc::PfcState::new(&cfg.pfc, &topo, t.mtu, t.header)
+                .map_err(|e| SetupError::Invalid(format!("pfc: {e}")))?;
+            Some(Box::new(state))
+        } else {
+            None
         };
         let hosts = (0..topo.hosts).map(|_| HostState::default()).collect();
         let mut sim = Simulation {
@@ -335,6 +350,7 @@ impl Simulation {
             fast_increase_on: false,
             last_event: 0,
             credit: None,
+            pfc,
             cfg,
         };
         sim.max_base_rtt = sim.network_max_rtt();
@@ -638,6 +654,7 @@ impl Simulation {
             Owner::Switch => self.on_scheme_timer(timer),
             Owner::Source => self.on_source(timer.id),
             Owner::Pacer => self.on_pacer(timer.id),
+            Owner::Pfc => self.on_pfc_timer(timer),
         }
     }
 }

@@ -28,8 +28,16 @@ impl Simulation {
     pub(super) fn start_next(&mut self, port: u32) {
         let host = self.port_host[port as usize];
         let marks_before = self.world.ports[port as usize].stats.ecn_marks;
+        // PFC: the bytes to credit to the packet's ingress account once it is on the wire.
+        let mut pfc_credit = None;
         let next = if host == NO_HOST {
-            let h = self.world.ports[port as usize].dequeue(&mut self.world.pkts);
+            let h = if self.pfc.is_some() {
+                let (h, credit) = self.pfc_dequeue(port);
+                pfc_credit = credit;
+                h
+            } else {
+                self.world.ports[port as usize].dequeue(&mut self.world.pkts)
+            };
             if let (
                 Some(h),
                 Switching::Scheme {
@@ -43,6 +51,7 @@ impl Simulation {
         } else {
             match self.world.ports[port as usize].headers.pop_front() {
                 Some(h) => Some(h),
+                None if self.pfc.is_some() && self.pfc_host_paused(port) => None,
                 None => self.pull_data(host),
             }
         };
@@ -69,6 +78,9 @@ impl Simulation {
         if !deliver {
             self.fault_drop(h);
         }
+        if let Some((ingress, size)) = pfc_credit {
+            self.pfc_release(port, ingress, size);
+        }
     }
 
     /// The switch scheme watches a packet leave a switch port.
@@ -93,6 +105,10 @@ impl Simulation {
             if !self.world.pkts.get(h).is_header() {
                 c.on_data_arrival(port, now, self.world.ports[port as usize].occupancy(now));
             }
+        }
+        if self.pfc.is_some() && !self.pfc_admit(port, h) {
+            self.kick(port);
+            return;
         }
         match self.world.admit(port, h) {
             Admission::Queued => {}

@@ -4,6 +4,7 @@ use crate::cc::CcSpec;
 use crate::engine::Time;
 use crate::fault::FaultPlan;
 use crate::lb::LbSpec;
+use crate::net::mmu::PfcConfig;
 use crate::net::port::QueueConfig;
 use crate::net::Topology;
 use crate::routing::SwitchSpec;
@@ -30,6 +31,8 @@ pub struct SimConfig {
     /// Upper edges (payload bytes, ascending) of the flow-size buckets FCT slowdown is
     /// reported by; `None`: one split at the network's bandwidth-delay product.
     pub slowdown_edges: Option<Vec<u64>>,
+    /// Priority flow control and the switches' shared buffer (off by default).
+    pub pfc: PfcConfig,
 }
 
 impl Default for SimConfig {
@@ -48,6 +51,7 @@ impl Default for SimConfig {
             cc: CcSpec::default(),
             switch: SwitchSpec::default(),
             slowdown_edges: None,
+            pfc: PfcConfig::default(),
         }
     }
 }

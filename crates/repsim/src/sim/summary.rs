@@ -120,6 +120,8 @@ impl Simulation {
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
+            pfc_pauses: self.pfc_totals().map(|t| t.0),
+            pfc_paused_us: self.pfc_totals().map(|t| t.1),
         }
     }
 

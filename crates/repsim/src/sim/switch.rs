@@ -35,6 +35,7 @@ impl Simulation {
                 Kind::Ack | Kind::Nack => self.on_control(h),
                 Kind::Rts => self.on_rts(h),
                 Kind::Credit => self.on_pull(h),
+                Kind::Pause => self.on_pfc_frame(h),
                 _ => self.host_consumes(h),
             }
             return;
@@ -56,6 +57,10 @@ impl Simulation {
                     return;
                 }
             }
+        }
+        if pkt.kind == Kind::Pause {
+            self.on_pfc_frame(h);
+            return;
         }
         self.ingress(s, h, true);
     }

@@ -1,0 +1,406 @@
+//! Priority flow control in the simulation: the switches' shared-buffer MMU
+//! ([`crate::net::mmu`]) charges data packets as they join an egress queue and credits them as
+//! they leave it; an ingress account that must pause sends a pause frame ([`Kind::Pause`]) on
+//! the link back to its upstream node (switch port or host NIC), which then starts no data
+//! packet on that link until the frame's quantum runs out or a resume frame arrives (the packet
+//! on the wire finishes). Pause frames jump the header lane; the header lane (ACK, NACK, CNP,
+//! PULL, pause) is never paused. While an account stays paused the switch sends a fresh pause
+//! every half quantum, so that the upstream never resumes into a congested buffer.
+//!
+//! Hosts as receivers never pause their switch (a NIC drains at line rate); only switches
+//! send pause frames. Everything here is off unless `[pfc] enabled`: the packet path then pays
+//! one predictable branch per queue operation.
+use super::Simulation;
+use crate::engine::time::to_us;
+use crate::engine::{Handle, Time};
+use crate::net::mmu::{Charge, Mmu, PfcConfig};
+use crate::net::world::{Owner, Timer};
+use crate::net::{Kind, Packet, Topology};
+use crate::sim::observer::DropCause;
+
+/// Timer kinds of [`Owner::Pfc`].
+mod timer {
+    /// A pause of the link's upstream port runs out.
+    pub const EXPIRE: u8 = 0;
+    /// The switch refreshes the pause of a still-congested ingress link.
+    pub const REFRESH: u8 = 1;
+}
+
+/// The pause state of one link's upstream (sending) port.
+#[derive(Clone, Copy, Debug, Default)]
+struct LinkPause {
+    /// Paused until this time (while `active`).
+    until: Time,
+    /// Start of the current pause.
+    since: Time,
+    /// A pause is in force (or ran out without being accounted yet).
+    active: bool,
+    /// Generation of the expiry timer.
+    expire_gen: u16,
+    /// Generation of the switch's refresh timer.
+    refresh_gen: u16,
+    /// Paused time accounted so far.
+    paused: Time,
+    /// Pause frames the switch at the link's end sent for it (refreshes included).
+    pauses_sent: u64,
+    /// Resume frames it sent.
+    resumes_sent: u64,
+    /// Pause frames the upstream node received for it.
+    pauses_received: u64,
+}
+
+/// PFC counters of one link, as reported in `pfc.csv`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PfcLinkStats {
+    /// Link id (its upstream node's egress port).
+    pub link: u32,
+    /// The node whose egress port is paused.
+    pub from: u32,
+    /// The switch that pauses it.
+    pub to: u32,
+    /// Pause frames the switch sent (refreshes included).
+    pub pauses_sent: u64,
+    /// Resume frames the switch sent.
+    pub resumes_sent: u64,
+    /// Pause frames the upstream node received.
+    pub pauses_received: u64,
+    /// Time the upstream port was paused (us).
+    pub paused_us: f64,
+    /// Largest headroom use of the link's ingress account (bytes).
+    pub max_headroom: u64,
+    /// That account's headroom (bytes).
+    pub headroom: u64,
+}
+
+/// The PFC state of a run.
+pub(super) struct PfcState {
+    mmu: Mmu,
+    quantum: Time,
+    resume: bool,
+    frame_size: u32,
+    links: Vec<LinkPause>,
+    /// The reverse of every link (where its pause frames travel), `u32::MAX` if none.
+    reverse: Vec<u32>,
+    /// Scratch for links to resume.
+    resumed: Vec<u32>,
+}
+
+impl PfcState {
+    /// The PFC state of a run on `topo`, or an error naming what does not fit.
+    pub(super) fn new(
+        cfg: &PfcConfig,
+        topo: &Topology,
+        mtu: u32,
+        header: u32,
+    ) -> Result<Self, String> {
+        let mmu = Mmu::new(cfg, topo, mtu)?;
+        let reverse = (0..topo.links.len() as u32)
+            .map(|l| topo.reverse(l).unwrap_or(u32::MAX))
+            .collect();
+        Ok(PfcState {
+            mmu,
+            quantum: cfg.quantum,
+            resume: cfg.resume,
+            frame_size: header,
+            links: vec![LinkPause::default(); topo.links.len()],
+            reverse,
+            resumed: Vec::new(),
+        })
+    }
+
+    /// True while the upstream port of `link` may not start data packets.
+    #[inline]
+    pub(super) fn paused(&self, link: u32, now: Time) -> bool {
+        let l = &self.links[link as usize];
+        l.active && now < l.until
+    }
+}
+
+fn pfc_timer(kind: u8, gen: u16, link: u32) -> Timer {
+    Timer {
+        owner: Owner::Pfc,
+        kind,
+        gen,
+        id: link,
+    }
+}
+
+impl Simulation {
+    /// Charges a data packet joining switch egress queue `port` to its ingress account; false
+    /// when the MMU has no room and the packet was dropped (never in a lossless run).
+    #[inline(never)]
+    pub(super) fn pfc_admit(&mut self, port: u32, h: Handle) -> bool {
+        let pkt = self.world.pkts.get(h);
+        let Some(pfc) = self.pfc.as_deref_mut() else {
+            return true;
+        };
+        if pkt.is_header() || !pfc.mmu.charges(pkt.ingress, port) {
+            return true;
+        }
+        let ingress = pkt.ingress;
+        match pfc.mmu.admit(ingress, port, pkt.size as u64) {
+            Charge::Queued => true,
+            Charge::Pause => {
+                self.send_pfc_frame(ingress, true);
+                true
+            }
+            Charge::Dropped => {
+                if let Some(c) = self.collector.as_deref_mut() {
+                    c.on_drop(port, self.world.now);
+                }
+                self.world.ports[port as usize].stats.drops += 1;
+                self.world.counters.data_dropped += 1;
+                self.observe_drop(h, port, DropCause::Overflow);
+                self.world.pkts.free(h);
+                false
+            }
+        }
+    }
+
+    /// The next packet of switch port `port` under PFC: only the header lane while the port
+    /// is paused. Returns it with the (ingress link, size) to credit once it is on the wire.
+    #[inline(never)]
+    pub(super) fn pfc_dequeue(&mut self, port: u32) -> (Option<Handle>, Option<(u32, u64)>) {
+        let now = self.world.now;
+        let pfc = self.pfc.as_deref().expect("PFC on");
+        let p = &mut self.world.ports[port as usize];
+        let h = if pfc.paused(port, now) {
+            p.dequeue_header()
+        } else {
+            p.dequeue(&mut self.world.pkts)
+        };
+        let Some(h) = h else { return (None, None) };
+        let pkt = self.world.pkts.get(h);
+        let credit = (!pkt.is_header() && pfc.mmu.charges(pkt.ingress, port))
+            .then_some((pkt.ingress, pkt.size as u64));
+        (Some(h), credit)
+    }
+
+    /// True when host port `port` may not start a data packet now.
+    #[inline]
+    pub(super) fn pfc_host_paused(&self, port: u32) -> bool {
+        self.pfc
+            .as_deref()
+            .is_some_and(|p| p.paused(port, self.world.now))
+    }
+
+    /// A charged packet left its egress queue: credit its ingress account and resume the
+    /// accounts of that switch that may go again.
+    #[inline(never)]
+    pub(super) fn pfc_release(&mut self, port: u32, ingress: u32, size: u64) {
+        let pfc = self.pfc.as_deref_mut().expect("PFC on");
+        let Some(s) = pfc.mmu.release(ingress, port, size) else {
+            return;
+        };
+        let mut resumed = std::mem::take(&mut pfc.resumed);
+        resumed.clear();
+        pfc.mmu.resumable(s, &mut resumed);
+        for &l in &resumed {
+            self.send_pfc_frame(l, false);
+        }
+        if let Some(pfc) = self.pfc.as_deref_mut() {
+            pfc.resumed = resumed;
+        }
+    }
+
+    /// The switch at the end of `link` pauses (or resumes) its upstream port: a frame goes
+    /// back on the reverse link, ahead of everything queued there. A pause re-arms the
+    /// refresh; a resume cancels it (and is not sent when resume frames are off).
+    fn send_pfc_frame(&mut self, link: u32, pause: bool) {
+        let now = self.world.now;
+        let pfc = self.pfc.as_deref_mut().expect("PFC on");
+        let state = &mut pfc.links[link as usize];
+        state.refresh_gen = state.refresh_gen.wrapping_add(1);
+        let back = pfc.reverse[link as usize];
+        if back == u32::MAX || (!pause && !pfc.resume) {
+            return;
+        }
+        let (quantum, size) = (pfc.quantum, pfc.frame_size);
+        if pause {
+            let at = now + quantum / 2;
+            self.world
+                .set_timer(at, pfc_timer(timer::REFRESH, state.refresh_gen, link));
+        }
+        let aux = if pause { quantum } else { 0 };
+        // PFC frames wait at the head of the header lane, in order; a frame for the same link
+        // still waiting there is brought up to date instead (only the latest state counts, and
+        // a later pause must never overtake an earlier resume).
+        let w = &mut self.world;
+        let lane = &w.ports[back as usize].headers;
+        let mut at = 0;
+        let mut merged = false;
+        while let Some(&q) = lane.get(at) {
+            let queued = w.pkts.get_mut(q);
+            if queued.kind != Kind::Pause {
+                break;
+            }
+            if queued.psn == link {
+                // The waiting frame is now this one: count it as what it has become.
+                if queued.aux > 0 {
+                    state.pauses_sent -= 1;
+                } else {
+                    state.resumes_sent -= 1;
+                }
+                queued.aux = aux;
+                queued.sent_at = now;
+                merged = true;
+                break;
+            }
+            at += 1;
+        }
+        if pause {
+            state.pauses_sent += 1;
+        } else {
+            state.resumes_sent += 1;
+        }
+        if merged {
+            return;
+        }
+        let l = &w.topo.links[back as usize];
+        let frame = Packet {
+            src: l.from,
+            dst: l.to,
+            psn: link,
+            aux,
+            sent_at: now,
+            flow: u32::MAX,
+            ..Packet::blank(Kind::Pause, size)
+        };
+        let h = w.pkts.alloc(frame);
+        w.counters.pfc_frames_sent += 1;
+        w.ports[back as usize].headers.insert(at, h);
+        self.kick(back);
+    }
+
+    /// A pause or resume frame reaches the upstream node of the link it names.
+    #[inline(never)]
+    pub(super) fn on_pfc_frame(&mut self, h: Handle) {
+        let now = self.world.now;
+        let frame = *self.world.pkts.get(h);
+        self.world.pkts.free(h);
+        self.world.counters.pfc_frames_arrived += 1;
+        let Some(pfc) = self.pfc.as_deref_mut() else {
+            return;
+        };
+        let link = frame.psn;
+        let l = &mut pfc.links[link as usize];
+        if frame.aux > 0 {
+            l.pauses_received += 1;
+            if !(l.active && l.until >= now) {
+                if l.active {
+                    l.paused += l.until - l.since;
+                }
+                l.active = true;
+                l.since = now;
+            }
+            l.until = now + frame.aux;
+            l.expire_gen = l.expire_gen.wrapping_add(1);
+            let t = pfc_timer(timer::EXPIRE, l.expire_gen, link);
+            self.world.set_timer(now + frame.aux, t);
+        } else {
+            if l.active {
+                l.paused += l.until.min(now) - l.since;
+                l.active = false;
+            }
+            l.until = now;
+            l.expire_gen = l.expire_gen.wrapping_add(1);
+            self.kick(link);
+        }
+    }
+
+    /// A PFC timer: a pause ran out (the port may go again) or a refresh is due.
+    pub(super) fn on_pfc_timer(&mut self, t: Timer) {
+        let Some(pfc) = self.pfc.as_deref_mut() else {
+            return;
+        };
+        let l = &mut pfc.links[t.id as usize];
+        match t.kind {
+            timer::EXPIRE if t.gen == l.expire_gen && l.active => {
+                l.paused += l.until - l.since;
+                l.active = false;
+                self.kick(t.id);
+            }
+            timer::REFRESH if t.gen == l.refresh_gen && pfc.mmu.is_paused(t.id) => {
+                self.send_pfc_frame(t.id, true);
+            }
+            _ => {}
+        }
+    }
+
+    /// Per-link PFC counters (links that saw any PFC frame), or `None` when PFC is off.
+    pub fn pfc_links(&self) -> Option<Vec<PfcLinkStats>> {
+        let pfc = self.pfc.as_deref()?;
+        let now = self.world.now;
+        let topo = &self.world.topo;
+        let rows = pfc
+            .links
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.pauses_sent + l.pauses_received + l.resumes_sent > 0)
+            .map(|(i, l)| {
+                let open = if l.active {
+                    l.until.min(now).saturating_sub(l.since)
+                } else {
+                    0
+                };
+                let (max_headroom, headroom) = pfc.mmu.headroom_peak(i as u32);
+                PfcLinkStats {
+                    link: i as u32,
+                    from: topo.links[i].from,
+                    to: topo.links[i].to,
+                    pauses_sent: l.pauses_sent,
+                    resumes_sent: l.resumes_sent,
+                    pauses_received: l.pauses_received,
+                    paused_us: to_us(l.paused + open),
+                    max_headroom,
+                    headroom,
+                }
+            })
+            .collect();
+        Some(rows)
+    }
+
+    /// Largest headroom use and the headroom of every switch ingress link (`None` when PFC
+    /// is off); links that end at a host have (0, 0).
+    pub fn pfc_headroom_peaks(&self) -> Option<Vec<(u64, u64)>> {
+        let pfc = self.pfc.as_deref()?;
+        Some(
+            (0..self.world.ports.len() as u32)
+                .map(|l| pfc.mmu.headroom_peak(l))
+                .collect(),
+        )
+    }
+
+    /// Data packets the MMU dropped for lack of buffer (`None` when PFC is off; zero in a
+    /// lossless run).
+    pub fn pfc_buffer_drops(&self) -> Option<u64> {
+        self.pfc.as_deref().map(|p| p.mmu.drops())
+    }
+
+    /// PFC frames in the network now: queued at a port or on a wire.
+    pub fn pfc_frames_in_network(&self) -> u64 {
+        let w = &self.world;
+        let is_frame = |h: &Handle| w.pkts.get(*h).kind == Kind::Pause;
+        let queued: usize = w
+            .ports
+            .iter()
+            .map(|p| p.headers.iter().filter(|h| is_frame(h)).count())
+            .sum();
+        let on_wire = w
+            .events
+            .pending()
+            .into_iter()
+            .filter(|e| matches!(e.kind(), crate::net::world::EventKind::Arrive(h) if is_frame(&h)))
+            .count();
+        (queued + on_wire) as u64
+    }
+
+    /// (pause frames sent, total paused time in us over every port), when PFC is on.
+    pub(super) fn pfc_totals(&self) -> Option<(u64, f64)> {
+        let rows = self.pfc_links()?;
+        Some((
+            rows.iter().map(|r| r.pauses_sent).sum(),
+            rows.iter().map(|r| r.paused_us).sum(),
+        ))
+    }
+}

@@ -1,0 +1,181 @@
+//! Priority flow control: with `[pfc] enabled` an incast and a permutation lose no packet, no
+//! switch ingress ever needs more than its headroom, pause frames are accounted for like any
+//! packet, and without PFC the same incast drops.
+mod common;
+
+use repsim::engine::time::US;
+use repsim::Simulation;
+
+/// 16 hosts on a 2-tier tree of 100 Gb/s, 1 us links (4 ToRs of 4 hosts, 4 spines), drop-tail
+/// queues of 100 packets (trimming off), constant windows of `window` per flow (no reaction
+/// to ECN or losses, so only PFC can keep the fabric lossless), `flows` of 4 MB.
+fn scenario(flows: &[(u32, u32)], window: &str, pfc: &str) -> String {
+    let flows: Vec<String> = flows
+        .iter()
+        .map(|(s, d)| format!("{{ src = {s}, dst = {d}, size = \"4MB\" }}"))
+        .collect();
+    format!(
+        r#"
+seed = 3
+lb = "ecmp"
+cc = {{ algo = "constant", window = "{window}" }}
+[topology]
+type = "fat_tree"
+tiers = 2
+hosts = 16
+hosts_per_tor = 4
+link_speed = "100Gbps"
+link_latency = "1us"
+[queue]
+size = "100pkt"
+ecn_min = "20pkt"
+ecn_max = "80pkt"
+trimming = false
+[transport]
+rto = "3ms"
+[workload]
+type = "explicit"
+flows = [{}]
+{pfc}
+"#,
+        flows.join(", ")
+    )
+}
+
+/// Hosts 4-11 (two other ToRs) each send 4 MB to host 0.
+fn incast() -> Vec<(u32, u32)> {
+    (4..12).map(|s| (s, 0)).collect()
+}
+
+/// Host i sends to host (i + 5) mod 16: every host sends and receives once, across ToRs.
+fn permutation() -> Vec<(u32, u32)> {
+    (0..16).map(|s| (s, (s + 5) % 16)).collect()
+}
+
+const PFC_ON: &str = "[pfc]\nenabled = true";
+
+fn build(text: &str) -> Simulation {
+    let scn = common::parse(text);
+    Simulation::new(scn.build("ecmp", None).unwrap_or_else(|e| panic!("{e}"))).unwrap()
+}
+
+/// Pause frames sent = arrived + lost + still in the network (queued or on a wire).
+fn assert_frames_balance(sim: &Simulation) {
+    let c = sim.counters();
+    let in_network = sim.pfc_frames_in_network();
+    assert_eq!(
+        c.pfc_frames_sent,
+        c.pfc_frames_arrived + in_network,
+        "pause frames unaccounted for: {c:?}, in network {in_network}"
+    );
+}
+
+/// Runs to the end checking the books every 50 us; returns the simulation.
+fn run_checked(text: &str) -> Simulation {
+    let mut sim = build(text);
+    let mut t = 0;
+    while sim.run_until(t) {
+        common::assert_books_balance(&sim);
+        assert_frames_balance(&sim);
+        t += 50 * US;
+    }
+    sim.run_until_idle();
+    common::assert_books_balance(&sim);
+    assert_frames_balance(&sim);
+    sim
+}
+
+/// No packet dropped anywhere, every byte delivered once.
+fn assert_lossless(sim: &Simulation, what: &str) {
+    let c = sim.counters();
+    assert_eq!(c.data_dropped, 0, "{what}: data dropped");
+    assert_eq!(c.control_dropped, 0, "{what}: control dropped");
+    assert_eq!(sim.pfc_buffer_drops(), Some(0), "{what}: MMU drops");
+    assert!(
+        sim.port_stats()
+            .iter()
+            .all(|p| p.drops == 0 && p.trims == 0),
+        "{what}: a queue dropped"
+    );
+    common::assert_all_delivered(sim);
+}
+
+/// Every switch ingress stayed within its headroom; returns the largest headroom use.
+fn assert_within_headroom(sim: &Simulation, what: &str) -> u64 {
+    let peaks = sim.pfc_headroom_peaks().expect("PFC on");
+    let mut max = 0;
+    for (link, (used, limit)) in peaks.iter().enumerate() {
+        assert!(
+            used <= limit,
+            "{what}: link {link} used {used} B of {limit} B headroom"
+        );
+        max = max.max(*used);
+    }
+    max
+}
+
+#[test]
+fn incast_with_pfc_is_lossless_and_without_it_drops() {
+    // Windows of 2 MB: 16 MB in flight, more than the switches on the way hold, so the
+    // backpressure reaches the senders.
+    let on = run_checked(&scenario(&incast(), "2MB", PFC_ON));
+    assert_lossless(&on, "incast");
+    let summary = on.summary(0.0);
+    let pauses = summary.pfc_pauses.expect("PFC on");
+    assert!(pauses > 0, "the incast must make switches pause");
+    assert!(summary.pfc_paused_us.expect("PFC on") > 0.0);
+    let max_headroom = assert_within_headroom(&on, "incast");
+    assert!(max_headroom > 0, "pauses land while packets are in flight");
+    let links = on.pfc_links().expect("PFC on");
+    assert_eq!(
+        links.iter().map(|l| l.pauses_sent).sum::<u64>(),
+        links.iter().map(|l| l.pauses_received).sum::<u64>(),
+        "every pause frame arrived"
+    );
+    // Backpressure reaches the senders' NICs.
+    let topo = on.topology();
+    assert!(
+        links
+            .iter()
+            .any(|l| l.from < topo.hosts && l.pauses_received > 0),
+        "a host NIC was paused"
+    );
+
+    let mut off = build(&scenario(&incast(), "2MB", ""));
+    off.run_until(300 * US);
+    common::assert_books_balance(&off);
+    assert!(
+        off.counters().data_dropped > 0,
+        "without PFC the incast drops"
+    );
+    assert_eq!(off.pfc_buffer_drops(), None);
+    assert_eq!(off.summary(0.0).pfc_pauses, None);
+    assert_eq!(off.counters().pfc_frames_sent, 0);
+}
+
+#[test]
+fn permutation_with_pfc_stays_within_headroom() {
+    for threshold in ["dynamic", "static"] {
+        let pfc = format!("{PFC_ON}\nthreshold = \"{threshold}\"");
+        let sim = run_checked(&scenario(&permutation(), "200pkt", &pfc));
+        assert_lossless(&sim, threshold);
+        assert_within_headroom(&sim, threshold);
+        let sim = run_checked(&scenario(&incast(), "100pkt", &pfc));
+        assert_lossless(&sim, threshold);
+        assert_within_headroom(&sim, threshold);
+    }
+}
+
+#[test]
+fn without_resume_frames_pauses_run_out_and_stay_lossless() {
+    let sim = run_checked(&scenario(
+        &incast(),
+        "100pkt",
+        &format!("{PFC_ON}\nresume = false"),
+    ));
+    assert_lossless(&sim, "no resume");
+    assert_within_headroom(&sim, "no resume");
+    let links = sim.pfc_links().expect("PFC on");
+    assert!(links.iter().all(|l| l.resumes_sent == 0));
+    assert!(links.iter().any(|l| l.pauses_sent > 1), "pauses refreshed");
+}
