@@ -22,6 +22,8 @@ pub struct QueueParams {
     pub ecn_min: u64,
     /// ECN: always mark above this many queued bytes.
     pub ecn_max: u64,
+    /// ECN: marking probability reached at `ecn_max` (RED's Pmax; 1 in the REPS reference).
+    pub ecn_pmax: f64,
     /// Trim overflowing packets to a header (true) or drop them (false).
     pub trimming: bool,
     /// Size of a trimmed packet.
@@ -37,6 +39,8 @@ pub struct QueueConfig {
     pub ecn_min: u64,
     /// ECN Kmax.
     pub ecn_max: u64,
+    /// ECN Pmax: the marking probability just below Kmax (above Kmax every packet is marked).
+    pub ecn_pmax: f64,
     /// Trim (true) or drop (false) packets that overflow.
     pub trimming: bool,
 }
@@ -50,6 +54,7 @@ impl QueueConfig {
             capacity: scaled(self.capacity),
             ecn_min: scaled(self.ecn_min),
             ecn_max: scaled(self.ecn_max),
+            ecn_pmax: self.ecn_pmax,
             trimming: self.trimming,
             header_size,
         }
@@ -61,6 +66,7 @@ impl QueueConfig {
             capacity: u64::MAX / 2,
             ecn_min: u64::MAX / 2,
             ecn_max: u64::MAX / 2,
+            ecn_pmax: 1.0,
             trimming: false,
             header_size,
         }
@@ -227,9 +233,15 @@ impl Port {
         let mark = if q > p.ecn_max {
             true
         } else if q > p.ecn_min {
-            // Linear between Kmin and Kmax on the bytes left behind.
+            // Linear between Kmin and Kmax on the bytes left behind, up to Pmax. The draw is
+            // the same whatever Pmax is, so Pmax = 1 keeps the integer comparison exactly.
             let span = (p.ecn_max - p.ecn_min).max(1);
-            (self.rng.next_u64() % span) < q - p.ecn_min
+            let draw = self.rng.next_u64() % span;
+            if p.ecn_pmax >= 1.0 {
+                draw < q - p.ecn_min
+            } else {
+                (draw as f64) < (q - p.ecn_min) as f64 * p.ecn_pmax
+            }
         } else {
             false
         };
@@ -255,6 +267,7 @@ mod tests {
             capacity: 3 * 1000,
             ecn_min: 1000,
             ecn_max: 2000,
+            ecn_pmax: 1.0,
             trimming,
             header_size: 64,
         };

@@ -342,6 +342,7 @@ pub(crate) fn test_world(rates: &[u64], salt: u32) -> World {
         capacity: 1 << 20,
         ecn_min: 1 << 20,
         ecn_max: 1 << 20,
+        ecn_pmax: 1.0,
         trimming: true,
         header_size: 64,
     };

@@ -102,8 +102,15 @@ pub struct QueueSection {
     pub ecn_min: SizeQ,
     /// ECN Kmax.
     pub ecn_max: SizeQ,
+    /// ECN Pmax: marking probability just below Kmax (RED; DCQCN fabrics use 0.2).
+    #[serde(default = "one")]
+    pub ecn_pmax: f64,
     /// Trim overflowing packets (true) or drop them (false).
     pub trimming: bool,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl Default for QueueSection {
@@ -112,6 +119,7 @@ impl Default for QueueSection {
             size: SizeQ(units::Size::Packets(100.0)),
             ecn_min: SizeQ(units::Size::Packets(20.0)),
             ecn_max: SizeQ(units::Size::Packets(80.0)),
+            ecn_pmax: 1.0,
             trimming: true,
         }
     }
@@ -454,8 +462,12 @@ impl LoadedScenario {
             capacity: q.size.0.bytes(mtu),
             ecn_min: q.ecn_min.0.bytes(mtu),
             ecn_max: q.ecn_max.0.bytes(mtu),
+            ecn_pmax: q.ecn_pmax,
             trimming: q.trimming,
         };
+        if !(q.ecn_pmax > 0.0 && q.ecn_pmax <= 1.0) {
+            return Err(self.err("queue.ecn_pmax", "must be in (0, 1]"));
+        }
         if queue.capacity < mtu as u64 {
             return Err(self.err(
                 "queue.size",

@@ -44,6 +44,7 @@ impl Default for SimConfig {
                 capacity: 100 * 4150,
                 ecn_min: 20 * 4150,
                 ecn_max: 80 * 4150,
+                ecn_pmax: 1.0,
                 trimming: true,
             },
             transport: TransportConfig::default(),
