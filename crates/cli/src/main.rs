@@ -7,6 +7,7 @@ mod progress;
 mod report;
 mod run;
 mod series;
+mod sweep;
 
 use std::path::PathBuf;
 
@@ -38,6 +39,9 @@ enum Command {
     },
     /// Write a self-contained HTML report (plots, tables, scenario) for a run directory.
     Report(report::ReportArgs),
+    /// Run a scenario over the points of a sweep file in parallel (resumable); `merge DIR`
+    /// combines a sweep's points into sweep.csv; `--emit slurm` writes a Slurm job array.
+    Sweep(sweep::SweepArgs),
     /// Balls-into-bins models behind REPS (paper Section 5): CSV plus PNG/SVG plots.
     Theory(theory::cli::TheoryArgs),
 }
@@ -61,6 +65,7 @@ fn main() {
         Command::Bench(args) => run::bench(args),
         Command::Check { scenario, set } => run::check(&scenario, &set),
         Command::Report(args) => report::report(args),
+        Command::Sweep(args) => sweep::sweep(args),
         Command::Theory(args) => theory::cli::run(args),
     };
     if let Err(e) = result {
