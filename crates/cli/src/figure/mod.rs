@@ -120,13 +120,16 @@ fn panel_sweep(fig: &Figure, p: &Panel, scale: Scale) -> Result<String> {
     let _ = writeln!(s, "lb = [{}]", lbs.join(", "));
     let _ = writeln!(s, "collect = {:?}", if p.series { "scenario" } else { "none" });
     let small: &[&str] = if scale == Scale::Small { p.small_set } else { &[] };
-    let mut set = Vec::new();
+    // A small-scale override of a key replaces the paper-scale one.
+    let mut set: Vec<(&str, &str)> = Vec::new();
     for text in p.set.iter().chain(small) {
         let (k, v) = text
             .split_once('=')
             .with_context(|| format!("{}: bad override {text}", fig.id))?;
-        set.push(format!("{k:?} = {v}"));
+        set.retain(|(key, _)| *key != k);
+        set.push((k, v));
     }
+    let set: Vec<String> = set.iter().map(|(k, v)| format!("{k:?} = {v}")).collect();
     let _ = writeln!(s, "set = {{ {} }}", set.join(", "));
     if let Some(a) = &p.axis {
         let labels: Vec<String> = a.labels.iter().map(|l| format!("{l:?}")).collect();
