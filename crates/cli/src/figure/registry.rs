@@ -43,6 +43,14 @@ const FAILED_TOR_UPLINKS: &[&str] = &[
     "[{ kind = \"random_tor_uplinks\", direction = \"forward\", percent = 50 }]",
 ];
 
+/// Fig. 12's and 13's ACK coalescing ratios (receiver ACKs every n packets).
+const ACK_RATIOS: Axis = Axis {
+    key: "transport.ack_every",
+    values: &["\"1pkt\"", "\"2pkt\"", "\"4pkt\"", "\"8pkt\"", "\"16pkt\""],
+    labels: &["1:1", "2:1", "4:1", "8:1", "16:1"],
+    x_label: "ACK coalescing ratio",
+};
+
 /// Fig. 9's flow size in bytes at paper and at small scale (its "ideal" depends on it).
 const FIG9_SIZES: (f64, f64) = (33_554_432.0, 2_097_152.0);
 
@@ -190,12 +198,7 @@ pub static FIGURES: &[Figure] = &[
                 lbs: &["ops", "reps"],
                 set: &[],
                 small_set: &["workload={ type = \"permutation\", size = \"1MiB\" }"],
-                axis: Some(Axis {
-                    key: "transport.ack_every",
-                    values: &["\"1pkt\"", "\"2pkt\"", "\"4pkt\"", "\"8pkt\"", "\"16pkt\""],
-                    labels: &["1:1", "2:1", "4:1", "8:1", "16:1"],
-                    x_label: "ACK coalescing ratio",
-                }),
+                axis: Some(ACK_RATIOS),
                 metric: MAX_FCT,
                 plot: PlotKind::Bars,
                 series: false,
@@ -207,12 +210,7 @@ pub static FIGURES: &[Figure] = &[
                 lbs: &["ops", "reps"],
                 set: &[],
                 small_set: &["workload={ type = \"permutation\", size = \"1MiB\" }"],
-                axis: Some(Axis {
-                    key: "transport.ack_every",
-                    values: &["\"1pkt\"", "\"2pkt\"", "\"4pkt\"", "\"8pkt\"", "\"16pkt\""],
-                    labels: &["1:1", "2:1", "4:1", "8:1", "16:1"],
-                    x_label: "ACK coalescing ratio",
-                }),
+                axis: Some(ACK_RATIOS),
                 metric: MAX_FCT,
                 plot: PlotKind::Bars,
                 series: false,
@@ -231,6 +229,25 @@ pub static FIGURES: &[Figure] = &[
                 },
             )),
         }],
+    },
+    Figure {
+        id: "reps-fig13",
+        paper: "REPS Fig. 13",
+        title: "REPS ACK-coalescing variants (standard, carry EVs, reuse EVs) at 1:1 to 16:1, 8 MiB permutation on 128 hosts",
+        small: "1 MiB permutation flows instead of the 8 MiB reference matrix",
+        body: Body::Sim(&[Panel {
+            name: "",
+            title: "Max FCT per coalescing ratio and REPS variant",
+            scenario: "scenarios/evs-sweep-128.toml",
+            lbs: &["reps", "reps-carry", "reps-reuse"],
+            set: &["lb=[\"reps\", { scheme = \"reps\", coalescing = \"carry_evs\", label = \"reps-carry\" }, { scheme = \"reps\", coalescing = \"reuse_evs\", label = \"reps-reuse\" }]"],
+            small_set: &["workload={ type = \"permutation\", size = \"1MiB\" }"],
+            axis: Some(ACK_RATIOS),
+            metric: MAX_FCT,
+            plot: PlotKind::Bars,
+            series: false,
+        }]),
+        claims: &[],
     },
     Figure {
         id: "reps-fig14",
@@ -348,6 +365,39 @@ pub static FIGURES: &[Figure] = &[
         }],
     },
     Figure {
+        id: "reps-fig19",
+        paper: "REPS Fig. 19",
+        title: "REPS forced into freezing mode at 50 us vs REPS vs OPS, 16 MiB permutation on the 128-host 2-tier tree",
+        small: "2 MiB permutation flows instead of 16 MiB",
+        body: Body::Sim(&[Panel {
+            name: "",
+            title: "Completion time with freezing forced at 50 us",
+            scenario: "scenarios/evs-sweep-128.toml",
+            lbs: &["ops", "reps", "reps-forced"],
+            set: &[
+                "lb=[\"ops\", \"reps\", { scheme = \"reps\", force_freeze_at = \"50us\", label = \"reps-forced\" }]",
+                "workload={ type = \"permutation\", size = \"16MiB\" }",
+            ],
+            small_set: &["workload={ type = \"permutation\", size = \"2MiB\" }"],
+            axis: None,
+            metric: MAX_FCT,
+            plot: PlotKind::Bars,
+            series: false,
+        }]),
+        claims: &[
+            Claim {
+                what: "forced-freeze REPS / REPS completion time (arXiv text: +1 %)",
+                paper: 1.01,
+                ours: Ours::Ratio(at("reps-forced", MAX_FCT), at("reps", MAX_FCT)),
+            },
+            Claim {
+                what: "OPS / forced-freeze REPS completion time (both REPS faster: > 1)",
+                paper: 1.0,
+                ours: Ours::Ratio(at("ops", MAX_FCT), at("reps-forced", MAX_FCT)),
+            },
+        ],
+    },
+    Figure {
         id: "reps-fig20",
         paper: "REPS Fig. 20",
         title: "Recycled balls-into-bins with 2:1, 4:1, 8:1 recycling vs OPS",
@@ -377,5 +427,46 @@ pub static FIGURES: &[Figure] = &[
             paper: 40.0,
             ours: Ours::Ratio(at("ops", MAX_FCT), at("reps", MAX_FCT)),
         }],
+    },
+    Figure {
+        id: "reps-fig23",
+        paper: "REPS Fig. 23",
+        title: "REPS with vs without freezing, no failure and 1 % of cables failed, 8 MiB permutation on 128 hosts",
+        small: "1 MiB permutation flows instead of the 8 MiB reference matrix",
+        body: Body::Sim(&[Panel {
+            name: "",
+            title: "Max FCT with and without freezing",
+            scenario: "scenarios/evs-sweep-128.toml",
+            lbs: &["reps", "reps-nofreeze"],
+            set: &["lb=[\"reps\", { scheme = \"reps\", freezing = false, label = \"reps-nofreeze\" }]"],
+            small_set: &["workload={ type = \"permutation\", size = \"1MiB\" }"],
+            axis: Some(Axis {
+                key: "fault",
+                values: &["[]", "[{ kind = \"random_cables\", percent = 1 }]"],
+                labels: &["none", "1 %"],
+                x_label: "failed cables",
+            }),
+            metric: MAX_FCT,
+            plot: PlotKind::Bars,
+            series: false,
+        }]),
+        claims: &[
+            Claim {
+                what: "no failure: max FCT without / with freezing (identical)",
+                paper: 1.0,
+                ours: Ours::Ratio(
+                    at_x(0, "reps-nofreeze", "none", MAX_FCT),
+                    at_x(0, "reps", "none", MAX_FCT),
+                ),
+            },
+            Claim {
+                what: "1 % cables failed: max FCT without / with freezing (about 25 % gain)",
+                paper: 1.25,
+                ours: Ours::Ratio(
+                    at_x(0, "reps-nofreeze", "1 %", MAX_FCT),
+                    at_x(0, "reps", "1 %", MAX_FCT),
+                ),
+            },
+        ],
     },
 ];
