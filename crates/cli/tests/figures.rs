@@ -73,6 +73,11 @@ fn every_required_figure_runs_at_small_scale() {
             .filter(|e| e.path().extension().is_some_and(|x| x == "png"))
             .collect();
         assert!(!pngs.is_empty(), "{id}: no PNG");
+        // Every image the page shows exists (time-series plots live in a subdirectory).
+        for src in page.split("src=\"").skip(1) {
+            let file = &src[..src.find('"').unwrap()];
+            assert!(dir.join(file).is_file(), "{id}: the page shows a missing {file}");
+        }
         for png in &pngs {
             let bytes = std::fs::read(png.path()).unwrap();
             assert!(bytes.starts_with(b"\x89PNG"), "{id}: {:?}", png.path());

@@ -206,9 +206,10 @@ pub fn write_page(
     }
     h += "<h2>Figures</h2>";
     for (caption, png) in images {
-        let name = png.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let svg = png.with_extension("svg");
-        let svg_name = svg.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        // Relative to the page, so that the directory can be moved or served as it is.
+        let rel = |p: &Path| p.strip_prefix(dir).unwrap_or(p).display().to_string();
+        let name = rel(png);
+        let svg_name = rel(&png.with_extension("svg"));
         let _ = write!(
             h,
             "<figure><img src=\"{n}\" alt=\"{c}\"><figcaption>{c} (<a href=\"{s}\">SVG</a>)</figcaption></figure>",
