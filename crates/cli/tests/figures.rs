@@ -76,19 +76,27 @@ fn every_required_figure_runs_at_small_scale() {
         // Every image the page shows exists (time-series plots live in a subdirectory).
         for src in page.split("src=\"").skip(1) {
             let file = &src[..src.find('"').unwrap()];
-            assert!(dir.join(file).is_file(), "{id}: the page shows a missing {file}");
+            assert!(
+                dir.join(file).is_file(),
+                "{id}: the page shows a missing {file}"
+            );
         }
         for png in &pngs {
             let bytes = std::fs::read(png.path()).unwrap();
             assert!(bytes.starts_with(b"\x89PNG"), "{id}: {:?}", png.path());
             assert!(png.path().with_extension("svg").exists(), "{id}: no SVG");
             let name = png.file_name().to_string_lossy().into_owned();
-            assert!(page.contains(&format!("src=\"{name}\"")), "{id}: {name} not on the page");
+            assert!(
+                page.contains(&format!("src=\"{name}\"")),
+                "{id}: {name} not on the page"
+            );
         }
         let result: serde_json::Value =
             serde_json::from_slice(&std::fs::read(dir.join("result.json")).unwrap()).unwrap();
         for c in result["claims"].as_array().unwrap() {
-            let ours = c["ours"].as_f64().unwrap_or_else(|| panic!("{id}: no number for {c}"));
+            let ours = c["ours"]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{id}: no number for {c}"));
             assert!(ours.is_finite() && ours > 0.0, "{id}: {c}");
             let ratio = c["ratio"].as_f64().unwrap();
             assert!((ratio - ours / c["paper"].as_f64().unwrap()).abs() < 1e-9);
@@ -100,7 +108,10 @@ fn every_required_figure_runs_at_small_scale() {
     assert_eq!(csv.lines().count(), 1 + 3 * 2, "{csv}");
     let md = std::fs::read_to_string(&table).unwrap();
     for id in REQUIRED {
-        assert!(md.contains(&format!("| {id} |")), "{id} missing from the table");
+        assert!(
+            md.contains(&format!("| {id} |")),
+            "{id} missing from the table"
+        );
     }
     assert!(md.contains("reps-fig10") && md.contains("not simulatable"));
 }

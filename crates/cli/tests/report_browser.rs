@@ -106,16 +106,32 @@ fn figure_page_images_load_in_headless_chromium() {
     };
     let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("figure_browser");
     let _ = std::fs::remove_dir_all(&out_dir);
-    repsim_ok(&["figure", "reps-fig4", "--scale", "small", "--quiet", "--out", out_dir.to_str().unwrap()]);
+    repsim_ok(&[
+        "figure",
+        "reps-fig4",
+        "--scale",
+        "small",
+        "--quiet",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
     let (check, stderr) = render_check(&bin, &out_dir.join("index.html"));
     let images = check["images"].as_array().unwrap();
     // The figure itself plus the per-uplink time series of tor0.
-    assert!(images.len() >= 3, "expected the figure and its time series, got {images:?}");
+    assert!(
+        images.len() >= 3,
+        "expected the figure and its time series, got {images:?}"
+    );
     for im in images {
         let (w, h) = (im[0].as_u64().unwrap(), im[1].as_u64().unwrap());
         assert!(w > 0 && h > 0, "an image did not load: {images:?}");
     }
-    assert_eq!(check["errors"].as_array().unwrap().len(), 0, "page errors: {}", check["errors"]);
+    assert_eq!(
+        check["errors"].as_array().unwrap().len(),
+        0,
+        "page errors: {}",
+        check["errors"]
+    );
     for line in stderr.lines() {
         assert!(
             !(line.contains("Uncaught") || (line.contains("CONSOLE") && line.contains("ERROR"))),

@@ -27,7 +27,9 @@ fn write_sweep(dir: &Path, seeds: &[u32]) -> PathBuf {
 }
 
 fn fresh(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sweep").join(name);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("sweep")
+        .join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -38,7 +40,10 @@ fn markers(out: &Path, points: usize) -> Vec<Option<(SystemTime, Vec<u8>)>> {
         .map(|i| {
             let dir = out.join("points").join(format!("{i:04}"));
             let m = std::fs::metadata(dir.join("run.complete")).ok()?;
-            Some((m.modified().unwrap(), std::fs::read(dir.join("run.json")).unwrap()))
+            Some((
+                m.modified().unwrap(),
+                std::fs::read(dir.join("run.json")).unwrap(),
+            ))
         })
         .collect()
 }
@@ -51,7 +56,14 @@ fn a_killed_sweep_resumes_without_rerunning_finished_points() {
     let out = base.join("out");
     // One point at a time, so that the kill lands between points.
     let mut child = Command::new(env!("CARGO_BIN_EXE_repsim"))
-        .args(["sweep", file.to_str().unwrap(), "--jobs", "1", "--quiet", "--out"])
+        .args([
+            "sweep",
+            file.to_str().unwrap(),
+            "--jobs",
+            "1",
+            "--quiet",
+            "--out",
+        ])
         .arg(&out)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -61,11 +73,17 @@ fn a_killed_sweep_resumes_without_rerunning_finished_points() {
     loop {
         let done = markers(&out, points).iter().flatten().count();
         if done >= 1 {
-            assert!(done < points, "the sweep finished before it could be killed");
+            assert!(
+                done < points,
+                "the sweep finished before it could be killed"
+            );
             break;
         }
         assert!(child.try_wait().unwrap().is_none(), "sweep exited early");
-        assert!(start.elapsed() < Duration::from_secs(300), "no point finished");
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "no point finished"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     child.kill().unwrap(); // SIGKILL
@@ -74,12 +92,25 @@ fn a_killed_sweep_resumes_without_rerunning_finished_points() {
     assert!(!out.join("sweep.csv").exists());
     let before = markers(&out, points);
     let finished = before.iter().flatten().count();
-    assert!(finished >= 1 && finished < points, "{finished} points finished");
+    assert!(
+        finished >= 1 && finished < points,
+        "{finished} points finished"
+    );
 
-    repsim_ok(&["sweep", file.to_str().unwrap(), "--jobs", "2", "--quiet", "--out", out.to_str().unwrap()]);
+    repsim_ok(&[
+        "sweep",
+        file.to_str().unwrap(),
+        "--jobs",
+        "2",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let after = markers(&out, points);
     for (i, (b, a)) in before.iter().zip(&after).enumerate() {
-        let a = a.as_ref().unwrap_or_else(|| panic!("point {i} did not finish"));
+        let a = a
+            .as_ref()
+            .unwrap_or_else(|| panic!("point {i} did not finish"));
         if let Some(b) = b {
             // Same marker time and the same run.json (its wall times differ between runs).
             assert_eq!(b, a, "finished point {i} was run again");
@@ -87,7 +118,13 @@ fn a_killed_sweep_resumes_without_rerunning_finished_points() {
     }
 
     let whole = base.join("whole");
-    repsim_ok(&["sweep", file.to_str().unwrap(), "--quiet", "--out", whole.to_str().unwrap()]);
+    repsim_ok(&[
+        "sweep",
+        file.to_str().unwrap(),
+        "--quiet",
+        "--out",
+        whole.to_str().unwrap(),
+    ]);
     let resumed = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     let uninterrupted = std::fs::read_to_string(whole.join("sweep.csv")).unwrap();
     assert_eq!(resumed.lines().count(), 1 + points * 2, "{resumed}");
@@ -99,12 +136,28 @@ fn slurm_array_tasks_then_merge_equal_a_local_sweep() {
     let base = fresh("slurm");
     let file = write_sweep(&base, &[4, 5]);
     let cluster = base.join("cluster");
-    repsim_ok(&["sweep", file.to_str().unwrap(), "--emit", "slurm", "--quiet", "--out", cluster.to_str().unwrap()]);
+    repsim_ok(&[
+        "sweep",
+        file.to_str().unwrap(),
+        "--emit",
+        "slurm",
+        "--quiet",
+        "--out",
+        cluster.to_str().unwrap(),
+    ]);
     let script = cluster.join("sweep.slurm");
     let text = std::fs::read_to_string(&script).unwrap();
     assert!(text.contains("#SBATCH --array=0-3"), "{text}");
-    let syntax = Command::new("bash").arg("-n").arg(&script).output().unwrap();
-    assert!(syntax.status.success(), "bash -n: {}", String::from_utf8_lossy(&syntax.stderr));
+    let syntax = Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(
+        syntax.status.success(),
+        "bash -n: {}",
+        String::from_utf8_lossy(&syntax.stderr)
+    );
     let manifest = std::fs::read_to_string(cluster.join("manifest.csv")).unwrap();
     assert_eq!(manifest.lines().count(), 5, "{manifest}");
 
@@ -114,7 +167,11 @@ fn slurm_array_tasks_then_merge_equal_a_local_sweep() {
     assert!(String::from_utf8_lossy(&early.stderr).contains("not finished"));
 
     // Without the array variable the script refuses to run.
-    let bare = Command::new("bash").arg(&script).env_remove("SLURM_ARRAY_TASK_ID").output().unwrap();
+    let bare = Command::new("bash")
+        .arg(&script)
+        .env_remove("SLURM_ARRAY_TASK_ID")
+        .output()
+        .unwrap();
     assert!(!bare.status.success());
     for task in (0..4).rev() {
         let o = Command::new("bash")
@@ -123,16 +180,29 @@ fn slurm_array_tasks_then_merge_equal_a_local_sweep() {
             .env("REPSIM", env!("CARGO_BIN_EXE_repsim"))
             .output()
             .unwrap();
-        assert!(o.status.success(), "task {task}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "task {task}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
     repsim_ok(&["sweep", "merge", cluster.to_str().unwrap()]);
 
     let local = base.join("local");
-    repsim_ok(&["sweep", file.to_str().unwrap(), "--quiet", "--out", local.to_str().unwrap()]);
+    repsim_ok(&[
+        "sweep",
+        file.to_str().unwrap(),
+        "--quiet",
+        "--out",
+        local.to_str().unwrap(),
+    ]);
     let merged = std::fs::read_to_string(cluster.join("sweep.csv")).unwrap();
     let swept = std::fs::read_to_string(local.join("sweep.csv")).unwrap();
     assert_eq!(merged.lines().count(), 9, "{merged}");
-    assert!(merged.starts_with("point,transport.evs_size,lb,seed,"), "{merged}");
+    assert!(
+        merged.starts_with("point,transport.evs_size,lb,seed,"),
+        "{merged}"
+    );
     assert_eq!(merged, swept);
 }
 
@@ -140,7 +210,14 @@ fn slurm_array_tasks_then_merge_equal_a_local_sweep() {
 fn a_bad_point_index_is_refused() {
     let base = fresh("bad");
     let file = write_sweep(&base, &[1]);
-    let o = common::repsim(&["sweep", file.to_str().unwrap(), "--point", "7", "--out", base.join("o").to_str().unwrap()]);
+    let o = common::repsim(&[
+        "sweep",
+        file.to_str().unwrap(),
+        "--point",
+        "7",
+        "--out",
+        base.join("o").to_str().unwrap(),
+    ]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("has 2 points"));
 }

@@ -17,12 +17,19 @@ pub type Rows = Vec<BTreeMap<String, String>>;
 
 /// Reads a CSV file into rows.
 pub fn read_rows(path: &Path) -> Result<Rows> {
-    let mut r = csv::Reader::from_path(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut r =
+        csv::Reader::from_path(path).with_context(|| format!("reading {}", path.display()))?;
     let header = r.headers()?.clone();
     let mut out = Vec::new();
     for rec in r.records() {
         let rec = rec.with_context(|| format!("reading {}", path.display()))?;
-        out.push(header.iter().zip(rec.iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect());
+        out.push(
+            header
+                .iter()
+                .zip(rec.iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect(),
+        );
     }
     Ok(out)
 }
@@ -91,9 +98,18 @@ pub fn check_claims(
 }
 
 /// Draws one panel as the paper does; returns the PNG and SVG paths.
-pub fn draw_panel(fig: &Figure, panel: &Panel, rows: &Rows, dir: &Path, stem: &str) -> Result<(PathBuf, PathBuf)> {
+pub fn draw_panel(
+    fig: &Figure,
+    panel: &Panel,
+    rows: &Rows,
+    dir: &Path,
+    stem: &str,
+) -> Result<(PathBuf, PathBuf)> {
     let title = format!("{}: {}", fig.paper, panel.title);
-    let value = |r: &BTreeMap<String, String>| r.get(panel.metric.column).and_then(|v| v.parse::<f64>().ok());
+    let value = |r: &BTreeMap<String, String>| {
+        r.get(panel.metric.column)
+            .and_then(|v| v.parse::<f64>().ok())
+    };
     match (&panel.axis, panel.plot) {
         (Some(axis), PlotKind::Lines) => {
             let mut chart = LineChart::new(&title, axis.x_label, panel.metric.label);

@@ -40,6 +40,10 @@ pub struct FigureArgs {
     /// With `all`: write the table of our results against the paper's into this Markdown file.
     #[arg(long)]
     pub table: Option<PathBuf>,
+    /// Discard earlier results of the figure first (by default finished points are kept and
+    /// only the missing ones run, as for a resumed sweep).
+    #[arg(long)]
+    pub rerun: bool,
     /// Print nothing but errors.
     #[arg(long)]
     pub quiet: bool,
@@ -74,7 +78,10 @@ fn repo_root() -> PathBuf {
 
 /// Default output directory of figure `id` at `scale`.
 fn default_out(id: &str, scale: Scale) -> PathBuf {
-    Path::new("results").join("figures").join(id).join(scale.name())
+    Path::new("results")
+        .join("figures")
+        .join(id)
+        .join(scale.name())
 }
 
 /// Why a figure cannot run here, if it cannot (a missing scenario or scheme).
@@ -118,8 +125,16 @@ fn panel_sweep(fig: &Figure, p: &Panel, scale: Scale) -> Result<String> {
     let _ = writeln!(s, "scenario = {:?}", scenario.display().to_string());
     let lbs: Vec<String> = p.lbs.iter().map(|l| format!("{l:?}")).collect();
     let _ = writeln!(s, "lb = [{}]", lbs.join(", "));
-    let _ = writeln!(s, "collect = {:?}", if p.series { "scenario" } else { "none" });
-    let small: &[&str] = if scale == Scale::Small { p.small_set } else { &[] };
+    let _ = writeln!(
+        s,
+        "collect = {:?}",
+        if p.series { "scenario" } else { "none" }
+    );
+    let small: &[&str] = if scale == Scale::Small {
+        p.small_set
+    } else {
+        &[]
+    };
     // A small-scale override of a key replaces the paper-scale one.
     let mut set: Vec<(&str, &str)> = Vec::new();
     for text in p.set.iter().chain(small) {
@@ -150,11 +165,15 @@ pub fn run_figure(
     scale: Scale,
     out: &Path,
     jobs: usize,
+    rerun: bool,
     quiet: bool,
 ) -> Result<FigureResult> {
     let started = Instant::now();
     if let Some(why) = unavailable(fig) {
         bail!("{} cannot run here: {why}", fig.id);
+    }
+    if rerun && out.exists() {
+        std::fs::remove_dir_all(out).with_context(|| format!("removing {}", out.display()))?;
     }
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let small = scale == Scale::Small;
@@ -260,17 +279,26 @@ fn summary(r: &FigureResult) -> String {
 
 /// `repsim figure list`.
 fn list() {
-    println!("{:<14} {:<14} {:<10} {:<40} what", "id", "paper", "available", "last result");
+    println!(
+        "{:<14} {:<14} {:<10} {:<40} what",
+        "id", "paper", "available", "last result"
+    );
     for f in FIGURES {
         let avail = match unavailable(f) {
             None => "yes".to_string(),
             Some(why) => format!("no ({why})"),
         };
         let last = last_result(f.id).map_or("-".into(), |r| summary(&r));
-        println!("{:<14} {:<14} {:<10} {:<40} {}", f.id, f.paper, avail, last, f.title);
+        println!(
+            "{:<14} {:<14} {:<10} {:<40} {}",
+            f.id, f.paper, avail, last, f.title
+        );
     }
     for r in rows::ROWS {
-        println!("{:<14} {:<14} {:<10} {:<40} {}", r.id, r.paper, "no", r.status, r.title);
+        println!(
+            "{:<14} {:<14} {:<10} {:<40} {}",
+            r.id, r.paper, "no", r.status, r.title
+        );
     }
 }
 
@@ -339,7 +367,7 @@ pub fn figure(args: FigureArgs) -> Result<()> {
                     Some(o) => o.join(f.id).join(args.scale.name()),
                     None => default_out(f.id, args.scale),
                 };
-                match run_figure(f, args.scale, &out, jobs, args.quiet) {
+                match run_figure(f, args.scale, &out, jobs, args.rerun, args.quiet) {
                     Ok(r) => results.push((f, Some(r))),
                     Err(e) => {
                         eprintln!("error: {}: {e:#}", f.id);
@@ -363,8 +391,11 @@ pub fn figure(args: FigureArgs) -> Result<()> {
                 }
                 bail!("no figure {id}; `repsim figure list` shows them");
             };
-            let out = args.out.clone().unwrap_or_else(|| default_out(id, args.scale));
-            run_figure(fig, args.scale, &out, jobs, args.quiet)?;
+            let out = args
+                .out
+                .clone()
+                .unwrap_or_else(|| default_out(id, args.scale));
+            run_figure(fig, args.scale, &out, jobs, args.rerun, args.quiet)?;
             Ok(())
         }
     }

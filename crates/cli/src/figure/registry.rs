@@ -1,9 +1,7 @@
 //! The figures `repsim figure` knows: one entry per row of the reproduction matrix
 //! (`specs/reproduction-matrix.md`), each self-contained (scenario, axes, schemes, metric, plot,
 //! the paper's stated numbers and what `--scale small` reduces).
-use super::model::{
-    Axis, Body, Claim, Figure, Metric, Ours, Panel, PlotKind, Sel, TheoryModel,
-};
+use super::model::{Axis, Body, Claim, Figure, Metric, Ours, Panel, PlotKind, Sel, TheoryModel};
 
 const MAX_FCT: Metric = Metric {
     column: "fct_max_us",

@@ -103,13 +103,17 @@ pub fn sweep_csv(sweep: &Sweep, out: &Path) -> Result<String> {
     for p in &sweep.points {
         let path = point_dir(out, p.index).join("summary.json");
         let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-        let summary: serde_json::Value =
-            serde_json::from_slice(&bytes).with_context(|| format!("parsing {}", path.display()))?;
+        let summary: serde_json::Value = serde_json::from_slice(&bytes)
+            .with_context(|| format!("parsing {}", path.display()))?;
         let runs = summary["runs"].as_array().cloned().unwrap_or_default();
         for run in runs {
             let mut row = vec![p.index.to_string()];
             for c in &axis_columns {
-                let label = p.values.iter().find(|a| &&a.key == c).map(|a| a.label.as_str());
+                let label = p
+                    .values
+                    .iter()
+                    .find(|a| &&a.key == c)
+                    .map(|a| a.label.as_str());
                 row.push(cell(label.unwrap_or("")));
             }
             row.push(cell(run["lb"].as_str().unwrap_or("")));

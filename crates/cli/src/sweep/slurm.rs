@@ -33,7 +33,9 @@ fn manifest_csv(sweep: &Sweep, out: &Path) -> String {
 /// The job-array script for `sweep` (file `sweep_file`, outputs in `out`, both absolute).
 pub fn script(sweep: &Sweep, sweep_file: &Path, out: &Path, repsim: &Path) -> String {
     let last = sweep.points.len().saturating_sub(1);
-    let name = sweep.name.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_");
+    let name = sweep
+        .name
+        .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_");
     format!(
         "#!/usr/bin/env bash\n\
          # Slurm job array for the repsim sweep {name}: task i runs point i of the sweep.\n\

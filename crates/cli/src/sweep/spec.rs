@@ -294,7 +294,14 @@ mod tests {
             .collect();
         assert_eq!(
             labels,
-            ["32/mprdma", "32/nscc", "32/eqds", "256/mprdma", "256/nscc", "256/eqds"]
+            [
+                "32/mprdma",
+                "32/nscc",
+                "32/eqds",
+                "256/mprdma",
+                "256/nscc",
+                "256/eqds"
+            ]
         );
         assert_eq!(s.scenario, Path::new("dir/x.toml"));
         assert_eq!(s.out, Path::new("results/sweeps/s"));
