@@ -86,6 +86,31 @@ pub fn check_claims(
                     pick(panels, s).map(|v| v / ideal_us)
                 }
                 Ours::Theory(f) => f(theory_dir),
+                Ours::MaxRatio {
+                    panel,
+                    num,
+                    den,
+                    metric,
+                } => panels.get(*panel).and_then(|(p, _)| {
+                    let labels: Vec<Option<&'static str>> = match &p.axis {
+                        Some(a) => a.labels.iter().map(|l| Some(*l)).collect(),
+                        None => vec![None],
+                    };
+                    let sel = |lb, at| Sel {
+                        panel: *panel,
+                        lb,
+                        at,
+                        metric: *metric,
+                    };
+                    labels
+                        .into_iter()
+                        .filter_map(|at| {
+                            let (a, b) =
+                                (pick(panels, &sel(num, at))?, pick(panels, &sel(den, at))?);
+                            (b != 0.0).then(|| a / b)
+                        })
+                        .reduce(f64::max)
+                }),
             };
             Checked {
                 what: c.what.to_string(),
@@ -123,27 +148,47 @@ pub fn draw_panel(
             }
             chart.write(dir, stem)
         }
-        (axis, _) => {
+        (axis, kind) => {
+            let baseline = match kind {
+                PlotKind::Speedup(b) => Some(b),
+                _ => None,
+            };
             let categories: Vec<String> = match axis {
                 Some(a) => a.labels.iter().map(|s| s.to_string()).collect(),
                 None => vec![panel.metric.label.to_string()],
             };
             let x_label = axis.as_ref().map_or("", |a| a.x_label);
-            let mut chart = BarChart::new(&title, x_label, panel.metric.label, categories.clone());
+            let y_label = match baseline {
+                Some(b) => format!("speedup of {} over {b}", panel.metric.label),
+                None => panel.metric.label.to_string(),
+            };
+            let mut chart = BarChart::new(&title, x_label, &y_label, categories.clone());
+            let find = |lb: &str, c: &String| {
+                rows.iter()
+                    .find(|r| {
+                        r.get("lb").map(String::as_str) == Some(lb)
+                            && axis.as_ref().is_none_or(|a| r.get(a.key) == Some(c))
+                    })
+                    .and_then(value)
+            };
             for lb in panel.lbs {
                 let values = categories
                     .iter()
                     .map(|c| {
-                        rows.iter()
-                            .find(|r| {
-                                r.get("lb").map(String::as_str) == Some(*lb)
-                                    && axis.as_ref().is_none_or(|a| r.get(a.key) == Some(c))
-                            })
-                            .and_then(value)
-                            .unwrap_or(0.0)
+                        let v = find(lb, c);
+                        match baseline {
+                            Some(b) => match (find(b, c), v) {
+                                (Some(base), Some(v)) if v > 0.0 => base / v,
+                                _ => 0.0,
+                            },
+                            None => v.unwrap_or(0.0),
+                        }
                     })
                     .collect();
                 chart = chart.series(lb, values);
+            }
+            if baseline.is_some() {
+                chart = chart.reference("1x", 1.0);
             }
             chart.write(dir, stem)
         }

@@ -90,6 +90,8 @@ pub enum PlotKind {
     Bars,
     /// Lines over a numeric axis, one per load balancer.
     Lines,
+    /// Grouped bars of the speedup over a baseline load balancer (its metric over each one's).
+    Speedup(&'static str),
 }
 
 /// One value of a figure's results: panel, load balancer, axis label (none for a single
@@ -122,6 +124,18 @@ pub enum Ours {
     Value(Sel),
     /// A ratio of two values.
     Ratio(Sel, Sel),
+    /// The largest ratio of the first load balancer's metric over the second's across the
+    /// panel's axis values ("up to N times").
+    MaxRatio {
+        /// Panel index.
+        panel: usize,
+        /// Numerator load balancer.
+        num: &'static str,
+        /// Denominator load balancer.
+        den: &'static str,
+        /// Metric.
+        metric: Metric,
+    },
     /// A max FCT over Fig. 9's ideal, (S x 8 / 400 Gb/s + 20 us) / (1 - f), for the failed
     /// fraction f and flow size S (bytes at paper and at small scale).
     OverIdeal(Sel, f64, (f64, f64)),

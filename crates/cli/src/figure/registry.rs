@@ -49,6 +49,67 @@ const ACK_RATIOS: Axis = Axis {
     x_label: "ACK coalescing ratio",
 };
 
+const MEAN_FCT: Metric = Metric {
+    column: "fct_mean_us",
+    label: "mean FCT (us)",
+};
+
+/// The REPS paper's nine load balancers of Figs. 3, 5 and 21 (Adaptive RoCE is OPS's EVs with
+/// least-queued switch ports).
+const NINE_LBS: &[&str] = &[
+    "ecmp",
+    "ops",
+    "flowlet",
+    "bitmap",
+    "mprdma",
+    "plb",
+    "mptcp",
+    "ops+adaptive",
+    "reps",
+];
+
+/// Those load balancers as a scenario's `lb` (for scenarios that list fewer).
+const NINE_LBS_SET: &str = "lb=[\"ecmp\", \"ops\", \"flowlet\", \"bitmap\", \"mprdma\", \"plb\", \"mptcp\", \"ops+adaptive\", \"reps\"]";
+
+/// The 1024-host 2-tier tree of the synthetic macro benchmarks (32 hosts per ToR).
+const TREE_1024: &str = "topology={ type = \"topo_file\", file = \"../data/htsim/topologies/fat_tree_1024_1os_2t_400g.topo\" }";
+
+/// Figs. 3 and 5's synthetic workloads: incast 8:1, permutation and tornado at 4, 8, 16 MiB.
+const SYNTHETIC: Axis = Axis {
+    key: "workload",
+    values: &[
+        "{ type = \"incast\", senders = 8, receiver = 0, size = \"4MiB\" }",
+        "{ type = \"incast\", senders = 8, receiver = 0, size = \"8MiB\" }",
+        "{ type = \"incast\", senders = 8, receiver = 0, size = \"16MiB\" }",
+        "{ type = \"permutation\", size = \"4MiB\" }",
+        "{ type = \"permutation\", size = \"8MiB\" }",
+        "{ type = \"permutation\", size = \"16MiB\" }",
+        "{ type = \"tornado\", size = \"4MiB\" }",
+        "{ type = \"tornado\", size = \"8MiB\" }",
+        "{ type = \"tornado\", size = \"16MiB\" }",
+    ],
+    labels: &[
+        "incast 4MiB",
+        "incast 8MiB",
+        "incast 16MiB",
+        "perm 4MiB",
+        "perm 8MiB",
+        "perm 16MiB",
+        "tornado 4MiB",
+        "tornado 8MiB",
+        "tornado 16MiB",
+    ],
+    x_label: "workload",
+};
+
+/// Figs. 3 and 5's WebSearch loads.
+const LOADS: Axis = Axis {
+    key: "workload.load",
+    values: &["0.4", "0.6", "0.8", "1.0"],
+    labels: &["0.4", "0.6", "0.8", "1.0"],
+    x_label: "load",
+};
+
 /// Fig. 9's flow size in bytes at paper and at small scale (its "ideal" depends on it).
 const FIG9_SIZES: (f64, f64) = (33_554_432.0, 2_097_152.0);
 
@@ -79,6 +140,69 @@ pub static FIGURES: &[Figure] = &[
             paper: 1.04,
             ours: Ours::Ratio(at("ops", MAX_FCT), at("reps", MAX_FCT)),
         }],
+    },
+    Figure {
+        id: "reps-fig3",
+        paper: "REPS Fig. 3",
+        title: "Symmetric macro-analysis, synthetic and WebSearch panels (the AI-collective panel is not included yet): 9 load balancers",
+        small: "synthetic: 128 hosts instead of 1024; WebSearch: 32 hosts and 250 us of arrivals instead of 128 hosts and 5 ms",
+        body: Body::Sim(&[
+            Panel {
+                name: "synthetic",
+                title: "Synthetic workloads (incast 8:1, permutation, tornado)",
+                scenario: "scenarios/baselines-permutation-128.toml",
+                lbs: NINE_LBS,
+                set: &[TREE_1024, "queue.size=\"101pkt\""],
+                small_set: &[TREE_128],
+                axis: Some(SYNTHETIC),
+                metric: MAX_FCT,
+                plot: PlotKind::Speedup("ecmp"),
+                series: false,
+            },
+            Panel {
+                name: "websearch",
+                title: "WebSearch trace",
+                scenario: "scenarios/websearch-128.toml",
+                lbs: NINE_LBS,
+                set: &[NINE_LBS_SET],
+                small_set: &[
+                    "topology={ type = \"fat_tree\", tiers = 2, hosts = 32, hosts_per_tor = 4, link_speed = \"400Gbps\", link_latency = \"1us\" }",
+                    "workload.duration=\"250us\"",
+                ],
+                axis: Some(LOADS),
+                metric: MEAN_FCT,
+                plot: PlotKind::Lines,
+                series: false,
+            },
+        ]),
+        claims: &[
+            Claim {
+                what: "synthetic: best speedup of REPS over OPS (up to 25 %)",
+                paper: 1.25,
+                ours: Ours::MaxRatio { panel: 0, num: "ops", den: "reps", metric: MAX_FCT },
+            },
+            Claim {
+                what: "synthetic: best speedup of REPS over ECMP (up to 6x)",
+                paper: 6.0,
+                ours: Ours::MaxRatio { panel: 0, num: "ecmp", den: "reps", metric: MAX_FCT },
+            },
+            Claim {
+                what: "incast 8 MiB: ECMP / REPS max FCT (all equal)",
+                paper: 1.0,
+                ours: Ours::Ratio(
+                    at_x(0, "ecmp", "incast 8MiB", MAX_FCT),
+                    at_x(0, "reps", "incast 8MiB", MAX_FCT),
+                ),
+            },
+            Claim {
+                what: "WebSearch at 100 % load: OPS / REPS mean FCT (REPS about 5 % better)",
+                paper: 1.05,
+                ours: Ours::Ratio(
+                    at_x(1, "ops", "1.0", MEAN_FCT),
+                    at_x(1, "reps", "1.0", MEAN_FCT),
+                ),
+            },
+        ],
     },
     Figure {
         id: "reps-fig4",

@@ -18,12 +18,6 @@ const FPGA: &str = "not simulatable: FPGA testbed measurement";
 /// Every such row, in matrix order.
 pub static ROWS: &[Row] = &[
     Row {
-        id: "reps-fig3",
-        paper: "REPS Fig. 3",
-        title: "Symmetric macro-analysis: synthetic, WebSearch and collectives, 9 load balancers",
-        status: "not yet: schemes exist; figure entry (12 panels) not written",
-    },
-    Row {
         id: "reps-fig5",
         paper: "REPS Fig. 5",
         title: "Asymmetric macro-analysis: 3 % of ToR uplinks at 200 G, 9 load balancers",
