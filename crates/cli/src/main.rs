@@ -1,4 +1,5 @@
 //! The `repsim` command-line tool: run scenarios, benchmark the engine, explore the theory.
+mod figure;
 mod output;
 #[cfg(feature = "parquet")]
 mod parquet_out;
@@ -7,6 +8,7 @@ mod progress;
 mod report;
 mod run;
 mod series;
+mod sweep;
 
 use std::path::PathBuf;
 
@@ -38,6 +40,12 @@ enum Command {
     },
     /// Write a self-contained HTML report (plots, tables, scenario) for a run directory.
     Report(report::ReportArgs),
+    /// Run a scenario over the points of a sweep file in parallel (resumable); `merge DIR`
+    /// combines a sweep's points into sweep.csv; `--emit slurm` writes a Slurm job array.
+    Sweep(sweep::SweepArgs),
+    /// Run a paper figure's sweep and draw it (PNG, SVG, CSV, HTML page beside the paper's
+    /// numbers); `figure list` shows every figure, `figure all --table FIGURES.md` runs them.
+    Figure(figure::FigureArgs),
     /// Balls-into-bins models behind REPS (paper Section 5): CSV plus PNG/SVG plots.
     Theory(theory::cli::TheoryArgs),
 }
@@ -61,6 +69,8 @@ fn main() {
         Command::Bench(args) => run::bench(args),
         Command::Check { scenario, set } => run::check(&scenario, &set),
         Command::Report(args) => report::report(args),
+        Command::Sweep(args) => sweep::sweep(args),
+        Command::Figure(args) => figure::figure(args),
         Command::Theory(args) => theory::cli::run(args),
     };
     if let Err(e) = result {

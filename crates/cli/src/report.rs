@@ -54,7 +54,7 @@ pub fn esc(s: &str) -> String {
 
 /// Records image sizes and script errors into a hidden element once the page has loaded, so
 /// that a headless browser's `--dump-dom` can check the page rendered.
-const SELF_CHECK: &str = r#"<script>
+pub const SELF_CHECK: &str = r#"<script>
 window.__errors = [];
 window.addEventListener('error', function (e) { var t = e.target; window.__errors.push(t && t.tagName === 'IMG' ? 'image failed to load: ' + t.alt : String(e.message || e)); }, true);
 (function () { var ce = console.error; console.error = function () { window.__errors.push(Array.prototype.join.call(arguments, ' ')); ce.apply(console, arguments); }; })();
@@ -66,7 +66,8 @@ window.addEventListener('load', function () {
 });
 </script>"#;
 
-const STYLE: &str = "body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}\
+/// The pages' style sheet (report and figure pages).
+pub const STYLE: &str = "body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}\
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}\
 th{background:#eee}td:first-child{text-align:left}img{max-width:100%;border:1px solid #ddd}\
 figure{margin:1.5em 0}pre{background:#f6f6f6;padding:1em;overflow-x:auto}";

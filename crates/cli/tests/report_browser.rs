@@ -71,6 +71,75 @@ fn chromium(bin: &Path, args: &[String], limit: Duration) -> (String, String) {
     (read(&out_path), read(&err_path))
 }
 
+/// Loads `page` in headless Chromium and returns the `#render-check` record and stderr.
+fn render_check(bin: &Path, page: &Path) -> (serde_json::Value, String) {
+    let url = format!("file://{}", page.canonicalize().unwrap().display());
+    let (dom, stderr) = chromium(
+        bin,
+        &[
+            "--virtual-time-budget=10000".into(),
+            "--dump-dom".into(),
+            url,
+        ],
+        Duration::from_secs(90),
+    );
+    let start = dom.find("id=\"render-check\"").unwrap_or_else(|| {
+        panic!("no #render-check in the dumped DOM (page did not load?)\nstderr: {stderr}")
+    });
+    let json_start = start + dom[start..].find('>').unwrap() + 1;
+    let json_end = json_start + dom[json_start..].find("</pre>").unwrap();
+    let text = dom[json_start..json_end]
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let check = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    (check, stderr)
+}
+
+#[test]
+fn figure_page_images_load_in_headless_chromium() {
+    let Some(bin) = find_chromium() else {
+        if std::env::var_os("CI").is_some() {
+            panic!("CI is set but chromium is not installed (apt-get install -y chromium chromium-driver)");
+        }
+        eprintln!("SKIPPED figure_page_images_load_in_headless_chromium: chromium not found on PATH (not in CI)");
+        return;
+    };
+    let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("figure_browser");
+    let _ = std::fs::remove_dir_all(&out_dir);
+    repsim_ok(&[
+        "figure",
+        "reps-fig4",
+        "--scale",
+        "small",
+        "--quiet",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let (check, stderr) = render_check(&bin, &out_dir.join("index.html"));
+    let images = check["images"].as_array().unwrap();
+    // The figure itself plus the per-uplink time series of tor0.
+    assert!(
+        images.len() >= 3,
+        "expected the figure and its time series, got {images:?}"
+    );
+    for im in images {
+        let (w, h) = (im[0].as_u64().unwrap(), im[1].as_u64().unwrap());
+        assert!(w > 0 && h > 0, "an image did not load: {images:?}");
+    }
+    assert_eq!(
+        check["errors"].as_array().unwrap().len(),
+        0,
+        "page errors: {}",
+        check["errors"]
+    );
+    for line in stderr.lines() {
+        assert!(
+            !(line.contains("Uncaught") || (line.contains("CONSOLE") && line.contains("ERROR"))),
+            "console error: {line}"
+        );
+    }
+}
+
 #[test]
 fn report_renders_in_headless_chromium() {
     let Some(bin) = find_chromium() else {

@@ -1,0 +1,293 @@
+//! A figure's outputs: its plot per panel (PNG and SVG), the data as CSV, `result.json` (our
+//! numbers beside the paper's) and `index.html`, the page that shows them together.
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use theory::plot::{BarChart, LineChart};
+
+use super::model::{Claim, Figure, Ours, Panel, PlotKind, Sel};
+use crate::output::{json_bytes, write_atomic};
+use crate::report::{esc, SELF_CHECK, STYLE};
+
+/// Rows of one panel's `sweep.csv`, column to cell.
+pub type Rows = Vec<BTreeMap<String, String>>;
+
+/// Reads a CSV file into rows.
+pub fn read_rows(path: &Path) -> Result<Rows> {
+    let mut r =
+        csv::Reader::from_path(path).with_context(|| format!("reading {}", path.display()))?;
+    let header = r.headers()?.clone();
+    let mut out = Vec::new();
+    for rec in r.records() {
+        let rec = rec.with_context(|| format!("reading {}", path.display()))?;
+        out.push(
+            header
+                .iter()
+                .zip(rec.iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect(),
+        );
+    }
+    Ok(out)
+}
+
+/// The value `sel` picks from the panels' rows.
+fn pick(panels: &[(&Panel, Rows)], sel: &Sel) -> Option<f64> {
+    let (panel, rows) = panels.get(sel.panel)?;
+    let key = panel.axis.as_ref().map(|a| a.key);
+    rows.iter()
+        .find(|r| {
+            r.get("lb").map(String::as_str) == Some(sel.lb)
+                && match (sel.at, key) {
+                    (Some(at), Some(k)) => r.get(k).map(String::as_str) == Some(at),
+                    _ => true,
+                }
+        })?
+        .get(sel.metric.column)?
+        .parse()
+        .ok()
+}
+
+/// One claim with our number.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Checked {
+    /// What it is.
+    pub what: String,
+    /// The paper's number.
+    pub paper: f64,
+    /// Ours, if it could be computed.
+    pub ours: Option<f64>,
+    /// Ours over the paper's.
+    pub ratio: Option<f64>,
+}
+
+/// Our numbers for `claims` (simulated panels' rows, or a theory model's directory).
+pub fn check_claims(
+    claims: &[Claim],
+    panels: &[(&Panel, Rows)],
+    theory_dir: &Path,
+    small: bool,
+) -> Vec<Checked> {
+    claims
+        .iter()
+        .map(|c| {
+            let ours = match &c.ours {
+                Ours::Value(s) => pick(panels, s),
+                Ours::Ratio(a, b) => match (pick(panels, a), pick(panels, b)) {
+                    (Some(a), Some(b)) if b != 0.0 => Some(a / b),
+                    _ => None,
+                },
+                Ours::OverIdeal(s, f, (paper_size, small_size)) => {
+                    let size = if small { small_size } else { paper_size };
+                    let ideal_us = (size * 8.0 / 400e9 * 1e6 + 20.0) / (1.0 - f);
+                    pick(panels, s).map(|v| v / ideal_us)
+                }
+                Ours::Theory(f) => f(theory_dir),
+                Ours::MaxRatio {
+                    panel,
+                    num,
+                    den,
+                    metric,
+                } => panels.get(*panel).and_then(|(p, _)| {
+                    let labels: Vec<Option<&'static str>> = match &p.axis {
+                        Some(a) => a.labels.iter().map(|l| Some(*l)).collect(),
+                        None => vec![None],
+                    };
+                    let sel = |lb, at| Sel {
+                        panel: *panel,
+                        lb,
+                        at,
+                        metric: *metric,
+                    };
+                    labels
+                        .into_iter()
+                        .filter_map(|at| {
+                            let (a, b) =
+                                (pick(panels, &sel(num, at))?, pick(panels, &sel(den, at))?);
+                            (b != 0.0).then(|| a / b)
+                        })
+                        .reduce(f64::max)
+                }),
+            };
+            Checked {
+                what: c.what.to_string(),
+                paper: c.paper,
+                ours,
+                ratio: ours.filter(|_| c.paper != 0.0).map(|o| o / c.paper),
+            }
+        })
+        .collect()
+}
+
+/// Draws one panel as the paper does; returns the PNG and SVG paths.
+pub fn draw_panel(
+    fig: &Figure,
+    panel: &Panel,
+    rows: &Rows,
+    dir: &Path,
+    stem: &str,
+) -> Result<(PathBuf, PathBuf)> {
+    let title = format!("{}: {}", fig.paper, panel.title);
+    let value = |r: &BTreeMap<String, String>| {
+        r.get(panel.metric.column)
+            .and_then(|v| v.parse::<f64>().ok())
+    };
+    match (&panel.axis, panel.plot) {
+        (Some(axis), PlotKind::Lines) => {
+            let mut chart = LineChart::new(&title, axis.x_label, panel.metric.label);
+            for lb in panel.lbs {
+                let pts: Vec<(f64, f64)> = rows
+                    .iter()
+                    .filter(|r| r.get("lb").map(String::as_str) == Some(*lb))
+                    .filter_map(|r| Some((r.get(axis.key)?.parse().ok()?, value(r)?)))
+                    .collect();
+                chart = chart.series(lb, pts);
+            }
+            chart.write(dir, stem)
+        }
+        (axis, kind) => {
+            let baseline = match kind {
+                PlotKind::Speedup(b) => Some(b),
+                _ => None,
+            };
+            let categories: Vec<String> = match axis {
+                Some(a) => a.labels.iter().map(|s| s.to_string()).collect(),
+                None => vec![panel.metric.label.to_string()],
+            };
+            let x_label = axis.as_ref().map_or("", |a| a.x_label);
+            let y_label = match baseline {
+                Some(b) => format!("speedup of {} over {b}", panel.metric.label),
+                None => panel.metric.label.to_string(),
+            };
+            let mut chart = BarChart::new(&title, x_label, &y_label, categories.clone());
+            let find = |lb: &str, c: &String| {
+                rows.iter()
+                    .find(|r| {
+                        r.get("lb").map(String::as_str) == Some(lb)
+                            && axis.as_ref().is_none_or(|a| r.get(a.key) == Some(c))
+                    })
+                    .and_then(value)
+            };
+            for lb in panel.lbs {
+                let values = categories
+                    .iter()
+                    .map(|c| {
+                        let v = find(lb, c);
+                        match baseline {
+                            Some(b) => match (find(b, c), v) {
+                                (Some(base), Some(v)) if v > 0.0 => base / v,
+                                _ => 0.0,
+                            },
+                            None => v.unwrap_or(0.0),
+                        }
+                    })
+                    .collect();
+                chart = chart.series(lb, values);
+            }
+            if baseline.is_some() {
+                chart = chart.reference("1x", 1.0);
+            }
+            chart.write(dir, stem)
+        }
+    }
+}
+
+/// What `result.json` records of a figure's last run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FigureResult {
+    /// Figure id.
+    pub id: String,
+    /// `small` or `paper`.
+    pub scale: String,
+    /// When it finished (Unix seconds).
+    pub finished_unix_s: u64,
+    /// Wall-clock seconds the command took.
+    pub wall_s: f64,
+    /// The paper's numbers beside ours.
+    pub claims: Vec<Checked>,
+}
+
+/// Writes `result.json`.
+pub fn write_result(dir: &Path, result: &FigureResult) -> Result<()> {
+    write_atomic(&dir.join("result.json"), &json_bytes(result)?)
+}
+
+/// Formats a number for the tables: up to 4 significant digits.
+pub fn num(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let digits = (3 - v.abs().log10().floor() as i32).clamp(0, 6) as usize;
+    format!("{v:.digits$}")
+}
+
+/// Writes `index.html`: images, the claims table, the data files and the scale note.
+pub fn write_page(
+    fig: &Figure,
+    dir: &Path,
+    result: &FigureResult,
+    images: &[(String, PathBuf)],
+    data: &[PathBuf],
+) -> Result<PathBuf> {
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{id}: {paper}</title><style>{STYLE}</style></head><body>\
+         <h1>{paper}: {title}</h1><p>repsim figure <code>{id}</code>, scale <b>{scale}</b>{note}; {wall:.1} s.</p>",
+        id = esc(fig.id),
+        paper = esc(fig.paper),
+        title = esc(fig.title),
+        scale = esc(&result.scale),
+        note = if result.scale == "small" {
+            format!(" (reduced: {}; numbers are not comparable to the paper's)", esc(fig.small))
+        } else {
+            String::new()
+        },
+        wall = result.wall_s,
+    );
+    h += "<h2>Our numbers beside the paper's</h2>";
+    if result.claims.is_empty() {
+        h += "<p>The paper states no number for this figure (its claim is the shape of the curves).</p>";
+    } else {
+        h += "<table><tr><th>quantity</th><th>paper</th><th>ours</th><th>ours / paper</th></tr>";
+        for c in &result.claims {
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&c.what),
+                num(c.paper),
+                c.ours.map_or("-".into(), num),
+                c.ratio.map_or("-".into(), |r| format!("{r:.2}"))
+            );
+        }
+        h += "</table>";
+    }
+    h += "<h2>Figures</h2>";
+    for (caption, png) in images {
+        // Relative to the page, so that the directory can be moved or served as it is.
+        let rel = |p: &Path| p.strip_prefix(dir).unwrap_or(p).display().to_string();
+        let name = rel(png);
+        let svg_name = rel(&png.with_extension("svg"));
+        let _ = write!(
+            h,
+            "<figure><img src=\"{n}\" alt=\"{c}\"><figcaption>{c} (<a href=\"{s}\">SVG</a>)</figcaption></figure>",
+            n = esc(&name),
+            c = esc(caption),
+            s = esc(&svg_name)
+        );
+    }
+    h += "<h2>Data</h2><ul>";
+    for d in data {
+        let rel = d.strip_prefix(dir).unwrap_or(d).display().to_string();
+        let _ = write!(h, "<li><a href=\"{0}\">{0}</a></li>", esc(&rel));
+    }
+    h += "</ul>";
+    h += SELF_CHECK;
+    h += "</body></html>\n";
+    let path = dir.join("index.html");
+    write_atomic(&path, h.as_bytes())?;
+    Ok(path)
+}

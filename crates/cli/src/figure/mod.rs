@@ -1,0 +1,402 @@
+//! `repsim figure ID`: runs a paper figure's sweep and draws it as the paper shows it (PNG and
+//! SVG), with the data as CSV and an HTML page of our numbers beside the paper's; `figure list`
+//! lists every row of the reproduction matrix; `figure all --table FIGURES.md` runs them all.
+mod draw;
+mod model;
+mod registry;
+mod rows;
+mod theory;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use repsim::scenario::{LoadedScenario, Override};
+
+use crate::plots::{self, RunData};
+use crate::sweep::merge::point_dir;
+use crate::sweep::spec::Sweep;
+use draw::{FigureResult, Rows};
+use model::{Body, Figure, Panel};
+pub use registry::FIGURES;
+
+/// Arguments of `repsim figure`.
+#[derive(Args)]
+pub struct FigureArgs {
+    /// A figure id (`reps-fig4`), `list` (every row and its state) or `all` (every available
+    /// figure).
+    pub id: String,
+    /// `paper` (the paper's scale, the default) or `small` (reduced, under a minute on 2 cores).
+    #[arg(long, value_enum, default_value = "paper")]
+    pub scale: Scale,
+    /// Output directory (default: results/figures/<id>/<scale>); for `all`, the parent.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Simulations run at once (default: every core).
+    #[arg(long, short = 'j')]
+    pub jobs: Option<usize>,
+    /// With `all`: write the table of our results against the paper's into this Markdown file.
+    #[arg(long)]
+    pub table: Option<PathBuf>,
+    /// Discard earlier results of the figure first (by default finished points are kept and
+    /// only the missing ones run, as for a resumed sweep).
+    #[arg(long)]
+    pub rerun: bool,
+    /// Print nothing but errors.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Figure scales.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scale {
+    /// As in the paper.
+    Paper,
+    /// Reduced (fewer hosts or smaller flows; the page says what).
+    Small,
+}
+
+impl Scale {
+    fn name(self) -> &'static str {
+        match self {
+            Scale::Paper => "paper",
+            Scale::Small => "small",
+        }
+    }
+}
+
+/// The repository root: the current directory if it has `scenarios/`, else the source tree's.
+fn repo_root() -> PathBuf {
+    if Path::new("scenarios").is_dir() {
+        PathBuf::from(".")
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    }
+}
+
+/// Default output directory of figure `id` at `scale`.
+fn default_out(id: &str, scale: Scale) -> PathBuf {
+    Path::new("results")
+        .join("figures")
+        .join(id)
+        .join(scale.name())
+}
+
+/// Why a figure cannot run here, if it cannot (a missing scenario or scheme).
+fn unavailable(fig: &Figure) -> Option<String> {
+    let Body::Sim(panels) = &fig.body else {
+        return None;
+    };
+    for p in panels.iter() {
+        let check = || -> Result<()> {
+            let set = p
+                .set
+                .iter()
+                .chain(p.small_set)
+                .map(|s| Override::parse(s).map_err(anyhow::Error::msg))
+                .collect::<Result<Vec<_>>>()?;
+            let scn = LoadedScenario::load_with(&repo_root().join(p.scenario), &set)?;
+            let names: Vec<String> = p.lbs.iter().map(|s| s.to_string()).collect();
+            scn.select(&names)?;
+            Ok(())
+        };
+        if let Err(e) = check() {
+            return Some(format!("{e:#}"));
+        }
+    }
+    None
+}
+
+/// The sweep file of panel `p` at `scale`.
+fn panel_sweep(fig: &Figure, p: &Panel, scale: Scale) -> Result<String> {
+    let scenario = repo_root()
+        .join(p.scenario)
+        .canonicalize()
+        .with_context(|| format!("{}: scenario {}", fig.id, p.scenario))?;
+    let mut s = format!(
+        "# {} {}: written by `repsim figure {} --scale {}`\n",
+        fig.paper,
+        p.title,
+        fig.id,
+        scale.name()
+    );
+    let _ = writeln!(s, "scenario = {:?}", scenario.display().to_string());
+    let lbs: Vec<String> = p.lbs.iter().map(|l| format!("{l:?}")).collect();
+    let _ = writeln!(s, "lb = [{}]", lbs.join(", "));
+    let _ = writeln!(
+        s,
+        "collect = {:?}",
+        if p.series { "scenario" } else { "none" }
+    );
+    let small: &[&str] = if scale == Scale::Small {
+        p.small_set
+    } else {
+        &[]
+    };
+    // A small-scale override of a key replaces the paper-scale one.
+    let mut set: Vec<(&str, &str)> = Vec::new();
+    for text in p.set.iter().chain(small) {
+        let (k, v) = text
+            .split_once('=')
+            .with_context(|| format!("{}: bad override {text}", fig.id))?;
+        set.retain(|(key, _)| *key != k);
+        set.push((k, v));
+    }
+    let set: Vec<String> = set.iter().map(|(k, v)| format!("{k:?} = {v}")).collect();
+    let _ = writeln!(s, "set = {{ {} }}", set.join(", "));
+    if let Some(a) = &p.axis {
+        let labels: Vec<String> = a.labels.iter().map(|l| format!("{l:?}")).collect();
+        let _ = write!(
+            s,
+            "\n[[axis]]\nkey = {:?}\nvalues = [{}]\nlabels = [{}]\n",
+            a.key,
+            a.values.join(", "),
+            labels.join(", ")
+        );
+    }
+    Ok(s)
+}
+
+/// Runs figure `fig` at `scale` into `out`; returns its result.
+pub fn run_figure(
+    fig: &Figure,
+    scale: Scale,
+    out: &Path,
+    jobs: usize,
+    rerun: bool,
+    quiet: bool,
+) -> Result<FigureResult> {
+    let started = Instant::now();
+    if let Some(why) = unavailable(fig) {
+        bail!("{} cannot run here: {why}", fig.id);
+    }
+    if rerun && out.exists() {
+        std::fs::remove_dir_all(out).with_context(|| format!("removing {}", out.display()))?;
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let small = scale == Scale::Small;
+    let mut images: Vec<(String, PathBuf)> = Vec::new();
+    let mut data = Vec::new();
+    let mut panel_rows: Vec<(&Panel, Rows)> = Vec::new();
+    match &fig.body {
+        Body::Sim(panels) => {
+            for (k, p) in panels.iter().enumerate() {
+                let name = if p.name.is_empty() { "main" } else { p.name };
+                let dir = out.join(name);
+                std::fs::create_dir_all(&dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+                let file = dir.join("sweep.toml");
+                crate::output::write_atomic(&file, panel_sweep(fig, p, scale)?.as_bytes())?;
+                let sweep = Sweep::load(&file)?;
+                let csv = crate::sweep::run_sweep(&sweep, &dir, jobs, quiet)?;
+                let stem = if panels.len() == 1 {
+                    fig.id.to_string()
+                } else {
+                    format!("{}-{name}", fig.id)
+                };
+                let data_csv = out.join(format!("{stem}.csv"));
+                std::fs::copy(&csv, &data_csv)
+                    .with_context(|| format!("copying {}", csv.display()))?;
+                data.push(data_csv);
+                let rows = draw::read_rows(&csv)?;
+                let (png, _svg) = draw::draw_panel(fig, p, &rows, out, &stem)?;
+                images.push((format!("{} ({})", p.title, p.metric.label), png));
+                if p.series {
+                    let run = point_dir(&dir, 0);
+                    let run_data = RunData::load(&run)?;
+                    let series_dir = out.join(format!("series-{k}"));
+                    std::fs::create_dir_all(&series_dir)?;
+                    for plot in plots::write_all(&run_data, &series_dir, Some("tor0"))? {
+                        images.push((plot.title, plot.png));
+                    }
+                }
+                panel_rows.push((p, rows));
+            }
+        }
+        Body::Theory(m) => {
+            let (stems, files) = theory::run(*m, out, small)?;
+            for s in stems {
+                images.push((s.replace('_', " "), out.join(format!("{s}.png"))));
+            }
+            data.extend(files);
+        }
+    }
+    let claims = draw::check_claims(fig.claims, &panel_rows, out, small);
+    let result = FigureResult {
+        id: fig.id.to_string(),
+        scale: scale.name().to_string(),
+        finished_unix_s: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+        wall_s: started.elapsed().as_secs_f64(),
+        claims,
+    };
+    draw::write_result(out, &result)?;
+    let page = draw::write_page(fig, out, &result, &images, &data)?;
+    if !quiet {
+        for c in &result.claims {
+            eprintln!(
+                "{}: {}: paper {}, ours {}, ratio {}",
+                fig.id,
+                c.what,
+                draw::num(c.paper),
+                c.ours.map_or("-".into(), draw::num),
+                c.ratio.map_or("-".into(), |r| format!("{r:.2}"))
+            );
+        }
+        println!("{}", page.display());
+    }
+    Ok(result)
+}
+
+/// The newest `result.json` of figure `id` under `results/figures/<id>/`.
+fn last_result(id: &str) -> Option<FigureResult> {
+    [Scale::Paper, Scale::Small]
+        .iter()
+        .filter_map(|s| {
+            let bytes = std::fs::read(default_out(id, *s).join("result.json")).ok()?;
+            serde_json::from_slice::<FigureResult>(&bytes).ok()
+        })
+        .max_by_key(|r| r.finished_unix_s)
+}
+
+/// One line summarising a result: its scale and each claim's ratio.
+fn summary(r: &FigureResult) -> String {
+    let ratios: Vec<String> = r
+        .claims
+        .iter()
+        .map(|c| c.ratio.map_or("-".into(), |x| format!("{x:.2}")))
+        .collect();
+    if ratios.is_empty() {
+        format!("{} scale, no stated number", r.scale)
+    } else {
+        format!("{} scale, ours/paper {}", r.scale, ratios.join(" "))
+    }
+}
+
+/// `repsim figure list`.
+fn list() {
+    println!(
+        "{:<14} {:<14} {:<10} {:<40} what",
+        "id", "paper", "available", "last result"
+    );
+    for f in FIGURES {
+        let avail = match unavailable(f) {
+            None => "yes".to_string(),
+            Some(why) => format!("no ({why})"),
+        };
+        let last = last_result(f.id).map_or("-".into(), |r| summary(&r));
+        println!(
+            "{:<14} {:<14} {:<10} {:<40} {}",
+            f.id, f.paper, avail, last, f.title
+        );
+    }
+    for r in rows::ROWS {
+        println!(
+            "{:<14} {:<14} {:<10} {:<40} {}",
+            r.id, r.paper, "no", r.status, r.title
+        );
+    }
+}
+
+/// The Markdown table of every figure's result against the paper's (`FIGURES.md`).
+fn table(results: &[(&Figure, Option<FigureResult>)]) -> String {
+    let mut s = String::from(
+        "# Figures: our results against the papers'\n\n\
+         Regenerated by `repsim figure all --scale small --table FIGURES.md` (the numbers below are\n\
+         from the scale named in each row; at `small` scale they are not comparable to the paper's,\n\
+         see each figure's page). `repsim figure ID` runs one figure at the paper's scale.\n\n\
+         | id | figure | scale | quantity | paper | ours | ours / paper |\n|---|---|---|---|---|---|---|\n",
+    );
+    for (f, r) in results {
+        match r {
+            None => {
+                let _ = writeln!(s, "| {} | {} | - | not run | | | |", f.id, f.paper);
+            }
+            Some(r) if r.claims.is_empty() => {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | no number stated (shape of the curves) | | | |",
+                    f.id, f.paper, r.scale
+                );
+            }
+            Some(r) => {
+                for c in &r.claims {
+                    let _ = writeln!(
+                        s,
+                        "| {} | {} | {} | {} | {} | {} | {} |",
+                        f.id,
+                        f.paper,
+                        r.scale,
+                        c.what,
+                        draw::num(c.paper),
+                        c.ours.map_or("-".into(), draw::num),
+                        c.ratio.map_or("-".into(), |x| format!("{x:.2}"))
+                    );
+                }
+            }
+        }
+    }
+    s += "\nRows of the reproduction matrix without a figure yet:\n\n| id | figure | status |\n|---|---|---|\n";
+    for r in rows::ROWS {
+        let _ = writeln!(s, "| {} | {} | {} |", r.id, r.paper, r.status);
+    }
+    s
+}
+
+/// `repsim figure`.
+pub fn figure(args: FigureArgs) -> Result<()> {
+    let jobs = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    match args.id.as_str() {
+        "list" => {
+            list();
+            Ok(())
+        }
+        "all" => {
+            let mut results = Vec::new();
+            let mut failed = Vec::new();
+            for f in FIGURES {
+                let out = match &args.out {
+                    Some(o) => o.join(f.id).join(args.scale.name()),
+                    None => default_out(f.id, args.scale),
+                };
+                match run_figure(f, args.scale, &out, jobs, args.rerun, args.quiet) {
+                    Ok(r) => results.push((f, Some(r))),
+                    Err(e) => {
+                        eprintln!("error: {}: {e:#}", f.id);
+                        failed.push(f.id);
+                        results.push((f, None));
+                    }
+                }
+            }
+            if let Some(t) = &args.table {
+                crate::output::write_atomic(t, table(&results).as_bytes())?;
+            }
+            if !failed.is_empty() {
+                bail!("{} figure(s) failed: {}", failed.len(), failed.join(", "));
+            }
+            Ok(())
+        }
+        id => {
+            let Some(fig) = FIGURES.iter().find(|f| f.id == id) else {
+                if let Some(r) = rows::ROWS.iter().find(|r| r.id == id) {
+                    bail!("{id} ({}): {}", r.paper, r.status);
+                }
+                bail!("no figure {id}; `repsim figure list` shows them");
+            };
+            let out = args
+                .out
+                .clone()
+                .unwrap_or_else(|| default_out(id, args.scale));
+            run_figure(fig, args.scale, &out, jobs, args.rerun, args.quiet)?;
+            Ok(())
+        }
+    }
+}

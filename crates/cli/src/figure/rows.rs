@@ -1,0 +1,164 @@
+//! Rows of the reproduction matrix that have no figure entry yet, with the reason: either not
+//! simulatable at all (hardware) or waiting for a scheme or for the figure to be written.
+
+/// A matrix row without a runnable figure.
+pub struct Row {
+    /// Id it will have.
+    pub id: &'static str,
+    /// Paper and figure.
+    pub paper: &'static str,
+    /// What it shows.
+    pub title: &'static str,
+    /// Why it is not here.
+    pub status: &'static str,
+}
+
+const FPGA: &str = "not simulatable: FPGA testbed measurement";
+
+/// Every such row, in matrix order.
+pub static ROWS: &[Row] = &[
+    Row {
+        id: "reps-fig5",
+        paper: "REPS Fig. 5",
+        title: "Asymmetric macro-analysis: 3 % of ToR uplinks at 200 G, 9 load balancers",
+        status: "not yet: schemes exist; figure entry not written",
+    },
+    Row {
+        id: "reps-fig6",
+        paper: "REPS Fig. 6",
+        title: "Coexistence with 10 % ECMP background flows",
+        status: "not yet: schemes exist; figure entry not written",
+    },
+    Row {
+        id: "reps-fig8",
+        paper: "REPS Fig. 8",
+        title: "Failure macro-analysis: 8 failure modes x 3 workloads, 6 load balancers",
+        status: "not yet: schemes exist; figure entry not written",
+    },
+    Row {
+        id: "reps-fig10",
+        paper: "REPS Fig. 10",
+        title: "FPGA goodput, symmetric and asymmetric",
+        status: FPGA,
+    },
+    Row {
+        id: "reps-fig11",
+        paper: "REPS Fig. 11",
+        title: "FPGA FCT distribution and drops on a link failure",
+        status: FPGA,
+    },
+    Row {
+        id: "reps-fig16",
+        paper: "REPS Fig. 16",
+        title: "Topology scaling 128 to 8192 hosts x EV-set sizes",
+        status: "not yet: schemes exist; figure entry not written",
+    },
+    Row {
+        id: "reps-fig21",
+        paper: "REPS Fig. 21",
+        title: "Synthetic benchmarks on a 3-tier fat tree, 9 load balancers",
+        status: "not yet: schemes exist; figure entry not written",
+    },
+    Row {
+        id: "reps-table1",
+        paper: "REPS Table 1",
+        title: "Per-connection state of REPS (analytic; checked by the reps crate's size test)",
+        status: "not a simulation: analytic",
+    },
+    Row {
+        id: "laps-fig5",
+        paper: "LAPS Fig. 5",
+        title: "Rail, data mining, All2all: avg and p99 FCT vs load, 6 schemes",
+        status: "not yet: needs LAPS, LetFlow, CONGA, ConWeave and RoCE/DCQCN",
+    },
+    Row {
+        id: "laps-fig6",
+        paper: "LAPS Fig. 6",
+        title: "Rail, storage, All2all",
+        status: "not yet: needs LAPS, LetFlow, CONGA, ConWeave and RoCE/DCQCN",
+    },
+    Row {
+        id: "laps-fig7",
+        paper: "LAPS Fig. 7",
+        title: "Dragonfly, RPC, All2all",
+        status: "not yet: needs LAPS, LetFlow, CONGA, ConWeave and RoCE/DCQCN",
+    },
+    Row {
+        id: "laps-fig8",
+        paper: "LAPS Fig. 8",
+        title: "Dragonfly, Hadoop, All2all",
+        status: "not yet: needs LAPS, LetFlow, CONGA, ConWeave and RoCE/DCQCN",
+    },
+    Row {
+        id: "laps-table1",
+        paper: "LAPS Table 1",
+        title: "Rail, LLM 64 MB incast, with and without random loss",
+        status: "not yet: needs LAPS, LetFlow, CONGA, ConWeave and RoCE/DCQCN",
+    },
+    Row {
+        id: "laps-fig9",
+        paper: "LAPS Fig. 9",
+        title: "Receiver out-of-order buffer occupancy under LAPS",
+        status: "not yet: needs LAPS",
+    },
+    Row {
+        id: "laps-table2",
+        paper: "LAPS Table 2",
+        title: "FPGA resource usage",
+        status: "not simulatable: FPGA synthesis report",
+    },
+    Row {
+        id: "reunion-fig1",
+        paper: "Reunion Fig. 1",
+        title: "Queue length during AllReduce microbursts (motivation)",
+        status: "not yet: needs RoCE/DCQCN with PFC",
+    },
+    Row {
+        id: "reunion-fig3",
+        paper: "Reunion Fig. 3",
+        title: "Elephant flows per path over time: LetFlow, CONGA, ConWeave",
+        status: "not yet: needs LetFlow, CONGA, ConWeave",
+    },
+    Row {
+        id: "reunion-fig4",
+        paper: "Reunion Fig. 4",
+        title: "LetFlow flowlet-timeout sensitivity",
+        status: "not yet: needs LetFlow",
+    },
+    Row {
+        id: "reunion-fig5",
+        paper: "Reunion Fig. 5",
+        title: "Colliding flows over time (illustration)",
+        status: "not yet: needs LetFlow",
+    },
+    Row {
+        id: "reunion-fig9",
+        paper: "Reunion Fig. 9",
+        title: "Elephant FCT CDF, loads 40-90 %",
+        status: "not yet: needs Reunion, LetFlow, CONGA, ConWeave, RoCE/DCQCN",
+    },
+    Row {
+        id: "reunion-fig10",
+        paper: "Reunion Fig. 10",
+        title: "Max FCT per scheme vs load",
+        status: "not yet: needs Reunion, LetFlow, CONGA, ConWeave, RoCE/DCQCN",
+    },
+    Row {
+        id: "reunion-fig12",
+        paper: "Reunion Fig. 12",
+        title: "Robustness to the statistical interval",
+        status: "not yet: needs Reunion",
+    },
+    Row {
+        id: "reunion-fig13",
+        paper: "Reunion Fig. 13",
+        title: "PFC off with IRN SACK",
+        status: "not yet: needs Reunion, IRN",
+    },
+    Row {
+        id: "reunion-fig14",
+        paper: "Reunion Fig. 14",
+        title: "Flow slicing into 2-4 sub-flows",
+        status: "not yet: needs Reunion, flow slicing",
+    },
+];

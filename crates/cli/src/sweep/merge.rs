@@ -1,0 +1,148 @@
+//! `sweep.csv`: one row per point and load balancer, the axis values as columns, read from the
+//! points' `summary.json`. Only simulated quantities go in (no wall times), so the file is the
+//! same whether a sweep ran at once, resumed after a kill, or ran as a Slurm array.
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use super::spec::Sweep;
+use crate::output::{json_bytes, write_atomic};
+use crate::series::MARKER;
+
+/// Name of the manifest a sweep writes into its output directory (read by `merge`).
+pub const MANIFEST: &str = "sweep.json";
+
+/// Directory of point `index` under `out`.
+pub fn point_dir(out: &Path, index: usize) -> PathBuf {
+    out.join("points").join(format!("{index:04}"))
+}
+
+/// Writes the manifest (the expanded sweep) into `out`.
+pub fn write_manifest(sweep: &Sweep, out: &Path) -> Result<()> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    write_atomic(&out.join(MANIFEST), &json_bytes(sweep)?)
+}
+
+/// Reads the manifest of the sweep in `out`.
+pub fn read_manifest(out: &Path) -> Result<Sweep> {
+    let path = out.join(MANIFEST);
+    let bytes = std::fs::read(&path).with_context(|| {
+        format!(
+            "reading {} (is {} a sweep's output directory?)",
+            path.display(),
+            out.display()
+        )
+    })?;
+    serde_json::from_slice(&bytes).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// Summary fields copied into `sweep.csv` (`fct_us.*` nested), in column order.
+const FIELDS: &[&str] = &[
+    "seed",
+    "flows_total",
+    "flows_completed",
+    "fct_us.min",
+    "fct_us.mean",
+    "fct_us.p50",
+    "fct_us.p99",
+    "fct_us.max",
+    "drops",
+    "trims",
+    "ecn_marks",
+    "retransmissions",
+    "timeouts",
+    "ack_overhead",
+    "events",
+    "sim_time_us",
+];
+
+/// Column name of a summary field.
+fn column(field: &str) -> String {
+    match field.strip_prefix("fct_us.") {
+        Some(stat) => format!("fct_{stat}_us"),
+        None => field.to_string(),
+    }
+}
+
+/// A CSV cell: quoted when it holds a comma, quote or newline.
+fn cell(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Builds `sweep.csv` from the finished points; fails naming the points that are not finished.
+pub fn sweep_csv(sweep: &Sweep, out: &Path) -> Result<String> {
+    let missing: Vec<usize> = sweep
+        .points
+        .iter()
+        .filter(|p| !point_dir(out, p.index).join(MARKER).exists())
+        .map(|p| p.index)
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "{} of {} points are not finished (no {MARKER}): {:?}; run them first (repsim sweep FILE, or --point I)",
+            missing.len(),
+            sweep.points.len(),
+            missing
+        );
+    }
+    // `lb` and `seed` are result columns already (each row's load balancer and seed).
+    let axis_columns: Vec<&String> = sweep
+        .columns
+        .iter()
+        .filter(|c| *c != "lb" && *c != "seed")
+        .collect();
+    let mut header = vec!["point".to_string()];
+    header.extend(axis_columns.iter().map(|c| cell(c)));
+    header.push("lb".into());
+    header.extend(FIELDS.iter().map(|f| column(f)));
+    let mut csv = header.join(",") + "\n";
+    for p in &sweep.points {
+        let path = point_dir(out, p.index).join("summary.json");
+        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        let summary: serde_json::Value = serde_json::from_slice(&bytes)
+            .with_context(|| format!("parsing {}", path.display()))?;
+        let runs = summary["runs"].as_array().cloned().unwrap_or_default();
+        for run in runs {
+            let mut row = vec![p.index.to_string()];
+            for c in &axis_columns {
+                let label = p
+                    .values
+                    .iter()
+                    .find(|a| &&a.key == c)
+                    .map(|a| a.label.as_str());
+                row.push(cell(label.unwrap_or("")));
+            }
+            row.push(cell(run["lb"].as_str().unwrap_or("")));
+            for f in FIELDS {
+                let v = f.split('.').fold(&run, |v, part| &v[part]);
+                row.push(match v {
+                    serde_json::Value::Null => String::new(),
+                    serde_json::Value::String(s) => cell(s),
+                    other => other.to_string(),
+                });
+            }
+            csv += &(row.join(",") + "\n");
+        }
+    }
+    Ok(csv)
+}
+
+/// Writes `sweep.csv` into `out`; returns its path.
+pub fn write_sweep_csv(sweep: &Sweep, out: &Path) -> Result<PathBuf> {
+    let csv = sweep_csv(sweep, out)?;
+    let path = out.join("sweep.csv");
+    write_atomic(&path, csv.as_bytes())?;
+    Ok(path)
+}
+
+/// `repsim sweep merge DIR`.
+pub fn merge(out: &Path) -> Result<()> {
+    let sweep = read_manifest(out)?;
+    let path = write_sweep_csv(&sweep, out)?;
+    println!("{}", path.display());
+    Ok(())
+}

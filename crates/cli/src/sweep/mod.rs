@@ -1,0 +1,223 @@
+//! `repsim sweep`: run a scenario over the points of a sweep file in parallel (one simulation
+//! per thread), each point into its own directory with its `run.complete` marker; finished
+//! points are skipped on a re-run, so a killed sweep resumes. `sweep.csv` combines them.
+pub mod merge;
+pub mod slurm;
+pub mod spec;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+
+use crate::output::{json_bytes, write_atomic};
+use crate::run::{CollectMode, RunArgs};
+use crate::series::{Format, MARKER};
+use merge::{point_dir, write_manifest, write_sweep_csv};
+use spec::{Point, Sweep};
+
+/// Arguments of `repsim sweep`.
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct SweepArgs {
+    /// `merge DIR`: write DIR/sweep.csv from the finished points (after a Slurm array).
+    #[command(subcommand)]
+    pub action: Option<SweepAction>,
+    /// Sweep file (TOML; see docs/sweeps.md).
+    #[arg(required = true)]
+    pub file: Option<PathBuf>,
+    /// Output directory (default: the file's `out`, else results/sweeps/<name>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Points run at once (default: every core).
+    #[arg(long, short = 'j')]
+    pub jobs: Option<usize>,
+    /// Run only this point (0-based; what a Slurm array task does); no sweep.csv is written.
+    #[arg(long)]
+    pub point: Option<usize>,
+    /// Instead of running, write a cluster job: `slurm` writes sweep.slurm and manifest.csv.
+    #[arg(long, value_enum)]
+    pub emit: Option<Emit>,
+    /// Print nothing but errors.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// `repsim sweep merge`.
+#[derive(Subcommand)]
+pub enum SweepAction {
+    /// Combine the per-point outputs of a sweep directory into its sweep.csv.
+    Merge {
+        /// The sweep's output directory.
+        dir: PathBuf,
+    },
+}
+
+/// Cluster job formats of `--emit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Emit {
+    /// A Slurm job-array script (one task per point).
+    Slurm,
+}
+
+/// `repsim sweep`.
+pub fn sweep(args: SweepArgs) -> Result<()> {
+    if let Some(SweepAction::Merge { dir }) = &args.action {
+        return merge::merge(dir);
+    }
+    let file = args.file.as_ref().context("give a sweep file")?;
+    let sweep = Sweep::load(file)?;
+    let out = args.out.clone().unwrap_or_else(|| sweep.out.clone());
+    if args.emit == Some(Emit::Slurm) {
+        let script = slurm::emit(&sweep, &out)?;
+        if !args.quiet {
+            println!(
+                "{} points; submit with: sbatch {}\nthen: repsim sweep merge {}",
+                sweep.points.len(),
+                script.display(),
+                out.display()
+            );
+        }
+        return Ok(());
+    }
+    if let Some(i) = args.point {
+        let Some(p) = sweep.points.get(i) else {
+            bail!(
+                "--point {i}: the sweep has {} points (0 to {})",
+                sweep.points.len(),
+                sweep.points.len().saturating_sub(1)
+            );
+        };
+        write_manifest(&sweep, &out)?;
+        let ran = run_point(&sweep, p, &out)?;
+        if !args.quiet {
+            let what = if ran { "finished" } else { "already finished" };
+            println!("point {i} {what}: {}", point_dir(&out, i).display());
+        }
+        return Ok(());
+    }
+    let jobs = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let csv = run_sweep(&sweep, &out, jobs, args.quiet)?;
+    if !args.quiet {
+        println!("{}", csv.display());
+    }
+    Ok(())
+}
+
+/// Runs every unfinished point of `sweep` into `out` on `jobs` threads, then writes and returns
+/// `sweep.csv`. Points whose run failed are reported together at the end.
+pub fn run_sweep(sweep: &Sweep, out: &Path, jobs: usize, quiet: bool) -> Result<PathBuf> {
+    write_manifest(sweep, out)?;
+    let total = sweep.points.len();
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let failures = Mutex::new(Vec::new());
+    let started = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, total.max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(p) = sweep.points.get(i) else { break };
+                let t = Instant::now();
+                let result = run_point(sweep, p, out);
+                let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+                match result {
+                    Ok(ran) if !quiet => eprintln!(
+                        "[{n}/{total}] point {i} {} {}",
+                        describe(p),
+                        if ran {
+                            format!("done in {:.1} s", t.elapsed().as_secs_f64())
+                        } else {
+                            "already finished, skipped".into()
+                        }
+                    ),
+                    Ok(_) => {}
+                    Err(e) => failures
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(format!("point {i} {}: {e:#}", describe(p))),
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
+    if !failures.is_empty() {
+        bail!(
+            "{} of {total} points failed:\n  {}",
+            failures.len(),
+            failures.join("\n  ")
+        );
+    }
+    if !quiet {
+        eprintln!(
+            "{total} points in {:.1} s on {jobs} threads",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    write_sweep_csv(sweep, out)
+}
+
+/// `key=label` pairs of a point, for messages.
+fn describe(p: &Point) -> String {
+    let parts: Vec<String> = p
+        .values
+        .iter()
+        .map(|a| format!("{}={}", a.key, a.label))
+        .collect();
+    format!("({})", parts.join(" "))
+}
+
+/// Runs point `p` into its directory unless it finished before with the same definition;
+/// returns whether it ran.
+pub fn run_point(sweep: &Sweep, p: &Point, out: &Path) -> Result<bool> {
+    let dir = point_dir(out, p.index);
+    let definition = json_bytes(&PointRecord {
+        scenario: &sweep.scenario,
+        lb: &sweep.lb,
+        collect: &sweep.collect,
+        set: &sweep.set,
+        point: p,
+    })?;
+    let record = dir.join("point.json");
+    if dir.join(MARKER).exists() && std::fs::read(&record).ok().as_deref() == Some(&definition) {
+        return Ok(false);
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    crate::series::clear_marker(&dir)?;
+    write_atomic(&record, &definition)?;
+    let (scenario, seed, set) = sweep.resolve(p)?;
+    let collect = match sweep.collect.as_str() {
+        "all" => CollectMode::All,
+        "scenario" => CollectMode::Scenario,
+        _ => CollectMode::None,
+    };
+    crate::run::run(RunArgs {
+        scenario,
+        out: Some(dir.clone()),
+        lb: sweep.lb.clone(),
+        seed,
+        quiet: true,
+        json: false,
+        collect,
+        format: Format::Csv,
+        set,
+    })?;
+    Ok(true)
+}
+
+/// What a point directory was run with (`point.json`): a changed sweep file re-runs it.
+#[derive(serde::Serialize)]
+struct PointRecord<'a> {
+    scenario: &'a Path,
+    lb: &'a Option<Vec<String>>,
+    collect: &'a str,
+    set: &'a [String],
+    point: &'a Point,
+}

@@ -1,0 +1,117 @@
+//! `repsim figure`: every REPS figure with an entry runs at `--scale small` (the CI variant) and
+//! writes its plot (PNG, SVG), data CSV, page and our numbers beside the paper's; `figure list`
+//! lists every matrix row, the unsimulatable ones as such.
+mod common;
+
+use std::path::PathBuf;
+
+use common::{repsim, repsim_ok};
+
+/// The figures acceptance asks for, all runnable with one command each.
+const REQUIRED: &[&str] = &[
+    "reps-fig2",
+    "reps-fig4",
+    "reps-fig7",
+    "reps-fig9",
+    "reps-fig12",
+    "reps-fig14",
+    "reps-fig15",
+    "reps-fig17",
+    "reps-fig18",
+    "reps-fig20",
+    "reps-fig22",
+];
+
+#[test]
+fn list_shows_every_row_and_its_state() {
+    let o = repsim_ok(&["figure", "list"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    for id in REQUIRED {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(id))
+            .unwrap_or_else(|| panic!("{id} not listed:\n{text}"));
+        assert!(line.contains(" yes "), "{id} not available: {line}");
+    }
+    for id in ["reps-fig10", "reps-fig11", "laps-table2"] {
+        let line = text.lines().find(|l| l.starts_with(id)).unwrap();
+        assert!(line.contains("not simulatable"), "{line}");
+    }
+    assert!(text.contains("laps-fig5"), "{text}");
+    let o = repsim(&["figure", "reps-fig10"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("FPGA"));
+    let o = repsim(&["figure", "no-such-figure"]);
+    assert!(!o.status.success());
+}
+
+#[test]
+fn every_required_figure_runs_at_small_scale() {
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("figures");
+    let _ = std::fs::remove_dir_all(&base);
+    let table = base.join("FIGURES.md");
+    std::fs::create_dir_all(&base).unwrap();
+    repsim_ok(&[
+        "figure",
+        "all",
+        "--scale",
+        "small",
+        "--quiet",
+        "--out",
+        base.to_str().unwrap(),
+        "--table",
+        table.to_str().unwrap(),
+    ]);
+    for id in REQUIRED {
+        let dir = base.join(id).join("small");
+        let page = std::fs::read_to_string(dir.join("index.html"))
+            .unwrap_or_else(|e| panic!("{id}: no page: {e}"));
+        assert!(page.contains("scale <b>small</b>"), "{id}");
+        let pngs: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().extension().is_some_and(|x| x == "png"))
+            .collect();
+        assert!(!pngs.is_empty(), "{id}: no PNG");
+        // Every image the page shows exists (time-series plots live in a subdirectory).
+        for src in page.split("src=\"").skip(1) {
+            let file = &src[..src.find('"').unwrap()];
+            assert!(
+                dir.join(file).is_file(),
+                "{id}: the page shows a missing {file}"
+            );
+        }
+        for png in &pngs {
+            let bytes = std::fs::read(png.path()).unwrap();
+            assert!(bytes.starts_with(b"\x89PNG"), "{id}: {:?}", png.path());
+            assert!(png.path().with_extension("svg").exists(), "{id}: no SVG");
+            let name = png.file_name().to_string_lossy().into_owned();
+            assert!(
+                page.contains(&format!("src=\"{name}\"")),
+                "{id}: {name} not on the page"
+            );
+        }
+        let result: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("result.json")).unwrap()).unwrap();
+        for c in result["claims"].as_array().unwrap() {
+            let ours = c["ours"]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{id}: no number for {c}"));
+            assert!(ours.is_finite() && ours > 0.0, "{id}: {c}");
+            let ratio = c["ratio"].as_f64().unwrap();
+            assert!((ratio - ours / c["paper"].as_f64().unwrap()).abs() < 1e-9);
+        }
+    }
+    // Simulated figures keep their data as CSV with one row per point and load balancer.
+    let csv = std::fs::read_to_string(base.join("reps-fig15/small/reps-fig15-left.csv")).unwrap();
+    assert!(csv.starts_with("point,transport.evs_size,lb,"), "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 3 * 2, "{csv}");
+    let md = std::fs::read_to_string(&table).unwrap();
+    for id in REQUIRED {
+        assert!(
+            md.contains(&format!("| {id} |")),
+            "{id} missing from the table"
+        );
+    }
+    assert!(md.contains("reps-fig10") && md.contains("not simulatable"));
+}
