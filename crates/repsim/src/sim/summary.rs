@@ -28,7 +28,7 @@ impl Simulation {
                 finish_us: f.finish.map(to_us),
                 fct_us: f.fct().map(to_us),
                 retransmissions: f.stats.retransmissions,
-                class: self.class_name(i as u32).to_string(),
+                class: self.class_name(self.flows.base() + i as u32).to_string(),
                 tag: f.spec.tag,
             })
             .collect()
