@@ -397,14 +397,13 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             .select(std::slice::from_ref(&args.lb))?
             .pop()
             .expect("one name, one run");
-        let (sim, wall) =
-            Prepared::new(&scn, &run, None, args.collect)?.simulate(
-                &scn,
-                &args.lb,
-                false,
-                false,
-                &mut |_| Ok(()),
-            )?;
+        let (sim, wall) = Prepared::new(&scn, &run, None, args.collect)?.simulate(
+            &scn,
+            &args.lb,
+            false,
+            false,
+            &mut |_| Ok(()),
+        )?;
         let s = sim.summary(wall);
         eprintln!(
             "run {}: {:.2} s wall, {} events, {:.2} M events/s, {}/{} flows, max FCT {:.1} us",

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use repsim::engine::time::{to_us, SEC};
-use repsim::lb::LbEvent;
 use repsim::engine::Time;
+use repsim::lb::LbEvent;
 use repsim::sim::{FinishedFlow, Phase};
 use repsim::transport::FlowStats;
 use repsim::workload::FlowSpec;
@@ -74,8 +74,8 @@ impl Table {
     /// by [`Self::finish_file`] or when the tables are written (CSV only).
     pub fn streamed(stem: &'static str, columns: &[&'static str], dir: &Path) -> Result<Self> {
         let tmp = dir.join(format!("{stem}.csv.tmp"));
-        let file = std::fs::File::create(&tmp)
-            .with_context(|| format!("creating {}", tmp.display()))?;
+        let file =
+            std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
         let mut writer = csv::Writer::from_writer(std::io::BufWriter::new(file));
         writer.write_record(columns)?;
         Ok(Table {
@@ -131,7 +131,10 @@ impl Table {
     fn write(self, dir: &Path, format: Format) -> Result<String> {
         if matches!(self.rows, Rows::File { .. }) {
             if format != Format::Csv {
-                bail!("{} was streamed as CSV; it cannot be written as {format:?}", self.stem);
+                bail!(
+                    "{} was streamed as CSV; it cannot be written as {format:?}",
+                    self.stem
+                );
             }
             return self.finish_file(dir);
         }

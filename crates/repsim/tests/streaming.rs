@@ -36,7 +36,11 @@ fn dropping_finished_flows_changes_no_statistic_and_frees_their_records() {
             let more = sim.run_until(t);
             most_held = most_held.max(sim.flows().len());
             for f in sim.drop_finished_prefix() {
-                assert!(sim.flow(f.index).is_none(), "{lb}: flow {} dropped", f.index);
+                assert!(
+                    sim.flow(f.index).is_none(),
+                    "{lb}: flow {} dropped",
+                    f.index
+                );
                 handed_out.push(f);
             }
             assert_eq!(sim.first_held_flow() as usize, handed_out.len());
@@ -81,4 +85,3 @@ fn without_streaming_nothing_is_dropped() {
     assert_eq!(sim.first_held_flow(), 0);
     assert!(sim.flow(0).is_some());
 }
-

@@ -307,7 +307,10 @@ mod tests {
         let got = sketched.by_size(&pairs[2000..]);
         assert_eq!(got.len(), want.len());
         for (g, w) in got.iter().zip(&want) {
-            assert_eq!((&g.bucket, g.flows, g.min_bytes), (&w.bucket, w.flows, w.min_bytes));
+            assert_eq!(
+                (&g.bucket, g.flows, g.min_bytes),
+                (&w.bucket, w.flows, w.min_bytes)
+            );
             for (a, b) in [(g.p50, w.p50), (g.p99, w.p99), (g.p999, w.p999)] {
                 assert!((a / b - 1.0).abs() <= SKETCH_RELATIVE_ERROR, "{a} vs {b}");
             }
