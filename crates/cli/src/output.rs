@@ -5,7 +5,9 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use repsim::engine::time::to_us;
 use repsim::metrics::{FlowRow, RunSummary};
+use repsim::sim::FinishedFlow;
 use serde::Serialize;
 
 use crate::series::{f6, Table};
@@ -96,6 +98,15 @@ pub fn pfc_rows(table: &mut Table, sim: &repsim::Simulation, lb: &str) -> Result
 pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
     let mixed = rows.iter().any(|r| r.class != "main");
     let tagged = rows.iter().any(|r| r.tag != 0);
+    let mut table = Table::new("flows", &flow_columns(mixed, tagged));
+    for r in rows {
+        table.push(&flow_record(r, mixed, tagged))?;
+    }
+    table.into_csv()
+}
+
+/// The columns of `flows.csv`, with or without `class` and `tag`.
+pub fn flow_columns(mixed: bool, tagged: bool) -> Vec<&'static str> {
     let mut columns = FLOWS[..FLOWS.len() - 2].to_vec();
     if mixed {
         columns.push("class");
@@ -103,9 +114,13 @@ pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
     if tagged {
         columns.push("tag");
     }
-    let mut table = Table::new("flows", &columns);
+    columns
+}
+
+/// One row of `flows.csv` (columns as [`flow_columns`]).
+pub fn flow_record(r: &FlowRow, mixed: bool, tagged: bool) -> Vec<String> {
     let opt = |v: Option<f64>| v.map(f6).unwrap_or_default();
-    for r in rows {
+    {
         let mut rec = vec![
             r.lb.clone(),
             r.id.to_string(),
@@ -123,9 +138,26 @@ pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
         if tagged {
             rec.push(r.tag.to_string());
         }
-        table.push(&rec)?;
+        rec
     }
-    table.into_csv()
+}
+
+/// The `flows.csv` row of a flow streamed out of run `lb` (finished, in traffic class
+/// `class`).
+pub fn finished_row(lb: &str, f: &FinishedFlow, class: &str) -> FlowRow {
+    FlowRow {
+        lb: lb.to_string(),
+        id: f.spec.id,
+        src: f.spec.src,
+        dst: f.spec.dst,
+        bytes: f.spec.bytes,
+        start_us: to_us(f.started_at),
+        finish_us: Some(to_us(f.finish)),
+        fct_us: Some(to_us(f.finish - f.started_at)),
+        retransmissions: f.stats.retransmissions,
+        class: class.to_string(),
+        tag: f.spec.tag,
+    }
 }
 
 /// `slowdown.csv`: FCT slowdown per load balancer and flow-size bucket (the `all` row last).

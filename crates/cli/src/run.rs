@@ -13,10 +13,11 @@ use repsim::RunSpec;
 use repsim::Simulation;
 
 use crate::output::{
-    collectives_csv, flows_csv, pfc_rows, slowdown_csv, summary_json, write_atomic, PFC,
+    collectives_csv, finished_row, flow_columns, flow_record, flows_csv, pfc_rows, slowdown_csv,
+    summary_json, write_atomic, PFC,
 };
 use crate::progress::Progress;
-use crate::series::{self, Format, RunEntry, RunInfo, Tables};
+use crate::series::{self, Format, RunEntry, RunInfo, Table, Tables};
 
 /// Arguments of `repsim run`.
 #[derive(Args)]
@@ -117,12 +118,16 @@ impl Prepared {
     }
 
     /// Runs the simulation to completion, showing a progress bar if `progress`; returns it
-    /// with the wall-clock seconds it took.
+    /// with the wall-clock seconds it took. With `stream`, finished flows leave the
+    /// simulation as it goes ([`Simulation::drop_finished_prefix`]) and `on_step` gets the
+    /// simulation after every step to take them.
     pub fn simulate(
         self,
         scn: &LoadedScenario,
         lb: &str,
         progress: bool,
+        stream: bool,
+        on_step: &mut dyn FnMut(&mut Simulation) -> Result<()>,
     ) -> Result<(Simulation, f64)> {
         let started = Instant::now();
         let mut sim = Simulation::new(self.built)
@@ -130,12 +135,16 @@ impl Prepared {
         if let Some(c) = self.collect {
             sim.enable_collection(c)?;
         }
+        if stream {
+            sim.stream_finished();
+        }
         let bar = Progress::new(lb, &sim, progress);
         let step = 50 * US;
         let mut t = 0;
         loop {
             t += step;
             let more = sim.run_until(t);
+            on_step(&mut sim)?;
             bar.update(&sim);
             if !more {
                 break;
@@ -227,16 +236,41 @@ pub fn run(args: RunArgs) -> Result<()> {
         }
     }
     let fault_elements = first.faults.chosen.clone();
+    // Trace workloads stream: finished flows leave the simulation while it runs and their
+    // rows go straight to flows.csv and flow_stats.csv (in flow order, as otherwise), so a
+    // long trace runs in memory that does not grow with its length. CSV output only.
+    let streaming = scn.scenario.workload.kind == "trace" && args.format == Format::Csv;
+    let mixed = !first.classes.is_empty();
+    let mut flows_file = if streaming {
+        Some(Table::streamed("flows", &flow_columns(mixed, false), &out)?)
+    } else {
+        None
+    };
     let mut runs = Vec::new();
     let mut rows = Vec::new();
-    let mut tables = Tables::new();
+    let mut tables = if streaming {
+        Tables::streamed(&out)?
+    } else {
+        Tables::new()
+    };
     let mut entries = Vec::new();
     let mut unreachable = 0;
     let mut rto = None;
-    let mut pfc = series::Table::new("pfc", PFC);
+    let mut pfc = Table::new("pfc", PFC);
     let mut pfc_on = false;
     for (lb, p) in lbs.iter().zip(prepared) {
-        let (sim, wall) = p.simulate(&scn, lb, progress)?;
+        let mut take_finished = |sim: &mut Simulation| -> Result<()> {
+            let Some(file) = flows_file.as_mut() else {
+                return Ok(());
+            };
+            for f in sim.drop_finished_prefix() {
+                let class = &sim.classes()[f.spec.class as usize].name;
+                file.push(&flow_record(&finished_row(lb, &f, class), mixed, false))?;
+                tables.add_finished(lb, &f)?;
+            }
+            Ok(())
+        };
+        let (sim, wall) = p.simulate(&scn, lb, progress, streaming, &mut take_finished)?;
         rto = Some(sim.rto());
         let summary = sim.summary(wall);
         if summary.flows_completed < summary.flows_total && !args.quiet {
@@ -256,7 +290,14 @@ pub fn run(args: RunArgs) -> Result<()> {
                 eprintln!("warning: {lb}: {msg}");
             }
         }
-        rows.extend(sim.flow_rows());
+        match flows_file.as_mut() {
+            Some(file) => {
+                for r in sim.flow_rows() {
+                    file.push(&flow_record(&r, mixed, false))?;
+                }
+            }
+            None => rows.extend(sim.flow_rows()),
+        }
         pfc_on |= sim.pfc_links().is_some();
         pfc_rows(&mut pfc, &sim, lb)?;
         tables.add(&sim, lb)?;
@@ -271,7 +312,12 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     let resolved = scn.resolved_toml(&lb_runs, rto);
     let summary = summary_json(&runs)?;
-    write_atomic(&out.join("flows.csv"), &flows_csv(&rows)?)?;
+    match flows_file {
+        Some(file) => {
+            file.finish_file(&out)?;
+        }
+        None => write_atomic(&out.join("flows.csv"), &flows_csv(&rows)?)?,
+    }
     write_atomic(&out.join("scenario.toml"), resolved.as_bytes())?;
     write_atomic(&out.join("summary.json"), &summary)?;
     write_atomic(&out.join("slowdown.csv"), &slowdown_csv(&runs)?)?;
@@ -359,8 +405,13 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             .select(std::slice::from_ref(&args.lb))?
             .pop()
             .expect("one name, one run");
-        let (sim, wall) =
-            Prepared::new(&scn, &run, None, args.collect)?.simulate(&scn, &args.lb, false)?;
+        let (sim, wall) = Prepared::new(&scn, &run, None, args.collect)?.simulate(
+            &scn,
+            &args.lb,
+            false,
+            false,
+            &mut |_| Ok(()),
+        )?;
         let s = sim.summary(wall);
         eprintln!(
             "run {}: {:.2} s wall, {} events, {:.2} M events/s, {}/{} flows, max FCT {:.1} us",

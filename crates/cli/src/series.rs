@@ -5,8 +5,11 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use repsim::engine::time::{to_us, SEC};
+use repsim::engine::Time;
 use repsim::lb::LbEvent;
-use repsim::sim::Phase;
+use repsim::sim::{FinishedFlow, Phase};
+use repsim::transport::FlowStats;
+use repsim::workload::FlowSpec;
 use repsim::Simulation;
 use serde::Serialize;
 
@@ -40,41 +43,101 @@ impl Format {
 
 /// A table being filled: column names and rows of cells, written as CSV (or Parquet).
 pub struct Table {
-    /// File stem (`port_series`).
     stem: &'static str,
-    /// Column names.
     columns: Vec<&'static str>,
-    rows: csv::Writer<Vec<u8>>,
+    rows: Rows,
+}
+
+/// Where a table's rows go: memory (written at the end), or straight to a temporary CSV file
+/// renamed into place at the end (streamed runs, whose per-flow rows would not fit).
+enum Rows {
+    Memory(csv::Writer<Vec<u8>>),
+    File {
+        writer: csv::Writer<std::io::BufWriter<std::fs::File>>,
+        tmp: std::path::PathBuf,
+    },
 }
 
 impl Table {
-    /// An empty table (header row only).
+    /// An empty table with these columns.
     pub fn new(stem: &'static str, columns: &[&'static str]) -> Self {
         let mut rows = csv::Writer::from_writer(Vec::new());
         rows.write_record(columns).expect("in-memory write");
         Table {
             stem,
             columns: columns.to_vec(),
-            rows,
+            rows: Rows::Memory(rows),
         }
     }
 
-    /// Appends a row (one cell per column).
+    /// A table whose rows go to `dir/<stem>.csv.tmp` as they come, renamed to `<stem>.csv`
+    /// by [`Self::finish_file`] or when the tables are written (CSV only).
+    pub fn streamed(stem: &'static str, columns: &[&'static str], dir: &Path) -> Result<Self> {
+        let tmp = dir.join(format!("{stem}.csv.tmp"));
+        let file =
+            std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        let mut writer = csv::Writer::from_writer(std::io::BufWriter::new(file));
+        writer.write_record(columns)?;
+        Ok(Table {
+            stem,
+            columns: columns.to_vec(),
+            rows: Rows::File { writer, tmp },
+        })
+    }
+
+    /// Appends one row.
     pub fn push(&mut self, cells: &[String]) -> Result<()> {
         debug_assert_eq!(cells.len(), self.columns.len());
-        self.rows.write_record(cells)?;
+        match &mut self.rows {
+            Rows::Memory(w) => w.write_record(cells)?,
+            Rows::File { writer, tmp } => writer
+                .write_record(cells)
+                .with_context(|| format!("writing {}", tmp.display()))?,
+        }
         Ok(())
     }
 
-    /// The table as CSV text.
+    /// The CSV text of an in-memory table.
     pub fn into_csv(self) -> Result<Vec<u8>> {
-        self.rows
-            .into_inner()
-            .with_context(|| format!("finishing {}", self.stem))
+        match self.rows {
+            Rows::Memory(w) => w
+                .into_inner()
+                .with_context(|| format!("finishing {}", self.stem)),
+            Rows::File { tmp, .. } => {
+                anyhow::bail!("{} is streamed to {}", self.stem, tmp.display())
+            }
+        }
     }
 
-    /// Writes `dir/<stem>.csv` (or `.parquet`) atomically and returns the file name.
+    /// Flushes a streamed table and renames it into place as `dir/<stem>.csv`; returns the
+    /// file's name.
+    pub fn finish_file(self, dir: &Path) -> Result<String> {
+        let Rows::File { writer, tmp } = self.rows else {
+            anyhow::bail!("{} is not streamed", self.stem);
+        };
+        let name = format!("{}.csv", self.stem);
+        let file = writer
+            .into_inner()
+            .map_err(|e| anyhow::anyhow!("flushing {}: {}", tmp.display(), e.error()))?;
+        file.into_inner()
+            .map_err(|e| anyhow::anyhow!("flushing {}: {}", tmp.display(), e.error()))?
+            .sync_all()
+            .ok();
+        std::fs::rename(&tmp, dir.join(&name))
+            .with_context(|| format!("renaming {}", tmp.display()))?;
+        Ok(name)
+    }
+
     fn write(self, dir: &Path, format: Format) -> Result<String> {
+        if matches!(self.rows, Rows::File { .. }) {
+            if format != Format::Csv {
+                bail!(
+                    "{} was streamed as CSV; it cannot be written as {format:?}",
+                    self.stem
+                );
+            }
+            return self.finish_file(dir);
+        }
         let (stem, columns) = (self.stem, self.columns.clone());
         let csv = self.into_csv()?;
         let (name, bytes) = match format {
@@ -206,32 +269,56 @@ impl Tables {
         }
     }
 
-    /// Adds the results of one finished simulation.
+    /// Tables for a streamed run: `flow_stats` rows go to `dir` as flows are handed to
+    /// [`Self::add_finished`].
+    pub fn streamed(dir: &Path) -> Result<Self> {
+        Ok(Tables {
+            flow_stats: Table::streamed("flow_stats", FLOW_STATS, dir)?,
+            ..Self::new()
+        })
+    }
+
+    fn push_flow_stats(
+        &mut self,
+        lb: &str,
+        spec: &FlowSpec,
+        finish: Option<Time>,
+        s: &FlowStats,
+    ) -> Result<()> {
+        self.flow_stats.push(&[
+            lb.to_string(),
+            spec.id.to_string(),
+            spec.src.to_string(),
+            spec.dst.to_string(),
+            spec.bytes.to_string(),
+            f6(to_us(spec.start)),
+            finish.map(|t| f6(to_us(t))).unwrap_or_default(),
+            finish
+                .map(|t| f6(to_us(t - spec.start)))
+                .unwrap_or_default(),
+            s.data_sent.to_string(),
+            s.retransmissions.to_string(),
+            s.timeouts.to_string(),
+            s.rts.to_string(),
+            s.nacks.to_string(),
+            s.acks.to_string(),
+            s.ecn_acks.to_string(),
+            s.max_reorder.to_string(),
+        ])
+    }
+
+    /// Adds the per-flow row of a flow streamed out of a running simulation.
+    pub fn add_finished(&mut self, lb: &str, f: &FinishedFlow) -> Result<()> {
+        self.push_flow_stats(lb, &f.spec, Some(f.finish), &f.stats)
+    }
+
+    /// Adds the results of one finished simulation (per-flow rows of the flows it still
+    /// holds: those streamed out went through [`Self::add_finished`]).
     pub fn add(&mut self, sim: &Simulation, lb: &str) -> Result<()> {
         let lbs = lb.to_string();
         for f in sim.flows() {
             let finish = f.finish.filter(|_| f.phase == Phase::Done);
-            let s = &f.stats;
-            self.flow_stats.push(&[
-                lbs.clone(),
-                f.spec.id.to_string(),
-                f.spec.src.to_string(),
-                f.spec.dst.to_string(),
-                f.spec.bytes.to_string(),
-                f6(to_us(f.spec.start)),
-                finish.map(|t| f6(to_us(t))).unwrap_or_default(),
-                finish
-                    .map(|t| f6(to_us(t - f.spec.start)))
-                    .unwrap_or_default(),
-                s.data_sent.to_string(),
-                s.retransmissions.to_string(),
-                s.timeouts.to_string(),
-                s.rts.to_string(),
-                s.nacks.to_string(),
-                s.acks.to_string(),
-                s.ecn_acks.to_string(),
-                s.max_reorder.to_string(),
-            ])?;
+            self.push_flow_stats(lb, &f.spec, finish, &f.stats)?;
         }
         for r in sim.lb_records() {
             let name = r.event.name();
@@ -242,7 +329,9 @@ impl Tables {
             self.lb_events.push(&[
                 lbs.clone(),
                 f6(to_us(r.time)),
-                sim.flows()[r.flow as usize].spec.id.to_string(),
+                sim.flow_id(r.flow)
+                    .map(|id| id.to_string())
+                    .unwrap_or_default(),
                 name.to_string(),
                 until,
             ])?;

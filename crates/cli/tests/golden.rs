@@ -2,6 +2,11 @@
 //! the same `flows.csv`, `lb_events.csv` and `summary.json` (all but `wall_s`) as recorded in
 //! `tests/golden/<scenario>/`.
 //!
+//! A scenario too long for a test keeps a file `tests/golden/<scenario>/overrides` next to
+//! its goldens: one `KEY=VALUE` per line (`#` comments allowed), passed as `--set KEY=VALUE`
+//! when the golden is recorded and checked, so the golden states exactly which reduction of
+//! the scenario it holds (e.g. `workload.size=2MB` for 2 GB elephants). Only this test reads it.
+//!
 //! Refactors keep these byte-identical. A change that alters behaviour on purpose re-records
 //! them with `REPSIM_BLESS=1 cargo test --release -p repsim-cli --test golden` and explains
 //! every difference (the git diff of `tests/golden/` shows exactly which numbers moved).
@@ -88,11 +93,25 @@ fn describe(file: &str, want: &str, got: &str) -> String {
     msg
 }
 
+/// The `--set` arguments a golden is recorded with: the lines of its `overrides` file
+/// (blank lines and `#` comments skipped), none if it has no such file.
+fn overrides(golden: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(golden.join("overrides")) else {
+        return Vec::new();
+    };
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .flat_map(|l| ["--set".to_string(), l.to_string()])
+        .collect()
+}
+
 /// Runs `scenarios/<name>.toml` and compares (or, with `REPSIM_BLESS=1`, records) its outputs.
 fn check(name: &str) {
     let out = tempfile::tempdir().unwrap();
     let scenario = format!("scenarios/{name}.toml");
-    repsim_ok(&[
+    let golden = golden_dir(name);
+    let mut args: Vec<String> = [
         "run",
         &scenario,
         "--out",
@@ -100,8 +119,12 @@ fn check(name: &str) {
         "--quiet",
         "--collect",
         "none",
-    ]);
-    let golden = golden_dir(name);
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(overrides(&golden));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    repsim_ok(&args);
     let bless = std::env::var_os("REPSIM_BLESS").is_some_and(|v| v != "0");
     let mut problems = Vec::new();
     for file in FILES {
@@ -185,7 +208,23 @@ golden! {
     reps_micro_asymmetric => "reps-micro-asymmetric",
     reps_micro_failures => "reps-micro-failures",
     reps_micro_symmetric => "reps-micro-symmetric",
+    ring_2gb_elephants => "ring-2gb-elephants",
     websearch_128 => "websearch-128",
+}
+
+#[test]
+fn overrides_become_set_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(overrides(dir.path()).is_empty(), "no file, no overrides");
+    std::fs::write(
+        dir.path().join("overrides"),
+        "# smaller flows\nworkload.size=2MB\n\n  end=1s \n",
+    )
+    .unwrap();
+    assert_eq!(
+        overrides(dir.path()),
+        ["--set", "workload.size=2MB", "--set", "end=1s"]
+    );
 }
 
 #[test]

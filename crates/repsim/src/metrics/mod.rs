@@ -2,6 +2,7 @@
 //! them in) and opt-in time-series collectors. Writing them to files is the caller's business.
 pub mod collect;
 pub mod slowdown;
+pub mod stream;
 
 use serde::Serialize;
 

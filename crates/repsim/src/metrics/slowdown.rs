@@ -3,6 +3,8 @@
 //! rate, as ConWeave and HPCC define it), summarized per flow-size bucket.
 use serde::Serialize;
 
+use super::stream::LogSketch;
+
 /// Slowdown statistics of the flows whose sizes fall in one bucket.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SlowdownBucket {
@@ -28,14 +30,7 @@ pub struct SlowdownBucket {
 /// between the ascending `edges` (plus below the first and from the last), then `all`.
 /// Empty buckets are listed with zero flows.
 pub fn by_size(samples: &[(u64, f64)], edges: &[u64]) -> Vec<SlowdownBucket> {
-    let mut bounds: Vec<(u64, Option<u64>)> = Vec::new();
-    let mut lo = 0;
-    for &e in edges {
-        bounds.push((lo, Some(e)));
-        lo = e;
-    }
-    bounds.push((lo, None));
-    let mut out: Vec<SlowdownBucket> = bounds
+    let mut out: Vec<SlowdownBucket> = bounds(edges)
         .into_iter()
         .map(|(lo, hi)| {
             let values: Vec<f64> = samples
@@ -43,18 +38,59 @@ pub fn by_size(samples: &[(u64, f64)], edges: &[u64]) -> Vec<SlowdownBucket> {
                 .filter(|(b, _)| *b >= lo && hi.is_none_or(|h| *b < h))
                 .map(|&(_, s)| s)
                 .collect();
-            let name = match (lo, hi) {
-                (0, Some(h)) => format!("<{h}B"),
-                (l, Some(h)) => format!("{l}B-{h}B"),
-                (0, None) => "all sizes".to_string(),
-                (l, None) => format!(">={l}B"),
-            };
-            stats(name, lo, hi, values)
+            stats(bucket_name(lo, hi), lo, hi, values)
         })
         .collect();
     let all = samples.iter().map(|&(_, s)| s).collect();
     out.push(stats("all".into(), 0, None, all));
     out
+}
+
+/// The buckets of [`by_size`] from one sketch per bucket and one for `all` (last), as
+/// [`crate::metrics::stream::SlowdownSamples`] keeps them for long runs.
+pub fn from_sketches(sketches: &[LogSketch], edges: &[u64]) -> Vec<SlowdownBucket> {
+    let mut bounds = bounds(edges);
+    bounds.push((0, None));
+    bounds
+        .into_iter()
+        .zip(sketches)
+        .enumerate()
+        .map(|(i, ((lo, hi), s))| SlowdownBucket {
+            bucket: if i == edges.len() + 1 {
+                "all".into()
+            } else {
+                bucket_name(lo, hi)
+            },
+            min_bytes: lo,
+            max_bytes: hi,
+            flows: s.count() as usize,
+            mean: s.mean(),
+            p50: s.quantile(0.5),
+            p99: s.quantile(0.99),
+            p999: s.quantile(0.999),
+        })
+        .collect()
+}
+
+/// (lower, upper) payload bounds of the buckets at `edges`, the last unbounded.
+fn bounds(edges: &[u64]) -> Vec<(u64, Option<u64>)> {
+    let mut bounds: Vec<(u64, Option<u64>)> = Vec::new();
+    let mut lo = 0;
+    for &e in edges {
+        bounds.push((lo, Some(e)));
+        lo = e;
+    }
+    bounds.push((lo, None));
+    bounds
+}
+
+fn bucket_name(lo: u64, hi: Option<u64>) -> String {
+    match (lo, hi) {
+        (0, Some(h)) => format!("<{h}B"),
+        (l, Some(h)) => format!("{l}B-{h}B"),
+        (0, None) => "all sizes".to_string(),
+        (l, None) => format!(">={l}B"),
+    }
 }
 
 fn stats(

@@ -5,7 +5,8 @@
 //! [workload]
 //! type = "collective"
 //! collective = "ring_allreduce"   # reduce_scatter, all_gather, ring_reference,
-//!                                 # butterfly_allreduce, alltoall, ps_allreduce, allscatter
+//!                                 # butterfly_allreduce, alltoall, ps_allreduce, allscatter,
+//!                                 # ring_step (one step of a ring, every rank at once)
 //! size = "64MiB"                  # the buffer S
 //! ranks = 16                      # default: every host
 //! placement = "spread"            # rack_local (default), spread, or [0, 9, 18, ...]
@@ -46,12 +47,14 @@ impl LoadedScenario {
             },
             "ps_allreduce" => CollectiveKind::ParameterServer,
             "allscatter" => CollectiveKind::AllScatter,
+            "ring_step" => CollectiveKind::RingStep,
             other => {
                 return Err(self.err(
                     "workload.collective",
                     format!(
                         "unknown '{other}'; allowed: ring_allreduce, reduce_scatter, all_gather, \
-                         ring_reference, butterfly_allreduce, alltoall, ps_allreduce, allscatter"
+                         ring_reference, butterfly_allreduce, alltoall, ps_allreduce, allscatter, \
+                         ring_step"
                     ),
                 ))
             }

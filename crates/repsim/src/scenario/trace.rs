@@ -9,6 +9,7 @@
 //! arrivals = "poisson"          # or "back_to_back" (the REPS reference generator)
 //! destinations = "uniform"      # or "other_racks", "partner", "all_pairs"
 //! duration = "10ms"             # and/or count = 100000
+//! hosts = 32                    # only hosts 0..32 take part (default: all)
 //! ```
 use super::{LoadedScenario, ScenarioError};
 use crate::engine::rng::Stream;
@@ -64,7 +65,14 @@ impl LoadedScenario {
                 ))
             }
         };
-        let hosts: Vec<u32> = (0..topo.hosts).collect();
+        let active = w.hosts.unwrap_or(topo.hosts);
+        if active < 2 || active > topo.hosts {
+            return Err(self.err(
+                "workload.hosts",
+                format!("must be in 2..={} (the topology's hosts)", topo.hosts),
+            ));
+        }
+        let hosts: Vec<u32> = (0..active).collect();
         let rack: Vec<u32> = hosts
             .iter()
             .map(|&h| topo.links[topo.host_uplink[h as usize] as usize].to)

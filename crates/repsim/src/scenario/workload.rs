@@ -144,6 +144,10 @@ pub struct WorkloadSection {
     /// trace: at most this many flows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
+    /// trace: only hosts `0..hosts` send and receive (default: every host). The REPS
+    /// artifact's DC runs put 32-host traces on the 128-host tree (hosts 0-31, ToRs 0-3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<u32>,
     /// collective: `ring_allreduce`, `reduce_scatter`, `all_gather`, `ring_reference`,
     /// `butterfly_allreduce`, `alltoall`, `ps_allreduce` or `allscatter`.
     #[serde(skip_serializing_if = "Option::is_none")]

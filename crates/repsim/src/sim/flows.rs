@@ -369,7 +369,9 @@ impl Simulation {
     /// [`Self::flows`] with their spec and counters.
     pub fn retire_finished(&mut self) -> Vec<FinishedFlow> {
         let mut out = Vec::new();
+        let base = self.flows.base() as usize;
         for (i, flow) in self.flows.iter_mut().enumerate() {
+            let i = base + i;
             if flow.phase != Phase::Done || flow.sender.is_none() {
                 continue;
             }

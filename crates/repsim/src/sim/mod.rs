@@ -31,11 +31,13 @@ use crate::workload::{FlowSource, FlowSpec};
 
 mod credit;
 mod faults;
+mod flow_table;
 mod flows;
 mod host;
 mod observer;
 mod pfc;
 mod ports;
+mod retire;
 mod spec;
 mod summary;
 mod switch;
@@ -173,7 +175,7 @@ pub struct Simulation {
     /// Host owning each port (its NIC), or `NO_HOST` for switch ports.
     port_host: Vec<u32>,
     hosts: Vec<HostState>,
-    flows: Vec<Flow>,
+    flows: flow_table::FlowTable,
     /// Flow id -> index, for dependencies.
     flow_index: BTreeMap<u64, u32>,
     /// Flow id -> indices of flows waiting for it.
@@ -217,6 +219,8 @@ pub struct Simulation {
     credit: Option<Box<crate::cc::eqds::PullPacers>>,
     /// Priority flow control and the switches' shared-buffer MMU (`None`: off).
     pfc: Option<Box<pfc::PfcState>>,
+    /// Statistics of the flows dropped from the table, once streaming is on.
+    retired: Option<Box<retire::RetiredTotals>>,
 }
 
 impl Simulation {
@@ -323,7 +327,7 @@ impl Simulation {
             },
             port_host,
             hosts,
-            flows: Vec::new(),
+            flows: flow_table::FlowTable::new(),
             flow_index: BTreeMap::new(),
             dependents: BTreeMap::new(),
             triggers: BTreeMap::new(),
@@ -351,6 +355,7 @@ impl Simulation {
             last_event: 0,
             credit: None,
             pfc,
+            retired: None,
             cfg,
         };
         sim.max_base_rtt = sim.network_max_rtt();
@@ -471,9 +476,15 @@ impl Simulation {
         &self.classes[self.flows[f as usize].spec.class as usize].name
     }
 
-    /// All connections, in the order they were added.
+    /// The connections in the order they were added: all of them, unless streaming dropped
+    /// finished ones (then those from index [`Self::first_held_flow`] on).
     pub fn flows(&self) -> &[Flow] {
-        &self.flows
+        self.flows.held()
+    }
+
+    /// Connection `index`, unless streaming dropped it.
+    pub fn flow(&self, index: u32) -> Option<&Flow> {
+        self.flows.get(index as usize)
     }
 
     /// Global counters.

@@ -400,7 +400,7 @@ impl Simulation {
         let rows = self.pfc_links()?;
         Some((
             rows.iter().map(|r| r.pauses_sent).sum(),
-            rows.iter().map(|r| r.paused_us).sum(),
+            rows.iter().fold(0.0, |total, r| total + r.paused_us),
         ))
     }
 }

@@ -135,7 +135,7 @@ impl Simulation {
     fn switch_on_fast_increase(&mut self) {
         self.fast_increase_from = crate::engine::Time::MAX;
         self.fast_increase_on = true;
-        for flow in &mut self.flows {
+        for flow in self.flows.iter_mut() {
             if let Some(s) = flow.sender.as_mut() {
                 s.cc_mut().enable_fast_increase();
             }

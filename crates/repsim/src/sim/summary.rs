@@ -28,7 +28,7 @@ impl Simulation {
                 finish_us: f.finish.map(to_us),
                 fct_us: f.fct().map(to_us),
                 retransmissions: f.stats.retransmissions,
-                class: self.class_name(i as u32).to_string(),
+                class: self.class_name(self.flows.base() + i as u32).to_string(),
                 tag: f.spec.tag,
             })
             .collect()
@@ -41,7 +41,7 @@ impl Simulation {
         let mut out: Vec<(u64, Option<Time>, Time)> = Vec::new();
         // Index in `out` of each sliced flow's entry, with its earliest start and last finish.
         let mut sliced: BTreeMap<u64, (usize, Option<Time>, Option<Time>, u64)> = BTreeMap::new();
-        for f in &self.flows {
+        for f in self.flows.iter() {
             let Some(parent) = f.spec.slice_of else {
                 out.push((f.spec.bytes, f.fct(), self.ideal_fct(f)));
                 continue;
@@ -73,21 +73,34 @@ impl Simulation {
     pub fn summary(&self, wall_s: f64) -> RunSummary {
         let logical = self.logical_flows();
         let fcts: Vec<f64> = logical.iter().filter_map(|l| l.1.map(to_us)).collect();
+        // Flows streamed out of the table count with those still held.
+        let retired = self.retired.as_deref();
+        let (flows_total, flows_completed, fct_us) = match retired {
+            None => (logical.len(), fcts.len(), FctStats::from_values(&fcts)),
+            Some(r) => (
+                r.flows + logical.len(),
+                r.fct_us.len() + fcts.len(),
+                r.fct_us.fct_stats(&fcts),
+            ),
+        };
+        let held = |get: fn(&Flow) -> u64, dropped: fn(&super::retire::RetiredTotals) -> u64| {
+            self.flows.iter().map(get).sum::<u64>() + retired.map_or(0, dropped)
+        };
         let c = self.counters();
         let (freezes, unfreezes) = freeze_counts(&self.lb_records);
         let faults = self.fault_stats();
         RunSummary {
             lb: self.label.clone(),
             seed: self.cfg.seed,
-            flows_total: logical.len(),
-            flows_completed: fcts.len(),
-            fct_us: FctStats::from_values(&fcts),
+            flows_total,
+            flows_completed,
+            fct_us,
             drops: c.data_dropped,
             trims: c.trims,
             ecn_marks: self.world.ports.iter().map(|p| p.stats.ecn_marks).sum(),
-            retransmissions: self.flows.iter().map(|f| f.stats.retransmissions).sum(),
-            timeouts: self.flows.iter().map(|f| f.stats.timeouts).sum(),
-            rts: self.flows.iter().map(|f| f.stats.rts).sum(),
+            retransmissions: held(|f| f.stats.retransmissions, |r| r.retransmissions),
+            timeouts: held(|f| f.stats.timeouts, |r| r.timeouts),
+            rts: held(|f| f.stats.rts, |r| r.rts),
             events: c.events,
             wall_s,
             sim_time_us: to_us(self.last_event),
@@ -157,7 +170,10 @@ impl Simulation {
             .into_iter()
             .filter_map(|(bytes, fct, ideal)| Some((bytes, fct? as f64 / ideal as f64)))
             .collect();
-        slowdown::by_size(&samples, &self.slowdown_edges())
+        match self.retired.as_deref() {
+            Some(r) => r.slowdown.by_size(&samples),
+            None => slowdown::by_size(&samples, &self.slowdown_edges()),
+        }
     }
 
     /// Flow statistics per traffic class.
@@ -171,15 +187,26 @@ impl Simulation {
                     .filter(|f| f.spec.class as usize == c)
                     .collect();
                 let fcts: Vec<f64> = flows.iter().filter_map(|f| f.fct().map(to_us)).collect();
+                let (flows_total, flows_completed, fct_us) = match self.retired.as_deref() {
+                    None => (flows.len(), fcts.len(), FctStats::from_values(&fcts)),
+                    Some(r) => {
+                        let (dropped, samples) = &r.classes[c];
+                        (
+                            dropped + flows.len(),
+                            samples.len() + fcts.len(),
+                            samples.fct_stats(&fcts),
+                        )
+                    }
+                };
                 ClassSummary {
                     class: class.name.clone(),
                     lb: class
                         .lb
                         .as_ref()
                         .map_or_else(|| self.label.clone(), |lb| lb.name().to_string()),
-                    flows_total: flows.len(),
-                    flows_completed: fcts.len(),
-                    fct_us: FctStats::from_values(&fcts),
+                    flows_total,
+                    flows_completed,
+                    fct_us,
                 }
             })
             .collect()

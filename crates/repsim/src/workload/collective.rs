@@ -13,6 +13,7 @@
 //! | AllToAll | every rank sends `S` to every other (to r+1, r+2, ... in turn), at most k at once |
 //! | parameter-server AllReduce | every rank sends `S` to rank 0, then rank 0 sends `S` to every rank |
 //! | AllScatter | rank 0 sends `S` to every other rank at once |
+//! | ring step | one step of a ring: every rank sends `S` to rank r+1 at once (the simultaneous elephants of one step of a ring AllReduce, Reunion's workload) |
 //!
 //! Several iterations run back to back: the first flows of iteration i+1 wait for every flow
 //! of iteration i, plus a compute gap.
@@ -44,6 +45,8 @@ pub enum CollectiveKind {
     ParameterServer,
     /// Rank 0 to all at once.
     AllScatter,
+    /// One ring step: every rank r sends `S` to rank r+1 at once.
+    RingStep,
 }
 
 /// A collective's parameters.
@@ -233,6 +236,11 @@ impl Builder<'_> {
                     self.add(it, 1, 0, r, s, Vec::new());
                 }
             }
+            CollectiveKind::RingStep => {
+                for r in 0..n {
+                    self.add(it, 1, r, (r + 1) % n, s, Vec::new());
+                }
+            }
         }
     }
 
@@ -318,6 +326,15 @@ mod tests {
             "2 rings x 4 chains x (2g - 1) transfers"
         );
         assert_eq!(flows(CollectiveKind::AllScatter, 6).len(), 5);
+        let step = flows(CollectiveKind::RingStep, 5);
+        assert_eq!(step.len(), 5, "one flow per rank");
+        assert!(step
+            .iter()
+            .all(|f| f.after.is_empty() && step_of(f.tag) == (0, 1)));
+        let mut receivers: Vec<u32> = step.iter().map(|f| f.dst).collect();
+        receivers.sort_unstable();
+        receivers.dedup();
+        assert_eq!(receivers.len(), 5, "every rank receives exactly one flow");
     }
 
     #[test]
