@@ -196,6 +196,8 @@ golden! {
     baselines_incast_128 => "baselines-incast-128",
     baselines_permutation_128 => "baselines-permutation-128",
     baselines_tornado_128 => "baselines-tornado-128",
+    conweave_leafspine_irn => "conweave-leafspine-irn",
+    conweave_leafspine_lossless => "conweave-leafspine-lossless",
     evs_sweep_128 => "evs-sweep-128",
     failures_extreme_10 => "failures-extreme",
     failures_extreme_25 => "failures-extreme-25",
