@@ -34,6 +34,25 @@ pub fn read_rows(path: &Path) -> Result<Rows> {
     Ok(out)
 }
 
+/// Column name of the completion-time metric: the largest FCT when every flow finished, else
+/// the simulated time at which the run ended with flows unfinished (a lower bound, so a
+/// scheme that never finishes is not judged by the flows it did finish).
+pub const COMPLETION: &str = "completion_us";
+
+/// A metric's value in one `sweep.csv` row (`completion_us` is derived, see [`COMPLETION`]).
+pub fn metric_value(row: &BTreeMap<String, String>, column: &str) -> Option<f64> {
+    let num = |c: &str| row.get(c).and_then(|v| v.parse::<f64>().ok());
+    if column == COMPLETION {
+        let unfinished = num("flows_completed")? < num("flows_total")?;
+        return if unfinished {
+            num("sim_time_us")
+        } else {
+            num("fct_max_us")
+        };
+    }
+    num(column)
+}
+
 /// The value `sel` picks from the panels' rows.
 fn pick(panels: &[(&Panel, Rows)], sel: &Sel) -> Option<f64> {
     let (panel, rows) = panels.get(sel.panel)?;
@@ -45,10 +64,8 @@ fn pick(panels: &[(&Panel, Rows)], sel: &Sel) -> Option<f64> {
                     (Some(at), Some(k)) => r.get(k).map(String::as_str) == Some(at),
                     _ => true,
                 }
-        })?
-        .get(sel.metric.column)?
-        .parse()
-        .ok()
+        })
+        .and_then(|r| metric_value(r, sel.metric.column))
 }
 
 /// One claim with our number.
@@ -131,10 +148,7 @@ pub fn draw_panel(
     stem: &str,
 ) -> Result<(PathBuf, PathBuf)> {
     let title = format!("{}: {}", fig.paper, panel.title);
-    let value = |r: &BTreeMap<String, String>| {
-        r.get(panel.metric.column)
-            .and_then(|v| v.parse::<f64>().ok())
-    };
+    let value = |r: &BTreeMap<String, String>| metric_value(r, panel.metric.column);
     match (&panel.axis, panel.plot) {
         (Some(axis), PlotKind::Lines) => {
             let mut chart = LineChart::new(&title, axis.x_label, panel.metric.label);

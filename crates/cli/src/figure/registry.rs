@@ -7,6 +7,11 @@ const MAX_FCT: Metric = Metric {
     column: "fct_max_us",
     label: "max FCT (us)",
 };
+/// Max FCT, or the run's end when flows never finished (see [`super::draw::COMPLETION`]).
+const COMPLETION: Metric = Metric {
+    column: super::draw::COMPLETION,
+    label: "completion time (us; unfinished: run end)",
+};
 const DROPS: Metric = Metric {
     column: "drops",
     label: "packets dropped",
@@ -540,14 +545,14 @@ pub static FIGURES: &[Figure] = &[
             set: &["collect={ switches = [\"tor0\"] }"],
             small_set: &["workload.size=\"8MiB\""],
             axis: None,
-            metric: MAX_FCT,
+            metric: COMPLETION,
             plot: PlotKind::Bars,
             series: true,
         }]),
         claims: &[Claim {
-            what: "max FCT OPS / REPS (OPS 40x worse)",
+            what: "completion time OPS / REPS (OPS 40x worse; where OPS never finishes, ours counts the run's end and is a lower bound)",
             paper: 40.0,
-            ours: Ours::Ratio(at("ops", MAX_FCT), at("reps", MAX_FCT)),
+            ours: Ours::Ratio(at("ops", COMPLETION), at("reps", COMPLETION)),
         }],
     },
     Figure {
