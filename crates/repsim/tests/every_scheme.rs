@@ -3,6 +3,8 @@
 //! a permutation. The lists come from the registries, so a scheme added later is covered
 //! without editing this file. The RoCE transport modes (go-back-N, IRN) run every congestion
 //! control on the same incast without PFC: their losses are recovered by NACKs and timeouts.
+//! With PFC on, every switch scheme under every transport mode runs the same incast losslessly
+//! (no drop, no trim, pause frames sent and all arrived), deterministically.
 mod common;
 
 use repsim::cc::CcSpec;
@@ -13,7 +15,15 @@ use repsim::Simulation;
 
 /// A 32-host tree with small buffers: a 12-to-1 incast plus a shifted permutation among the
 /// other hosts, so that queues overflow and many paths are used.
-fn scenario(trimming: bool, lb: &str, cc: &str, switch: &str, mode: TransportMode) -> String {
+/// With PFC on (`pfc`), the switches' shared-buffer MMU replaces the 12-packet drop tail.
+fn scenario(
+    trimming: bool,
+    lb: &str,
+    cc: &str,
+    switch: &str,
+    mode: TransportMode,
+    pfc: bool,
+) -> String {
     let mut flows: Vec<String> = (1..=12)
         .map(|s| format!("{{ src = {s}, dst = 0, size = \"200KiB\" }}"))
         .collect();
@@ -38,6 +48,8 @@ trimming = {trimming}
 switch = "{switch}"
 [transport]
 mode = "{mode}"
+[pfc]
+enabled = {pfc}
 [workload]
 type = "explicit"
 flows = [{}]
@@ -55,12 +67,18 @@ fn check(trimming: bool, lb: &str, cc: &str, switch: &str) {
 
 /// [`check`] under a transport mode.
 fn check_mode(trimming: bool, lb: &str, cc: &str, switch: &str, mode: TransportMode) {
+    check_full(trimming, lb, cc, switch, mode, false);
+}
+
+/// [`check`] under a transport mode, with PFC on (lossless: nothing may be lost) or off (the
+/// incast must overflow).
+fn check_full(trimming: bool, lb: &str, cc: &str, switch: &str, mode: TransportMode, pfc: bool) {
     let what = format!(
-        "lb {lb}, cc {cc}, switch {switch}, trimming {trimming}, mode {}",
+        "lb {lb}, cc {cc}, switch {switch}, trimming {trimming}, mode {}, pfc {pfc}",
         mode.name()
     );
     let run = || {
-        let scn = common::parse(&scenario(trimming, lb, cc, switch, mode));
+        let scn = common::parse(&scenario(trimming, lb, cc, switch, mode, pfc));
         let b = scn
             .build(lb, None)
             .unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -75,10 +93,19 @@ fn check_mode(trimming: bool, lb: &str, cc: &str, switch: &str, mode: TransportM
     common::assert_all_delivered(&sim);
     let c = sim.counters();
     let losses = if trimming { c.trims } else { c.data_dropped };
-    assert!(
-        losses > 0,
-        "{what}: the incast should overflow the 12-packet buffers"
-    );
+    if pfc {
+        assert_eq!(c.data_dropped + c.trims, 0, "{what}: PFC must be lossless");
+        assert!(c.pfc_frames_sent > 0, "{what}: the incast must pause links");
+        assert_eq!(
+            c.pfc_frames_sent, c.pfc_frames_arrived,
+            "{what}: pause-frame books at the end"
+        );
+    } else {
+        assert!(
+            losses > 0,
+            "{what}: the incast should overflow the 12-packet buffers"
+        );
+    }
     assert_eq!(
         c.acks_sent + c.nacks_sent,
         c.control_arrived + c.control_dropped,
@@ -144,5 +171,16 @@ fn every_transport_mode_runs_every_congestion_control() {
         // Sprayed packets arrive out of order (NACK storms) and trimmed ones are drops to an
         // RNIC.
         check_mode(true, "ops", "dcqcn", "ecmp", *mode);
+    }
+}
+
+#[test]
+fn every_switch_scheme_and_transport_mode_is_lossless_under_pfc() {
+    for mode in TransportMode::ALL.iter() {
+        let cc = if mode.is_rnic() { "dcqcn" } else { "mprdma" };
+        for switch in SwitchSpec::NAMES {
+            check_full(false, "ecmp", cc, switch, *mode, true);
+        }
+        check_full(false, "ops", cc, "ecmp", *mode, true);
     }
 }

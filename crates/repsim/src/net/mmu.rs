@@ -17,6 +17,11 @@
 //! hold more than `alpha_egress x (buffer - bytes in the switch)` is dropped, as is one whose
 //! headroom is exhausted; with correct headroom neither happens, and [`Mmu::drops`] counts
 //! them so that tests can assert a lossless run.
+//!
+//! Packets a switch scheme holds (ConWeave's reorder queues) are outside this accounting, as in
+//! the reference, and stay outside it when released: charging a released burst to its ingress
+//! account found that account's headroom long since used and dropped packets of a "lossless"
+//! fabric (the registry-driven PFC test caught it).
 use crate::engine::time::SEC;
 use crate::engine::Time;
 use crate::net::Topology;
@@ -242,7 +247,8 @@ impl Mmu {
     }
 
     /// True when a data packet that arrived on link `ingress` and queues at egress port
-    /// `egress` is charged (both belong to one switch; packets a scheme made are not).
+    /// `egress` is charged (both belong to one switch; packets a scheme made or released,
+    /// whose ingress is [`crate::net::packet::RELEASED`], are not).
     #[inline]
     pub fn charges(&self, ingress: u32, egress: u32) -> bool {
         let s = self.from_switch[egress as usize];

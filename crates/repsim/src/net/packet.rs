@@ -52,6 +52,11 @@ pub mod flags {
 /// "No explicit route": the packet is forwarded by the switches' tables.
 pub const NO_ROUTE: u32 = u32::MAX;
 
+/// [`Packet::ingress`] of a packet a switch scheme held and released: it was kept outside the
+/// switch's buffer accounting (as the reference keeps ConWeave's reorder queues) and stays
+/// outside it on its way out, so PFC neither charges nor drops it.
+pub const RELEASED: u32 = u32::MAX;
+
 /// One packet in flight or queued: 64 bytes, aligned to a cache line so that every packet in
 /// the arena sits in exactly one (asserted).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -153,6 +153,7 @@ impl Simulation {
                     if self.world.pkts.get(packet).kind == Kind::Data {
                         self.held_data -= 1;
                     }
+                    self.world.pkts.get_mut(packet).ingress = crate::net::packet::RELEASED;
                     self.forward(switch, packet, port);
                 }
                 SchemeAction::Originate { switch, packet } => {
