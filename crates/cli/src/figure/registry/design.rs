@@ -237,7 +237,7 @@ const EVS_SIZES: Axis = Axis {
     x_label: "EV-set size",
 };
 
-/// A Fig. 16 panel: 8 MiB tornado on `topo` (small: 1 MiB on `small_topo`) over EV-set sizes.
+/// A Fig. 16 panel: 8 MiB tornado on `topo` (small: 4 MiB on `small_topo`) over EV-set sizes.
 const fn scaling_panel(
     name: &'static str,
     title: &'static str,
@@ -266,7 +266,7 @@ const SCALING_SMALLEST: Panel = scaling_panel(
         "topology={ type = \"topo_file\", file = \"../data/htsim/topologies/fat_tree_128_1os_2t_400g.topo\" }",
     ],
     &[
-        "workload={ type = \"tornado\", size = \"1MiB\" }",
+        "workload={ type = \"tornado\", size = \"4MiB\" }",
         "topology={ type = \"topo_file\", file = \"../data/htsim/topologies/fat_tree_16_1os_2t_400g.topo\" }",
     ],
 );
@@ -278,7 +278,7 @@ const SCALING_MIDDLE: Panel = scaling_panel(
         "topology={ type = \"topo_file\", file = \"../data/htsim/topologies/fat_tree_1024_1os_2t_400g.topo\" }",
     ],
     &[
-        "workload={ type = \"tornado\", size = \"1MiB\" }",
+        "workload={ type = \"tornado\", size = \"4MiB\" }",
         "topology={ type = \"topo_file\", file = \"../data/htsim/topologies/fat_tree_32_1os_2t_400g.topo\" }",
     ],
 );
@@ -290,7 +290,7 @@ const SCALING_LARGEST: Panel = scaling_panel(
         "topology={ type = \"topo_file\", file = \"../data/htsim/topologies/fat_tree_8192_1os_2t_400g.topo\" }",
     ],
     &[
-        "workload={ type = \"tornado\", size = \"1MiB\" }",
+        "workload={ type = \"tornado\", size = \"4MiB\" }",
         "topology={ type = \"topo_file\", file = \"../data/htsim/topologies/fat_tree_64_1os_2t_400g.topo\" }",
     ],
 );
@@ -299,7 +299,7 @@ pub(super) const FIG16: Figure = Figure {
     id: "reps-fig16",
     paper: "REPS Fig. 16",
     title: "Topology scaling x EV-set size: 8 MiB tornado on 2-tier trees of 128, 1024 and 8192 hosts, 16 to 65536 EVs, OPS vs REPS",
-    small: "16, 32 and 64 hosts and 1 MiB flows instead of 128, 1024 and 8192 hosts and 8 MiB",
+    small: "16, 32 and 64 hosts and 4 MiB flows instead of 128, 1024 and 8192 hosts and 8 MiB",
     body: Body::Sim(&[SCALING_SMALLEST, SCALING_MIDDLE, SCALING_LARGEST]),
     claims: &[
         Claim {

@@ -193,14 +193,6 @@ pub(super) const FIG8: Figure = Figure {
             ours: Ours::MaxRatio { panel: 0, num: "ops", den: "reps", metric: COMPLETION },
         },
         Claim {
-            what: "permutation, 5 % cables failed: OPS / REPS completion (large speedup on total failures)",
-            paper: 1.0,
-            ours: Ours::Ratio(
-                at_x(0, "ops", "5 % cables", COMPLETION),
-                at_x(0, "reps", "5 % cables", COMPLETION),
-            ),
-        },
-        Claim {
             what: "permutation, BER cable 1 %: OPS / REPS completion (BER does not hurt REPS: >= 1)",
             paper: 1.0,
             ours: Ours::Ratio(
