@@ -115,7 +115,10 @@ fn every_required_figure_runs_at_small_scale() {
     // Collective panels carry each run's completion time, mixed traffic its background max FCT.
     for (file, column) in [
         ("reps-fig3/small/reps-fig3-ring.csv", "collective_us"),
-        ("reps-fig6/small/reps-fig6-background.csv", "fct_max_background_us"),
+        (
+            "reps-fig6/small/reps-fig6-background.csv",
+            "fct_max_background_us",
+        ),
     ] {
         let csv = std::fs::read_to_string(base.join(file)).unwrap();
         let mut lines = csv.lines();

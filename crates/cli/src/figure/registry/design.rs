@@ -1,6 +1,7 @@
 //! Design-space figures of the REPS paper: ACK coalescing, EV-set size, the balls-into-bins models and freezing.
 use super::*;
 
+/// REPS Fig. 12.
 pub(super) const FIG12: Figure = Figure {
     id: "reps-fig12",
     paper: "REPS Fig. 12",
@@ -47,6 +48,7 @@ pub(super) const FIG12: Figure = Figure {
     }],
 };
 
+/// REPS Fig. 13.
 pub(super) const FIG13: Figure = Figure {
     id: "reps-fig13",
     paper: "REPS Fig. 13",
@@ -67,6 +69,7 @@ pub(super) const FIG13: Figure = Figure {
     claims: &[],
 };
 
+/// REPS Fig. 14.
 pub(super) const FIG14: Figure = Figure {
     id: "reps-fig14",
     paper: "REPS Fig. 14",
@@ -87,6 +90,7 @@ pub(super) const FIG14: Figure = Figure {
     ],
 };
 
+/// REPS Fig. 15.
 pub(super) const FIG15: Figure = Figure {
     id: "reps-fig15",
     paper: "REPS Fig. 15",
@@ -164,6 +168,7 @@ pub(super) const FIG15: Figure = Figure {
     ],
 };
 
+/// REPS Fig. 17.
 pub(super) const FIG17: Figure = Figure {
     id: "reps-fig17",
     paper: "REPS Fig. 17",
@@ -173,6 +178,7 @@ pub(super) const FIG17: Figure = Figure {
     claims: &[],
 };
 
+/// REPS Fig. 18.
 pub(super) const FIG18: Figure = Figure {
     id: "reps-fig18",
     paper: "REPS Fig. 18",
@@ -186,6 +192,7 @@ pub(super) const FIG18: Figure = Figure {
     }],
 };
 
+/// REPS Fig. 19.
 pub(super) const FIG19: Figure = Figure {
     id: "reps-fig19",
     paper: "REPS Fig. 19",
@@ -220,6 +227,7 @@ pub(super) const FIG19: Figure = Figure {
     ],
 };
 
+/// REPS Fig. 20.
 pub(super) const FIG20: Figure = Figure {
     id: "reps-fig20",
     paper: "REPS Fig. 20",
@@ -258,6 +266,7 @@ const fn scaling_panel(
     }
 }
 
+/// Fig. 16's panels, one per tree size.
 const SCALING_SMALLEST: Panel = scaling_panel(
     "smallest",
     "128 hosts (small scale: 16)",
@@ -295,6 +304,7 @@ const SCALING_LARGEST: Panel = scaling_panel(
     ],
 );
 
+/// REPS Fig. 16.
 pub(super) const FIG16: Figure = Figure {
     id: "reps-fig16",
     paper: "REPS Fig. 16",

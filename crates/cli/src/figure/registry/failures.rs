@@ -1,6 +1,7 @@
 //! Failure figures of the REPS paper: failure modes, extreme and incremental failures, freezing.
 use super::*;
 
+/// REPS Fig. 9.
 pub(super) const FIG9: Figure = Figure {
     id: "reps-fig9",
     paper: "REPS Fig. 9",
@@ -40,6 +41,7 @@ pub(super) const FIG9: Figure = Figure {
     ],
 };
 
+/// REPS Fig. 22.
 pub(super) const FIG22: Figure = Figure {
     id: "reps-fig22",
     paper: "REPS Fig. 22",
@@ -64,6 +66,7 @@ pub(super) const FIG22: Figure = Figure {
     }],
 };
 
+/// REPS Fig. 23.
 pub(super) const FIG23: Figure = Figure {
     id: "reps-fig23",
     paper: "REPS Fig. 23",
@@ -108,8 +111,8 @@ pub(super) const FIG23: Figure = Figure {
 
 /// Fig. 8's load balancers.
 const FIG8_LBS: &[&str] = &["ops", "flowlet", "bitmap", "mprdma", "plb", "reps"];
-const FIG8_LBS_SET: &str =
-    "lb=[\"ops\", \"flowlet\", \"bitmap\", \"mprdma\", \"plb\", \"reps\"]";
+/// Fig. 8's load balancers as a scenario's `lb`.
+const FIG8_LBS_SET: &str = "lb=[\"ops\", \"flowlet\", \"bitmap\", \"mprdma\", \"plb\", \"reps\"]";
 
 /// Fig. 8's eight failure modes: the reference's failure-generator files (persistent from t = 0).
 const FAILURE_MODES: Axis = Axis {
@@ -137,6 +140,7 @@ const FAILURE_MODES: Axis = Axis {
     x_label: "failure mode",
 };
 
+/// REPS Fig. 8.
 pub(super) const FIG8: Figure = Figure {
     id: "reps-fig8",
     paper: "REPS Fig. 8",

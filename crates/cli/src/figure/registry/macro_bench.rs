@@ -1,6 +1,7 @@
 //! Macro benchmarks of the REPS paper: synthetic, WebSearch and AI-collective workloads for its nine load balancers.
 use super::*;
 
+/// REPS Fig. 3.
 pub(super) const FIG3: Figure = Figure {
     id: "reps-fig3",
     paper: "REPS Fig. 3",
@@ -101,12 +102,14 @@ const fn collective_panel(
     }
 }
 
+/// Captions of the collective panels.
 const ALLTOALL_TITLE: &str = "AllToAll, 2 MB per pair, n connections per host at once";
 const RING_TITLE: &str = "Ring AllReduce (reference generator: rings of 64, 4 MiB transfers)";
 const BUTTERFLY_TITLE: &str = "Butterfly AllReduce, 20 MB per stage";
 /// Small-scale ring AllReduce: rings of 16 of the 32 hosts.
 const SMALL_RING: &[&str] = &[TREE_32, "workload.size=\"256KiB\"", "workload.group=16"];
 
+/// Fig. 3's collective panels (symmetric tree).
 const ALLTOALL_SYM: Panel = collective_panel(
     "alltoall",
     ALLTOALL_TITLE,
@@ -139,6 +142,7 @@ const DEGRADED_128: &str = "degrade=[{ link = \"tor0->spine0\", speed = \"200Gbp
 /// The same share on the 32-host tree: ToR 0's uplink to spine 0 (1 of 32).
 const DEGRADED_32: &str = "degrade=[{ link = \"tor0->spine0\", speed = \"200Gbps\" }, { link = \"spine0->tor0\", speed = \"200Gbps\" }]";
 
+/// Fig. 5's collective panels (degraded uplinks).
 const ALLTOALL_ASY: Panel = collective_panel(
     "alltoall",
     ALLTOALL_TITLE,
@@ -152,7 +156,12 @@ const RING_ASY: Panel = collective_panel(
     RING_TITLE,
     "scenarios/allreduce-ring-128.toml",
     &[NINE_LBS_SET, DEGRADED_128],
-    &[TREE_32, "workload.size=\"256KiB\"", "workload.group=16", DEGRADED_32],
+    &[
+        TREE_32,
+        "workload.size=\"256KiB\"",
+        "workload.group=16",
+        DEGRADED_32,
+    ],
     None,
 );
 const BUTTERFLY_ASY: Panel = collective_panel(
@@ -164,6 +173,7 @@ const BUTTERFLY_ASY: Panel = collective_panel(
     None,
 );
 
+/// REPS Fig. 5.
 pub(super) const FIG5: Figure = Figure {
     id: "reps-fig5",
     paper: "REPS Fig. 5",
@@ -251,6 +261,7 @@ const SYNTHETIC_MIXED: Axis = Axis {
     x_label: "workload (every 10th source on ECMP)",
 };
 
+/// Fig. 6's per-class metrics (`sweep.csv`'s class columns).
 const FOREGROUND_MAX_FCT: Metric = Metric {
     column: "fct_max_main_us",
     label: "foreground max FCT (us)",
@@ -276,6 +287,7 @@ const fn mixed_panel(name: &'static str, title: &'static str, metric: Metric) ->
     }
 }
 
+/// REPS Fig. 6.
 pub(super) const FIG6: Figure = Figure {
     id: "reps-fig6",
     paper: "REPS Fig. 6",
@@ -295,6 +307,7 @@ pub(super) const FIG6: Figure = Figure {
     }],
 };
 
+/// REPS Fig. 21.
 pub(super) const FIG21: Figure = Figure {
     id: "reps-fig21",
     paper: "REPS Fig. 21",

@@ -1,6 +1,7 @@
 //! Micro-analyses of the REPS paper: one ToR's uplinks, symmetric, asymmetric and with transient failures.
 use super::*;
 
+/// REPS Fig. 2.
 pub(super) const FIG2: Figure = Figure {
     id: "reps-fig2",
     paper: "REPS Fig. 2",
@@ -25,6 +26,7 @@ pub(super) const FIG2: Figure = Figure {
     }],
 };
 
+/// REPS Fig. 4.
 pub(super) const FIG4: Figure = Figure {
     id: "reps-fig4",
     paper: "REPS Fig. 4",
@@ -61,6 +63,7 @@ pub(super) const FIG4: Figure = Figure {
     ],
 };
 
+/// REPS Fig. 7.
 pub(super) const FIG7: Figure = Figure {
     id: "reps-fig7",
     paper: "REPS Fig. 7",
