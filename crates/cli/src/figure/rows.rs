@@ -18,24 +18,6 @@ const FPGA: &str = "not simulatable: FPGA testbed measurement";
 /// Every such row, in matrix order.
 pub static ROWS: &[Row] = &[
     Row {
-        id: "reps-fig5",
-        paper: "REPS Fig. 5",
-        title: "Asymmetric macro-analysis: 3 % of ToR uplinks at 200 G, 9 load balancers",
-        status: "not yet: schemes exist; figure entry not written",
-    },
-    Row {
-        id: "reps-fig6",
-        paper: "REPS Fig. 6",
-        title: "Coexistence with 10 % ECMP background flows",
-        status: "not yet: schemes exist; figure entry not written",
-    },
-    Row {
-        id: "reps-fig8",
-        paper: "REPS Fig. 8",
-        title: "Failure macro-analysis: 8 failure modes x 3 workloads, 6 load balancers",
-        status: "not yet: schemes exist; figure entry not written",
-    },
-    Row {
         id: "reps-fig10",
         paper: "REPS Fig. 10",
         title: "FPGA goodput, symmetric and asymmetric",
@@ -46,18 +28,6 @@ pub static ROWS: &[Row] = &[
         paper: "REPS Fig. 11",
         title: "FPGA FCT distribution and drops on a link failure",
         status: FPGA,
-    },
-    Row {
-        id: "reps-fig16",
-        paper: "REPS Fig. 16",
-        title: "Topology scaling 128 to 8192 hosts x EV-set sizes",
-        status: "not yet: schemes exist; figure entry not written",
-    },
-    Row {
-        id: "reps-fig21",
-        paper: "REPS Fig. 21",
-        title: "Synthetic benchmarks on a 3-tier fat tree, 9 load balancers",
-        status: "not yet: schemes exist; figure entry not written",
     },
     Row {
         id: "reps-table1",

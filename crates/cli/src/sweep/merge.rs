@@ -56,6 +56,47 @@ const FIELDS: &[&str] = &[
     "sim_time_us",
 ];
 
+/// Derived columns after the summary fields: a collective's completion (the `all` row of the
+/// point's `collectives.csv`; empty when unfinished or not a collective) and, with mixed traffic,
+/// the max FCT of the foreground (`main`) and `background` classes.
+const DERIVED: &[&str] = &["collective_us", "fct_max_main_us", "fct_max_background_us"];
+
+/// The derived columns of run `run` (load balancer `lb`) of the point in `dir`.
+fn derived(dir: &Path, run: &serde_json::Value, lb: &str) -> Vec<String> {
+    let collective = std::fs::read_to_string(dir.join("collectives.csv"))
+        .ok()
+        .and_then(|text| {
+            // Columns: lb,iteration,step,flows,start_us,end_us,duration_us; the longest
+            // iteration counts (one per run in the figures).
+            let mut ends = text.lines().skip(1).filter_map(|line| {
+                let f: Vec<&str> = line.split(',').collect();
+                (f.len() == 7 && f[0] == lb && f[2] == "all").then(|| f[6].to_string())
+            });
+            let first = ends.next()?;
+            Some(ends.fold(first, |a, b| {
+                if a.is_empty() || b.is_empty() {
+                    String::new()
+                } else if b.parse::<f64>().ok() > a.parse::<f64>().ok() {
+                    b
+                } else {
+                    a
+                }
+            }))
+        })
+        .unwrap_or_default();
+    let class_max = |name: &str| {
+        run["classes"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["class"].as_str() == Some(name)))
+            .map(|c| match &c["fct_us"]["max"] {
+                serde_json::Value::Null => String::new(),
+                v => v.to_string(),
+            })
+            .unwrap_or_default()
+    };
+    vec![collective, class_max("main"), class_max("background")]
+}
+
 /// Column name of a summary field.
 fn column(field: &str) -> String {
     match field.strip_prefix("fct_us.") {
@@ -99,6 +140,7 @@ pub fn sweep_csv(sweep: &Sweep, out: &Path) -> Result<String> {
     header.extend(axis_columns.iter().map(|c| cell(c)));
     header.push("lb".into());
     header.extend(FIELDS.iter().map(|f| column(f)));
+    header.extend(DERIVED.iter().map(|c| c.to_string()));
     let mut csv = header.join(",") + "\n";
     for p in &sweep.points {
         let path = point_dir(out, p.index).join("summary.json");
@@ -125,6 +167,8 @@ pub fn sweep_csv(sweep: &Sweep, out: &Path) -> Result<String> {
                     other => other.to_string(),
                 });
             }
+            let lb = run["lb"].as_str().unwrap_or("");
+            row.extend(derived(&point_dir(out, p.index), &run, lb));
             csv += &(row.join(",") + "\n");
         }
     }

@@ -75,7 +75,11 @@ impl Simulation {
             let f = self.hosts[host as usize].ready.pop_front()?;
             let flow = &mut self.flows[f as usize];
             flow.in_ready_list = false;
-            let s = flow.sender.as_mut().expect("ready flows have a sender");
+            // A flow that finished while queued here (its last bytes acknowledged through
+            // other copies) may have handed its sender to an idle reused connection.
+            let Some(s) = flow.sender.as_mut() else {
+                continue;
+            };
             if !s.can_send() {
                 continue;
             }
