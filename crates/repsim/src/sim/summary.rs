@@ -89,6 +89,7 @@ impl Simulation {
         let c = self.counters();
         let (freezes, unfreezes) = freeze_counts(&self.lb_records);
         let faults = self.fault_stats();
+        let pfc = self.pfc_totals();
         RunSummary {
             lb: self.label.clone(),
             seed: self.cfg.seed,
@@ -133,8 +134,8 @@ impl Simulation {
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
-            pfc_pauses: self.pfc_totals().map(|t| t.0),
-            pfc_paused_us: self.pfc_totals().map(|t| t.1),
+            pfc_pauses: pfc.map(|t| t.0),
+            pfc_paused_us: pfc.map(|t| t.1),
         }
     }
 

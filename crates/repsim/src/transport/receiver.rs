@@ -237,11 +237,26 @@ impl Receiver {
                 reply: None,
             };
         }
+        self.ack_now(now, d, delivered)
+    }
+
+    /// Answers `d` with an ACK now (with a CNP if the policy says one is due) and restarts
+    /// ACK coalescing.
+    fn ack_now(&mut self, now: Time, d: &DataArrival, delivered: bool) -> RxOutcome {
         self.unacked_bytes = 0;
         let cnp = self.cnp_due(now, d.ecn);
         RxOutcome {
             delivered,
             reply: Some(self.reply(d.psn, false, cnp)),
+        }
+    }
+
+    /// Answers `d` with a NACK now, its CNP flag set as `cnp`, and restarts ACK coalescing.
+    fn nack_now(&mut self, d: &DataArrival, delivered: bool, cnp: bool) -> RxOutcome {
+        self.unacked_bytes = 0;
+        RxOutcome {
+            delivered,
+            reply: Some(self.reply(d.psn, true, cnp)),
         }
     }
 

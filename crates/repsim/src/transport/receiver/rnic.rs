@@ -37,11 +37,7 @@ impl Receiver {
                 return SILENT;
             }
             self.last_nack = Some((expected, now));
-            self.unacked_bytes = 0;
-            return RxOutcome {
-                delivered: false,
-                reply: Some(self.reply(d.psn, true, true)),
-            };
+            return self.nack_now(d, false, true);
         }
         let delivered = d.psn == self.expected && self.accept(d.psn);
         if delivered {
@@ -54,12 +50,7 @@ impl Receiver {
             }
         }
         // In order, or a duplicate (acknowledged at once: the sender learns where we are).
-        self.unacked_bytes = 0;
-        let cnp = self.cnp_due(now, d.ecn);
-        RxOutcome {
-            delivered,
-            reply: Some(self.reply(d.psn, false, cnp)),
-        }
+        self.ack_now(now, d, delivered)
     }
 
     /// IRN: every new packet is kept; an out-of-order one is answered at once by a NACK with
@@ -70,11 +61,7 @@ impl Receiver {
         if delivered {
             self.delivered += d.payload as u64;
             if !in_order {
-                self.unacked_bytes = 0;
-                return RxOutcome {
-                    delivered,
-                    reply: Some(self.reply(d.psn, true, true)),
-                };
+                return self.nack_now(d, delivered, true);
             }
             if !self.count_for_ack(d) {
                 return RxOutcome {
@@ -83,12 +70,7 @@ impl Receiver {
                 };
             }
         }
-        self.unacked_bytes = 0;
-        let cnp = self.cnp_due(now, d.ecn);
-        RxOutcome {
-            delivered,
-            reply: Some(self.reply(d.psn, false, cnp)),
-        }
+        self.ack_now(now, d, delivered)
     }
 }
 
