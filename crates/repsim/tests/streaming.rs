@@ -3,6 +3,7 @@
 mod common;
 
 use repsim::engine::time::US;
+use repsim::sim::Phase;
 use repsim::Simulation;
 
 fn trace(lb: &str) -> String {
@@ -30,11 +31,16 @@ fn dropping_finished_flows_changes_no_statistic_and_frees_their_records() {
         let mut sim = Simulation::new(scn.build(lb, None).unwrap()).unwrap();
         sim.stream_finished();
         let (mut handed_out, mut most_held, mut t) = (Vec::new(), 0, 0);
-        let mut dropped_by_end_of_arrivals = 0;
+        let (mut dropped_by_end_of_arrivals, mut waited_light) = (0, 0);
         loop {
             t += 20 * US;
             let more = sim.run_until(t);
             most_held = most_held.max(sim.flows().len());
+            // A finished flow still held (behind a slower one) keeps no transport state.
+            for f in sim.flows().iter().filter(|f| f.phase == Phase::Done) {
+                assert!(f.sender().is_none() && f.receiver().is_none(), "{lb}");
+                waited_light += 1;
+            }
             for f in sim.drop_finished_prefix() {
                 assert!(
                     sim.flow(f.index).is_none(),
@@ -65,6 +71,7 @@ fn dropping_finished_flows_changes_no_statistic_and_frees_their_records() {
             "{lb}: at most {most_held} of {} flows held at once",
             handed_out.len()
         );
+        assert!(waited_light > 0, "{lb}: some finished flow waited behind a slower one");
         let (a, mut b) = (sim.summary(0.0), whole.summary(0.0));
         assert!(b.flows_total > 100, "{lb}: a real trace");
         b.wall_s = a.wall_s;

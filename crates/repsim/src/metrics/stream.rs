@@ -13,8 +13,10 @@ use std::collections::BTreeMap;
 use super::slowdown::{self, SlowdownBucket};
 use super::FctStats;
 
-/// Values kept exactly before a [`Samples`] switches to its sketch.
-pub const EXACT_SAMPLES: usize = 1 << 18;
+/// Values kept exactly before a [`Samples`] switches to its sketch (65,536: a few MB at most
+/// for a run's FCT, slowdown and per-class samples together, reached within the first second
+/// of a busy trace, so that a 1 s and a 10 s run peak at the same memory).
+pub const EXACT_SAMPLES: usize = 1 << 16;
 
 /// Largest relative error of a quantile read from a [`LogSketch`].
 pub const SKETCH_RELATIVE_ERROR: f64 = 0.005;

@@ -314,8 +314,10 @@ impl Simulation {
         let flow = &mut self.flows[f as usize];
         flow.cc_timers = cc.has_timers();
         let recovery = self.cfg.transport.recovery(line_rate, self.max_base_rtt);
-        flow.sender = Some(Sender::new(flow.sizes, line_rate, cc, lb, rng).with_recovery(recovery));
-        flow.receiver = Some(Receiver::new(flow.spec.bytes, ack));
+        flow.sender = Some(Box::new(
+            Sender::new(flow.sizes, line_rate, cc, lb, rng).with_recovery(recovery),
+        ));
+        flow.receiver = Some(Box::new(Receiver::new(flow.spec.bytes, ack)));
         flow.phase = Phase::Running;
         flow.started_at = Some(now);
         self.credit_flow_started(f);
@@ -339,6 +341,13 @@ impl Simulation {
         }
         if let Some(r) = flow.receiver.as_mut() {
             r.release();
+        }
+        if self.retired.is_some() {
+            // Streaming: a finished flow may wait a long time behind a slow one before it
+            // leaves the table; it waits without its transport state (late packets find no
+            // sender or receiver and are discarded, as after it leaves).
+            flow.sender = None;
+            flow.receiver = None;
         }
         self.completions.push(f);
         let id = flow.spec.id;

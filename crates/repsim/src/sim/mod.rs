@@ -98,8 +98,11 @@ pub struct Flow {
     /// Payload bytes the receiver delivered (each once).
     pub delivered: u64,
     sizes: Sizes,
-    sender: Option<Sender>,
-    receiver: Option<Receiver>,
+    /// Boxed so that a finished flow waiting to be streamed out (or kept for the summary) costs
+    /// a pointer, not the whole transport state.
+    sender: Option<Box<Sender>>,
+    /// Boxed for the same reason as `sender`.
+    receiver: Option<Box<Receiver>>,
     /// Listed in its host's ready-to-send list.
     in_ready_list: bool,
     /// A pacing wake-up is scheduled.
@@ -122,12 +125,12 @@ impl Flow {
 
     /// Its sender, while running.
     pub fn sender(&self) -> Option<&Sender> {
-        self.sender.as_ref()
+        self.sender.as_deref()
     }
 
     /// Its receiver, while running.
     pub fn receiver(&self) -> Option<&Receiver> {
-        self.receiver.as_ref()
+        self.receiver.as_deref()
     }
 }
 
