@@ -71,7 +71,10 @@ fn dropping_finished_flows_changes_no_statistic_and_frees_their_records() {
             "{lb}: at most {most_held} of {} flows held at once",
             handed_out.len()
         );
-        assert!(waited_light > 0, "{lb}: some finished flow waited behind a slower one");
+        assert!(
+            waited_light > 0,
+            "{lb}: some finished flow waited behind a slower one"
+        );
         let (a, mut b) = (sim.summary(0.0), whole.summary(0.0));
         assert!(b.flows_total > 100, "{lb}: a real trace");
         b.wall_s = a.wall_s;
