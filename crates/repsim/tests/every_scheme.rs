@@ -9,8 +9,8 @@ mod common;
 
 use repsim::cc::CcSpec;
 use repsim::engine::time::US;
-use repsim::net::Kind;
 use repsim::lb::LbSpec;
+use repsim::net::Kind;
 use repsim::routing::SwitchSpec;
 use repsim::transport::TransportMode;
 use repsim::Simulation;
@@ -164,7 +164,12 @@ fn assert_kinds_used(
     assert_eq!(sent(Kind::Credit), sim.counters().credits_sent, "{what}");
     let scheme_made: u64 = Kind::ALL
         .iter()
-        .filter(|k| !matches!(k, Kind::Data | Kind::Ack | Kind::Nack | Kind::Rts | Kind::Pause | Kind::Credit))
+        .filter(|k| {
+            !matches!(
+                k,
+                Kind::Data | Kind::Ack | Kind::Nack | Kind::Rts | Kind::Pause | Kind::Credit
+            )
+        })
         .map(|&k| sent(k))
         .sum();
     assert!(
@@ -172,7 +177,10 @@ fn assert_kinds_used(
         "{what}: packets of scheme kinds not made by the switch scheme: {b:?}"
     );
     if switch == "conweave" {
-        assert!(sent(Kind::Notify) > 0, "{what}: ConWeave sends notifications");
+        assert!(
+            sent(Kind::Notify) > 0,
+            "{what}: ConWeave sends notifications"
+        );
     }
 }
 

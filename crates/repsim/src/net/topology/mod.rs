@@ -103,6 +103,34 @@ pub(crate) fn bad<T>(msg: impl Into<String>) -> Result<T, TopologyError> {
     Err(TopologyError(msg.into()))
 }
 
+/// Most hosts a topology may have (about a million).
+pub const MAX_HOSTS: u64 = 1 << 20;
+/// Most switches a topology may have.
+pub const MAX_SWITCHES: u64 = 1 << 20;
+/// Most directed links (ports) a topology may have (about 16 million).
+pub const MAX_LINKS: u64 = 1 << 24;
+
+/// Most forwarding-table entries (switches x edge switches; 4 bytes each, 1 GiB).
+pub const MAX_FORWARDING_ENTRIES: u64 = 1 << 28;
+
+/// Rejects a description whose counts (computed in `u64` by the builder, before any `u32`
+/// product can wrap) exceed [`MAX_HOSTS`], [`MAX_SWITCHES`] or [`MAX_LINKS`]: a typo such as
+/// an extra zero must not exhaust memory before the run says anything.
+pub(crate) fn check_size(hosts: u64, switches: u64, links: u64) -> Result<(), TopologyError> {
+    for (what, n, max) in [
+        ("hosts", hosts, MAX_HOSTS),
+        ("switches", switches, MAX_SWITCHES),
+        ("directed links", links, MAX_LINKS),
+    ] {
+        if n > max {
+            return bad(format!(
+                "{n} {what} is more than this simulator builds (at most {max})"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A complete network: nodes, links, adjacency and forwarding tables.
 #[derive(Clone, Debug)]
 pub struct Topology {
@@ -203,6 +231,11 @@ impl Topology {
     /// Derives adjacency, host attachment and forwarding tables once every switch and link is
     /// in place; checks that every host has a NIC and every pair of hosts is connected.
     pub fn finish(mut self) -> Result<Self, TopologyError> {
+        check_size(
+            u64::from(self.hosts),
+            self.switches.len() as u64,
+            self.links.len() as u64,
+        )?;
         let nodes = (self.hosts + self.switches.len() as u32) as usize;
         for (i, l) in self.links.iter().enumerate() {
             if l.from as usize >= nodes || l.to as usize >= nodes || l.from == l.to {
@@ -267,6 +300,17 @@ impl Topology {
             .collect();
         for (i, &e) in self.edges.iter().enumerate() {
             self.edge_index[e as usize] = i as u32;
+        }
+        // The forwarding table has an entry per (switch, edge switch): bound it before it is
+        // allocated.
+        let entries = self.switches.len() as u64 * self.edges.len() as u64;
+        if entries > MAX_FORWARDING_ENTRIES {
+            return bad(format!(
+                "{} switches x {} edge switches is {entries} forwarding entries, more than this \
+                 simulator builds (at most {MAX_FORWARDING_ENTRIES})",
+                self.switches.len(),
+                self.edges.len()
+            ));
         }
         self.routes = forwarding::shortest_paths(&self, &vec![true; self.links.len()]);
         if let Some((a, b)) = forwarding::first_disconnected(&self, &self.routes) {
