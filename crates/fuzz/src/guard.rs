@@ -39,9 +39,9 @@ fn over_limit(size: usize) -> bool {
     // No allocation from here: a fixed buffer and raw writes.
     let mut buf = [0u8; 160];
     let mut w = &mut buf[..];
-    let _ = write!(
+    let _ = writeln!(
         w,
-        "repsim-fuzz: allocation of {size} bytes would exceed the {} byte ceiling (input #{})\n",
+        "repsim-fuzz: allocation of {size} bytes would exceed the {} byte ceiling (input #{})",
         LIMIT.load(Ordering::Relaxed),
         CURRENT.load(Ordering::Relaxed) as i64
     );

@@ -275,21 +275,29 @@ impl Topology {
             let Some(&nic) = self.out_of(h).first() else {
                 return bad(format!("host {h} has no link"));
             };
-            let edge = self.links[nic as usize].to;
-            let down = self
-                .out_of(edge)
-                .iter()
-                .copied()
-                .find(|&l| self.links[l as usize].to == h)
-                .ok_or_else(|| {
-                    TopologyError(format!(
-                        "no link from {} back to host {h}",
-                        self.node_name(edge)
-                    ))
-                })?;
             self.host_uplink.push(nic);
-            self.host_edge.push(edge - self.hosts);
-            self.host_downlink.push(down);
+            self.host_edge
+                .push(self.links[nic as usize].to.saturating_sub(self.hosts));
+        }
+        // The way back down: the first link (in link order, as the adjacency lists are) from
+        // each host's edge switch to it, found in one pass over the links (searching the edge
+        // switch's list per host is quadratic in the hosts per switch).
+        self.host_downlink = vec![NONE; self.hosts as usize];
+        for (i, l) in self.links.iter().enumerate() {
+            let h = l.to as usize;
+            if l.to < self.hosts
+                && self.host_downlink[h] == NONE
+                && l.from == self.host_edge[h] + self.hosts
+            {
+                self.host_downlink[h] = i as u32;
+            }
+        }
+        if let Some(h) = self.host_downlink.iter().position(|&d| d == NONE) {
+            let edge = self.host_edge[h] + self.hosts;
+            return bad(format!(
+                "no link from {} back to host {h}",
+                self.node_name(edge)
+            ));
         }
         self.edge_index = vec![NONE; self.switches.len()];
         for &e in &self.host_edge {
