@@ -1,5 +1,6 @@
 //! The `repsim` command-line tool: run scenarios, benchmark the engine, explore the theory.
 mod figure;
+mod limits;
 mod output;
 #[cfg(feature = "parquet")]
 mod parquet_out;

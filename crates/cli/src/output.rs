@@ -255,12 +255,15 @@ pub fn collectives_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
 }
 
 /// `summary.json`: `{"runs": [...]}`.
-pub fn summary_json(runs: &[RunSummary]) -> Result<Vec<u8>> {
+/// `incomplete`: why a resource limit stopped the command (absent for a complete run).
+pub fn summary_json(runs: &[RunSummary], incomplete: Option<&str>) -> Result<Vec<u8>> {
     #[derive(Serialize)]
     struct Summary<'a> {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        incomplete: Option<&'a str>,
         runs: &'a [RunSummary],
     }
-    json_bytes(&Summary { runs })
+    json_bytes(&Summary { incomplete, runs })
 }
 
 #[cfg(test)]

@@ -79,6 +79,20 @@ fn summary_table(dir: &Path) -> Result<String> {
     };
     let v: serde_json::Value =
         serde_json::from_slice(&bytes).with_context(|| format!("parsing {}", path.display()))?;
+    // Wall times live in run.json (summary.json holds only what the inputs determine).
+    let info: serde_json::Value = std::fs::read(dir.join("run.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let wall = |lb: &serde_json::Value| {
+        info["runs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|e| e["lb"] == *lb)
+            .and_then(|e| e["wall_s"].as_f64())
+            .unwrap_or(0.0)
+    };
     let mut s = String::from(
         "<table><tr><th>lb</th><th>flows</th><th>FCT min</th><th>mean</th><th>p99</th><th>max (us)</th>\
          <th>drops</th><th>trims</th><th>ECN marks</th><th>retransmissions</th><th>events</th><th>wall (s)</th></tr>",
@@ -100,7 +114,7 @@ fn summary_table(dir: &Path) -> Result<String> {
             r["ecn_marks"],
             r["retransmissions"],
             r["events"],
-            r["wall_s"].as_f64().unwrap_or(0.0)
+            wall(&r["lb"])
         );
     }
     Ok(s + "</table>")

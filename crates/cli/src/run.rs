@@ -12,6 +12,7 @@ use repsim::scenario::{LbRun, LoadedScenario, Override};
 use repsim::RunSpec;
 use repsim::Simulation;
 
+use crate::limits::{LimitArgs, Limiter, Stop};
 use crate::output::{
     collectives_csv, finished_row, flow_columns, flow_record, flows_csv, pfc_rows, slowdown_csv,
     summary_json, write_atomic, PFC,
@@ -50,6 +51,9 @@ pub struct RunArgs {
     /// as in TOML or a bare word, e.g. `--set transport.evs_size=32 --set cc=nscc`.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Override::parse)]
     pub set: Vec<Override>,
+    /// Resource limits and stall detection.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// What `--collect` asks for.
@@ -118,17 +122,19 @@ impl Prepared {
     }
 
     /// Runs the simulation to completion, showing a progress bar if `progress`; returns it
-    /// with the wall-clock seconds it took. With `stream`, finished flows leave the
-    /// simulation as it goes ([`Simulation::drop_finished_prefix`]) and `on_step` gets the
-    /// simulation after every step to take them.
+    /// with the wall-clock seconds it took, and why it stopped early if `limiter` stopped it.
+    /// With `stream`, finished flows leave the simulation as it goes
+    /// ([`Simulation::drop_finished_prefix`]) and `on_step` gets the simulation after every
+    /// step to take them.
     pub fn simulate(
         self,
         scn: &LoadedScenario,
         lb: &str,
         progress: bool,
         stream: bool,
+        limiter: &mut Limiter,
         on_step: &mut dyn FnMut(&mut Simulation) -> Result<()>,
-    ) -> Result<(Simulation, f64)> {
+    ) -> Result<(Simulation, f64, Option<Stop>)> {
         let started = Instant::now();
         let mut sim = Simulation::new(self.built)
             .with_context(|| format!("setting up {} with {lb}", scn.path.display()))?;
@@ -141,17 +147,36 @@ impl Prepared {
         let bar = Progress::new(lb, &sim, progress);
         let step = 50 * US;
         let mut t = 0;
+        limiter.start_run();
+        let mut stop = None;
         loop {
             t += step;
-            let more = sim.run_until(t);
+            // Event and wall-clock limits are checked every microsecond of simulated time (a
+            // big fabric runs millions of events in one 50 us step); the rest every step.
+            let mut more = true;
+            if limiter.checks_finely() {
+                let mut sub = t - step;
+                while more && stop.is_none() && sub < t {
+                    sub += US;
+                    more = sim.run_until(sub);
+                    stop = limiter.check_fine(&sim);
+                }
+            } else {
+                more = sim.run_until(t);
+            }
             on_step(&mut sim)?;
             bar.update(&sim);
-            if !more {
+            if stop.is_some() || !more {
+                break;
+            }
+            stop = limiter.check(&sim);
+            if stop.is_some() {
                 break;
             }
         }
         bar.finish();
-        Ok((sim, started.elapsed().as_secs_f64()))
+        limiter.end_run(sim.counters().events);
+        Ok((sim, started.elapsed().as_secs_f64(), stop))
     }
 }
 
@@ -253,12 +278,26 @@ pub fn run(args: RunArgs) -> Result<()> {
     } else {
         Tables::new()
     };
+    if streaming
+        && prepared
+            .iter()
+            .any(|p| p.collect.as_ref().is_some_and(|c| c.cwnd))
+    {
+        tables.keep_streamed_ids();
+    }
     let mut entries = Vec::new();
     let mut unreachable = 0;
     let mut rto = None;
     let mut pfc = Table::new("pfc", PFC);
     let mut pfc_on = false;
+    let mut limiter = Limiter::new(args.limits.clone());
+    // Set when a resource limit stopped the command: the outputs so far are written, marked
+    // incomplete, and the remaining load balancers are not run.
+    let mut incomplete: Option<String> = None;
     for (lb, p) in lbs.iter().zip(prepared) {
+        if incomplete.is_some() {
+            break;
+        }
         let mut take_finished = |sim: &mut Simulation| -> Result<()> {
             let Some(file) = flows_file.as_mut() else {
                 return Ok(());
@@ -270,9 +309,24 @@ pub fn run(args: RunArgs) -> Result<()> {
             }
             Ok(())
         };
-        let (sim, wall) = p.simulate(&scn, lb, progress, streaming, &mut take_finished)?;
+        let (sim, wall, stop) = p.simulate(
+            &scn,
+            lb,
+            progress,
+            streaming,
+            &mut limiter,
+            &mut take_finished,
+        )?;
         rto = Some(sim.rto());
-        let summary = sim.summary(wall);
+        let mut summary = sim.summary(wall);
+        match stop {
+            Some(Stop::Stalled(msg)) => {
+                eprintln!("warning: {lb}: {msg}");
+                summary.stalled.push(msg);
+            }
+            Some(Stop::Limit(msg)) => incomplete = Some(format!("{lb}: {msg}")),
+            None => {}
+        }
         if summary.flows_completed < summary.flows_total && !args.quiet {
             eprintln!(
                 "warning: {lb}: {} of {} flows did not finish by t = {:.1} us",
@@ -311,7 +365,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         runs.push(summary);
     }
     let resolved = scn.resolved_toml(&lb_runs, rto);
-    let summary = summary_json(&runs)?;
+    let summary = summary_json(&runs, incomplete.as_deref())?;
     match flows_file {
         Some(file) => {
             file.finish_file(&out)?;
@@ -355,13 +409,26 @@ pub fn run(args: RunArgs) -> Result<()> {
         files,
         host: series::HostInfo::current(),
         scenario: resolved,
+        incomplete: incomplete.clone(),
     };
-    series::finish(&out, &info)?;
+    match &incomplete {
+        // No completion marker: the directory holds a partial run.
+        Some(_) => series::write_run_info(&out, &info)?,
+        None => series::finish(&out, &info)?,
+    }
     if args.json {
         println!("{}", String::from_utf8_lossy(&summary));
     } else if !args.quiet {
         println!("{}", table(&runs));
         println!("results in {}", out.display());
+    }
+    if let Some(why) = incomplete {
+        bail!(
+            "stopped early: {why}; the partial results in {} are marked incomplete \
+             (\"incomplete\" in summary.json and run.json, no {})",
+            out.display(),
+            series::MARKER
+        );
     }
     if unreachable > 0 {
         bail!("{unreachable} flow(s) could not reach their destination (see the messages above); results in {}", out.display());
@@ -405,11 +472,12 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             .select(std::slice::from_ref(&args.lb))?
             .pop()
             .expect("one name, one run");
-        let (sim, wall) = Prepared::new(&scn, &run, None, args.collect)?.simulate(
+        let (sim, wall, _) = Prepared::new(&scn, &run, None, args.collect)?.simulate(
             &scn,
             &args.lb,
             false,
             false,
+            &mut Limiter::none(),
             &mut |_| Ok(()),
         )?;
         let s = sim.summary(wall);

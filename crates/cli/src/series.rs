@@ -1,6 +1,7 @@
 //! Time-series and per-flow result files (`port_series.csv`, `ports.csv`, `flow_stats.csv`,
 //! `lb_events.csv`, `cwnd.csv`), `run.json` and the completion marker `run.complete`.
 //! Schemas: `docs/output-schema.md`.
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
@@ -226,6 +227,9 @@ pub struct Tables {
     cwnd: Table,
     collected: bool,
     cwnd_on: bool,
+    /// Ids of flows streamed out of the run (by flow index), kept only when the congestion
+    /// windows are traced: their samples outlive the flows.
+    streamed_ids: Option<BTreeMap<u32, u64>>,
 }
 
 /// Direction of a link: `host` (NIC uplink), `up` (towards a higher level), `down`, or
@@ -266,7 +270,13 @@ impl Tables {
             cwnd: Table::new("cwnd", CWND),
             collected: false,
             cwnd_on: false,
+            streamed_ids: None,
         }
+    }
+
+    /// Keeps the ids of streamed flows, for the congestion-window samples.
+    pub fn keep_streamed_ids(&mut self) {
+        self.streamed_ids.get_or_insert_with(BTreeMap::new);
     }
 
     /// Tables for a streamed run: `flow_stats` rows go to `dir` as flows are handed to
@@ -309,6 +319,9 @@ impl Tables {
 
     /// Adds the per-flow row of a flow streamed out of a running simulation.
     pub fn add_finished(&mut self, lb: &str, f: &FinishedFlow) -> Result<()> {
+        if let Some(ids) = self.streamed_ids.as_mut() {
+            ids.insert(f.index, f.spec.id);
+        }
         self.push_flow_stats(lb, &f.spec, Some(f.finish), &f.stats)
     }
 
@@ -413,13 +426,23 @@ impl Tables {
         if c.config().cwnd {
             self.cwnd_on = true;
             for s in c.cwnd_samples() {
+                // A streamed-out flow's samples stay: look its id up where it went.
+                let id = sim
+                    .flow(s.flow)
+                    .map(|f| f.spec.id)
+                    .or_else(|| self.streamed_ids.as_ref()?.get(&s.flow).copied())
+                    .with_context(|| format!("cwnd sample of unknown flow index {}", s.flow))?;
                 self.cwnd.push(&[
                     lbs.clone(),
-                    sim.flows()[s.flow as usize].spec.id.to_string(),
+                    id.to_string(),
                     f6(to_us(s.time)),
                     s.cwnd.to_string(),
                 ])?;
             }
+        }
+        // The next run's flow indices start again from 0.
+        if let Some(ids) = self.streamed_ids.as_mut() {
+            ids.clear();
         }
         Ok(())
     }
@@ -485,6 +508,10 @@ pub struct RunInfo {
     pub host: HostInfo,
     /// The scenario with every default written out (same text as scenario.toml).
     pub scenario: String,
+    /// Why a resource limit stopped the command early (`--max-events`, `--max-wall`,
+    /// `--max-memory`); absent for a complete run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 /// The machine a run used.
@@ -527,9 +554,14 @@ pub fn clear_marker(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Writes `run.json` alone (a partial run: no completion marker).
+pub fn write_run_info(dir: &Path, info: &RunInfo) -> Result<()> {
+    write_atomic(&dir.join("run.json"), &json_bytes(info)?)
+}
+
 /// Writes `run.json`, then the completion marker (last).
 pub fn finish(dir: &Path, info: &RunInfo) -> Result<()> {
-    write_atomic(&dir.join("run.json"), &json_bytes(info)?)?;
+    write_run_info(dir, info)?;
     write_atomic(
         &dir.join(MARKER),
         format!("{}\n", info.started_unix_s).as_bytes(),

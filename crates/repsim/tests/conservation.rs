@@ -1,6 +1,7 @@
 //! Conservation: every payload byte offered is delivered to the application exactly once, and
 //! every data packet sent is accounted for as delivered, duplicate, trimmed, dropped or still in
-//! the network, at the end of a run and in the middle of one.
+//! the network, at the end of a run and in the middle of one; so is every packet of every other
+//! kind (ACK, NACK, RTS, PULL, PFC frame, scheme packets): sent = arrived + dropped + in flight.
 mod common;
 
 use repsim::engine::time::US;
@@ -23,8 +24,10 @@ fn incast_conserves_bytes_and_packets() {
             sim.run_until(30 * US);
             assert!(sim.data_in_network() > 0);
             common::assert_books_balance(&sim);
+            common::assert_kind_books_balance(&sim);
             sim.run_until_idle();
             common::assert_books_balance(&sim);
+            common::assert_kind_books_balance(&sim);
             let c = sim.counters();
             if trimming {
                 assert!(c.trims > 0, "{lb}: the incast should overflow and trim");
@@ -78,6 +81,7 @@ fn ready_scenarios_conserve() {
         for lb in scn.lbs() {
             let sim = common::run(&scn, &lb, None);
             common::assert_books_balance(&sim);
+            common::assert_kind_books_balance(&sim);
             for f in sim.flows() {
                 assert_eq!(f.delivered, f.spec.bytes, "{name} {lb}: flow {}", f.spec.id);
             }

@@ -8,7 +8,9 @@
 mod common;
 
 use repsim::cc::CcSpec;
+use repsim::engine::time::US;
 use repsim::lb::LbSpec;
+use repsim::net::Kind;
 use repsim::routing::SwitchSpec;
 use repsim::transport::TransportMode;
 use repsim::Simulation;
@@ -83,10 +85,17 @@ fn check_full(trimming: bool, lb: &str, cc: &str, switch: &str, mode: TransportM
             .build(lb, None)
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         let mut sim = Simulation::new(b).unwrap_or_else(|e| panic!("{what}: {e}"));
+        // The books of every packet kind balance mid-run, with packets on the way.
+        for at in [20 * US, 100 * US] {
+            sim.run_until(at);
+            let unbalanced = sim.unbalanced_books();
+            assert!(unbalanced.is_empty(), "{what} at {at} ps: {unbalanced:#?}");
+        }
         sim.run_until_idle();
         sim
     };
     let sim = run();
+    assert_kinds_used(&sim, &what, trimming, switch, mode, pfc);
     for f in sim.flows() {
         assert!(f.fct().is_some(), "{what}: flow {} unfinished", f.spec.id);
     }
@@ -123,6 +132,56 @@ fn check_full(trimming: bool, lb: &str, cc: &str, switch: &str, mode: TransportM
         "{what}: not deterministic"
     );
     assert_eq!(sim.lb_records(), again.lb_records(), "{what}");
+}
+
+/// The kinds the configuration makes were made and their books closed: nothing of any kind is
+/// left on the way at the end, data and ACKs always flow, NACKs answer trimmed packets under
+/// the UEC transport, PFC sends pause frames, and a switch scheme's own packets are counted.
+fn assert_kinds_used(
+    sim: &Simulation,
+    what: &str,
+    trimming: bool,
+    switch: &str,
+    mode: TransportMode,
+    pfc: bool,
+) {
+    let b = sim.books();
+    for kind in Kind::ALL {
+        assert_eq!(
+            b.outstanding(kind),
+            Some(0),
+            "{what}: {} packets left on the way at the end: {b:?}",
+            kind.name()
+        );
+    }
+    let sent = |k: Kind| b.sent[k as usize];
+    assert!(sent(Kind::Data) > 0 && sent(Kind::Ack) > 0, "{what}: {b:?}");
+    if trimming && !mode.is_rnic() {
+        assert!(sent(Kind::Nack) > 0, "{what}: trimmed data must be NACKed");
+    }
+    assert_eq!(sent(Kind::Pause) > 0, pfc, "{what}: pause frames iff PFC");
+    assert_eq!(sent(Kind::Pause), sim.counters().pfc_frames_sent, "{what}");
+    assert_eq!(sent(Kind::Credit), sim.counters().credits_sent, "{what}");
+    let scheme_made: u64 = Kind::ALL
+        .iter()
+        .filter(|k| {
+            !matches!(
+                k,
+                Kind::Data | Kind::Ack | Kind::Nack | Kind::Rts | Kind::Pause | Kind::Credit
+            )
+        })
+        .map(|&k| sent(k))
+        .sum();
+    assert!(
+        scheme_made <= sim.counters().scheme_packets,
+        "{what}: packets of scheme kinds not made by the switch scheme: {b:?}"
+    );
+    if switch == "conweave" {
+        assert!(
+            sent(Kind::Notify) > 0,
+            "{what}: ConWeave sends notifications"
+        );
+    }
 }
 
 #[test]

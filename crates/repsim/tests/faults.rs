@@ -54,6 +54,7 @@ flows = [{ src = 0, dst = 8, size = "4MiB" }]"#;
 /// The books balance and finished flows delivered every byte (faults may stop others).
 fn assert_conserved(sim: &Simulation) {
     common::assert_books_balance(sim);
+    common::assert_kind_books_balance(sim);
     for f in sim.flows() {
         if f.phase == Phase::Done {
             assert_eq!(f.delivered, f.spec.bytes, "flow {}", f.spec.id);
@@ -263,6 +264,28 @@ fn reconvergence_removes_dead_links_so_ecmp_recovers() {
     assert!(all_done(&with));
     assert_eq!(with.fault_stats().unwrap().reconvergences, 1);
     assert!(with.stalled_flows().is_empty());
+
+    // Control: the same dead links without reconvergence. ECMP keeps hashing some flows onto
+    // them, so those flows never finish (the test above would otherwise pass vacuously, had no
+    // flow hashed onto a dead link).
+    let without = small("ecmp", false, workload, dead);
+    let unfinished = without
+        .flows()
+        .iter()
+        .filter(|f| f.phase != Phase::Done)
+        .count();
+    assert!(
+        unfinished > 0,
+        "without reconvergence every flow finished: no flow was pinned to a dead link"
+    );
+    assert_eq!(without.fault_stats().unwrap().reconvergences, 0);
+    let lost = |s: &Simulation| s.fault_stats().unwrap().data_dropped;
+    assert!(
+        lost(&without) > 2 * lost(&with).max(1),
+        "fault drops without reconvergence {} vs with {}",
+        lost(&without),
+        lost(&with)
+    );
 }
 
 #[test]

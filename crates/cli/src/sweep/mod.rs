@@ -208,6 +208,8 @@ pub fn run_point(sweep: &Sweep, p: &Point, out: &Path) -> Result<bool> {
         collect,
         format: Format::Csv,
         set,
+        // Sweeps run every point to its end (a figure may plot a stalled run's end time).
+        limits: crate::limits::LimitArgs::default(),
     })?;
     Ok(true)
 }

@@ -111,7 +111,9 @@ pub struct RunSummary {
     pub rts: u64,
     /// Events processed.
     pub events: u64,
-    /// Wall-clock seconds of the run.
+    /// Wall-clock seconds of the run (not serialized: `summary.json` holds only what the
+    /// inputs determine; the wall time is in `run.json`).
+    #[serde(skip_serializing)]
     pub wall_s: f64,
     /// Simulated time at the end (us).
     pub sim_time_us: f64,

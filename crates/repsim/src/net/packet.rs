@@ -30,6 +30,47 @@ pub enum Kind {
     Credit,
 }
 
+impl Kind {
+    /// Every kind, in declaration order (`kind as usize` indexes it).
+    pub const ALL: [Kind; 10] = [
+        Kind::Data,
+        Kind::Ack,
+        Kind::Nack,
+        Kind::Rts,
+        Kind::Probe,
+        Kind::ProbeAck,
+        Kind::Notify,
+        Kind::Cnp,
+        Kind::Pause,
+        Kind::Credit,
+    ];
+
+    /// The kind's name in reports and test messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Data => "data",
+            Kind::Ack => "ack",
+            Kind::Nack => "nack",
+            Kind::Rts => "rts",
+            Kind::Probe => "probe",
+            Kind::ProbeAck => "probe_ack",
+            Kind::Notify => "notify",
+            Kind::Cnp => "cnp",
+            Kind::Pause => "pause",
+            Kind::Credit => "credit",
+        }
+    }
+}
+
+// `Kind::ALL` lists every kind at its own index.
+const _: () = {
+    let mut i = 0;
+    while i < Kind::ALL.len() {
+        assert!(Kind::ALL[i] as usize == i);
+        i += 1;
+    }
+};
+
 /// Flag bits of [`Packet::flags`].
 pub mod flags {
     /// Congestion experienced: set by a switch queue, echoed by the receiver.

@@ -62,8 +62,12 @@ pub enum HostSet {
 }
 
 impl HostSet {
-    fn hosts(&self) -> Result<Vec<u32>, String> {
+    /// The hosts named, each below `limit` (the topology's host count, checked before a
+    /// range is expanded so that `"0-1000000000"` is an error, not a billion-entry list).
+    fn hosts(&self, limit: u32) -> Result<Vec<u32>, String> {
+        let outside = |h: u32| format!("host {h} is outside the topology (hosts 0..{limit})");
         match self {
+            HostSet::One(h) if *h >= limit => Err(outside(*h)),
             HostSet::One(h) => Ok(vec![*h]),
             HostSet::Range(s) => {
                 let parse = |x: &str| {
@@ -77,9 +81,18 @@ impl HostSet {
                         if b < a {
                             return Err(format!("range '{s}' is empty"));
                         }
+                        if b >= limit {
+                            return Err(outside(b));
+                        }
                         Ok((a..=b).collect())
                     }
-                    None => Ok(vec![parse(s)?]),
+                    None => {
+                        let h = parse(s)?;
+                        if h >= limit {
+                            return Err(outside(h));
+                        }
+                        Ok(vec![h])
+                    }
                 }
             }
         }
@@ -399,8 +412,8 @@ impl LoadedScenario {
         class_of: &dyn Fn(&str, &str) -> Result<u16, ScenarioError>,
     ) -> Result<Vec<FlowSpec>, ScenarioError> {
         let f = |n: &str| format!("workload.flows[{i}].{n}");
-        let srcs = e.src.hosts().map_err(|m| self.err(&f("src"), m))?;
-        let dsts = e.dst.hosts().map_err(|m| self.err(&f("dst"), m))?;
+        let srcs = e.src.hosts(hosts).map_err(|m| self.err(&f("src"), m))?;
+        let dsts = e.dst.hosts(hosts).map_err(|m| self.err(&f("dst"), m))?;
         if srcs.len() != dsts.len() {
             return Err(self.err(
                 &f("dst"),

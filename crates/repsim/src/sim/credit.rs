@@ -136,6 +136,7 @@ impl Simulation {
         };
         let h = self.world.pkts.alloc(pkt);
         self.world.counters.credits_sent += 1;
+        self.books.on_sent(Kind::Credit);
         let port = self.world.topo.host_uplink[host as usize];
         self.world.ports[port as usize].headers.push_back(h);
         self.kick(port);

@@ -125,6 +125,7 @@ impl Simulation {
 
     /// Tells the observer, if any, of a lost packet.
     pub(super) fn observe_drop(&mut self, h: Handle, port: u32, cause: DropCause) {
+        self.books.on_dropped(self.world.pkts.get(h).kind, cause);
         if let Some(o) = self.observer.as_deref_mut() {
             let pkt = self.world.pkts.get(h);
             o.packet_dropped(&PacketDrop {

@@ -88,8 +88,12 @@ impl Simulation {
         let packets = spec.bytes.div_ceil((t.mtu - t.header) as u64);
         if packets > u32::MAX as u64 / 2 {
             return Err(bad(format!(
-                "{} bytes is too large for one connection",
-                spec.bytes
+                "{} bytes is too large for one connection (at most {} bytes: {} packets of {} \
+                 payload bytes)",
+                spec.bytes,
+                u32::MAX as u64 / 2 * (t.mtu - t.header) as u64,
+                u32::MAX / 2,
+                t.mtu - t.header
             )));
         }
         if spec.class as usize >= self.classes.len() {

@@ -131,6 +131,7 @@ impl Simulation {
         }
         flow.stats.data_sent += 1;
         self.world.counters.data_sent += 1;
+        self.books.on_sent(Kind::Data);
         self.world.counters.data_bytes_sent += tx.wire as u64;
         let h = self.world.pkts.alloc(outgoing(
             f,
@@ -237,6 +238,7 @@ impl Simulation {
         }
         flow.stats.rts += 1;
         self.world.counters.rts_sent += 1;
+        self.books.on_sent(Kind::Rts);
         let lb_event = tx.lb_event;
         let mut pkt = outgoing(
             f,
@@ -330,8 +332,10 @@ impl Simulation {
         }
         if reply.nack {
             self.world.counters.nacks_sent += 1;
+            self.books.on_sent(Kind::Nack);
         } else {
             self.world.counters.acks_sent += 1;
+            self.books.on_sent(Kind::Ack);
         }
         let port = self.world.topo.host_uplink[flow.spec.dst as usize];
         self.world.ports[port as usize].headers.push_back(h);

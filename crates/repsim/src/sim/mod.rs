@@ -29,6 +29,7 @@ use crate::routing::{SchemeAction, SchemeSetup, SwitchScheme, SwitchSpec};
 use crate::transport::{ConnectionState, FlowStats, Receiver, Sender, Sizes};
 use crate::workload::{FlowSource, FlowSpec};
 
+mod books;
 mod credit;
 mod faults;
 mod flow_table;
@@ -43,6 +44,7 @@ mod summary;
 mod switch;
 mod triggers;
 
+pub use books::PacketBooks;
 pub use observer::{DropCause, Injector, Observer, PacketDrop};
 pub use pfc::PfcLinkStats;
 pub use spec::{RunSpec, SimConfig, TrafficClass};
@@ -198,6 +200,7 @@ pub struct Simulation {
     search_buf: Vec<u32>,
     /// Data packets a switch scheme holds.
     held_data: u64,
+    books: PacketBooks,
     faults: Option<Box<FaultState>>,
     sources: Vec<(Box<dyn FlowSource>, Option<FlowSpec>)>,
     collector: Option<Box<Collector>>,
@@ -343,6 +346,7 @@ impl Simulation {
             candidates: Vec::new(),
             search_buf: Vec::new(),
             held_data: 0,
+            books: PacketBooks::default(),
             faults: None,
             sources: Vec::new(),
             collector: None,

@@ -269,6 +269,7 @@ impl Simulation {
         let h = w.pkts.alloc(frame);
         w.counters.pfc_frames_sent += 1;
         w.ports[back as usize].headers.insert(at, h);
+        self.books.on_sent(Kind::Pause);
         self.kick(back);
     }
 

@@ -30,6 +30,7 @@ impl Simulation {
         pkt.ingress = pkt.egress;
         let node = port_to[pkt.egress as usize];
         if node < topo.hosts {
+            self.books.on_arrived(pkt.kind);
             match pkt.kind {
                 Kind::Data => self.on_data(h),
                 Kind::Ack | Kind::Nack => self.on_control(h),
@@ -59,6 +60,7 @@ impl Simulation {
             }
         }
         if pkt.kind == Kind::Pause {
+            self.books.on_arrived(Kind::Pause);
             self.on_pfc_frame(h);
             return;
         }
@@ -106,11 +108,14 @@ impl Simulation {
         match decision {
             Ingress::Forward(port) => self.forward(s, h, port),
             Ingress::Hold => {
-                if self.world.pkts.get(h).kind == Kind::Data {
+                let kind = self.world.pkts.get(h).kind;
+                self.books.held[kind as usize] += 1;
+                if kind == Kind::Data {
                     self.held_data += 1;
                 }
             }
             Ingress::Consume => {
+                self.books.on_arrived(self.world.pkts.get(h).kind);
                 self.world.counters.scheme_consumed += 1;
                 self.world.pkts.free(h);
             }
@@ -150,13 +155,16 @@ impl Simulation {
                     packet,
                     port,
                 } => {
-                    if self.world.pkts.get(packet).kind == Kind::Data {
+                    let kind = self.world.pkts.get(packet).kind;
+                    self.books.held[kind as usize] -= 1;
+                    if kind == Kind::Data {
                         self.held_data -= 1;
                     }
                     self.world.pkts.get_mut(packet).ingress = crate::net::packet::RELEASED;
                     self.forward(switch, packet, port);
                 }
                 SchemeAction::Originate { switch, packet } => {
+                    self.books.on_sent(self.world.pkts.get(packet).kind);
                     self.ingress(switch, packet, false);
                 }
             }

@@ -12,7 +12,7 @@ use super::{FlowSpec, Trigger, TriggerKind};
 /// The flows and triggers of a connection matrix.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Matrix {
-    /// Flows in file order.
+    /// Flows in id order (lines with equal ids in file order).
     pub flows: Vec<FlowSpec>,
     /// Triggers in file order.
     pub triggers: Vec<Trigger>,
@@ -169,7 +169,7 @@ pub fn parse_matrix(text: &str, hosts: u32) -> Result<Matrix, String> {
     if let Some(n) = declared_nodes {
         if n > hosts {
             return Err(format!(
-                "the matrix is for {n} hosts but the topology has {hosts}"
+                "'Nodes {n}': the matrix is for {n} hosts but the topology has {hosts}"
             ));
         }
     }
@@ -191,7 +191,10 @@ pub fn parse_matrix(text: &str, hosts: u32) -> Result<Matrix, String> {
     }
     for (i, t) in triggers.iter().enumerate() {
         if triggers[..i].iter().any(|u| u.id == t.id) {
-            return Err(format!("trigger {} is declared twice", t.id));
+            return Err(format!(
+                "trigger {} is declared twice (each 'trigger id' must be unique)",
+                t.id
+            ));
         }
     }
     if let Some((k, line)) = referenced
@@ -200,6 +203,10 @@ pub fn parse_matrix(text: &str, hosts: u32) -> Result<Matrix, String> {
     {
         return Err(format!("line {line}: trigger {k} is not declared"));
     }
+    // Flows are identified by id, so the order of their lines carries no meaning: order them
+    // by id (stable), so that per-flow random streams, which follow the flow's position, do
+    // not depend on it (the shipped matrices are already in id order).
+    flows.sort_by_key(|f| f.id);
     Ok(Matrix { flows, triggers })
 }
 

@@ -113,10 +113,31 @@ pub fn assert_books_balance(sim: &Simulation) {
     );
 }
 
+/// The books of every packet kind balance: sent = arrived + dropped (by cause) + in the network
+/// (at any moment of a run), and the data books agree with the older data counters.
+pub fn assert_kind_books_balance(sim: &Simulation) {
+    let unbalanced = sim.unbalanced_books();
+    assert!(unbalanced.is_empty(), "packet books: {unbalanced:#?}");
+    let (b, c) = (sim.books(), sim.counters());
+    let data = repsim::net::Kind::Data as usize;
+    assert_eq!(b.sent[data], c.data_sent, "data sent: books vs counters");
+    assert_eq!(
+        b.arrived[data],
+        c.data_delivered + c.data_duplicates + c.trimmed_arrivals,
+        "data arrived: books vs counters"
+    );
+    assert_eq!(
+        b.dropped_total(repsim::net::Kind::Data),
+        c.data_dropped,
+        "data dropped: books vs counters"
+    );
+}
+
 /// The books balance, every flow finished having delivered each of its bytes once, and no
 /// packet is left allocated.
 pub fn assert_all_delivered(sim: &Simulation) {
     assert_books_balance(sim);
+    assert_kind_books_balance(sim);
     for f in sim.flows() {
         assert_eq!(
             f.phase,

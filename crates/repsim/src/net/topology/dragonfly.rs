@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::builder::{positive, BuildError, FileReader, TopologyBuilder};
-use super::{bad, Family, Topology, TopologyError};
+use super::{bad, check_size, Family, Topology, TopologyError};
 use crate::engine::time::US;
 use crate::engine::Time;
 use crate::units::{RateQ, TimeQ};
@@ -73,6 +73,10 @@ impl DragonflySpec {
         if g < 2 || a == 0 || p == 0 || h == 0 {
             return bad("a Dragonfly needs at least 2 groups and positive routers_per_group, hosts_per_router and global_links_per_router");
         }
+        let routers64 = u64::from(g) * u64::from(a);
+        let hosts64 = routers64 * u64::from(p);
+        let links = 2 * (hosts64 + routers64 * (u64::from(a) + u64::from(h)));
+        check_size(hosts64, routers64, links)?;
         if !(a * h).is_multiple_of(g - 1) {
             return bad(format!(
                 "routers_per_group x global_links_per_router ({}) must be a multiple of groups - 1 ({}) so that every pair of groups gets the same number of global links",

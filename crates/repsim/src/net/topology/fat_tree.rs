@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::builder::{
     microsecond, one, positive, zero_time, BuildError, FileReader, TopologyBuilder,
 };
-use super::{bad, Family, Topology, TopologyError};
+use super::{bad, check_size, Family, Topology, TopologyError};
 use crate::engine::Time;
 use crate::units::{RateQ, TimeQ};
 
@@ -146,6 +146,18 @@ impl FatTreeSpec {
             ));
         }
         let aggs_per_pod = t0.radix_up / bundle1;
+        {
+            // Sizes in u64 first: the u32 products below must not wrap.
+            let aggs = u64::from(aggs_per_pod) * u64::from(pods);
+            let upper = if tiers == 3 {
+                aggs * u64::from(t1.radix_up)
+            } else {
+                0
+            };
+            let links = 2 * (u64::from(n) + u64::from(tors) * u64::from(t0.radix_up) + upper);
+            let cores = if tiers == 3 { upper } else { 0 };
+            check_size(u64::from(n), u64::from(tors) + aggs + cores, links)?;
+        }
         if t1.radix_down != tors_per_pod * bundle1 {
             return bad(format!(
                 "tier-1 Radix_Down ({}) must equal ToRs per pod ({tors_per_pod}) x Bundle ({bundle1})",

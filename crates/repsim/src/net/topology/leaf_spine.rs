@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::builder::{
     microsecond, one, positive, zero_time, BuildError, FileReader, TopologyBuilder,
 };
-use super::{bad, Family, Topology, TopologyError};
+use super::{bad, check_size, Family, Topology, TopologyError};
 use crate::engine::Time;
 use crate::units::{RateQ, TimeQ};
 
@@ -42,6 +42,10 @@ impl LeafSpineSpec {
         if self.links_per_spine == 0 {
             return bad("links_per_spine must be positive");
         }
+        let (leaves, spines) = (u64::from(self.leaves), u64::from(self.spines));
+        let hosts64 = leaves * u64::from(self.hosts_per_leaf);
+        let fabric = leaves * spines * u64::from(self.links_per_spine);
+        check_size(hosts64, leaves + spines, 2 * (hosts64 + fabric))?;
         let hosts = self.leaves * self.hosts_per_leaf;
         let mut t = Topology::empty(hosts, Family::LeafSpine);
         let leaf = |l: u32| hosts + l;

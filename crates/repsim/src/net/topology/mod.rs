@@ -103,6 +103,34 @@ pub(crate) fn bad<T>(msg: impl Into<String>) -> Result<T, TopologyError> {
     Err(TopologyError(msg.into()))
 }
 
+/// Most hosts a topology may have (about a million).
+pub const MAX_HOSTS: u64 = 1 << 20;
+/// Most switches a topology may have.
+pub const MAX_SWITCHES: u64 = 1 << 20;
+/// Most directed links (ports) a topology may have (about 16 million).
+pub const MAX_LINKS: u64 = 1 << 24;
+
+/// Most forwarding-table entries (switches x edge switches; 4 bytes each, 1 GiB).
+pub const MAX_FORWARDING_ENTRIES: u64 = 1 << 28;
+
+/// Rejects a description whose counts (computed in `u64` by the builder, before any `u32`
+/// product can wrap) exceed [`MAX_HOSTS`], [`MAX_SWITCHES`] or [`MAX_LINKS`]: a typo such as
+/// an extra zero must not exhaust memory before the run says anything.
+pub(crate) fn check_size(hosts: u64, switches: u64, links: u64) -> Result<(), TopologyError> {
+    for (what, n, max) in [
+        ("hosts", hosts, MAX_HOSTS),
+        ("switches", switches, MAX_SWITCHES),
+        ("directed links", links, MAX_LINKS),
+    ] {
+        if n > max {
+            return bad(format!(
+                "{n} {what} is more than this simulator builds (at most {max})"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A complete network: nodes, links, adjacency and forwarding tables.
 #[derive(Clone, Debug)]
 pub struct Topology {
@@ -203,6 +231,11 @@ impl Topology {
     /// Derives adjacency, host attachment and forwarding tables once every switch and link is
     /// in place; checks that every host has a NIC and every pair of hosts is connected.
     pub fn finish(mut self) -> Result<Self, TopologyError> {
+        check_size(
+            u64::from(self.hosts),
+            self.switches.len() as u64,
+            self.links.len() as u64,
+        )?;
         let nodes = (self.hosts + self.switches.len() as u32) as usize;
         for (i, l) in self.links.iter().enumerate() {
             if l.from as usize >= nodes || l.to as usize >= nodes || l.from == l.to {
@@ -242,21 +275,29 @@ impl Topology {
             let Some(&nic) = self.out_of(h).first() else {
                 return bad(format!("host {h} has no link"));
             };
-            let edge = self.links[nic as usize].to;
-            let down = self
-                .out_of(edge)
-                .iter()
-                .copied()
-                .find(|&l| self.links[l as usize].to == h)
-                .ok_or_else(|| {
-                    TopologyError(format!(
-                        "no link from {} back to host {h}",
-                        self.node_name(edge)
-                    ))
-                })?;
             self.host_uplink.push(nic);
-            self.host_edge.push(edge - self.hosts);
-            self.host_downlink.push(down);
+            self.host_edge
+                .push(self.links[nic as usize].to.saturating_sub(self.hosts));
+        }
+        // The way back down: the first link (in link order, as the adjacency lists are) from
+        // each host's edge switch to it, found in one pass over the links (searching the edge
+        // switch's list per host is quadratic in the hosts per switch).
+        self.host_downlink = vec![NONE; self.hosts as usize];
+        for (i, l) in self.links.iter().enumerate() {
+            let h = l.to as usize;
+            if l.to < self.hosts
+                && self.host_downlink[h] == NONE
+                && l.from == self.host_edge[h] + self.hosts
+            {
+                self.host_downlink[h] = i as u32;
+            }
+        }
+        if let Some(h) = self.host_downlink.iter().position(|&d| d == NONE) {
+            let edge = self.host_edge[h] + self.hosts;
+            return bad(format!(
+                "no link from {} back to host {h}",
+                self.node_name(edge)
+            ));
         }
         self.edge_index = vec![NONE; self.switches.len()];
         for &e in &self.host_edge {
@@ -267,6 +308,17 @@ impl Topology {
             .collect();
         for (i, &e) in self.edges.iter().enumerate() {
             self.edge_index[e as usize] = i as u32;
+        }
+        // The forwarding table has an entry per (switch, edge switch): bound it before it is
+        // allocated.
+        let entries = self.switches.len() as u64 * self.edges.len() as u64;
+        if entries > MAX_FORWARDING_ENTRIES {
+            return bad(format!(
+                "{} switches x {} edge switches is {entries} forwarding entries, more than this \
+                 simulator builds (at most {MAX_FORWARDING_ENTRIES})",
+                self.switches.len(),
+                self.edges.len()
+            ));
         }
         self.routes = forwarding::shortest_paths(&self, &vec![true; self.links.len()]);
         if let Some((a, b)) = forwarding::first_disconnected(&self, &self.routes) {

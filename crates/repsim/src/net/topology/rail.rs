@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::builder::{positive, BuildError, FileReader, TopologyBuilder};
-use super::{bad, Family, Topology, TopologyError};
+use super::{bad, check_size, Family, Topology, TopologyError};
 use crate::engine::time::US;
 use crate::engine::Time;
 use crate::units::{RateQ, TimeQ};
@@ -58,6 +58,12 @@ impl RailSpec {
         if rails == 0 || clusters == 0 || rails * clusters < 2 {
             return bad("rails and clusters must be positive, with at least two hosts");
         }
+        let hosts64 = u64::from(rails) * u64::from(clusters);
+        check_size(
+            hosts64,
+            u64::from(rails),
+            2 * hosts64 * (1 + u64::from(rails)),
+        )?;
         let hosts = rails * clusters;
         let mut t = Topology::empty(hosts, Family::Rail { rails, clusters });
         for r in 0..rails {

@@ -1,0 +1,204 @@
+//! Determinism across processes: ready scenarios (cut short with `--set`; one with randomly
+//! chosen failed cables, one with PFC, one trace, one collective), each run twice by separate
+//! `repsim run` processes with every time series on (`--collect all`), write every output file
+//! byte for byte the same. Wall-clock fields live only in `run.json` (and the start time in
+//! `run.complete`); `run.json` is compared without them. A second test permutes the rows of a
+//! connection matrix, whose order carries no meaning, and expects the same results.
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::{repo, repsim_ok};
+
+/// (scenario, `--set` overrides that keep it short).
+const CASES: &[(&str, &[&str])] = &[
+    (
+        "reps-micro-symmetric",
+        &["workload.flows=[{ src = \"0-7\", dst = \"64-71\", size = \"512KiB\" }]"],
+    ),
+    // 8 % of the cables failed, chosen at random from the seed (fault_elements.txt).
+    ("ack-coalescing-128", &["end=300us"]),
+    ("reps-micro-failures", &["end=400us"]),
+    ("websearch-128", &["workload.duration=60us", "end=2ms"]),
+    ("conweave-leafspine-lossless", &["workload.duration=40us"]),
+    ("allreduce-ring-128", &["workload.size=256KiB"]),
+];
+
+/// Runs `scenario` into `out` with every collector on.
+fn run(scenario: &str, sets: &[&str], out: &Path) {
+    let file = format!("scenarios/{scenario}.toml");
+    let mut args = vec![
+        "run",
+        file.as_str(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--collect",
+        "all",
+    ];
+    for s in sets {
+        args.push("--set");
+        args.push(s);
+    }
+    repsim_ok(&args);
+}
+
+/// Every file in `dir` (relative name -> bytes).
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().display().to_string();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// `run.json` without what differs from process to process: wall-clock times, the start time
+/// and the command line (which names the output directory).
+fn run_json_without_wall_clock(bytes: &[u8]) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_slice(bytes).expect("run.json parses");
+    let o = v.as_object_mut().unwrap();
+    for k in ["wall_s", "started_unix_s", "command"] {
+        assert!(o.remove(k).is_some(), "run.json lacks {k}");
+    }
+    for r in o["runs"].as_array_mut().unwrap() {
+        r.as_object_mut().unwrap().remove("wall_s");
+    }
+    v
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("determinism")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Asserts two output directories hold the same files with the same bytes (run.json and
+/// run.complete as described above).
+fn assert_same_outputs(what: &str, a: &Path, b: &Path) -> usize {
+    let (fa, fb) = (files(a), files(b));
+    assert_eq!(
+        fa.keys().collect::<Vec<_>>(),
+        fb.keys().collect::<Vec<_>>(),
+        "{what}: different files written"
+    );
+    for (name, bytes) in &fa {
+        let other = &fb[name];
+        match name.as_str() {
+            "run.json" => assert_eq!(
+                run_json_without_wall_clock(bytes),
+                run_json_without_wall_clock(other),
+                "{what}: run.json differs beyond wall-clock fields"
+            ),
+            // The start time (unix seconds) and nothing else.
+            "run.complete" => {}
+            _ => assert!(
+                bytes == other,
+                "{what}: {name} differs between two processes ({} vs {} bytes)",
+                bytes.len(),
+                other.len()
+            ),
+        }
+    }
+    fa.len()
+}
+
+#[test]
+fn ready_scenarios_write_identical_files_in_separate_processes() {
+    for (scenario, sets) in CASES {
+        let (a, b) = (
+            out_dir(&format!("{scenario}-a")),
+            out_dir(&format!("{scenario}-b")),
+        );
+        run(scenario, sets, &a);
+        run(scenario, sets, &b);
+        let n = assert_same_outputs(scenario, &a, &b);
+        // The time series are on: every run writes them.
+        for f in [
+            "flows.csv",
+            "summary.json",
+            "flow_stats.csv",
+            "port_series.csv",
+            "run.complete",
+        ] {
+            assert!(a.join(f).is_file(), "{scenario}: {f} missing");
+        }
+        eprintln!("{scenario}: {n} files identical");
+    }
+    // The randomly failed cables are listed, and the same in both runs (compared above).
+    let faults =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("determinism/ack-coalescing-128-a");
+    let chosen = std::fs::read_to_string(faults.join("fault_elements.txt")).unwrap();
+    assert!(chosen.lines().count() > 1, "{chosen}");
+}
+
+#[test]
+fn permuting_a_connection_matrix_changes_nothing() {
+    // The .cm rows (one flow each, with its own id) are read into flows by id, so their
+    // order in the file carries no meaning.
+    let src = repo().join("data/htsim/connection_matrices/permutation_size8388608B.cm");
+    let text = std::fs::read_to_string(&src).unwrap();
+    let (header, rows): (Vec<&str>, Vec<&str>) = text
+        .lines()
+        .partition(|l| l.split_whitespace().count() < 4 || l.starts_with('#'));
+    assert!(rows.len() >= 8, "the matrix has {} rows", rows.len());
+    let mut permuted: Vec<&str> = rows.clone();
+    permuted.reverse();
+    permuted.rotate_left(rows.len() / 3);
+    assert_ne!(permuted, rows);
+    let dir = out_dir("cm-permuted");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut outputs = Vec::new();
+    for (name, order) in [("in-order", &rows), ("permuted", &permuted)] {
+        let cm = dir.join(format!("{name}.cm"));
+        let body: Vec<&str> = header.iter().chain(order.iter()).copied().collect();
+        std::fs::write(&cm, body.join("\n") + "\n").unwrap();
+        let out = dir.join(name);
+        let file_set = format!("workload.file=\"{}\"", cm.display());
+        repsim_ok(&[
+            "run",
+            "scenarios/failures-one-cable-32.toml",
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+            "--set",
+            &file_set,
+            "--set",
+            "end=500us",
+        ]);
+        outputs.push(out);
+    }
+    // Per-flow tables may list flows in file order: compare their rows as sets (each row
+    // names its flow id); the totals must be the same bytes.
+    for f in [
+        "flows.csv",
+        "flow_stats.csv",
+        "lb_events.csv",
+        "summary.json",
+    ] {
+        let read = |d: &Path| {
+            let text = std::fs::read_to_string(d.join(f)).unwrap();
+            let mut lines: Vec<String> = text.lines().map(String::from).collect();
+            if f.ends_with(".csv") {
+                lines[1..].sort();
+            }
+            lines
+        };
+        assert_eq!(
+            read(&outputs[0]),
+            read(&outputs[1]),
+            "{f} depends on the order of the .cm rows"
+        );
+    }
+}
