@@ -49,7 +49,10 @@ fn time_of(key: u128) -> Time {
 /// The key of an entry inside its bucket: time offset in the bucket, then sequence number.
 #[inline]
 fn bucket_key(at: Time, seq: u64) -> u64 {
-    debug_assert!(seq < 1 << SEQ_BITS, "sequence numbers fit below the time offset");
+    debug_assert!(
+        seq < 1 << SEQ_BITS,
+        "sequence numbers fit below the time offset"
+    );
     ((at & ((1 << BUCKET_SHIFT) - 1)) << SEQ_BITS) | seq
 }
 
