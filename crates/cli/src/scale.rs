@@ -96,7 +96,7 @@ fn run_step(hosts: u32, text: &str, opts: &ScaleOptions) -> Result<Row> {
     let s = sim.summary(wall);
     let ports = sim.topology().links.len() as u64;
     let flows = s.flows_total as u64;
-    let per = |n: u64| if n == 0 { 0 } else { rss / n };
+    let per = |n: u64| rss.checked_div(n).unwrap_or(0);
     let tiers = tiers_of(&sim);
     eprintln!(
         "memory after the run (capacities, i.e. peaks):\n{}",

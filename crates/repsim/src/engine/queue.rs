@@ -15,12 +15,14 @@
 //! A bucket's events are stored contiguously, in fixed-size chunks of [`CHUNK`] entries taken
 //! from a shared pool (a bucket is a short list of chunks, newest first). With a million packets
 //! in flight the pending events no longer fit in the caches: a bucket kept as a linked list of
-//! single events cost one dependent cache miss per event when drained (half of the event loop's
-//! time at 8,192 hosts), while chunks are read sequentially, one dependent miss per chunk. An
-//! entry is 16 bytes (for 8-byte events): the time's offset inside its bucket and the sequence
-//! number share one `u64` key, which orders entries of one bucket exactly as (time, sequence)
-//! does. Chunks return to the pool as soon as their bucket is drained and are reused last-in
-//! first-out, so memory follows the number of pending events and the chunks in use stay warm.
+//! single events cost one dependent cache miss per event when drained (on the 8,192-host 2 MB
+//! permutation, 25 % of the run's CPU time went to draining and linking buckets; with chunks, 5 %
+//! and 27 % less CPU time in all), while chunks are read sequentially, one dependent miss per
+//! chunk. An entry is 16 bytes (for 8-byte events): the time's offset inside its bucket and the
+//! sequence number share one `u64` key, which orders entries of one bucket exactly as (time,
+//! sequence) does. Chunks return to the pool as soon as their bucket is drained and are reused
+//! last-in first-out, so memory follows the number of pending events and the chunks in use stay
+//! warm.
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 

@@ -10,7 +10,7 @@
 //! that withdraw failed next hops from their ECMP groups (BGP or BFD driven) without switching
 //! to longer paths; [`reach`] and [`all_connected`] use the same rule, so "connected" means
 //! "the switches' routes still lead there".
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use super::topology::Topology;
 
@@ -54,16 +54,15 @@ impl Forwarding {
     }
 }
 
-/// Builds tables by interning port lists (ids in order of first appearance). The index is
-/// only looked up, never iterated, so its hash order cannot leak into the tables.
+/// Builds tables by interning port lists (ids in order of first appearance).
 struct Builder {
     out: Forwarding,
-    known: HashMap<Vec<u32>, u32>,
+    known: BTreeMap<Vec<u32>, u32>,
 }
 
 impl Builder {
     fn new(switches: usize, edges: u32) -> Self {
-        let mut known = HashMap::new();
+        let mut known = BTreeMap::new();
         known.insert(Vec::new(), 0);
         Builder {
             out: Forwarding {
@@ -224,7 +223,7 @@ pub fn shortest_paths(topo: &Topology, alive: &[bool]) -> Forwarding {
     let mut queue = Vec::with_capacity(n);
     let mut ports = Vec::new();
     // Each switch's latest group: consecutive destinations mostly share it (a ToR's uplinks
-    // towards every other pod), and comparing is cheaper than hashing.
+    // towards every other pod), and one comparison is cheaper than a search of the index.
     let mut latest: Vec<u32> = vec![0; n];
     for (e, &target) in topo.edges.iter().enumerate() {
         graph.hops_to(target, &mut dist, &mut queue);

@@ -3,7 +3,7 @@
 //! during a run, so after a run they show its peak), not allocator overhead.
 use std::mem::size_of;
 
-use super::{Flow, HostState, Simulation};
+use super::{HostState, Simulation};
 use crate::net::port::Port;
 use crate::net::Packet;
 
@@ -79,7 +79,7 @@ impl Simulation {
             MemoryItem {
                 name: "flows",
                 count: flows.len(),
-                bytes: flows.len() * size_of::<Flow>(),
+                bytes: std::mem::size_of_val(flows),
             },
             MemoryItem {
                 name: "senders and receivers (windows, SACK state)",
