@@ -8,6 +8,7 @@ mod plots;
 mod progress;
 mod report;
 mod run;
+mod scale;
 mod series;
 mod sweep;
 
@@ -38,6 +39,10 @@ enum Command {
         /// Override a scenario field (repeatable), as for `repsim run`.
         #[arg(long = "set", value_name = "KEY=VALUE", value_parser = repsim::scenario::Override::parse)]
         set: Vec<repsim::scenario::Override>,
+        /// Also print the memory each large structure takes once set up, and per packet in
+        /// flight.
+        #[arg(long)]
+        memory: bool,
     },
     /// Write a self-contained HTML report (plots, tables, scenario) for a run directory.
     Report(report::ReportArgs),
@@ -68,7 +73,17 @@ fn main() {
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Bench(args) => run::bench(args),
-        Command::Check { scenario, set } => run::check(&scenario, &set),
+        Command::Check {
+            scenario,
+            set,
+            memory,
+        } => run::check(&scenario, &set).and_then(|()| {
+            if memory {
+                scale::check_memory(&scenario, &set)
+            } else {
+                Ok(())
+            }
+        }),
         Command::Report(args) => report::report(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Figure(args) => figure::figure(args),

@@ -100,6 +100,19 @@ pub struct BenchArgs {
     /// Override a scenario field (repeatable), as for `repsim run`.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Override::parse)]
     pub set: Vec<Override>,
+    /// Run the scale series instead (2 MB permutations with REPS on 1,024 to 131,072 hosts;
+    /// the scenario argument is ignored); see `--max-hosts`, `--min-hosts`, `--csv`.
+    #[arg(long)]
+    pub scale: bool,
+    /// Scale series: largest step to run (hosts).
+    #[arg(long, default_value_t = 131_072)]
+    pub max_hosts: u32,
+    /// Scale series: smallest step to run (hosts).
+    #[arg(long, default_value_t = 0)]
+    pub min_hosts: u32,
+    /// Scale series: CSV file (rewritten after every step).
+    #[arg(long, default_value = "results/bench-scale.csv")]
+    pub csv: PathBuf,
 }
 
 /// One load balancer's run, built and checked but not started.
@@ -465,6 +478,15 @@ pub fn peak_rss() -> Option<u64> {
 
 /// `repsim bench`.
 pub fn bench(args: BenchArgs) -> Result<()> {
+    if args.scale {
+        return crate::scale::scale(&crate::scale::ScaleOptions {
+            max_hosts: args.max_hosts,
+            min_hosts: args.min_hosts,
+            lb: args.lb,
+            csv: args.csv,
+            set: args.set,
+        });
+    }
     let scn = LoadedScenario::load_with(&args.scenario, &args.set)?;
     let mut best: Option<(f64, u64)> = None;
     for i in 0..args.repeat.max(1) {

@@ -64,6 +64,14 @@ impl<T: Copy> Arena<T> {
         &mut self.slots[h as usize]
     }
 
+    /// Hints the CPU to fetch the value of `h` (see [`super::prefetch`]); no effect on results.
+    #[inline]
+    pub fn prefetch(&self, h: Handle) {
+        if let Some(v) = self.slots.get(h as usize) {
+            super::prefetch::prefetch(v);
+        }
+    }
+
     /// Number of live values.
     pub fn live(&self) -> usize {
         self.live
@@ -72,6 +80,12 @@ impl<T: Copy> Arena<T> {
     /// Largest number of values ever live at once.
     pub fn peak(&self) -> usize {
         self.peak
+    }
+
+    /// Bytes held on the heap (slots and free list, at their capacities).
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<T>()
+            + self.free.capacity() * std::mem::size_of::<Handle>()
     }
 }
 

@@ -54,7 +54,7 @@ impl Forwarding {
     }
 }
 
-/// Builds tables by interning port lists.
+/// Builds tables by interning port lists (ids in order of first appearance).
 struct Builder {
     out: Forwarding,
     known: BTreeMap<Vec<u32>, u32>,
@@ -74,15 +74,111 @@ impl Builder {
         }
     }
 
-    fn set(&mut self, s: u32, edge: u32, ports: Vec<u32>) {
+    /// The id of `ports`, interning it if new.
+    fn intern(&mut self, ports: &[u32]) -> u32 {
+        if let Some(&id) = self.known.get(ports) {
+            return id;
+        }
         let out = &mut self.out;
-        let id = *self.known.entry(ports).or_insert_with_key(|ports| {
-            out.groups
-                .push((out.group_ports.len() as u32, ports.len() as u32));
-            out.group_ports.extend_from_slice(ports);
-            (out.groups.len() - 1) as u32
-        });
+        out.groups
+            .push((out.group_ports.len() as u32, ports.len() as u32));
+        out.group_ports.extend_from_slice(ports);
+        let id = (out.groups.len() - 1) as u32;
+        self.known.insert(ports.to_vec(), id);
+        id
+    }
+
+    fn set(&mut self, s: u32, edge: u32, ports: &[u32]) {
+        let id = self.intern(ports);
+        let out = &mut self.out;
         out.table[(s * out.edges + edge) as usize] = id;
+    }
+}
+
+/// The live switch-to-switch links, as compressed adjacency lists: where breadth-first
+/// searches and next-hop scans over every (switch, edge switch) pair spend their time on large
+/// fabrics (131,072 hosts: 8,192 switches x 2,048 edge switches).
+struct SwitchGraph {
+    /// Switches with a live link into switch `s`: `from[into_start[s]..into_start[s + 1]]`.
+    into_start: Vec<u32>,
+    from: Vec<u32>,
+    /// Live links out of switch `s` to switches, in `Topology::out_of` order, with the switch
+    /// they lead to: `out[out_start[s]..out_start[s + 1]]`.
+    out_start: Vec<u32>,
+    out: Vec<(u32, u32)>,
+}
+
+impl SwitchGraph {
+    fn new(topo: &Topology, alive: &[bool]) -> Self {
+        let n = topo.switches.len();
+        let switch_link = |l: u32| {
+            let link = &topo.links[l as usize];
+            alive[l as usize] && link.from >= topo.hosts && link.to >= topo.hosts
+        };
+        let mut into: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut out_start = Vec::with_capacity(n + 1);
+        let mut out = Vec::new();
+        for s in 0..n as u32 {
+            out_start.push(out.len() as u32);
+            for &l in topo.out_of(topo.switch_node(s)) {
+                if switch_link(l) {
+                    let to = topo.links[l as usize].to - topo.hosts;
+                    out.push((l, to));
+                    into[to as usize].push(s);
+                }
+            }
+        }
+        out_start.push(out.len() as u32);
+        let mut into_start = Vec::with_capacity(n + 1);
+        let mut from = Vec::new();
+        for list in &into {
+            into_start.push(from.len() as u32);
+            from.extend_from_slice(list);
+        }
+        into_start.push(from.len() as u32);
+        SwitchGraph {
+            into_start,
+            from,
+            out_start,
+            out,
+        }
+    }
+
+    /// Hop counts from every switch to switch `target` into `dist` (`u32::MAX`: unreachable),
+    /// breadth first (`queue` is scratch).
+    fn hops_to(&self, target: u32, dist: &mut [u32], queue: &mut Vec<u32>) {
+        dist.fill(u32::MAX);
+        dist[target as usize] = 0;
+        queue.clear();
+        queue.push(target);
+        let mut head = 0;
+        while head < queue.len() {
+            let s = queue[head] as usize;
+            head += 1;
+            let (a, b) = (self.into_start[s] as usize, self.into_start[s + 1] as usize);
+            for &f in &self.from[a..b] {
+                if dist[f as usize] == u32::MAX {
+                    dist[f as usize] = dist[s] + 1;
+                    queue.push(f);
+                }
+            }
+        }
+    }
+
+    /// The links out of `s` to switches one hop closer (by `dist`) than `s`, into `ports`.
+    fn closer(&self, s: u32, dist: &[u32], ports: &mut Vec<u32>) {
+        let d = dist[s as usize];
+        let (a, b) = (
+            self.out_start[s as usize] as usize,
+            self.out_start[s as usize + 1] as usize,
+        );
+        ports.clear();
+        ports.extend(
+            self.out[a..b]
+                .iter()
+                .filter(|&&(_, to)| dist[to as usize] == d - 1)
+                .map(|&(l, _)| l),
+        );
     }
 }
 
@@ -120,16 +216,29 @@ fn hops_to(topo: &Topology, into: &[Vec<u32>], alive: &[bool], target: u32) -> V
 
 /// ECMP over shortest paths between switches, using only links marked alive.
 pub fn shortest_paths(topo: &Topology, alive: &[bool]) -> Forwarding {
-    let into = in_links(topo);
-    let mut b = Builder::new(topo.switches.len(), topo.edge_count());
+    let graph = SwitchGraph::new(topo, alive);
+    let n = topo.switches.len();
+    let mut b = Builder::new(n, topo.edge_count());
+    let mut dist = vec![u32::MAX; n];
+    let mut queue = Vec::with_capacity(n);
+    let mut ports = Vec::new();
+    // Each switch's latest group: consecutive destinations mostly share it (a ToR's uplinks
+    // towards every other pod), and one comparison is cheaper than a search of the index.
+    let mut latest: Vec<u32> = vec![0; n];
     for (e, &target) in topo.edges.iter().enumerate() {
-        let dist = hops_to(topo, &into, alive, target);
-        for s in 0..topo.switches.len() as u32 {
+        graph.hops_to(target, &mut dist, &mut queue);
+        for s in 0..n as u32 {
             let d = dist[s as usize];
             if d == 0 || d == u32::MAX {
                 continue;
             }
-            b.set(s, e as u32, closer_next_hops(topo, s, &dist, alive));
+            graph.closer(s, &dist, &mut ports);
+            let g = latest[s as usize];
+            let (start, len) = b.out.groups[g as usize];
+            let same = b.out.group_ports[start as usize..(start + len) as usize] == ports[..];
+            let id = if same { g } else { b.intern(&ports) };
+            latest[s as usize] = id;
+            b.out.table[s as usize * b.out.edges as usize + e] = id;
         }
     }
     b.out
@@ -258,7 +367,7 @@ pub fn reconverge(topo: &Topology, base: &Forwarding, alive: &[bool]) -> Forward
                         && reach[e as usize][(to - topo.hosts) as usize]
                 })
                 .collect();
-            b.set(s, e, ports);
+            b.set(s, e, &ports);
         }
     }
     b.out
@@ -304,6 +413,44 @@ mod tests {
         t2.routes = r;
         assert!(t2.candidates(0, 4).is_empty());
         assert!(!all_connected(&t, &t.routes, &alive));
+    }
+
+    /// The tables equal a direct per-(switch, destination) search (breadth first over every
+    /// link, then the closer live next hops), with and without dead links, and interning gives
+    /// group ids in order of first appearance.
+    #[test]
+    fn tables_match_a_direct_search() {
+        let t = FatTreeSpec::uniform(3, 128, 4, 32, 2, 400_000_000_000, US, 0)
+            .unwrap()
+            .build()
+            .unwrap();
+        let mut alive = vec![true; t.links.len()];
+        for (i, a) in alive.iter_mut().enumerate() {
+            *a = i % 7 != 3;
+        }
+        for alive in [vec![true; t.links.len()], alive] {
+            let f = shortest_paths(&t, &alive);
+            let into = in_links(&t);
+            let mut seen = Vec::new();
+            for (e, &target) in t.edges.iter().enumerate() {
+                let dist = hops_to(&t, &into, &alive, target);
+                for s in 0..t.switches.len() as u32 {
+                    let d = dist[s as usize];
+                    let want = if d == 0 || d == u32::MAX {
+                        Vec::new()
+                    } else {
+                        closer_next_hops(&t, s, &dist, &alive)
+                    };
+                    assert_eq!(f.group(s, e as u32), &want[..], "switch {s}, edge {e}");
+                    let g = f.table[s as usize * f.edges as usize + e];
+                    if !seen.contains(&g) && g != 0 {
+                        assert_eq!(g as usize, seen.len() + 1, "ids in order of appearance");
+                        seen.push(g);
+                    }
+                }
+            }
+            assert_eq!(seen.len() + 1, f.group_count());
+        }
     }
 
     #[test]

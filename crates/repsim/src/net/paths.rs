@@ -91,6 +91,12 @@ impl PathTable {
     pub fn is_empty(&self) -> bool {
         self.spans.is_empty()
     }
+
+    /// Bytes its routes hold on the heap (the interning index counted at its keys' lengths).
+    pub fn heap_bytes(&self) -> usize {
+        let keys: usize = self.index.keys().map(|k| k.capacity() * 4 + 32).sum();
+        self.links.capacity() * 4 + self.spans.capacity() * 8 + self.reverse.capacity() * 4 + keys
+    }
 }
 
 /// Checks that `route` is a loopless route of `topo` with hosts only at its ends.

@@ -130,6 +130,11 @@ pub struct Port {
 }
 
 impl Port {
+    /// Bytes its queues hold on the heap (packet handles, at their capacities).
+    pub fn heap_bytes(&self) -> usize {
+        (self.headers.capacity() + self.data.capacity()) * std::mem::size_of::<Handle>()
+    }
+
     /// A port with empty queues.
     pub fn new(to_node: u32, rate_bps: u64, latency: Time, params: QueueParams, rng: Rng) -> Self {
         Port {

@@ -35,9 +35,11 @@ mod faults;
 mod flow_table;
 mod flows;
 mod host;
+mod memory;
 mod observer;
 mod pfc;
 mod ports;
+mod prefetch;
 mod retire;
 mod spec;
 mod summary;
@@ -45,6 +47,7 @@ mod switch;
 mod triggers;
 
 pub use books::PacketBooks;
+pub use memory::MemoryItem;
 pub use observer::{DropCause, Injector, Observer, PacketDrop};
 pub use pfc::PfcLinkStats;
 pub use spec::{RunSpec, SimConfig, TrafficClass};
@@ -642,6 +645,9 @@ impl Simulation {
                 return t < self.cfg.end;
             }
             let (t, ev) = self.world.events.pop().expect("peeked");
+            if let Some(ahead) = self.world.events.peek_ahead(prefetch::DISTANCE) {
+                self.prefetch_for(ahead);
+            }
             self.world.now = t;
             self.world.counters.events += 1;
             match ev.kind() {

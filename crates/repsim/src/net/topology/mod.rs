@@ -160,6 +160,21 @@ pub struct Topology {
 }
 
 impl Topology {
+    /// Bytes its node, link and adjacency lists hold on the heap (forwarding tables apart).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.switches.capacity() * size_of::<Switch>()
+            + self.links.capacity() * size_of::<Link>()
+            + (self.host_uplink.capacity()
+                + self.host_downlink.capacity()
+                + self.host_edge.capacity()
+                + self.edge_index.capacity()
+                + self.edges.capacity()
+                + self.out_start.capacity()
+                + self.out_links.capacity())
+                * size_of::<u32>()
+    }
+
     /// An empty network of `hosts` hosts; add switches and links, then call [`Self::finish`].
     pub fn empty(hosts: u32, family: Family) -> Self {
         Topology {

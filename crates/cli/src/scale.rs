@@ -1,0 +1,239 @@
+//! `repsim bench --scale`: the scale series. One 2 MB permutation with REPS per fabric size
+//! (1,024 and 8,192 hosts on 2-tier fat trees, 32,768 and 131,072 on 3-tier ones; the
+//! scenarios are `bench/scale-*.toml`, built into the binary), each timed once, reported as a
+//! table on stdout and as CSV.
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use repsim::scenario::{LoadedScenario, Override};
+use repsim::Simulation;
+
+use crate::run::{peak_rss, CollectMode, Prepared};
+
+/// The steps of the series: hosts and the scenario text.
+pub const STEPS: [(u32, &str); 4] = [
+    (1_024, include_str!("../../../bench/scale-1024.toml")),
+    (8_192, include_str!("../../../bench/scale-8192.toml")),
+    (32_768, include_str!("../../../bench/scale-32768.toml")),
+    (131_072, include_str!("../../../bench/scale-131072.toml")),
+];
+
+/// Columns of the CSV (and of the table, in the same order).
+pub const COLUMNS: [&str; 14] = [
+    "hosts",
+    "tiers",
+    "ports",
+    "flows",
+    "completed",
+    "wall_s",
+    "events",
+    "mevents_per_s",
+    "peak_packets",
+    "peak_rss_mb",
+    "bytes_per_host",
+    "bytes_per_port",
+    "bytes_per_flow",
+    "fct_max_us",
+];
+
+/// Which steps to run and where the CSV goes.
+pub struct ScaleOptions {
+    /// Largest step to run (hosts).
+    pub max_hosts: u32,
+    /// Smallest step to run (hosts).
+    pub min_hosts: u32,
+    /// Load balancer (default `reps`).
+    pub lb: String,
+    /// CSV file written after every step.
+    pub csv: PathBuf,
+    /// `--set` overrides applied to every step.
+    pub set: Vec<Override>,
+}
+
+/// One measured step.
+struct Row {
+    values: Vec<String>,
+}
+
+/// Resets the kernel's peak-RSS mark to the current RSS, so that each step reports its own
+/// peak (Linux; elsewhere the peak stays cumulative).
+fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// The scenario of one step, with the overrides applied.
+fn load_step(hosts: u32, text: &str, set: &[Override]) -> Result<LoadedScenario> {
+    let path = Path::new("bench").join(format!("scale-{hosts}.toml"));
+    if set.is_empty() {
+        return Ok(LoadedScenario::parse(text, &path)?);
+    }
+    let mut table: toml::Table =
+        toml::from_str(text).with_context(|| format!("parsing {}", path.display()))?;
+    for o in set {
+        o.apply(&mut table)
+            .map_err(|e| anyhow::anyhow!("{}: --set {}: {e}", path.display(), o.key))?;
+    }
+    let merged = toml::to_string(&table).context("writing the overridden scenario")?;
+    Ok(LoadedScenario::parse(&merged, &path)?)
+}
+
+/// Runs one step and measures it.
+fn run_step(hosts: u32, text: &str, opts: &ScaleOptions) -> Result<Row> {
+    let scn = load_step(hosts, text, &opts.set)?;
+    let run = scn
+        .select(std::slice::from_ref(&opts.lb))?
+        .pop()
+        .context("one load balancer, one run")?;
+    let exact_peak = reset_peak_rss();
+    let (sim, wall) = Prepared::new(&scn, &run, None, CollectMode::None)?.simulate(
+        &scn,
+        &opts.lb,
+        false,
+        false,
+        &mut |_| Ok(()),
+    )?;
+    let rss = peak_rss().unwrap_or(0);
+    let s = sim.summary(wall);
+    let ports = sim.topology().links.len() as u64;
+    let flows = s.flows_total as u64;
+    let per = |n: u64| rss.checked_div(n).unwrap_or(0);
+    let tiers = tiers_of(&sim);
+    eprintln!(
+        "memory after the run (capacities, i.e. peaks):\n{}",
+        memory_table(&sim)
+    );
+    if !exact_peak {
+        eprintln!("note: peak RSS is cumulative over the steps (cannot reset it here)");
+    }
+    Ok(Row {
+        values: vec![
+            hosts.to_string(),
+            tiers.to_string(),
+            ports.to_string(),
+            flows.to_string(),
+            s.flows_completed.to_string(),
+            format!("{wall:.2}"),
+            s.events.to_string(),
+            format!("{:.2}", s.events as f64 / wall.max(1e-9) / 1e6),
+            s.peak_packets.to_string(),
+            format!("{:.1}", rss as f64 / 1e6),
+            per(hosts as u64).to_string(),
+            per(ports).to_string(),
+            per(flows).to_string(),
+            format!("{:.2}", s.fct_us.max),
+        ],
+    })
+}
+
+/// Number of switch levels of the run's topology.
+fn tiers_of(sim: &Simulation) -> u8 {
+    sim.topology()
+        .switches
+        .iter()
+        .map(|s| s.level)
+        .max()
+        .unwrap_or(0)
+}
+
+/// The table: a header line and one right-aligned line per row.
+fn table(rows: &[Row]) -> String {
+    let widths: Vec<usize> = COLUMNS
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            rows.iter()
+                .map(|r| r.values[i].len())
+                .fold(c.len(), usize::max)
+        })
+        .collect();
+    let line = |cells: &mut dyn Iterator<Item = &str>| {
+        cells
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:>w$}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut out = line(&mut COLUMNS.iter().copied());
+    for r in rows {
+        out.push('\n');
+        out += &line(&mut r.values.iter().map(String::as_str));
+    }
+    out
+}
+
+/// Writes the CSV of the rows measured so far.
+fn write_csv(path: &Path, rows: &[Row]) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut text = COLUMNS.join(",");
+    for r in rows {
+        text.push('\n');
+        text += &r.values.join(",");
+    }
+    text.push('\n');
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+/// `repsim bench --scale`.
+pub fn scale(opts: &ScaleOptions) -> Result<()> {
+    let steps: Vec<_> = STEPS
+        .iter()
+        .filter(|(h, _)| (opts.min_hosts..=opts.max_hosts).contains(h))
+        .collect();
+    if steps.is_empty() {
+        bail!(
+            "no step of the series ({}) lies between --min-hosts {} and --max-hosts {}",
+            STEPS.map(|(h, _)| h.to_string()).join(", "),
+            opts.min_hosts,
+            opts.max_hosts
+        );
+    }
+    let mut rows = Vec::new();
+    for (hosts, text) in steps {
+        eprintln!("scale: {hosts} hosts ...");
+        let row = run_step(*hosts, text, opts).with_context(|| format!("step {hosts} hosts"))?;
+        eprintln!("{}", table(std::slice::from_ref(&row)));
+        rows.push(row);
+        write_csv(&opts.csv, &rows)?;
+    }
+    println!("{}", table(&rows));
+    println!("(CSV: {})", opts.csv.display());
+    Ok(())
+}
+
+/// A memory breakdown table (structure, count, MB) of a simulation.
+pub fn memory_table(sim: &Simulation) -> String {
+    let items = sim.memory_breakdown();
+    let w = items.iter().map(|i| i.name.len()).max().unwrap_or(0);
+    let mut out = format!("{:<w$} {:>12} {:>10}", "structure", "count", "MB");
+    for i in &items {
+        let count = if i.name == "total" {
+            String::new()
+        } else {
+            i.count.to_string()
+        };
+        out += &format!(
+            "\n{:<w$} {count:>12} {:>10.2}",
+            i.name,
+            i.bytes as f64 / 1e6
+        );
+    }
+    out
+}
+
+/// `repsim check --memory`: each run's memory once set up, before the first event.
+pub fn check_memory(path: &Path, set: &[Override]) -> Result<()> {
+    let scn = LoadedScenario::load_with(path, set)?;
+    for run in scn.runs()? {
+        let sim = Simulation::new(scn.build_run(&run, None)?)?;
+        println!("{}: {}: memory once set up", scn.name(), run.label);
+        println!("{}", memory_table(&sim));
+        println!(
+            "each packet in flight adds {} B (its arena slot and event entry); peak RSS so far {:.1} MB",
+            Simulation::bytes_per_packet_in_flight(),
+            peak_rss().unwrap_or(0) as f64 / 1e6
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,89 @@
+//! `repsim bench --scale` (its CI step: 1,024 hosts, flows shrunk) and `repsim check --memory`:
+//! the shape of what they print and write, not how fast they are.
+mod common;
+
+use common::repsim_ok;
+
+const COLUMNS: &str = "hosts,tiers,ports,flows,completed,wall_s,events,mevents_per_s,peak_packets,\
+peak_rss_mb,bytes_per_host,bytes_per_port,bytes_per_flow,fct_max_us";
+
+#[test]
+fn scale_series_small_step_writes_table_and_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("scale.csv");
+    let out = repsim_ok(&[
+        "bench",
+        "--scale",
+        "--max-hosts",
+        "1024",
+        "--set",
+        "workload.size=100KB",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let header: Vec<&str> = COLUMNS.split(',').collect();
+    let mut lines = stdout.lines();
+    let table_header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(table_header, header, "table header");
+    let row: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(row.len(), header.len(), "one cell per column: {row:?}");
+    assert_eq!(row[0], "1024", "only the 1,024-host step runs");
+
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2, "header and one step:\n{text}");
+    assert_eq!(rows[0], header);
+    let cell = |name: &str| -> f64 {
+        let i = header.iter().position(|c| *c == name).unwrap();
+        rows[1][i]
+            .parse()
+            .unwrap_or_else(|e| panic!("{name} = {:?}: {e}", rows[1][i]))
+    };
+    assert_eq!(cell("hosts"), 1024.0);
+    assert_eq!(cell("tiers"), 2.0);
+    assert_eq!(cell("flows"), 1024.0, "a permutation: one flow per host");
+    assert_eq!(cell("completed"), 1024.0);
+    assert!(cell("events") > 0.0);
+    assert!(cell("mevents_per_s") > 0.0);
+    assert!(cell("peak_packets") > 0.0);
+    // 1,024 hosts, 32 ToRs x 32 uplinks: 2 x (1,024 + 1,024) directed links.
+    assert_eq!(cell("ports"), 4096.0);
+    assert!(cell("bytes_per_host") > 0.0 && cell("bytes_per_port") > 0.0);
+    assert!(cell("fct_max_us") > 0.0);
+}
+
+#[test]
+fn scale_series_rejects_an_empty_selection() {
+    let o = common::repsim(&["bench", "--scale", "--max-hosts", "100"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no step"), "{err}");
+}
+
+#[test]
+fn check_memory_prints_a_breakdown() {
+    let out = repsim_ok(&["check", "scenarios/permutation-128.toml", "--memory"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let row = |name: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} row in:\n{stdout}"))
+            .split_whitespace()
+            .map(String::from)
+            .collect()
+    };
+    assert!(stdout.contains("structure"), "{stdout}");
+    // 128 hosts, 16 ToRs, 8 spines: 16 + 8 switches x 16 edge switches.
+    let fwd = row("forwarding table");
+    assert_eq!(fwd[fwd.len() - 2], "384", "{stdout}");
+    let flows = row("flows");
+    assert_eq!(flows[1], "128", "{stdout}");
+    let total: f64 = row("total").last().unwrap().parse().unwrap();
+    assert!(total > 0.0);
+    assert!(
+        stdout.contains("each packet in flight adds 80 B"),
+        "{stdout}"
+    );
+}
