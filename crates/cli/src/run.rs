@@ -134,6 +134,14 @@ impl Prepared {
         Ok(Prepared { built, collect })
     }
 
+    /// Runs the simulation to completion without progress bar, streaming or limits (benchmarks);
+    /// returns it with the wall-clock seconds it took.
+    pub fn simulate_unlimited(self, scn: &LoadedScenario, lb: &str) -> Result<(Simulation, f64)> {
+        let (sim, wall, _) =
+            self.simulate(scn, lb, false, false, &mut Limiter::none(), &mut |_| Ok(()))?;
+        Ok((sim, wall))
+    }
+
     /// Runs the simulation to completion, showing a progress bar if `progress`; returns it
     /// with the wall-clock seconds it took, and why it stopped early if `limiter` stopped it.
     /// With `stream`, finished flows leave the simulation as it goes
@@ -494,14 +502,8 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             .select(std::slice::from_ref(&args.lb))?
             .pop()
             .expect("one name, one run");
-        let (sim, wall, _) = Prepared::new(&scn, &run, None, args.collect)?.simulate(
-            &scn,
-            &args.lb,
-            false,
-            false,
-            &mut Limiter::none(),
-            &mut |_| Ok(()),
-        )?;
+        let (sim, wall) =
+            Prepared::new(&scn, &run, None, args.collect)?.simulate_unlimited(&scn, &args.lb)?;
         let s = sim.summary(wall);
         eprintln!(
             "run {}: {:.2} s wall, {} events, {:.2} M events/s, {}/{} flows, max FCT {:.1} us",

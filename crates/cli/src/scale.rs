@@ -8,7 +8,6 @@ use anyhow::{bail, Context, Result};
 use repsim::scenario::{LoadedScenario, Override};
 use repsim::Simulation;
 
-use crate::limits::Limiter;
 use crate::run::{peak_rss, CollectMode, Prepared};
 
 /// The steps of the series: hosts and the scenario text.
@@ -86,14 +85,8 @@ fn run_step(hosts: u32, text: &str, opts: &ScaleOptions) -> Result<Row> {
         .pop()
         .context("one load balancer, one run")?;
     let exact_peak = reset_peak_rss();
-    let (sim, wall, _) = Prepared::new(&scn, &run, None, CollectMode::None)?.simulate(
-        &scn,
-        &opts.lb,
-        false,
-        false,
-        &mut Limiter::none(),
-        &mut |_| Ok(()),
-    )?;
+    let (sim, wall) =
+        Prepared::new(&scn, &run, None, CollectMode::None)?.simulate_unlimited(&scn, &opts.lb)?;
     let rss = peak_rss().unwrap_or(0);
     let s = sim.summary(wall);
     let ports = sim.topology().links.len() as u64;

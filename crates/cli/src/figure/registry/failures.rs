@@ -93,18 +93,12 @@ pub(super) const FIG23: Figure = Figure {
         Claim {
             what: "no failure: max FCT without / with freezing (identical)",
             paper: 1.0,
-            ours: Ours::Ratio(
-                at_x(0, "reps-nofreeze", "none", MAX_FCT),
-                at_x(0, "reps", "none", MAX_FCT),
-            ),
+            ours: ratio_at_x(0, "none", "reps-nofreeze", "reps", MAX_FCT),
         },
         Claim {
             what: "1 % cables failed: max FCT without / with freezing (about 25 % gain)",
             paper: 1.25,
-            ours: Ours::Ratio(
-                at_x(0, "reps-nofreeze", "1 %", MAX_FCT),
-                at_x(0, "reps", "1 %", MAX_FCT),
-            ),
+            ours: ratio_at_x(0, "1 %", "reps-nofreeze", "reps", MAX_FCT),
         },
     ],
 };
@@ -199,10 +193,7 @@ pub(super) const FIG8: Figure = Figure {
         Claim {
             what: "permutation, BER cable 1 %: OPS / REPS completion (BER does not hurt REPS: >= 1)",
             paper: 1.0,
-            ours: Ours::Ratio(
-                at_x(0, "ops", "BER cable 1 %", COMPLETION),
-                at_x(0, "reps", "BER cable 1 %", COMPLETION),
-            ),
+            ours: ratio_at_x(0, "BER cable 1 %", "ops", "reps", COMPLETION),
         },
     ],
 };

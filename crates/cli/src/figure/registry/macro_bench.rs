@@ -53,18 +53,12 @@ pub(super) const FIG3: Figure = Figure {
         Claim {
             what: "incast 8 MiB: ECMP / REPS max FCT (all equal)",
             paper: 1.0,
-            ours: Ours::Ratio(
-                at_x(0, "ecmp", "incast 8MiB", MAX_FCT),
-                at_x(0, "reps", "incast 8MiB", MAX_FCT),
-            ),
+            ours: ratio_at_x(0, "incast 8MiB", "ecmp", "reps", MAX_FCT),
         },
         Claim {
             what: "WebSearch at 100 % load: OPS / REPS mean FCT (REPS about 5 % better)",
             paper: 1.05,
-            ours: Ours::Ratio(
-                at_x(1, "ops", "1.0", MEAN_FCT),
-                at_x(1, "reps", "1.0", MEAN_FCT),
-            ),
+            ours: ratio_at_x(1, "1.0", "ops", "reps", MEAN_FCT),
         },
         Claim {
             what: "AllToAll: best speedup of REPS over OPS across n (up to 20 %)",
@@ -222,18 +216,12 @@ pub(super) const FIG5: Figure = Figure {
         Claim {
             what: "WebSearch at 100 % load: ECMP / REPS mean FCT (10x)",
             paper: 10.0,
-            ours: Ours::Ratio(
-                at_x(1, "ecmp", "1.0", MEAN_FCT),
-                at_x(1, "reps", "1.0", MEAN_FCT),
-            ),
+            ours: ratio_at_x(1, "1.0", "ecmp", "reps", MEAN_FCT),
         },
         Claim {
             what: "WebSearch at 100 % load: BitMap / REPS mean FCT (25 % over the second best; BitMap taken as it)",
             paper: 1.25,
-            ours: Ours::Ratio(
-                at_x(1, "bitmap", "1.0", MEAN_FCT),
-                at_x(1, "reps", "1.0", MEAN_FCT),
-            ),
+            ours: ratio_at_x(1, "1.0", "bitmap", "reps", MEAN_FCT),
         },
         Claim {
             what: "ring AllReduce: BitMap / REPS runtime (30 % over the second best; BitMap taken as it)",
@@ -300,10 +288,7 @@ pub(super) const FIG6: Figure = Figure {
     claims: &[Claim {
         what: "tornado 8 MiB: background max FCT beside REPS / beside ECMP (paper, qualitative: REPS does not slow the ECMP flows, <= 1)",
         paper: 1.0,
-        ours: Ours::Ratio(
-            at_x(1, "reps", "tornado 8MiB", BACKGROUND_MAX_FCT),
-            at_x(1, "ecmp", "tornado 8MiB", BACKGROUND_MAX_FCT),
-        ),
+        ours: ratio_at_x(1, "tornado 8MiB", "reps", "ecmp", BACKGROUND_MAX_FCT),
     }],
 };
 

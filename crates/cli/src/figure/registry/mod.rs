@@ -24,12 +24,7 @@ const DROPS: Metric = Metric {
 
 /// A selection of one value of panel 0 of a single-point figure.
 const fn at(lb: &'static str, metric: Metric) -> Sel {
-    Sel {
-        panel: 0,
-        lb,
-        at: None,
-        metric,
-    }
+    at_p(0, lb, metric)
 }
 
 /// A selection of one value of panel `panel`, which has no axis.
@@ -50,6 +45,17 @@ const fn at_x(panel: usize, lb: &'static str, x: &'static str, metric: Metric) -
         at: Some(x),
         metric,
     }
+}
+
+/// `num`'s value over `den`'s, both at axis value `x` of panel `panel`.
+const fn ratio_at_x(
+    panel: usize,
+    x: &'static str,
+    num: &'static str,
+    den: &'static str,
+    metric: Metric,
+) -> Ours {
+    Ours::Ratio(at_x(panel, num, x, metric), at_x(panel, den, x, metric))
 }
 
 const FAILED_TOR_UPLINKS: &[&str] = &[
