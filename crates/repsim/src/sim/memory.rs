@@ -29,8 +29,13 @@ impl Simulation {
         let endpoints: usize = flows
             .iter()
             .map(|f| {
-                f.sender.as_ref().map_or(0, |s| s.heap_bytes())
-                    + f.receiver.as_ref().map_or(0, |r| r.heap_bytes())
+                // Both are boxed: their structs are heap too.
+                f.sender
+                    .as_deref()
+                    .map_or(0, |s| size_of_val(s) + s.heap_bytes())
+                    + f.receiver
+                        .as_deref()
+                        .map_or(0, |r| size_of_val(r) + r.heap_bytes())
             })
             .sum();
         let host_lists: usize = self
