@@ -43,9 +43,19 @@ pub struct QueueConfig {
     pub ecn_pmax: f64,
     /// Trim (true) or drop (false) packets that overflow.
     pub trimming: bool,
+    /// The sizes above are for ports of this speed (bit/s); a port of another speed scales
+    /// them by its speed (LAPS keys its ECN thresholds by port speed: 400/1600 KB at 100 Gb/s,
+    /// 800/3200 KB at 200 Gb/s). `None`: every port uses them as they are.
+    pub per_rate: Option<u64>,
 }
 
 impl QueueConfig {
+    /// The factor the sizes are scaled by on a port of `rate_bps` (see `per_rate`).
+    pub fn rate_scale(&self, rate_bps: u64) -> f64 {
+        self.per_rate
+            .map_or(1.0, |r| rate_bps as f64 / r.max(1) as f64)
+    }
+
     /// The parameters of one switch port whose buffer and ECN thresholds are `scale` times the
     /// configured ones (degraded or rate-changed links).
     pub fn port_params(&self, scale: f64, header_size: u32) -> QueueParams {
