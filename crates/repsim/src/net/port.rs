@@ -277,6 +277,31 @@ mod tests {
         Packet::blank(Kind::Data, size)
     }
 
+    #[test]
+    fn thresholds_scale_with_port_speed_only_when_asked() {
+        let mut q = QueueConfig {
+            capacity: 10 << 20,
+            ecn_min: 400_000,
+            ecn_max: 1_600_000,
+            ecn_pmax: 0.8,
+            trimming: false,
+            per_rate: None,
+        };
+        assert_eq!(q.rate_scale(200_000_000_000), 1.0);
+        // LAPS: 400/1600 KB at 100 Gb/s, 800/3200 KB at 200 Gb/s, 100/400 KB at 25 Gb/s.
+        q.per_rate = Some(100_000_000_000);
+        let at = |rate: u64| q.port_params(q.rate_scale(rate), 48);
+        assert_eq!(
+            (at(200_000_000_000).ecn_min, at(200_000_000_000).ecn_max),
+            (800_000, 3_200_000)
+        );
+        assert_eq!(
+            (at(25_000_000_000).ecn_min, at(25_000_000_000).ecn_max),
+            (100_000, 400_000)
+        );
+        assert_eq!(at(100_000_000_000).ecn_min, 400_000);
+    }
+
     fn port(trimming: bool) -> Port {
         let params = QueueParams {
             capacity: 3 * 1000,
