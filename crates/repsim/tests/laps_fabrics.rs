@@ -155,3 +155,54 @@ quantum = "5us"
         "the incast pauses"
     );
 }
+
+#[test]
+fn baselines_can_choose_among_the_laps_candidate_next_hops() {
+    // One Dragonfly flow across groups under LetFlow at every switch with a flowlet gap so
+    // short that every packet draws again: on the candidate routes' next hops it spreads over
+    // the routes through every other group, many more global links than its shortest paths.
+    let text = |next_hops: &str| {
+        format!(
+            r#"
+seed = 5
+lb = [{{ scheme = "ecmp", next_hops = "{next_hops}", switch = {{ scheme = "letflow", timeout = "1ns" }} }}]
+[topology]
+type = "dragonfly"
+[queue]
+size = "400pkt"
+ecn_min = "100pkt"
+ecn_max = "300pkt"
+trimming = false
+[transport]
+mtu = "1048B"
+header = "48B"
+[workload]
+type = "explicit"
+flows = [{{ src = 0, dst = 143, size = "1MiB" }}]
+"#
+        )
+    };
+    let global_links_used = |next_hops: &str| {
+        let mut sim = build(&text(next_hops));
+        sim.run_until_idle();
+        common::assert_all_delivered(&sim);
+        let t = sim.topology();
+        let stats = sim.port_stats();
+        let group = |n: u32| (n - t.hosts) / 4;
+        (0..t.links.len())
+            .filter(|&l| {
+                let link = &t.links[l];
+                link.from >= t.hosts
+                    && link.to >= t.hosts
+                    && group(link.from) != group(link.to)
+                    && stats[l].tx_bytes > 100_000
+            })
+            .count()
+    };
+    let shortest = global_links_used("shortest");
+    let spread = global_links_used("laps-candidates");
+    assert!(
+        spread >= shortest + 4,
+        "global links carrying data: {spread} (shortest paths: {shortest})"
+    );
+}

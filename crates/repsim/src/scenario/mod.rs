@@ -576,6 +576,7 @@ impl LoadedScenario {
             pfc,
             loss: self.loss()?,
             reorder_metrics: s.metrics.reorder,
+            next_hops: run.next_hops,
         };
         let classes = self.classes()?;
         let (flows, triggers) = self.flows(&topology, seed, &classes)?;

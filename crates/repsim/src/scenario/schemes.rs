@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::{LoadedScenario, ScenarioError};
 use crate::cc::CcSpec;
 use crate::lb::LbSpec;
+use crate::net::candidate_hops::NextHops;
 use crate::routing::SwitchSpec;
 
 /// A load balancer in a scenario: a name (`"reps"`) or a table (`{ scheme = "reps", label =
@@ -52,12 +53,15 @@ pub struct LbRun {
     /// The congestion control this run uses instead of `[cc]`, if the entry names one
     /// (`{ scheme = "plb", cc = { algo = "dctcp-rate" } }`: the LAPS runs give PLB its own).
     pub cc: Option<CcSpec>,
+    /// Next hops of hashed and flowlet switch schemes in this run (`next_hops =
+    /// "laps-candidates"`: the per-hop union of the LAPS candidate routes; default shortest).
+    pub next_hops: NextHops,
 }
 
 impl LoadedScenario {
     /// Resolves one `lb` entry (`field` names it in messages).
     pub(crate) fn lb_entry(&self, entry: &LbEntry, field: &str) -> Result<LbRun, ScenarioError> {
-        let mut cc = None;
+        let (mut cc, mut next_hops) = (None, NextHops::default());
         let (label, spec, switch) = match &entry.0 {
             toml::Value::String(name) => {
                 let (sender, switch) = match name.split_once('+') {
@@ -100,6 +104,14 @@ impl LoadedScenario {
                 if let Some(v) = t.remove("cc") {
                     cc = Some(self.cc_from(Some(&v), &format!("{field}.cc"))?);
                 }
+                if let Some(v) = t.remove("next_hops") {
+                    next_hops = v.try_into().map_err(|_| {
+                        self.err(
+                            &format!("{field}.next_hops"),
+                            "write \"shortest\" or \"laps-candidates\"",
+                        )
+                    })?;
+                }
                 let spec: LbSpec =
                     toml::Value::Table(t)
                         .try_into()
@@ -126,6 +138,7 @@ impl LoadedScenario {
             spec,
             switch,
             cc,
+            next_hops,
         })
     }
 

@@ -5,7 +5,6 @@ use super::observer::{DropCause, PacketDrop};
 use super::{Phase, Simulation, NO_HOST};
 use crate::engine::time::to_us;
 use crate::engine::Handle;
-use crate::fault::random_loss::RandomLossStats;
 use crate::fault::{ActionKind, FaultPlan, FaultState, FaultStats, Verdict};
 use crate::net::forwarding;
 use crate::net::packet::flags;
@@ -151,35 +150,6 @@ impl Simulation {
                 fs.stats.control_dropped += 1;
             }
         }
-    }
-
-    /// Random loss at the port the packet arrives on: true (and the packet counted and freed)
-    /// when it is lost. Every kind can be lost, PFC frames included, as in the LAPS code (a
-    /// lost pause is not sent again until the next refresh; a lost resume leaves the port
-    /// paused until the quantum runs out).
-    #[inline(never)]
-    pub(super) fn random_loss_takes(&mut self, h: Handle) -> bool {
-        let pkt = self.world.pkts.get(h);
-        let (port, kind) = (pkt.egress, pkt.kind);
-        let Some(loss) = self.random_loss.as_deref_mut() else {
-            return false;
-        };
-        if !loss.loses(port) {
-            return false;
-        }
-        if kind == Kind::Data {
-            loss.stats.data_dropped += 1;
-        } else {
-            loss.stats.control_dropped += 1;
-        }
-        self.observe_drop(h, port, DropCause::RandomLoss);
-        self.world.lose(h);
-        true
-    }
-
-    /// What random loss discarded (`None`: off).
-    pub fn random_loss_stats(&self) -> Option<RandomLossStats> {
-        self.random_loss.as_ref().map(|l| l.stats)
     }
 
     /// A switch has no route left towards the packet's destination: the packet is discarded.

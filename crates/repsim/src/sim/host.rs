@@ -328,8 +328,8 @@ impl Simulation {
         if pkt.route != NO_ROUTE {
             // Replies return on the reverse of the data packet's route.
             pkt.route = paths.reverse(pkt.route);
-            pkt.hop = 0;
         }
+        pkt.hop = 0;
         if reply.nack {
             self.world.counters.nacks_sent += 1;
             self.books.on_sent(Kind::Nack);
@@ -377,7 +377,7 @@ impl Simulation {
         if !trimmed {
             let (packets, bytes) = reorder_occupancy(r, &flow.sizes);
             flow.stats.reorder.record(out_of_order, packets, bytes);
-            self.reorder.record(out_of_order, packets, bytes);
+            self.fabric.reorder.record(out_of_order, packets, bytes);
         }
         if trimmed {
             self.world.counters.trimmed_arrivals += 1;

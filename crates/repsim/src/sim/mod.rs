@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, VecDeque};
 use crate::engine::rng::Stream;
 use crate::engine::time::SEC;
 use crate::engine::{Arena, EventQueue, Rng, Time};
-use crate::fault::{random_loss::RandomLoss, FaultState};
+use crate::fault::FaultState;
 use crate::lb::{LbRecord, Route};
 use crate::metrics::collect::{CollectConfig, Collector};
 use crate::net::paths::{self, PathTable};
@@ -31,6 +31,7 @@ use crate::workload::{FlowSource, FlowSpec};
 
 mod books;
 mod credit;
+mod fabric;
 mod faults;
 mod flow_table;
 mod flows;
@@ -230,10 +231,8 @@ pub struct Simulation {
     pfc: Option<Box<pfc::PfcState>>,
     /// Statistics of the flows dropped from the table, once streaming is on.
     retired: Option<Box<retire::RetiredTotals>>,
-    /// Random loss at receiving ports (`None`: off).
-    random_loss: Option<Box<RandomLoss>>,
-    /// Receiver reordering over the run.
-    reorder: crate::metrics::reorder::ReorderHistogram,
+    /// Random loss, candidate-route next hops, receiver reordering.
+    fabric: fabric::FabricExtras,
 }
 
 impl Simulation {
@@ -325,8 +324,7 @@ impl Simulation {
         } else {
             None
         };
-        let random_loss =
-            RandomLoss::new(cfg.loss.probability, ports.len(), cfg.seed).map(Box::new);
+        let fabric = fabric::FabricExtras::new(&cfg, &topo);
         let hosts = (0..topo.hosts).map(|_| HostState::default()).collect();
         let mut sim = Simulation {
             label,
@@ -373,8 +371,7 @@ impl Simulation {
             credit: None,
             pfc,
             retired: None,
-            random_loss,
-            reorder: Default::default(),
+            fabric,
             cfg,
         };
         sim.max_base_rtt = sim.network_max_rtt();

@@ -5,6 +5,7 @@ use crate::engine::Time;
 use crate::fault::random_loss::LossConfig;
 use crate::fault::FaultPlan;
 use crate::lb::LbSpec;
+use crate::net::candidate_hops::NextHops;
 use crate::net::mmu::PfcConfig;
 use crate::net::port::QueueConfig;
 use crate::net::Topology;
@@ -38,6 +39,8 @@ pub struct SimConfig {
     pub loss: LossConfig,
     /// Report receiver reordering per flow and per run (`[metrics] reorder`; off by default).
     pub reorder_metrics: bool,
+    /// Next hops of hashed and flowlet schemes: shortest paths, or the candidate routes'.
+    pub next_hops: NextHops,
 }
 
 impl Default for SimConfig {
@@ -61,6 +64,7 @@ impl Default for SimConfig {
             pfc: PfcConfig::default(),
             loss: LossConfig::default(),
             reorder_metrics: false,
+            next_hops: NextHops::Shortest,
         }
     }
 }

@@ -144,7 +144,7 @@ impl Simulation {
             random_loss_drops: self.random_loss_stats().map(|s| s.data_dropped),
             random_loss_control_drops: self.random_loss_stats().map(|s| s.control_dropped),
             reorder: if self.cfg.reorder_metrics {
-                self.reorder.summary()
+                self.fabric.reorder.summary()
             } else {
                 None
             },

@@ -1,7 +1,7 @@
 //! Switches: the forwarding decision at ingress (explicit route, then the switch scheme; ECMP
 //! inline), the forwarding latency, and what schemes ask for (release held packets, send their
 //! own).
-use super::{Simulation, Switching};
+use super::{fabric, Simulation, Switching};
 use crate::engine::Handle;
 use crate::net::forwarding;
 use crate::net::packet::NO_ROUTE;
@@ -17,7 +17,7 @@ impl Simulation {
         if self.faults.is_some() && !self.fault_off_wire(h) {
             return;
         }
-        if self.random_loss.is_some() && self.random_loss_takes(h) {
+        if self.fabric.random_loss.is_some() && self.random_loss_takes(h) {
             return;
         }
         let World {
@@ -47,7 +47,7 @@ impl Simulation {
         let s = node - topo.hosts;
         // The hot path: ECMP towards a host, no explicit route.
         if let (Switching::Ecmp, crate::net::packet::NO_ROUTE) = (&self.switching, pkt.route) {
-            if pkt.dst < topo.hosts {
+            if pkt.dst < topo.hosts && self.fabric.next_hops.is_none() {
                 let cands = topo.candidates_to_host(s, pkt.dst);
                 if !cands.is_empty() {
                     let port = ecmp::pick(pkt, salts[s as usize], cands);
@@ -82,7 +82,15 @@ impl Simulation {
             ..
         } = &mut self.world;
         let pkt = pkts.get_mut(h);
-        let cands = if pkt.route == NO_ROUTE && pkt.dst < topo.hosts {
+        let via_candidates = match &self.fabric.next_hops {
+            Some(table) if pkt.route == NO_ROUTE => {
+                fabric::candidate_ports(table, topo, pkt, topo.switch_node(s))
+            }
+            _ => None,
+        };
+        let cands = if let Some(ports) = via_candidates {
+            ports
+        } else if pkt.route == NO_ROUTE && pkt.dst < topo.hosts {
             topo.candidates_to_host(s, pkt.dst)
         } else {
             candidates(topo, paths, pkt, s, &mut self.search_buf)

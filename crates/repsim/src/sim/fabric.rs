@@ -1,0 +1,83 @@
+//! Optional fabric behaviour and receiver measurements (added for the LAPS experiments, usable
+//! by any run): random loss at receiving ports ([`crate::fault::random_loss`]), next hops from
+//! the candidate routes ([`crate::net::candidate_hops`]) and the run's receiver reordering
+//! ([`crate::metrics::reorder`]). Each costs one `Option` test per packet when off.
+use super::observer::DropCause;
+use super::{SimConfig, Simulation};
+use crate::engine::Handle;
+use crate::fault::random_loss::{RandomLoss, RandomLossStats};
+use crate::metrics::reorder::ReorderHistogram;
+use crate::net::candidate_hops::{CandidateHops, NextHops};
+use crate::net::{Kind, Packet, Topology};
+
+/// The optional parts of a run.
+pub(super) struct FabricExtras {
+    /// Random loss at receiving ports (`None`: off).
+    pub(super) random_loss: Option<Box<RandomLoss>>,
+    /// Next hops from the candidate routes (`None`: the forwarding table's).
+    pub(super) next_hops: Option<Box<CandidateHops>>,
+    /// Receiver reordering over the run.
+    pub(super) reorder: ReorderHistogram,
+}
+
+impl FabricExtras {
+    /// What `cfg` asks for on `topo`.
+    pub(super) fn new(cfg: &SimConfig, topo: &Topology) -> Self {
+        FabricExtras {
+            random_loss: RandomLoss::new(cfg.loss.probability, topo.links.len(), cfg.seed)
+                .map(Box::new),
+            next_hops: (cfg.next_hops == NextHops::LapsCandidates)
+                .then(|| Box::new(CandidateHops::new(topo))),
+            reorder: ReorderHistogram::default(),
+        }
+    }
+}
+
+/// The candidate-route next hops of `pkt` at switch node `node` (advancing its hop count), or
+/// `None` where the forwarding table decides (its destination's edge switch, packets for a
+/// switch).
+#[inline]
+pub(super) fn candidate_ports<'a>(
+    table: &'a CandidateHops,
+    topo: &Topology,
+    pkt: &mut Packet,
+    node: u32,
+) -> Option<&'a [u32]> {
+    if pkt.dst >= topo.hosts || pkt.src >= topo.hosts {
+        return None;
+    }
+    let hop = pkt.hop;
+    pkt.hop = hop.saturating_add(1);
+    table.ports(topo, pkt.src, pkt.dst, hop, node)
+}
+
+impl Simulation {
+    /// Random loss at the port the packet arrives on: true (and the packet counted and freed)
+    /// when it is lost. Every kind can be lost, PFC frames included, as in the LAPS code (a
+    /// lost pause is not sent again until the next refresh; a lost resume leaves the port
+    /// paused until the quantum runs out).
+    #[inline(never)]
+    pub(super) fn random_loss_takes(&mut self, h: Handle) -> bool {
+        let pkt = self.world.pkts.get(h);
+        let (port, kind) = (pkt.egress, pkt.kind);
+        let Some(loss) = self.fabric.random_loss.as_deref_mut() else {
+            return false;
+        };
+        if !loss.loses(port) {
+            return false;
+        }
+        if kind == Kind::Data {
+            loss.stats.data_dropped += 1;
+        } else {
+            loss.stats.control_dropped += 1;
+        }
+        self.observe_drop(h, port, DropCause::RandomLoss);
+        self.world.lose(h);
+        true
+    }
+
+    /// What random loss discarded (`None`: off).
+    pub fn random_loss_stats(&self) -> Option<RandomLossStats> {
+        self.fabric.random_loss.as_ref().map(|l| l.stats)
+    }
+}
