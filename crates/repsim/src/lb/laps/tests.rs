@@ -1,0 +1,2 @@
+//! Rules of the LAPS path chooser.
+use super::*;
