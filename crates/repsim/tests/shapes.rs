@@ -5,7 +5,7 @@ mod common;
 
 use repsim::engine::time::{serialization, MS, US};
 use repsim::engine::Handle;
-use repsim::net::paths;
+use repsim::net::{candidates, paths};
 use repsim::net::{Kind, Packet};
 use repsim::routing::{Ingress, SchemeTimer, SwitchCtx, SwitchScheme, TimerSlot};
 use repsim::sim::Phase;
@@ -91,7 +91,20 @@ fn dragonfly_spraying_over_explicit_routes_of_different_lengths() {
             r.base_rtt,
             paths::round_trip(sim.topology(), &links, 4150, 64)
         );
+        assert_eq!(
+            r.idle_latency,
+            candidates::idle_latency(sim.topology(), &links, 4150)
+        );
+        assert!(r.unloaded_latency < r.idle_latency);
     }
+    // They are LAPS's candidates (minimal, then one through each other group: 7 links at
+    // most, and some route that long), not Yen's 8 shortest.
+    assert_eq!(
+        routes.iter().map(|r| r.hops).max(),
+        Some(7),
+        "{:?}",
+        routes.iter().map(|r| r.hops).collect::<Vec<_>>()
+    );
     let shortest = routes.iter().min_by_key(|r| r.hops).unwrap();
     let longest = routes.iter().max_by_key(|r| r.hops).unwrap();
     assert!(longest.base_rtt > shortest.base_rtt);

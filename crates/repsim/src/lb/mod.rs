@@ -54,6 +54,12 @@ pub struct Route {
     pub hops: u32,
     /// Unloaded round-trip time (a full packet out, a header back).
     pub base_rtt: Time,
+    /// Idle one-way baseline (LAPS's `theoreticalSmallestLatency`, of a full packet:
+    /// [`crate::net::candidates::idle_latency`]).
+    pub idle_latency: Time,
+    /// One-way latency of a lone full packet (LAPS's initial latency estimate:
+    /// [`crate::net::candidates::unloaded_latency`]).
+    pub unloaded_latency: Time,
 }
 
 /// What a load balancer knows about its connection when it is created.

@@ -1,5 +1,6 @@
 //! The network model: packets, egress ports, topologies as graphs, forwarding tables and
 //! explicit paths. Nothing here knows about transports or schemes.
+pub mod candidates;
 pub mod forwarding;
 pub mod hash;
 pub mod mmu;

@@ -7,9 +7,9 @@ use crate::engine::time::SEC;
 use crate::engine::Rng;
 use crate::lb::{LbContext, Route};
 use crate::net::packet::flags;
-use crate::net::paths;
 use crate::net::world::{Owner, Timer};
 use crate::lb::laps::LapsConfig;
+use crate::net::{candidates, paths};
 use crate::transport::{AckPolicy, LapsTransport, Receiver, Recovery, Sender, Sizes};
 use crate::workload::{FlowSource, FlowSpec};
 
@@ -220,16 +220,18 @@ impl Simulation {
         }
     }
 
-    /// Candidate explicit routes from host `src` to host `dst` (the `k` shortest, by number of
-    /// links, leaving by the host's first NIC), interned in the path table, each with its own
-    /// unloaded RTT; cached per host pair. Source-routed load balancers get these.
+    /// Candidate explicit routes from host `src` to host `dst` (at most `k`, shortest first,
+    /// leaving by the host's first NIC: LAPS's candidate set on Dragonfly and rail fabrics,
+    /// the k shortest elsewhere; see [`candidates`]), interned in the path table, each with its
+    /// own unloaded RTT and one-way baselines; cached per host pair. Source-routed load
+    /// balancers get these.
     pub fn routes_between(&mut self, src: u32, dst: u32, k: usize) -> Vec<Route> {
         if let Some(r) = self.routes.get(&(src, dst, k as u32)) {
             return r.clone();
         }
         let t = &self.cfg.transport;
         let nic = self.world.topo.host_uplink[src as usize];
-        let found = paths::k_shortest(&self.world.topo, src, dst, k);
+        let found = candidates::candidate_routes(&self.world.topo, src, dst, k);
         let routes: Vec<Route> = found
             .into_iter()
             .filter(|r| r[0] == nic)
@@ -238,9 +240,11 @@ impl Simulation {
                     .world
                     .paths
                     .intern(&self.world.topo, &r)
-                    .expect("k_shortest finds valid routes"),
+                    .expect("candidate routes are valid routes"),
                 hops: r.len() as u32,
                 base_rtt: paths::round_trip(&self.world.topo, &r, t.mtu, t.header),
+                idle_latency: candidates::idle_latency(&self.world.topo, &r, t.mtu),
+                unloaded_latency: candidates::unloaded_latency(&self.world.topo, &r, t.mtu),
             })
             .collect();
         self.routes.insert((src, dst, k as u32), routes.clone());

@@ -1,0 +1,335 @@
+//! Candidate explicit routes between two hosts: the ordered route set a source-routed load
+//! balancer chooses from (LAPS's PST entry for the host pair, each route its PIT record).
+//!
+//! On the two fabrics the LAPS paper evaluates, the set follows LAPS's rules rather than
+//! "the k shortest", because LAPS's candidates are not the k shortest routes (a Dragonfly has
+//! shorter non-minimal routes through the source's own group than the ones through each other
+//! group, and Yen's algorithm would pick those):
+//!
+//! - **Dragonfly** (`peers.md` 6.1): same router: the one 2-link route; same group: the direct
+//!   route plus one through each other router of the group (3 in the LAPS fabric); different
+//!   groups: the minimal route through each global cable joining the two groups, plus one
+//!   route through each other group C (first cable from the source's group to C, the local hop
+//!   inside C if C's two gateways differ, first cable from C to the destination's group): 8 in
+//!   the LAPS fabric, 3 to 7 links.
+//! - **Rail** (`peers.md` 6.2): same cluster: the one route through the cluster's NVLink
+//!   switch; different clusters: one route per rail switch R, crossing the source cluster's
+//!   NVLink switch to the GPU on rail R first if the source is not on R, and the destination
+//!   cluster's NVLink switch last if the destination is not on R (8 routes, 4 to 8 links).
+//! - **Every other family**: the k shortest loopless routes (Yen's algorithm,
+//!   [`paths::k_shortest`]).
+//!
+//! Routes are ordered by number of links (stable, so among equal lengths the rule's order:
+//! minimal before via-group, groups in increasing offset from the source's group, rails in
+//! increasing index), so that "the first k" means "the k shortest of the set".
+//!
+//! [`idle_latency`] is LAPS's `theoreticalSmallestLatency` of a route, the one-way latency
+//! below which a path counts as idle; [`unloaded_latency`] is the one-way latency of a lone
+//! packet, LAPS's initial latency estimate.
+use super::paths;
+use super::topology::{Family, Topology};
+use crate::engine::time::{serialization, NS};
+use crate::engine::Time;
+
+/// Up to `k` candidate routes (link lists) from host `src` to host `dst`, ordered shortest
+/// first: the LAPS set on Dragonfly and rail fabrics, the k shortest loopless routes
+/// elsewhere (see the module documentation).
+pub fn candidate_routes(topo: &Topology, src: u32, dst: u32, k: usize) -> Vec<Vec<u32>> {
+    let mut routes = match topo.family {
+        Family::Dragonfly { groups, routers } => {
+            let Some(nodes) = dragonfly_routes(topo, groups, routers, src, dst) else {
+                return paths::k_shortest(topo, src, dst, k);
+            };
+            nodes
+        }
+        Family::Rail { rails, clusters } => rail_routes(topo, rails, clusters, src, dst),
+        _ => return paths::k_shortest(topo, src, dst, k),
+    };
+    routes.sort_by_key(Vec::len);
+    routes.truncate(k);
+    routes
+}
+
+/// LAPS's idle baseline of `route` (`theoreticalSmallestLatency`): per link its propagation
+/// plus the serialisation of a `packet`-byte packet at its speed, plus, per link, one more
+/// serialisation at the slowest speed of the route, plus the forwarding latency of every
+/// switch crossed (0 in the LAPS fabrics, which have none). Serialisation times are truncated
+/// to whole nanoseconds as the reference code does (1,048 B: 83 ns at 100 Gb/s).
+pub fn idle_latency(topo: &Topology, route: &[u32], packet: u32) -> Time {
+    let slowest = route
+        .iter()
+        .map(|&l| topo.links[l as usize].rate_bps)
+        .min()
+        .unwrap_or(1);
+    unloaded_latency(topo, route, packet) + route.len() as Time * whole_ns(packet, slowest)
+}
+
+/// One-way latency of a lone `packet`-byte packet along `route`: per link its propagation and
+/// its serialisation (truncated to whole nanoseconds), plus every switch's forwarding latency.
+/// LAPS starts each path's latency estimate here.
+pub fn unloaded_latency(topo: &Topology, route: &[u32], packet: u32) -> Time {
+    route
+        .iter()
+        .map(|&l| {
+            let link = &topo.links[l as usize];
+            let switch = topo.switch_at(link.to).map_or(0, |s| s.latency);
+            link.latency + whole_ns(packet, link.rate_bps) + switch
+        })
+        .sum()
+}
+
+/// Serialisation time truncated to whole nanoseconds (LAPS computes it in integer ns).
+fn whole_ns(bytes: u32, rate_bps: u64) -> Time {
+    // `serialization` rounds up to the picosecond; truncating that to ns equals truncating the
+    // exact value unless it is a whole number of ns plus less than 1 ps, which is exact anyway.
+    serialization(bytes, rate_bps) / NS * NS
+}
+
+/// Turns a node sequence into links (the first link between each consecutive pair).
+fn links_of(topo: &Topology, nodes: &[u32]) -> Vec<u32> {
+    nodes
+        .windows(2)
+        .map(|w| {
+            *topo
+                .links_between(w[0], w[1])
+                .first()
+                .expect("candidate rules only step along existing links")
+        })
+        .collect()
+}
+
+/// A node sequence with consecutive repeats removed (a gateway that is also the source or
+/// destination router appears once).
+fn dedup(mut nodes: Vec<u32>) -> Vec<u32> {
+    nodes.dedup();
+    nodes
+}
+
+/// The LAPS Dragonfly set, or `None` when the hosts are not spread evenly over the routers
+/// (a Dragonfly the builder did not make).
+fn dragonfly_routes(
+    topo: &Topology,
+    groups: u32,
+    routers: u32,
+    src: u32,
+    dst: u32,
+) -> Option<Vec<Vec<u32>>> {
+    let router_count = groups * routers;
+    if router_count == 0 || !topo.hosts.is_multiple_of(router_count) {
+        return None;
+    }
+    let per_router = topo.hosts / router_count;
+    let router = |host: u32| topo.hosts + host / per_router;
+    let group_of = |node: u32| (node - topo.hosts) / routers;
+    let (rs, rd) = (router(src), router(dst));
+    let (gs, gd) = (group_of(rs), group_of(rd));
+    // Global cables from group `a` to group `b`: (router in a, router in b), in link order.
+    let cables = |a: u32, b: u32| -> Vec<(u32, u32)> {
+        (0..routers)
+            .map(|l| topo.hosts + a * routers + l)
+            .flat_map(|r| topo.out_of(r).iter().map(move |&l| (r, l)))
+            .map(|(r, l)| (r, topo.links[l as usize].to))
+            .filter(|&(_, to)| to >= topo.hosts && group_of(to) == b)
+            .collect()
+    };
+    let mut nodes: Vec<Vec<u32>> = Vec::new();
+    if rs == rd {
+        nodes.push(vec![src, rs, dst]);
+    } else if gs == gd {
+        nodes.push(vec![src, rs, rd, dst]);
+        for l in 0..routers {
+            let via = topo.hosts + gs * routers + l;
+            if via != rs && via != rd {
+                nodes.push(vec![src, rs, via, rd, dst]);
+            }
+        }
+    } else {
+        for (out, inn) in cables(gs, gd) {
+            nodes.push(dedup(vec![src, rs, out, inn, rd, dst]));
+        }
+        for offset in 1..groups {
+            let via = (gs + offset) % groups;
+            if via == gd {
+                continue;
+            }
+            let (Some(&(a_out, c_in)), Some(&(c_out, b_in))) =
+                (cables(gs, via).first(), cables(via, gd).first())
+            else {
+                continue;
+            };
+            nodes.push(dedup(vec![src, rs, a_out, c_in, c_out, b_in, rd, dst]));
+        }
+    }
+    Some(nodes.iter().map(|n| links_of(topo, n)).collect())
+}
+
+/// The LAPS rail-only set (builder numbering: rail switches, then one NIC switch per GPU,
+/// then one NVLink switch per cluster).
+fn rail_routes(topo: &Topology, rails: u32, clusters: u32, src: u32, dst: u32) -> Vec<Vec<u32>> {
+    let hosts = rails * clusters;
+    let rail = |r: u32| hosts + r;
+    let nic = |cluster: u32, r: u32| hosts + rails + cluster * rails + r;
+    let nvl = |cluster: u32| hosts + rails + hosts + cluster;
+    let (c1, r1) = (src / rails, src % rails);
+    let (c2, r2) = (dst / rails, dst % rails);
+    let mut nodes: Vec<Vec<u32>> = Vec::new();
+    if c1 == c2 {
+        nodes.push(vec![src, nic(c1, r1), nvl(c1), nic(c2, r2), dst]);
+    } else {
+        for r in 0..rails {
+            let mut n = vec![src, nic(c1, r1)];
+            if r != r1 {
+                n.extend([nvl(c1), nic(c1, r)]);
+            }
+            n.extend([rail(r), nic(c2, r)]);
+            if r != r2 {
+                n.extend([nvl(c2), nic(c2, r2)]);
+            }
+            n.push(dst);
+            nodes.push(n);
+        }
+    }
+    nodes.iter().map(|n| links_of(topo, n)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::time::US;
+    use crate::net::paths::{check, PathTable, NO_PATH};
+    use crate::net::{DragonflySpec, FatTreeSpec, RailSpec};
+
+    /// Every route valid, loop-free, from `src` to `dst`, distinct, ordered by length, with a
+    /// reverse route in the path table.
+    fn check_set(t: &Topology, src: u32, dst: u32, routes: &[Vec<u32>]) {
+        let mut table = PathTable::new();
+        for r in routes {
+            check(t, r).unwrap_or_else(|e| panic!("{src}->{dst}: {e}"));
+            assert_eq!(t.links[r[0] as usize].from, src);
+            assert_eq!(t.links[*r.last().unwrap() as usize].to, dst);
+            let id = table.intern(t, r).unwrap();
+            assert_ne!(table.reverse(id), NO_PATH, "{src}->{dst}: no reverse");
+        }
+        let lens: Vec<usize> = routes.iter().map(Vec::len).collect();
+        assert!(lens.windows(2).all(|w| w[0] <= w[1]), "{lens:?}");
+        let distinct: std::collections::BTreeSet<&Vec<u32>> = routes.iter().collect();
+        assert_eq!(distinct.len(), routes.len(), "{src}->{dst}: duplicates");
+    }
+
+    #[test]
+    fn dragonfly_sets_have_the_laps_counts_and_lengths() {
+        let t = DragonflySpec::laps().build().unwrap();
+        for src in 0..t.hosts {
+            for dst in 0..t.hosts {
+                if src == dst {
+                    continue;
+                }
+                let routes = candidate_routes(&t, src, dst, 64);
+                check_set(&t, src, dst, &routes);
+                let (rs, rd) = (src / 4, dst / 4);
+                let lens: Vec<usize> = routes.iter().map(Vec::len).collect();
+                if rs == rd {
+                    assert_eq!(lens, [2]);
+                } else if rs / 4 == rd / 4 {
+                    assert_eq!(lens, [3, 4, 4]);
+                } else {
+                    assert_eq!(routes.len(), 8, "{src}->{dst}");
+                    assert!(lens[0] >= 3 && lens[0] <= 5, "{lens:?}");
+                    assert!(lens.iter().all(|&l| (3..=7).contains(&l)), "{lens:?}");
+                    // Per peers.md 6.1 every inter-group pair has a 7-link route.
+                    assert_eq!(lens[7], 7, "{src}->{dst}: {lens:?}");
+                }
+                // The reverse of every forward route is the destination's candidate too.
+                let back = candidate_routes(&t, dst, src, 64);
+                let mut table = PathTable::new();
+                for r in &routes {
+                    let id = table.intern(&t, r).unwrap();
+                    let rev = table.links(table.reverse(id)).to_vec();
+                    assert!(back.contains(&rev), "{src}->{dst}: reverse not a candidate");
+                }
+            }
+        }
+        // k truncates to the shortest.
+        assert_eq!(candidate_routes(&t, 0, 143, 3).len(), 3);
+        assert_eq!(
+            candidate_routes(&t, 0, 143, 3)[..],
+            candidate_routes(&t, 0, 143, 8)[..3]
+        );
+    }
+
+    #[test]
+    fn rail_sets_have_one_route_per_rail() {
+        let t = RailSpec::laps().build().unwrap();
+        for src in 0..t.hosts {
+            for dst in 0..t.hosts {
+                if src == dst {
+                    continue;
+                }
+                let routes = candidate_routes(&t, src, dst, 64);
+                check_set(&t, src, dst, &routes);
+                let lens: Vec<usize> = routes.iter().map(Vec::len).collect();
+                let (c1, r1, c2, r2) = (src / 8, src % 8, dst / 8, dst % 8);
+                if c1 == c2 {
+                    assert_eq!(lens, [4]);
+                } else if r1 == r2 {
+                    assert_eq!(lens, [4, 8, 8, 8, 8, 8, 8, 8]);
+                } else {
+                    assert_eq!(lens, [6, 6, 8, 8, 8, 8, 8, 8]);
+                }
+                // One route per rail switch: each crosses exactly one rail switch, all differ.
+                if c1 != c2 {
+                    let mut rails: Vec<u32> = routes
+                        .iter()
+                        .map(|r| {
+                            let on: Vec<u32> = r
+                                .iter()
+                                .map(|&l| t.links[l as usize].to)
+                                .filter(|&n| t.node_name(n).starts_with("rail"))
+                                .collect();
+                            assert_eq!(on.len(), 1);
+                            on[0]
+                        })
+                        .collect();
+                    rails.sort();
+                    rails.dedup();
+                    assert_eq!(rails.len(), 8);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn idle_latency_matches_the_laps_target_delays() {
+        // peers.md 6.1 and 6.2: T = 8,162 ns (7 links at 100G), 4,664 ns intra-group (4
+        // links), 2,332 ns same switch; rail inter-cluster 9,244 ns, intra-cluster 4,580 ns.
+        let d = DragonflySpec::laps().build().unwrap();
+        let longest = |t: &Topology, s: u32, x: u32| {
+            candidate_routes(t, s, x, 64)
+                .iter()
+                .map(|r| idle_latency(t, r, 1048))
+                .max()
+                .unwrap()
+        };
+        assert_eq!(longest(&d, 0, 143), 8_162 * NS);
+        assert_eq!(longest(&d, 0, 4), 4_664 * NS);
+        assert_eq!(longest(&d, 0, 1), 2_332 * NS);
+        let r = RailSpec::laps().build().unwrap();
+        assert_eq!(longest(&r, 0, 63), 9_244 * NS);
+        assert_eq!(longest(&r, 0, 5), 4_580 * NS);
+        // A lone packet on the 2-link route: 2 x (1 us + 83 ns).
+        let one = &candidate_routes(&d, 0, 1, 1)[0];
+        assert_eq!(unloaded_latency(&d, one, 1048), 2 * (US + 83 * NS));
+    }
+
+    #[test]
+    fn other_families_get_the_k_shortest() {
+        let t = FatTreeSpec::uniform(2, 16, 4, 0, 1, 400_000_000_000, US, 0)
+            .unwrap()
+            .build()
+            .unwrap();
+        assert_eq!(
+            candidate_routes(&t, 0, 12, 4),
+            paths::k_shortest(&t, 0, 12, 4)
+        );
+    }
+}
