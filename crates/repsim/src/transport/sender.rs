@@ -659,4 +659,6 @@ mod records;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_laps;
+#[cfg(test)]
 mod tests_rnic;
