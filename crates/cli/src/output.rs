@@ -6,6 +6,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use repsim::engine::time::to_us;
+use repsim::metrics::reorder::flow_row;
 use repsim::metrics::{FlowRow, RunSummary};
 use repsim::sim::FinishedFlow;
 use serde::Serialize;
@@ -98,21 +99,35 @@ pub fn pfc_rows(table: &mut Table, sim: &repsim::Simulation, lb: &str) -> Result
 pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
     let mixed = rows.iter().any(|r| r.class != "main");
     let tagged = rows.iter().any(|r| r.tag != 0);
-    let mut table = Table::new("flows", &flow_columns(mixed, tagged));
+    let reorder = rows.iter().any(|r| r.reorder.is_some());
+    let mut table = Table::new("flows", &flow_columns(mixed, tagged, reorder));
     for r in rows {
         table.push(&flow_record(r, mixed, tagged))?;
     }
     table.into_csv()
 }
 
-/// The columns of `flows.csv`, with or without `class` and `tag`.
-pub fn flow_columns(mixed: bool, tagged: bool) -> Vec<&'static str> {
+/// The trailing columns of `flows.csv` in `[metrics] reorder` runs (receiver reordering, see
+/// `repsim::metrics::reorder`); streamed trace runs leave them out.
+const REORDER: &[&str] = &[
+    "out_of_order_fraction",
+    "reorder_mean_packets",
+    "reorder_max_packets",
+    "reorder_mean_bytes",
+    "reorder_max_bytes",
+];
+
+/// The columns of `flows.csv`, with or without `class`, `tag` and the reorder columns.
+pub fn flow_columns(mixed: bool, tagged: bool, reorder: bool) -> Vec<&'static str> {
     let mut columns = FLOWS[..FLOWS.len() - 2].to_vec();
     if mixed {
         columns.push("class");
     }
     if tagged {
         columns.push("tag");
+    }
+    if reorder {
+        columns.extend_from_slice(REORDER);
     }
     columns
 }
@@ -138,13 +153,23 @@ pub fn flow_record(r: &FlowRow, mixed: bool, tagged: bool) -> Vec<String> {
         if tagged {
             rec.push(r.tag.to_string());
         }
+        // Reorder columns: present on every row of a `[metrics] reorder` run.
+        if let Some(v) = r.reorder {
+            rec.extend([
+                f6(v.out_of_order_fraction),
+                f6(v.mean_packets),
+                v.max_packets.to_string(),
+                f6(v.mean_bytes),
+                v.max_bytes.to_string(),
+            ]);
+        }
         rec
     }
 }
 
 /// The `flows.csv` row of a flow streamed out of run `lb` (finished, in traffic class
-/// `class`).
-pub fn finished_row(lb: &str, f: &FinishedFlow, class: &str) -> FlowRow {
+/// `class`), with its reorder columns if `reorder`.
+pub fn finished_row(lb: &str, f: &FinishedFlow, class: &str, reorder: bool) -> FlowRow {
     FlowRow {
         lb: lb.to_string(),
         id: f.spec.id,
@@ -157,6 +182,7 @@ pub fn finished_row(lb: &str, f: &FinishedFlow, class: &str) -> FlowRow {
         retransmissions: f.stats.retransmissions,
         class: class.to_string(),
         tag: f.spec.tag,
+        reorder: reorder.then(|| flow_row(&f.stats.reorder, f.stats.max_reorder)),
     }
 }
 
@@ -283,7 +309,27 @@ mod tests {
             retransmissions: 2,
             class: class.to_string(),
             tag: 0,
+            reorder: None,
         }
+    }
+
+    #[test]
+    fn flows_csv_has_reorder_columns_only_when_measured() {
+        let mut r = row("main", Some(10.0));
+        r.reorder = Some(repsim::metrics::reorder::FlowReorder {
+            out_of_order_fraction: 0.25,
+            mean_packets: 1.5,
+            max_packets: 3,
+            mean_bytes: 6000.0,
+            max_bytes: 12_000,
+        });
+        let text = String::from_utf8(flows_csv(&[r]).unwrap()).unwrap();
+        assert_eq!(
+            text,
+            "lb,id,src,dst,bytes,start,finish,fct_us,retransmissions,out_of_order_fraction,\
+             reorder_mean_packets,reorder_max_packets,reorder_mean_bytes,reorder_max_bytes\n\
+             reps,1,0,3,4096,0.500000,10.500000,10.000000,2,0.250000,1.500000,3,6000.000000,12000\n"
+        );
     }
 
     #[test]

@@ -287,8 +287,13 @@ pub fn run(args: RunArgs) -> Result<()> {
     // long trace runs in memory that does not grow with its length. CSV output only.
     let streaming = scn.scenario.workload.kind == "trace" && args.format == Format::Csv;
     let mixed = !first.classes.is_empty();
+    let reorder = scn.scenario.metrics.reorder;
     let mut flows_file = if streaming {
-        Some(Table::streamed("flows", &flow_columns(mixed, false), &out)?)
+        Some(Table::streamed(
+            "flows",
+            &flow_columns(mixed, false, reorder),
+            &out,
+        )?)
     } else {
         None
     };
@@ -325,7 +330,11 @@ pub fn run(args: RunArgs) -> Result<()> {
             };
             for f in sim.drop_finished_prefix() {
                 let class = &sim.classes()[f.spec.class as usize].name;
-                file.push(&flow_record(&finished_row(lb, &f, class), mixed, false))?;
+                file.push(&flow_record(
+                    &finished_row(lb, &f, class, reorder),
+                    mixed,
+                    false,
+                ))?;
                 tables.add_finished(lb, &f)?;
             }
             Ok(())

@@ -22,6 +22,8 @@ pub enum Stream {
     Fault = 5,
     /// The switch scheme's own choices.
     SwitchScheme = 6,
+    /// Random loss at a receiving port (`[loss]`).
+    Loss = 7,
 }
 
 /// A SplitMix64 random stream.

@@ -19,6 +19,7 @@
 //! the time of the change (and without next hops that can no longer reach the destination).
 pub mod expand;
 pub mod htsim;
+pub mod random_loss;
 pub mod select;
 pub mod state;
 

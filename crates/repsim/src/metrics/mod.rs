@@ -1,6 +1,7 @@
 //! Run summaries (flow completion time statistics and global counters; the simulation fills
 //! them in) and opt-in time-series collectors. Writing them to files is the caller's business.
 pub mod collect;
+pub mod reorder;
 pub mod slowdown;
 pub mod stream;
 
@@ -67,6 +68,8 @@ pub struct FlowRow {
     pub class: String,
     /// The workload's tag (0: none).
     pub tag: u64,
+    /// Receiver reordering (`[metrics] reorder` runs only).
+    pub reorder: Option<reorder::FlowReorder>,
 }
 
 /// Flow statistics of one traffic class (mixed traffic).
@@ -163,6 +166,15 @@ pub struct RunSummary {
     /// PFC runs only: time ports were paused, summed over ports (us).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pfc_paused_us: Option<f64>,
+    /// `[loss]` runs only: data packets random loss discarded (included in `drops`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_loss_drops: Option<u64>,
+    /// `[loss]` runs only: control packets random loss discarded (in `control_drops`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_loss_control_drops: Option<u64>,
+    /// `[metrics] reorder` runs only: receiver reordering over the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder: Option<reorder::ReorderSummary>,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -40,8 +40,11 @@ pub enum ThresholdMode {
 pub struct PfcConfig {
     /// PFC and the shared-buffer MMU are on (off: egress queues as configured in `[queue]`).
     pub enabled: bool,
-    /// Buffer per switch.
+    /// Buffer per switch, or per port when `buffer_extra_ports` is set.
     pub buffer: u64,
+    /// `Some(e)`: a switch with n ports holds `buffer x (n + e)` (the LAPS simulator sizes
+    /// every switch 1 MiB x (ports + 2)); `None`: every switch holds `buffer`.
+    pub buffer_extra_ports: Option<u32>,
     /// Dynamic or static pause threshold.
     pub threshold: ThresholdMode,
     /// Dynamic threshold's share of the free shared pool.
@@ -66,6 +69,7 @@ impl Default for PfcConfig {
         PfcConfig {
             enabled: false,
             buffer: 9 << 20,
+            buffer_extra_ports: None,
             threshold: ThresholdMode::Dynamic,
             alpha: 1.0 / 16.0,
             headroom: None,
@@ -99,6 +103,14 @@ impl PfcConfig {
         Ok(())
     }
 
+    /// The buffer of a switch with `ports` ports.
+    pub fn switch_buffer(&self, ports: usize) -> u64 {
+        match self.buffer_extra_ports {
+            Some(extra) => self.buffer * (ports as u64 + extra as u64),
+            None => self.buffer,
+        }
+    }
+
     /// Default headroom of a port fed at `rate_bps` over a link of `latency`: what arrives in
     /// one round trip of the link plus two packets (the one the upstream is serializing when
     /// the pause lands and the one ahead of the pause frame here).
@@ -126,6 +138,8 @@ struct Account {
 /// One switch's buffer.
 #[derive(Clone, Copy, Debug, Default)]
 struct Pool {
+    /// The switch's whole buffer.
+    buffer: u64,
     /// Shared-pool limit: buffer minus every headroom and reserve.
     limit: u64,
     /// Shared bytes in use.
@@ -156,7 +170,6 @@ pub struct Mmu {
     alpha_egress: f64,
     reserve: u64,
     resume_offset: u64,
-    buffer: u64,
     /// Per link: its account at the switch it ends at.
     accounts: Vec<Account>,
     /// Per link: the switch it leaves (`NONE`: a host's uplink).
@@ -209,18 +222,16 @@ impl Mmu {
                 .map(|&l| accounts[l as usize].headroom_limit)
                 .sum();
             let reserves = cfg.reserve * links.len() as u64;
-            let Some(limit) = cfg
-                .buffer
-                .checked_sub(headroom + reserves)
-                .filter(|&l| l > 0)
-            else {
+            let buffer = cfg.switch_buffer(links.len());
+            let Some(limit) = buffer.checked_sub(headroom + reserves).filter(|&l| l > 0) else {
                 return Err(format!(
                     "buffer ({} B) of switch {} is too small for its {} ports' headroom ({headroom} B) and reserves ({reserves} B)",
-                    cfg.buffer,
+                    buffer,
                     topo.node_name(topo.switch_node(s as u32)),
                     links.len()
                 ));
             };
+            pools[s].buffer = buffer;
             pools[s].limit = limit;
             pools[s].static_threshold = limit / links.len().max(1) as u64;
         }
@@ -235,7 +246,6 @@ impl Mmu {
             alpha_egress: cfg.alpha_egress,
             reserve: cfg.reserve,
             resume_offset,
-            buffer: cfg.buffer,
             accounts,
             from_switch,
             egress_bytes: vec![0; topo.links.len()],
@@ -291,7 +301,7 @@ impl Mmu {
         let acc = self.accounts[ingress as usize];
         let s = acc.switch as usize;
         let pool = self.pools[s];
-        let free = self.buffer.saturating_sub(pool.total);
+        let free = pool.buffer.saturating_sub(pool.total);
         if (self.egress_bytes[egress as usize] + size) as f64 > self.alpha_egress * free as f64 {
             self.drops += 1;
             return Charge::Dropped;

@@ -43,9 +43,19 @@ pub struct QueueConfig {
     pub ecn_pmax: f64,
     /// Trim (true) or drop (false) packets that overflow.
     pub trimming: bool,
+    /// The sizes above are for ports of this speed (bit/s); a port of another speed scales
+    /// them by its speed (LAPS keys its ECN thresholds by port speed: 400/1600 KB at 100 Gb/s,
+    /// 800/3200 KB at 200 Gb/s). `None`: every port uses them as they are.
+    pub per_rate: Option<u64>,
 }
 
 impl QueueConfig {
+    /// The factor the sizes are scaled by on a port of `rate_bps` (see `per_rate`).
+    pub fn rate_scale(&self, rate_bps: u64) -> f64 {
+        self.per_rate
+            .map_or(1.0, |r| rate_bps as f64 / r.max(1) as f64)
+    }
+
     /// The parameters of one switch port whose buffer and ECN thresholds are `scale` times the
     /// configured ones (degraded or rate-changed links).
     pub fn port_params(&self, scale: f64, header_size: u32) -> QueueParams {
@@ -265,6 +275,31 @@ mod tests {
 
     fn data(size: u32) -> Packet {
         Packet::blank(Kind::Data, size)
+    }
+
+    #[test]
+    fn thresholds_scale_with_port_speed_only_when_asked() {
+        let mut q = QueueConfig {
+            capacity: 10 << 20,
+            ecn_min: 400_000,
+            ecn_max: 1_600_000,
+            ecn_pmax: 0.8,
+            trimming: false,
+            per_rate: None,
+        };
+        assert_eq!(q.rate_scale(200_000_000_000), 1.0);
+        // LAPS: 400/1600 KB at 100 Gb/s, 800/3200 KB at 200 Gb/s, 100/400 KB at 25 Gb/s.
+        q.per_rate = Some(100_000_000_000);
+        let at = |rate: u64| q.port_params(q.rate_scale(rate), 48);
+        assert_eq!(
+            (at(200_000_000_000).ecn_min, at(200_000_000_000).ecn_max),
+            (800_000, 3_200_000)
+        );
+        assert_eq!(
+            (at(25_000_000_000).ecn_min, at(25_000_000_000).ecn_max),
+            (100_000, 400_000)
+        );
+        assert_eq!(at(100_000_000_000).ecn_min, 400_000);
     }
 
     fn port(trimming: bool) -> Port {

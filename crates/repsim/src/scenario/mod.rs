@@ -34,6 +34,8 @@
 //! scenario back with every default filled in.
 pub mod collect;
 pub mod collective;
+mod loss;
+mod metrics;
 pub mod overrides;
 pub mod pfc;
 pub mod schemes;
@@ -59,6 +61,7 @@ use crate::net::Topology;
 use crate::sim::{RunSpec, SimConfig};
 use crate::transport::{AckPolicy, TransportConfig, TransportMode};
 use crate::units::{self, SizeQ, TimeQ};
+pub use metrics::MetricsSection;
 
 /// A scenario problem, with the file and field it concerns.
 #[derive(Debug, thiserror::Error)]
@@ -107,6 +110,9 @@ pub struct QueueSection {
     pub ecn_pmax: f64,
     /// Trim overflowing packets (true) or drop them (false).
     pub trimming: bool,
+    /// Sizes above are for ports of this speed; other ports scale them by their speed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_rate: Option<crate::units::RateQ>,
 }
 
 fn one() -> f64 {
@@ -121,6 +127,7 @@ impl Default for QueueSection {
             ecn_max: SizeQ(units::Size::Packets(80.0)),
             ecn_pmax: 1.0,
             trimming: true,
+            per_rate: None,
         }
     }
 }
@@ -190,16 +197,6 @@ impl Default for TransportSection {
             irn_rto_high: None,
         }
     }
-}
-
-/// `[metrics]`: how results are summarized.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct MetricsSection {
-    /// Upper edges of the flow-size buckets FCT slowdown is reported by, ascending (default:
-    /// one split at the network's bandwidth-delay product).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub slowdown_edges: Option<Vec<SizeQ>>,
 }
 
 /// `[routing]`: the switch scheme and how routes react to failures.
@@ -274,6 +271,9 @@ pub struct Scenario {
     /// Priority flow control and switch buffers (off when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pfc: Option<pfc::PfcSection>,
+    /// Random loss at every receiving port (off when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<crate::fault::random_loss::LossConfig>,
 }
 
 fn default_seed() -> u64 {
@@ -464,6 +464,7 @@ impl LoadedScenario {
             ecn_max: q.ecn_max.0.bytes(mtu),
             ecn_pmax: q.ecn_pmax,
             trimming: q.trimming,
+            per_rate: q.per_rate.map(|r| r.0),
         };
         if !(q.ecn_pmax > 0.0 && q.ecn_pmax <= 1.0) {
             return Err(self.err("queue.ecn_pmax", "must be in (0, 1]"));
@@ -569,10 +570,12 @@ impl LoadedScenario {
             queue,
             transport,
             lb: run.spec.clone(),
-            cc: self.cc()?,
+            cc: run.cc.clone().map_or_else(|| self.cc(), Ok)?,
             switch: self.switch_for(run)?,
             slowdown_edges,
             pfc,
+            loss: self.loss()?,
+            reorder_metrics: s.metrics.reorder,
         };
         let classes = self.classes()?;
         let (flows, triggers) = self.flows(&topology, seed, &classes)?;

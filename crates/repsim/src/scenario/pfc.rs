@@ -4,6 +4,8 @@
 //! [pfc]
 //! enabled = true          # default false: queues drop or trim as [queue] says
 //! buffer = "9MiB"         # per switch (ConWeave's default)
+//! # buffer_extra_ports = 2 # set: buffer is per port, a switch of n ports gets buffer x (n + 2)
+//! #                        # (LAPS: buffer = "1MiB", buffer_extra_ports = 2)
 //! threshold = "dynamic"   # "dynamic" (alpha x free shared pool) or "static" (pool / ports)
 //! alpha = 0.0625          # dynamic threshold's share of the free pool (1/16)
 //! # headroom = "27096B"   # per ingress port; default rate x link delay / 8 x 2 + 2 x MTU
@@ -36,8 +38,11 @@ pub enum ThresholdKind {
 pub struct PfcSection {
     /// PFC on (default off).
     pub enabled: bool,
-    /// Buffer per switch.
+    /// Buffer per switch (per port with `buffer_extra_ports`).
     pub buffer: SizeQ,
+    /// Set: a switch with n ports holds `buffer x (n + buffer_extra_ports)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer_extra_ports: Option<u32>,
     /// `"dynamic"` or `"static"` pause threshold.
     pub threshold: ThresholdKind,
     /// Dynamic threshold's share of the free shared pool.
@@ -64,6 +69,7 @@ impl Default for PfcSection {
         PfcSection {
             enabled: false,
             buffer: SizeQ(Size::Bytes(d.buffer)),
+            buffer_extra_ports: None,
             threshold: ThresholdKind::Dynamic,
             alpha: d.alpha,
             headroom: None,
@@ -85,6 +91,7 @@ impl LoadedScenario {
         let cfg = PfcConfig {
             enabled: p.enabled,
             buffer: p.buffer.0.bytes(mtu),
+            buffer_extra_ports: p.buffer_extra_ports,
             threshold: match p.threshold {
                 ThresholdKind::Dynamic => ThresholdMode::Dynamic,
                 ThresholdKind::Static => ThresholdMode::Static,

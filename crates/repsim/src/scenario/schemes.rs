@@ -49,11 +49,15 @@ pub struct LbRun {
     pub spec: LbSpec,
     /// The switch scheme this run uses instead of `[routing] switch`, if the entry names one.
     pub switch: Option<SwitchSpec>,
+    /// The congestion control this run uses instead of `[cc]`, if the entry names one
+    /// (`{ scheme = "plb", cc = { algo = "dctcp-rate" } }`: the LAPS runs give PLB its own).
+    pub cc: Option<CcSpec>,
 }
 
 impl LoadedScenario {
     /// Resolves one `lb` entry (`field` names it in messages).
     pub(crate) fn lb_entry(&self, entry: &LbEntry, field: &str) -> Result<LbRun, ScenarioError> {
+        let mut cc = None;
         let (label, spec, switch) = match &entry.0 {
             toml::Value::String(name) => {
                 let (sender, switch) = match name.split_once('+') {
@@ -93,6 +97,9 @@ impl LoadedScenario {
                     None => None,
                     Some(v) => Some(self.switch_spec(&v, &format!("{field}.switch"))?),
                 };
+                if let Some(v) = t.remove("cc") {
+                    cc = Some(self.cc_from(Some(&v), &format!("{field}.cc"))?);
+                }
                 let spec: LbSpec =
                     toml::Value::Table(t)
                         .try_into()
@@ -118,6 +125,7 @@ impl LoadedScenario {
             label,
             spec,
             switch,
+            cc,
         })
     }
 
@@ -214,11 +222,17 @@ impl LoadedScenario {
 
     /// The main traffic class's congestion control.
     pub fn cc(&self) -> Result<CcSpec, ScenarioError> {
-        let spec = match &self.scenario.cc {
+        self.cc_from(self.scenario.cc.as_ref(), "cc")
+    }
+
+    /// A congestion control written as a name or a table (`None`: the default), checked
+    /// (`field` names it in messages).
+    fn cc_from(&self, value: Option<&toml::Value>, field: &str) -> Result<CcSpec, ScenarioError> {
+        let spec = match value {
             None => CcSpec::default(),
             Some(toml::Value::String(name)) => CcSpec::named(name).ok_or_else(|| {
                 self.err(
-                    "cc",
+                    field,
                     format!(
                         "unknown congestion control '{name}'; allowed: {}",
                         CcSpec::NAMES.join(", ")
@@ -227,17 +241,17 @@ impl LoadedScenario {
             })?,
             Some(v @ toml::Value::Table(_)) => {
                 v.clone().try_into().map_err(|e: toml::de::Error| {
-                    self.err("cc", scheme_error(&e, "algo", CcSpec::NAMES))
+                    self.err(field, scheme_error(&e, "algo", CcSpec::NAMES))
                 })?
             }
             Some(_) => {
                 return Err(self.err(
-                    "cc",
+                    field,
                     "write a name (\"mprdma\") or a table ([cc] algo = \"mprdma\")",
                 ))
             }
         };
-        spec.validate().map_err(|e| self.err("cc", e))?;
+        spec.validate().map_err(|e| self.err(field, e))?;
         Ok(spec)
     }
 

@@ -11,7 +11,12 @@ use crate::net::Kind;
 pub const KINDS: usize = Kind::ALL.len();
 
 /// Every drop cause, in index order (`cause as usize`).
-pub const CAUSES: [DropCause; 3] = [DropCause::Overflow, DropCause::Fault, DropCause::NoRoute];
+pub const CAUSES: [DropCause; 4] = [
+    DropCause::Overflow,
+    DropCause::Fault,
+    DropCause::NoRoute,
+    DropCause::RandomLoss,
+];
 
 /// Per-kind packet accounting (index = `Kind as usize`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

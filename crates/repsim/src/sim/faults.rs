@@ -5,6 +5,7 @@ use super::observer::{DropCause, PacketDrop};
 use super::{Phase, Simulation, NO_HOST};
 use crate::engine::time::to_us;
 use crate::engine::Handle;
+use crate::fault::random_loss::RandomLossStats;
 use crate::fault::{ActionKind, FaultPlan, FaultState, FaultStats, Verdict};
 use crate::net::forwarding;
 use crate::net::packet::flags;
@@ -152,6 +153,35 @@ impl Simulation {
         }
     }
 
+    /// Random loss at the port the packet arrives on: true (and the packet counted and freed)
+    /// when it is lost. Every kind can be lost, PFC frames included, as in the LAPS code (a
+    /// lost pause is not sent again until the next refresh; a lost resume leaves the port
+    /// paused until the quantum runs out).
+    #[inline(never)]
+    pub(super) fn random_loss_takes(&mut self, h: Handle) -> bool {
+        let pkt = self.world.pkts.get(h);
+        let (port, kind) = (pkt.egress, pkt.kind);
+        let Some(loss) = self.random_loss.as_deref_mut() else {
+            return false;
+        };
+        if !loss.loses(port) {
+            return false;
+        }
+        if kind == Kind::Data {
+            loss.stats.data_dropped += 1;
+        } else {
+            loss.stats.control_dropped += 1;
+        }
+        self.observe_drop(h, port, DropCause::RandomLoss);
+        self.world.lose(h);
+        true
+    }
+
+    /// What random loss discarded (`None`: off).
+    pub fn random_loss_stats(&self) -> Option<RandomLossStats> {
+        self.random_loss.as_ref().map(|l| l.stats)
+    }
+
     /// A switch has no route left towards the packet's destination: the packet is discarded.
     pub(super) fn no_route(&mut self, node: u32, h: Handle) {
         let pkt = self.world.pkts.get(h);
@@ -187,7 +217,8 @@ impl Simulation {
                 fs.original[p].get_or_insert((port.rate_bps, port.params));
                 port.rate_bps = rate_bps;
                 if self.port_host[p] == NO_HOST {
-                    port.params = queue.port_params(buffer_scale, header);
+                    let speed = queue.rate_scale(self.world.topo.links[p].rate_bps);
+                    port.params = queue.port_params(buffer_scale * speed, header);
                     port.params.capacity = port.params.capacity.max(mtu);
                 }
             }

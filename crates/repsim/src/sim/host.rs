@@ -6,7 +6,7 @@ use crate::lb::{LbEvent, LbRecord};
 use crate::net::packet::{flags, NO_ROUTE};
 use crate::net::world::{Owner, Timer};
 use crate::net::{Kind, Packet};
-use crate::transport::{AckInfo, DataArrival, Reply, RtoCheck, Transmission};
+use crate::transport::{AckInfo, DataArrival, Receiver, Reply, RtoCheck, Sizes, Transmission};
 use crate::workload::FlowSpec;
 
 /// Timer kinds of a connection.
@@ -447,6 +447,7 @@ impl Simulation {
         } else {
             pkt.size - header - r.extra_header()
         };
+        let out_of_order = pkt.psn > r.expected();
         let out = r.on_data(
             now,
             &DataArrival {
@@ -458,6 +459,11 @@ impl Simulation {
                 ack_request: pkt.has(flags::ACK_REQUEST),
             },
         );
+        if !trimmed {
+            let (packets, bytes) = reorder_occupancy(r, &flow.sizes);
+            flow.stats.reorder.record(out_of_order, packets, bytes);
+            self.reorder.record(out_of_order, packets, bytes);
+        }
         if trimmed {
             self.world.counters.trimmed_arrivals += 1;
         } else if out.delivered {
@@ -549,4 +555,20 @@ impl Simulation {
             self.arm_cc_timer(f);
         }
     }
+}
+
+/// What receiver `r` holds above its cumulative point: packets, and their payload bytes (all
+/// full packets but the flow's last, which is shorter).
+#[inline]
+fn reorder_occupancy(r: &Receiver, sizes: &Sizes) -> (u32, u64) {
+    let packets = r.out_of_order();
+    if packets == 0 {
+        return (0, 0);
+    }
+    let mut bytes = packets as u64 * sizes.mss as u64;
+    let last = sizes.packets - 1;
+    if last > r.expected() && r.has(last) {
+        bytes -= (sizes.mss - sizes.payload(last)) as u64;
+    }
+    (packets, bytes)
 }

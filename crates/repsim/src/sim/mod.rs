@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, VecDeque};
 use crate::engine::rng::Stream;
 use crate::engine::time::SEC;
 use crate::engine::{Arena, EventQueue, Rng, Time};
-use crate::fault::FaultState;
+use crate::fault::{random_loss::RandomLoss, FaultState};
 use crate::lb::{LbRecord, Route};
 use crate::metrics::collect::{CollectConfig, Collector};
 use crate::net::paths::{self, PathTable};
@@ -230,6 +230,10 @@ pub struct Simulation {
     pfc: Option<Box<pfc::PfcState>>,
     /// Statistics of the flows dropped from the table, once streaming is on.
     retired: Option<Box<retire::RetiredTotals>>,
+    /// Random loss at receiving ports (`None`: off).
+    random_loss: Option<Box<RandomLoss>>,
+    /// Receiver reordering over the run.
+    reorder: crate::metrics::reorder::ReorderHistogram,
 }
 
 impl Simulation {
@@ -287,7 +291,8 @@ impl Simulation {
                 port_host[i] = link.from;
                 QueueConfig::host_params(t.header)
             } else {
-                cfg.queue.port_params(link.buffer_scale, t.header)
+                let scale = link.buffer_scale * cfg.queue.rate_scale(link.rate_bps);
+                cfg.queue.port_params(scale, t.header)
             };
             if cfg.pfc.enabled {
                 // Lossless: the shared-buffer MMU, not the queue's own limit, admits data.
@@ -320,6 +325,8 @@ impl Simulation {
         } else {
             None
         };
+        let random_loss =
+            RandomLoss::new(cfg.loss.probability, ports.len(), cfg.seed).map(Box::new);
         let hosts = (0..topo.hosts).map(|_| HostState::default()).collect();
         let mut sim = Simulation {
             label,
@@ -366,6 +373,8 @@ impl Simulation {
             credit: None,
             pfc,
             retired: None,
+            random_loss,
+            reorder: Default::default(),
             cfg,
         };
         sim.max_base_rtt = sim.network_max_rtt();

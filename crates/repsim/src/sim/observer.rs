@@ -15,6 +15,8 @@ pub enum DropCause {
     Fault,
     /// No route was left at a switch.
     NoRoute,
+    /// Random loss at the receiving port (`[loss]`).
+    RandomLoss,
 }
 
 /// A lost packet.

@@ -2,6 +2,7 @@
 //! specification a scenario (or a library user) hands to [`super::Simulation::new`].
 use crate::cc::CcSpec;
 use crate::engine::Time;
+use crate::fault::random_loss::LossConfig;
 use crate::fault::FaultPlan;
 use crate::lb::LbSpec;
 use crate::net::mmu::PfcConfig;
@@ -33,6 +34,10 @@ pub struct SimConfig {
     pub slowdown_edges: Option<Vec<u64>>,
     /// Priority flow control and the switches' shared buffer (off by default).
     pub pfc: PfcConfig,
+    /// Random loss at every receiving port (off by default).
+    pub loss: LossConfig,
+    /// Report receiver reordering per flow and per run (`[metrics] reorder`; off by default).
+    pub reorder_metrics: bool,
 }
 
 impl Default for SimConfig {
@@ -46,6 +51,7 @@ impl Default for SimConfig {
                 ecn_max: 80 * 4150,
                 ecn_pmax: 1.0,
                 trimming: true,
+                per_rate: None,
             },
             transport: TransportConfig::default(),
             lb: LbSpec::named("reps").expect("built in"),
@@ -53,6 +59,8 @@ impl Default for SimConfig {
             switch: SwitchSpec::default(),
             slowdown_edges: None,
             pfc: PfcConfig::default(),
+            loss: LossConfig::default(),
+            reorder_metrics: false,
         }
     }
 }

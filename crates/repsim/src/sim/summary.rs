@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use super::{Flow, Simulation};
 use crate::engine::time::{to_us, SEC};
 use crate::engine::Time;
+use crate::metrics::reorder;
 use crate::metrics::slowdown::{self, SlowdownBucket};
 use crate::metrics::{freeze_counts, ClassSummary, FctStats, FlowRow, RunSummary};
 
@@ -30,6 +31,10 @@ impl Simulation {
                 retransmissions: f.stats.retransmissions,
                 class: self.class_name(self.flows.base() + i as u32).to_string(),
                 tag: f.spec.tag,
+                reorder: self
+                    .cfg
+                    .reorder_metrics
+                    .then(|| reorder::flow_row(&f.stats.reorder, f.stats.max_reorder)),
             })
             .collect()
     }
@@ -136,6 +141,13 @@ impl Simulation {
                 .collect(),
             pfc_pauses: pfc.map(|t| t.0),
             pfc_paused_us: pfc.map(|t| t.1),
+            random_loss_drops: self.random_loss_stats().map(|s| s.data_dropped),
+            random_loss_control_drops: self.random_loss_stats().map(|s| s.control_dropped),
+            reorder: if self.cfg.reorder_metrics {
+                self.reorder.summary()
+            } else {
+                None
+            },
         }
     }
 

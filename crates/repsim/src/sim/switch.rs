@@ -17,6 +17,9 @@ impl Simulation {
         if self.faults.is_some() && !self.fault_off_wire(h) {
             return;
         }
+        if self.random_loss.is_some() && self.random_loss_takes(h) {
+            return;
+        }
         let World {
             topo,
             pkts,

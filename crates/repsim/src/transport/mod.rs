@@ -168,4 +168,34 @@ pub struct FlowStats {
     pub max_reorder: u32,
     /// RTS (request to send) packets sent after timeouts.
     pub rts: u64,
+    /// Receiver reordering ([`crate::metrics::reorder`]).
+    pub reorder: FlowReorderCounts,
+}
+
+/// Per-flow reorder counters, kept with the flow's statistics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowReorderCounts {
+    /// Intact data arrivals.
+    pub arrivals: u64,
+    /// Those out of order.
+    pub out_of_order: u64,
+    /// Sum of the occupancy in packets over arrivals.
+    pub packets_sum: u64,
+    /// Sum of the occupancy in bytes over arrivals.
+    pub bytes_sum: u64,
+    /// Largest occupancy in bytes.
+    pub max_bytes: u64,
+}
+
+impl FlowReorderCounts {
+    /// Records one intact data arrival: out of order or not, and the receiver's reorder-buffer
+    /// occupancy (packets, payload bytes) once it took the packet.
+    #[inline]
+    pub fn record(&mut self, out_of_order: bool, packets: u32, bytes: u64) {
+        self.arrivals += 1;
+        self.out_of_order += out_of_order as u64;
+        self.packets_sum += packets as u64;
+        self.bytes_sum += bytes;
+        self.max_bytes = self.max_bytes.max(bytes);
+    }
 }

@@ -216,9 +216,45 @@ fn a_buffer_too_small_for_its_headroom_is_refused_by_name() {
     };
     let e = Mmu::new(&c, &t, 1048).err().expect("too small");
     assert!(e.contains("tor0") && e.contains("headroom"), "{e}");
+    // Per port, each switch's buffer follows its own port count.
+    let per_port = PfcConfig {
+        enabled: true,
+        buffer: 1 << 20,
+        buffer_extra_ports: Some(2),
+        ..PfcConfig::default()
+    };
+    assert_eq!(per_port.switch_buffer(9), 11 << 20);
+    assert!(Mmu::new(&per_port, &t, 1048).is_ok());
     let bad = PfcConfig {
         alpha: 0.0,
         ..PfcConfig::default()
     };
     assert!(bad.validate().unwrap_err().contains("alpha"));
+}
+
+#[test]
+fn laps_dragonfly_buffers_give_the_reference_static_threshold() {
+    // peers.md section 2: 1 MiB x (9 ports + 2) = 11 MiB per Dragonfly switch, 27,192 B of
+    // headroom and 4 KiB of reserve per port, static threshold (11 MiB - 9 x 27,192 B - 9 x
+    // 4,096 B) / 9 = 1,250,304 B.
+    let t = crate::net::DragonflySpec::laps().build().unwrap();
+    let c = PfcConfig {
+        enabled: true,
+        buffer: 1 << 20,
+        buffer_extra_ports: Some(2),
+        threshold: ThresholdMode::Static,
+        headroom: Some(27_192),
+        reserve: 4096,
+        ..PfcConfig::default()
+    };
+    let mmu = Mmu::new(&c, &t, 1048).unwrap();
+    for s in 0..36 {
+        assert_eq!(mmu.threshold(s), 1_250_304);
+    }
+    // 1 MiB per switch instead: (1 MiB - 9 x 31,288 B) / 9 = 85,220 B.
+    let whole = PfcConfig {
+        buffer_extra_ports: None,
+        ..c
+    };
+    assert_eq!(Mmu::new(&whole, &t, 1048).unwrap().threshold(0), 85_220);
 }

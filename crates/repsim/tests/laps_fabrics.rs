@@ -1,0 +1,157 @@
+//! The LAPS fabrics' run-level features on real runs: random loss at receiving ports (counted,
+//! conserved, deterministic, off by default), receiver reorder metrics (zero on one path,
+//! positive when packets are sprayed over routes of different lengths), and the LAPS buffer
+//! settings with PFC.
+mod common;
+
+use repsim::net::Kind;
+use repsim::sim::DropCause;
+use repsim::Simulation;
+
+/// A rail-cluster scenario running `lb` on `workload`, with `extra` sections.
+fn rail(lb: &str, workload: &str, extra: &str) -> String {
+    format!(
+        r#"
+seed = 3
+lb = [{lb}]
+[topology]
+type = "rail"
+[queue]
+size = "200pkt"
+ecn_min = "40pkt"
+ecn_max = "160pkt"
+trimming = false
+[transport]
+mtu = "1048B"
+header = "48B"
+[workload]
+{workload}
+{extra}
+"#
+    )
+}
+
+fn build(text: &str) -> Simulation {
+    let scn = common::parse(text);
+    let run = scn.runs().unwrap().remove(0);
+    Simulation::new(scn.build_run(&run, None).unwrap_or_else(|e| panic!("{e}")))
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+const INCAST: &str = r#"type = "incast"
+senders = 16
+receiver = 0
+size = "256KiB""#;
+
+#[test]
+fn random_loss_drops_at_receiving_ports_and_is_counted_and_conserved() {
+    let lossy = |p: &str| {
+        let mut sim = build(&rail(
+            "\"ecmp\"",
+            INCAST,
+            &format!("[loss]\nprobability = {p}\n"),
+        ));
+        sim.run_until_idle();
+        sim
+    };
+    let sim = lossy("0.002");
+    common::assert_all_delivered(&sim);
+    let stats = sim.random_loss_stats().expect("on");
+    assert!(stats.data_dropped > 0, "{stats:?}");
+    assert!(stats.control_dropped > 0, "ACKs are lost too: {stats:?}");
+    let books = sim.books();
+    assert_eq!(
+        books.dropped[Kind::Data as usize][DropCause::RandomLoss as usize],
+        stats.data_dropped
+    );
+    let s = sim.summary(0.0);
+    assert_eq!(s.random_loss_drops, Some(stats.data_dropped));
+    assert!(s.drops >= stats.data_dropped);
+    assert!(s.retransmissions >= stats.data_dropped);
+    // About 0.2 % of the packet arrivals (data crosses 4 to 8 receiving ports).
+    let sent = sim.counters().data_sent;
+    assert!(stats.data_dropped * 100 < sent, "{stats:?} of {sent}");
+    // The same seed loses the same packets.
+    let again = lossy("0.002");
+    assert_eq!(again.random_loss_stats(), Some(stats));
+    assert_eq!(common::fcts(&again), common::fcts(&sim));
+    // Off (the default): nothing lost to it (the incast still overflows queues), and no
+    // counts in the summary.
+    let mut clean = build(&rail("\"ecmp\"", INCAST, ""));
+    clean.run_until_idle();
+    common::assert_all_delivered(&clean);
+    assert!(clean.random_loss_stats().is_none());
+    assert_eq!(clean.summary(0.0).random_loss_drops, None);
+    let random = DropCause::RandomLoss as usize;
+    assert!(clean.books().dropped.iter().all(|kind| kind[random] == 0));
+}
+
+#[test]
+fn a_bad_loss_probability_is_refused_with_its_field() {
+    let scn = common::parse(&rail("\"ecmp\"", INCAST, "[loss]\nprobability = 1.5\n"));
+    let e = scn.build("ecmp", None).err().expect("refused").to_string();
+    assert!(e.contains("loss.probability"), "{e}");
+}
+
+#[test]
+fn reorder_metrics_see_spraying_over_unequal_routes_and_not_one_path() {
+    // One flow between GPUs of different clusters and rails: its 8 LAPS routes are 6 and 8
+    // links long, so round-robin spraying reorders; ECMP keeps one path and never does.
+    let one_flow = r#"type = "explicit"
+flows = [{ src = 1, dst = 62, size = "2MiB" }]"#;
+    // Queues that hold the whole flow: no loss, whose gaps would count as reordering too.
+    let run = |lb: &str| {
+        let text = rail(lb, one_flow, "[metrics]\nreorder = true\n")
+            .replace("size = \"200pkt\"", "size = \"4000pkt\"");
+        let mut sim = build(&text);
+        sim.run_until_idle();
+        common::assert_all_delivered(&sim);
+        sim
+    };
+    let sprayed = run("{ scheme = \"spray\", paths = 8 }");
+    let row = sprayed.flow_rows()[0].reorder.expect("measured");
+    assert!(row.out_of_order_fraction > 0.0, "{row:?}");
+    assert!(row.max_packets > 0 && row.max_bytes > 0, "{row:?}");
+    // Bytes held are whole 1000-byte payloads here.
+    assert_eq!(row.max_bytes, row.max_packets as u64 * 1000);
+    let summary = sprayed.summary(0.0).reorder.expect("measured");
+    assert_eq!(summary.out_of_order_fraction, row.out_of_order_fraction);
+    assert_eq!(summary.buffer_packets.max, row.max_packets as f64);
+    assert!(summary.buffer_bytes.p99 >= summary.buffer_bytes.p50);
+
+    let single = run("\"ecmp\"");
+    let row = single.flow_rows()[0].reorder.expect("measured");
+    assert_eq!(row.out_of_order_fraction, 0.0);
+    assert_eq!((row.max_packets, row.max_bytes), (0, 0));
+    // Without `[metrics] reorder` the outputs stay as they were.
+    let mut plain = build(&rail("\"ecmp\"", one_flow, ""));
+    plain.run_until_idle();
+    assert!(plain.flow_rows()[0].reorder.is_none());
+    assert!(plain.summary(0.0).reorder.is_none());
+}
+
+#[test]
+fn laps_buffers_with_pfc_keep_an_incast_lossless() {
+    let pfc = r#"
+[pfc]
+enabled = true
+buffer = "1MiB"
+buffer_extra_ports = 2
+threshold = "static"
+headroom = "52192B"
+reserve = "4KiB"
+quantum = "5us"
+"#;
+    let text = rail("\"ecmp\"", INCAST, pfc).replace(
+        "trimming = false",
+        "trimming = false\nper_rate = \"100Gbps\"",
+    );
+    let mut sim = build(&text);
+    sim.run_until_idle();
+    common::assert_all_delivered(&sim);
+    assert_eq!(sim.counters().data_dropped, 0, "lossless");
+    assert!(
+        sim.summary(0.0).pfc_pauses.unwrap_or(0) > 0,
+        "the incast pauses"
+    );
+}
