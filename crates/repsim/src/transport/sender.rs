@@ -455,11 +455,13 @@ impl Sender {
                 stats.ecn_acks += 1;
             }
             if self.laps.is_some() {
-                self.laps_detect_losses(now, ack);
                 if let Some(one_way) = ack.one_way {
                     self.lb.on_one_way(ack.ev, one_way, now);
                 }
+                // Absorbed first: a packet whose own ACK was lost but that the cumulative
+                // point now covers is not declared lost.
                 let event = self.absorb_ack(now, ack, true);
+                self.laps_detect_losses(now, ack);
                 self.laps_after_ack(now);
                 event
             } else {
