@@ -87,13 +87,24 @@ fn check(fabric: &str, trimming: bool, pfc: bool) -> Simulation {
         assert_eq!(c.data_dropped + c.trims, 0, "{what}: PFC must be lossless");
     } else {
         let losses = if trimming { c.trims } else { c.data_dropped };
-        assert!(losses > 0, "{what}: the incast should overflow 20-packet buffers");
+        assert!(
+            losses > 0,
+            "{what}: the incast should overflow 20-packet buffers"
+        );
         let retransmissions: u64 = sim.flows().iter().map(|f| f.stats.retransmissions).sum();
         assert!(retransmissions >= losses, "{what}: every loss goes again");
     }
     let again = run(&text, &what);
-    assert_eq!(sim.flow_rows(), again.flow_rows(), "{what}: not deterministic");
-    assert_eq!(sim.counters(), again.counters(), "{what}: not deterministic");
+    assert_eq!(
+        sim.flow_rows(),
+        again.flow_rows(),
+        "{what}: not deterministic"
+    );
+    assert_eq!(
+        sim.counters(),
+        again.counters(),
+        "{what}: not deterministic"
+    );
     sim
 }
 

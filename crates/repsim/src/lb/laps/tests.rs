@@ -25,10 +25,14 @@ fn laps(config: LapsConfig) -> Laps {
 /// How often each route is chosen in `draws` packets sent at time `now`.
 fn shares(l: &mut Laps, draws: u32, now: Time) -> Vec<f64> {
     let mut rng = Rng::new(7);
-    let mut counts = vec![0u32; 3];
+    let mut counts = [0u32; 3];
     for _ in 0..draws {
         let c = l.next(now, &mut rng);
-        assert_eq!(c.route, 100 + c.ev as PathId, "the route of the chosen index");
+        assert_eq!(
+            c.route,
+            100 + c.ev as PathId,
+            "the route of the chosen index"
+        );
         counts[c.ev as usize] += 1;
     }
     counts.iter().map(|&c| c as f64 / draws as f64).collect()
@@ -64,7 +68,10 @@ fn large_beta_picks_the_lowest_latency_route() {
 fn beta_one_biases_by_latency_over_the_largest_baseline() {
     let mut l = laps(LapsConfig::default());
     // Unloaded latencies 2, 4, 8 us over T = 9 us: weights exp(-2/9), exp(-4/9), exp(-8/9).
-    let w: Vec<f64> = [2.0f64, 4.0, 8.0].iter().map(|x| (-x / 9.0).exp()).collect();
+    let w: Vec<f64> = [2.0f64, 4.0, 8.0]
+        .iter()
+        .map(|x| (-x / 9.0).exp())
+        .collect();
     let total: f64 = w.iter().sum();
     for (share, w) in shares(&mut l, 100_000, 0).iter().zip(&w) {
         assert!((share - w / total).abs() < 0.01, "{share} vs {}", w / total);
@@ -122,7 +129,10 @@ fn a_probed_route_is_not_valid_until_its_answer() {
     l.on_one_way(0, 20 * US, 100 * US);
     l.on_one_way(1, 20 * US, 110 * US);
     l.on_one_way(2, 20 * US, 110 * US);
-    assert!(l.path_signal().unwrap().congested, "every route over T = 9 us");
+    assert!(
+        l.path_signal().unwrap().congested,
+        "every route over T = 9 us"
+    );
     // Route 0 goes stale (not updated for more than 2 x 20 us) and is probed: waiting.
     assert_eq!(probes_at(&mut l, &[141 * US]).first().map(|p| p.1), Some(0));
     assert_eq!(l.latency(0), 40 * US, "its latency doubles while waiting");

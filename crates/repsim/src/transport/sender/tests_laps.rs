@@ -198,9 +198,17 @@ fn a_later_ack_on_a_path_retransmits_the_earlier_packets_of_that_path_only() {
     assert_eq!(s.next_retransmission(), Some(on_p[0].0));
     // An ACK in order on another path declares nothing lost.
     let other = sent.iter().find(|x| x.2 != p).unwrap();
-    let queued = |s: &Sender| (0..24).filter(|&q| s.record(q).state == PsnState::Queued).count();
+    let queued = |s: &Sender| {
+        (0..24)
+            .filter(|&q| s.record(q).state == PsnState::Queued)
+            .count()
+    };
     let before = queued(&s);
-    s.on_ack(301 * NS, &ack(other.0, other.1, other.2), &mut FlowStats::default());
+    s.on_ack(
+        301 * NS,
+        &ack(other.0, other.1, other.2),
+        &mut FlowStats::default(),
+    );
     assert_eq!(queued(&s), before);
 }
 
