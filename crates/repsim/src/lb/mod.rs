@@ -15,6 +15,7 @@ pub mod bitmap;
 pub mod ecmp;
 pub mod flowlet;
 pub mod incremental;
+pub mod laps;
 pub mod mixed;
 pub mod mprdma;
 pub mod mptcp;
@@ -190,6 +191,17 @@ pub struct LbRecord {
     pub event: LbEvent,
 }
 
+/// What a latency-aware scheme (LAPS) tells its transport's rate control after a measurement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathSignal {
+    /// Every valid candidate route's latency exceeds the target delay.
+    pub congested: bool,
+    /// The largest latency over the candidate routes.
+    pub max_latency: Time,
+    /// The target delay T: the largest idle one-way baseline of the candidate routes.
+    pub target: Time,
+}
+
 /// A sender-side path chooser for one connection.
 pub trait LoadBalancer: Send {
     /// The path of the next packet (new data, retransmission or RTS).
@@ -223,6 +235,22 @@ pub trait LoadBalancer: Send {
     /// The retransmission timer expired for a packet sent with `ev`.
     fn on_timeout(&mut self, ev: u16, now: Time) -> Option<LbEvent> {
         let _ = (ev, now);
+        None
+    }
+    /// Whether it sends path probes (asked once, so others cost nothing per packet).
+    fn sends_probes(&self) -> bool {
+        false
+    }
+    /// The probe to send along with the packet the latest [`Self::next`] chose, if any.
+    fn take_probe(&mut self) -> Option<PathChoice> {
+        None
+    }
+    /// A one-way latency of the path of `ev` arrived (echoed by a data ACK or a probe answer).
+    fn on_one_way(&mut self, ev: u16, one_way: Time, now: Time) {
+        let _ = (ev, one_way, now);
+    }
+    /// The latency state a transport's rate control reads (LAPS), if it keeps one.
+    fn path_signal(&self) -> Option<PathSignal> {
         None
     }
 }
@@ -274,6 +302,15 @@ macro_rules! load_balancers {
                 }
             }
 
+            /// The LAPS parameters, if this is LAPS (its connections use the LAPS transport).
+            pub fn laps(&self) -> Option<&laps::LapsConfig> {
+                #[allow(unreachable_patterns)]
+                match self {
+                    LbSpec::Laps(c) => Some(c),
+                    _ => None,
+                }
+            }
+
             /// How many explicit routes per connection the scheme wants (0: it hashes EVs).
             pub fn routes_wanted(&self) -> usize {
                 match self {
@@ -289,6 +326,7 @@ load_balancers! {
     "ecmp" => Ecmp(ecmp::EcmpConfig),
     "flowlet" => Flowlet(flowlet::FlowletConfig),
     "incremental" => Incremental(incremental::IncrementalConfig),
+    "laps" => Laps(laps::LapsConfig),
     "mixed" => Mixed(mixed::MixedConfig),
     "mprdma" => Mprdma(mprdma::MprdmaLbConfig),
     "mptcp" => Mptcp(mptcp::MptcpConfig),

@@ -88,6 +88,9 @@ pub mod flags {
     /// The packet's traffic class is exempt from switch-side rerouting: schemes that honour
     /// it hash it as ECMP does (the reference's background flows under adaptive routing).
     pub const SWITCH_EXEMPT: u8 = 64;
+    /// ACK and probe answer only: `aux` holds the one-way delay (ps) of the packet answered,
+    /// not a SACK bitmap (LAPS).
+    pub const ONE_WAY: u8 = 128;
 }
 
 /// "No explicit route": the packet is forwarded by the switches' tables.

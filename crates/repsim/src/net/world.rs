@@ -214,10 +214,17 @@ impl World {
     #[inline]
     pub fn admit(&mut self, port: u32, h: Handle) -> Admission {
         let a = self.ports[port as usize].enqueue(h, &mut self.pkts, self.now);
+        // The data counters count data packets only: a LAPS probe also travels in the data
+        // lane, and its losses are in the per-kind books alone.
         match a {
             Admission::Queued => {}
-            Admission::Trimmed(_) => self.counters.trims += 1,
-            Admission::Dropped(_) => self.counters.data_dropped += 1,
+            Admission::Trimmed(v) if self.pkts.get(v).kind == Kind::Data => {
+                self.counters.trims += 1
+            }
+            Admission::Dropped(v) if self.pkts.get(v).kind == Kind::Data => {
+                self.counters.data_dropped += 1
+            }
+            Admission::Trimmed(_) | Admission::Dropped(_) => {}
         }
         a
     }

@@ -1,15 +1,16 @@
 //! Flows: adding them (now, later, from a lazy source), their dependencies, their start with
 //! the class's congestion control and load balancer, and their end.
 use super::{FinishedFlow, Flow, Phase, SetupError, Simulation};
-use crate::cc::CcParams;
+use crate::cc::{CcParams, CcSpec};
 use crate::engine::rng::Stream;
 use crate::engine::time::SEC;
 use crate::engine::Rng;
+use crate::lb::laps::LapsConfig;
 use crate::lb::{LbContext, Route};
 use crate::net::packet::flags;
 use crate::net::world::{Owner, Timer};
 use crate::net::{candidates, paths};
-use crate::transport::{Receiver, Sender, Sizes};
+use crate::transport::{AckPolicy, LapsTransport, Receiver, Recovery, Sender, Sizes};
 use crate::workload::{FlowSource, FlowSpec};
 
 pub(super) fn start_timer(f: u32) -> Timer {
@@ -266,6 +267,13 @@ impl Simulation {
             0
         };
         let cc = class.cc.clone().unwrap_or_else(|| self.cfg.cc.clone());
+        // LAPS connections run the LAPS transport, with its own window and rate: the
+        // controller is a constant placeholder that nothing reads.
+        let laps = lb.laps().cloned();
+        let cc = match laps {
+            Some(_) => CcSpec::Constant(Default::default()),
+            None => cc,
+        };
         let t = &self.cfg.transport;
         let line_rate =
             self.world.topo.links[self.world.topo.host_uplink[src as usize] as usize].rate_bps;
@@ -281,7 +289,7 @@ impl Simulation {
             fast_increase_on: self.fast_increase_on,
         });
         let packets_per_ack = (t.ack.every_bytes / t.mtu as u64).max(1) as u32;
-        let (mtu, trimming, ack) = (t.mtu, self.cfg.queue.trimming, t.ack);
+        let (mtu, header, trimming, ack) = (t.mtu, t.header, self.cfg.queue.trimming, t.ack);
         let routes = match lb.routes_wanted() {
             0 => Vec::new(),
             k => self.routes_between(src, dst, k),
@@ -289,9 +297,10 @@ impl Simulation {
         // The run's RTO covers every shortest path; a flow sent over longer explicit routes
         // gets its longest route's round trip plus the same queueing allowance.
         let longest_route = routes.iter().map(|r| r.base_rtt).max().unwrap_or(0);
-        let rto = match self.cfg.transport.fixed_rto() {
-            Some(rto) => rto,
-            None => self.rto.max(longest_route + self.queue_drain),
+        let rto = match (&laps, self.cfg.transport.fixed_rto()) {
+            (Some(c), _) => c.rto.0,
+            (None, Some(rto)) => rto,
+            (None, None) => self.rto.max(longest_route + self.queue_drain),
         };
         let mut rng = Rng::derive(self.cfg.seed, Stream::Flow, f as u64);
         let lb = lb.build(
@@ -322,10 +331,39 @@ impl Simulation {
         let flow = &mut self.flows[f as usize];
         flow.cc_timers = cc.has_timers();
         let recovery = self.cfg.transport.recovery(line_rate, self.max_base_rtt);
-        flow.sender = Some(Box::new(
-            Sender::new(flow.sizes, line_rate, cc, lb, rng).with_recovery(recovery),
-        ));
-        flow.receiver = Some(Box::new(Receiver::new(flow.spec.bytes, ack)));
+        let (sender, receiver) = match &laps {
+            None => (
+                Sender::new(flow.sizes, line_rate, cc, lb, rng).with_recovery(recovery),
+                Receiver::new(flow.spec.bytes, ack),
+            ),
+            Some(c) => {
+                // The source route takes `route_header` bytes of every packet's MTU; the
+                // receiver answers every packet at once, without CNPs.
+                let sizes = Sizes::new(flow.spec.bytes, mtu, header + c.route_header);
+                let transport = LapsTransport::new(
+                    c,
+                    routes.len(),
+                    LapsConfig::target(&routes),
+                    line_rate,
+                    mtu,
+                );
+                let policy = AckPolicy {
+                    every_bytes: 1,
+                    cnp_interval: None,
+                    counter_16bit: false,
+                    mode: crate::transport::TransportMode::Uec,
+                    ..ack
+                };
+                (
+                    Sender::new(sizes, line_rate, cc, lb, rng)
+                        .with_recovery(Recovery::UEC)
+                        .with_laps(transport),
+                    Receiver::new(flow.spec.bytes, policy).with_delay_echo(c.route_header),
+                )
+            }
+        };
+        flow.sender = Some(Box::new(sender));
+        flow.receiver = Some(Box::new(receiver));
         flow.phase = Phase::Running;
         flow.started_at = Some(now);
         self.credit_flow_started(f);

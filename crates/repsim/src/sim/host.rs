@@ -144,7 +144,82 @@ impl Simulation {
         ));
         credit::stamp(self.world.pkts.get_mut(h), s);
         self.record_lb(f, tx.lb_event);
+        if let Some(probe) = tx.probe {
+            self.send_probe(f, probe, now);
+        }
         h
+    }
+
+    /// Sends a LAPS path probe of flow `f` on `path`: a 1-byte payload with the headers (the
+    /// source route's included), leaving the NIC right after the data packet it goes with (in
+    /// the host's priority lane; in the data lane at switches, so that it measures queueing).
+    fn send_probe(&mut self, f: u32, path: crate::lb::PathChoice, now: Time) {
+        let header = self.cfg.transport.header;
+        let flow = &self.flows[f as usize];
+        let extra = flow.receiver.as_deref().map_or(0, |r| r.extra_header());
+        let h = self.world.pkts.alloc(Packet {
+            flow: f,
+            src: flow.spec.src,
+            dst: flow.spec.dst,
+            sent_at: now,
+            ev: path.ev,
+            route: path.route,
+            flags: flow.packet_flags,
+            ..Packet::blank(Kind::Probe, header + extra + 1)
+        });
+        self.books.on_sent(Kind::Probe);
+        let port = self.world.topo.host_uplink[flow.spec.src as usize];
+        self.world.ports[port as usize].headers.push_back(h);
+        self.kick(port);
+    }
+
+    /// A LAPS probe reaches its receiver: answered at once on the reverse route with its
+    /// one-way delay.
+    #[inline(never)]
+    pub(super) fn on_probe(&mut self, h: Handle) {
+        let now = self.world.now;
+        let header = self.cfg.transport.header;
+        let pkt = *self.world.pkts.get(h);
+        let live = self
+            .flows
+            .get(pkt.flow as usize)
+            .is_some_and(|flow| flow.phase == Phase::Running && flow.receiver.is_some());
+        if !live || pkt.route == NO_ROUTE {
+            self.world.pkts.free(h);
+            return;
+        }
+        let reverse = self.world.paths.reverse(pkt.route);
+        let p = self.world.pkts.get_mut(h);
+        p.kind = Kind::ProbeAck;
+        p.size = header;
+        p.src = pkt.dst;
+        p.dst = pkt.src;
+        p.aux = now - pkt.sent_at;
+        p.flags = flags::ONE_WAY | (pkt.flags & flags::SWITCH_EXEMPT);
+        p.route = reverse;
+        p.hop = 0;
+        self.books.on_sent(Kind::ProbeAck);
+        let port = self.world.topo.host_uplink[pkt.dst as usize];
+        self.world.ports[port as usize].headers.push_back(h);
+        self.kick(port);
+    }
+
+    /// A LAPS probe answer reaches its sender: the path's latency is refreshed.
+    #[inline(never)]
+    pub(super) fn on_probe_ack(&mut self, h: Handle) {
+        let now = self.world.now;
+        let pkt = *self.world.pkts.get(h);
+        self.world.pkts.free(h);
+        if self.flows.get(pkt.flow as usize).is_none() {
+            return;
+        }
+        let flow = &mut self.flows[pkt.flow as usize];
+        if flow.phase != Phase::Running {
+            return;
+        }
+        if let Some(s) = flow.sender.as_mut() {
+            s.on_probe_ack(now, pkt.ev, pkt.aux);
+        }
     }
 
     /// One of flow `f`'s timers fired.
@@ -309,6 +384,7 @@ impl Simulation {
     /// Turns data packet `h` into the receiver's answer and sends it back.
     fn send_reply(&mut self, h: Handle, reply: Reply) {
         let header = self.cfg.transport.header;
+        let now = self.world.now;
         let paths = &self.world.paths;
         let pkt = self.world.pkts.get_mut(h);
         let f = pkt.flow as usize;
@@ -324,6 +400,11 @@ impl Simulation {
         pkt.flags &= flags::ECN | flags::SWITCH_EXEMPT;
         if reply.cnp {
             pkt.flags |= flags::CNP;
+        }
+        if flow.receiver.as_deref().is_some_and(|r| r.echoes_delay()) {
+            // LAPS: the one-way delay of the data packet (its send time is still in it).
+            pkt.aux = now - pkt.sent_at;
+            pkt.flags |= flags::ONE_WAY;
         }
         if pkt.route != NO_ROUTE {
             // Replies return on the reverse of the data packet's route.
@@ -361,7 +442,11 @@ impl Simulation {
         };
         let trimmed = pkt.has(flags::TRIMMED);
         // A retransmitted RTS travels as a header-sized data packet: no payload.
-        let payload = if trimmed { 0 } else { pkt.size - header };
+        let payload = if trimmed {
+            0
+        } else {
+            pkt.size - header - r.extra_header()
+        };
         let out_of_order = pkt.psn > r.expected();
         let out = r.on_data(
             now,
@@ -450,7 +535,12 @@ impl Simulation {
                 cnp: pkt.has(flags::CNP),
                 cum_ack: pkt.cum_ack,
                 sack_base: pkt.sack_base,
-                sack_bits: pkt.sack_bits(),
+                sack_bits: if pkt.has(flags::ONE_WAY) {
+                    0
+                } else {
+                    pkt.sack_bits()
+                },
+                one_way: pkt.has(flags::ONE_WAY).then_some(pkt.aux),
             },
             &mut flow.stats,
         );

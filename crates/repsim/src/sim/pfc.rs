@@ -149,7 +149,9 @@ impl Simulation {
                     c.on_drop(port, self.world.now);
                 }
                 self.world.ports[port as usize].stats.drops += 1;
-                self.world.counters.data_dropped += 1;
+                if self.world.pkts.get(h).kind == crate::net::Kind::Data {
+                    self.world.counters.data_dropped += 1;
+                }
                 self.observe_drop(h, port, DropCause::Overflow);
                 self.world.pkts.free(h);
                 false

@@ -40,6 +40,8 @@ impl Simulation {
                 Kind::Rts => self.on_rts(h),
                 Kind::Credit => self.on_pull(h),
                 Kind::Pause => self.on_pfc_frame(h),
+                Kind::Probe => self.on_probe(h),
+                Kind::ProbeAck => self.on_probe_ack(h),
                 _ => self.host_consumes(h),
             }
             return;

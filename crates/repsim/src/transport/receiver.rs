@@ -102,6 +102,10 @@ pub struct Receiver {
     /// Go-back-N: the expected PSN the latest NACK asked for, and when.
     last_nack: Option<(u32, Time)>,
     policy: AckPolicy,
+    /// Its ACKs echo the data packet's one-way delay instead of a SACK bitmap (LAPS).
+    echo_delay: bool,
+    /// Header bytes its data packets carry beyond the run's header (LAPS's source route).
+    extra_header: u32,
 }
 
 impl Receiver {
@@ -118,7 +122,29 @@ impl Receiver {
             last_cnp: None,
             last_nack: None,
             policy,
+            echo_delay: false,
+            extra_header: 0,
         }
+    }
+
+    /// The same receiver as LAPS's: its ACKs echo each data packet's one-way delay, and its
+    /// data packets carry `extra_header` bytes of source route beyond the run's header.
+    pub fn with_delay_echo(mut self, extra_header: u32) -> Self {
+        self.echo_delay = true;
+        self.extra_header = extra_header;
+        self
+    }
+
+    /// Header bytes its data packets carry beyond the run's header.
+    #[inline]
+    pub fn extra_header(&self) -> u32 {
+        self.extra_header
+    }
+
+    /// Whether its ACKs echo the one-way delay.
+    #[inline]
+    pub fn echoes_delay(&self) -> bool {
+        self.echo_delay
     }
 
     /// Next PSN expected in order.

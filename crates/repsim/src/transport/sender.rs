@@ -10,6 +10,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+pub use laps::LapsTransport;
 pub use records::{
     record_flags, AckInfo, AckOutcome, ConnectionState, PsnRecord, PsnState, RtoCheck, Timeout,
     Transmission,
@@ -73,6 +74,10 @@ pub struct Sender {
     cc: Box<dyn CongestionControl>,
     lb: Box<dyn LoadBalancer>,
     rng: Rng,
+    /// The LAPS transport (window, rate, per-path loss detection), on LAPS connections only.
+    laps: Option<Box<LapsTransport>>,
+    /// The load balancer may ask for a probe with each packet.
+    probes: bool,
 }
 
 impl Sender {
@@ -103,6 +108,8 @@ impl Sender {
             send_events: lb.reports_on_send(),
             paces: cc.paces(),
             credit_gated: cc.credit_gated(),
+            probes: lb.sends_probes(),
+            laps: None,
             queued_bytes: 0,
             pulled: 0,
             recovery: Recovery::UEC,
@@ -201,6 +208,7 @@ impl Sender {
             + self.send_order.capacity() * std::mem::size_of::<(Time, u32)>()
             + self.retransmit.capacity() * std::mem::size_of::<u32>()
             + self.covered.capacity() * std::mem::size_of::<u16>()
+            + self.laps.as_ref().map_or(0, |l| l.heap_bytes())
     }
 
     /// The lowest PSN really waiting for retransmission (dropping stale queue entries).
@@ -218,6 +226,9 @@ impl Sender {
     /// with `in_flight`.
     #[inline]
     pub fn window(&self) -> i64 {
+        if let Some(laps) = &self.laps {
+            return laps.window() as i64;
+        }
         self.cc
             .cwnd()
             .min(self.recovery.in_flight_cap)
@@ -290,6 +301,11 @@ impl Sender {
         };
         let path = self.lb.next(now, &mut self.rng);
         let lb_event = self.send_event();
+        let probe = if self.probes {
+            self.lb.take_probe()
+        } else {
+            None
+        };
         let rec = self.record_mut(psn);
         rec.sent_at = now;
         rec.ev = path.ev;
@@ -297,7 +313,15 @@ impl Sender {
         rec.flags &= !record_flags::UNCOUNTED;
         let wire = rec.wire;
         self.in_flight += wire as i64;
-        self.send_order.push_back((now, psn));
+        if let Some(laps) = self.laps.as_mut() {
+            // LAPS times out per path, from its own lists, and paces at its AIMD rate.
+            laps.on_send(path.ev, psn, now);
+            if let Some(rate) = laps.pacing_rate() {
+                self.next_send_at = now + serialization(wire, rate.max(1));
+            }
+        } else {
+            self.send_order.push_back((now, psn));
+        }
         let window_full = if self.credit_gated {
             self.cc.on_send(wire as u64);
             self.cc.credit() <= 0
@@ -318,6 +342,7 @@ impl Sender {
             window_full,
             arm_rto: self.arm_timer(now + rto),
             lb_event,
+            probe,
         }
     }
 
@@ -429,7 +454,19 @@ impl Sender {
             if ack.ecn {
                 stats.ecn_acks += 1;
             }
-            self.absorb_ack(now, ack, true)
+            if self.laps.is_some() {
+                if let Some(one_way) = ack.one_way {
+                    self.lb.on_one_way(ack.ev, one_way, now);
+                }
+                // Absorbed first: a packet whose own ACK was lost but that the cumulative
+                // point now covers is not declared lost.
+                let event = self.absorb_ack(now, ack, true);
+                self.laps_detect_losses(now, ack);
+                self.laps_after_ack(now);
+                event
+            } else {
+                self.absorb_ack(now, ack, true)
+            }
         };
         AckOutcome {
             lb_event,
@@ -500,6 +537,9 @@ impl Sender {
 
     /// The retransmission timer fired at `now`.
     pub fn check_rto(&mut self, now: Time, rto: Time) -> RtoCheck {
+        if self.laps.is_some() {
+            return self.laps_check_rto(now);
+        }
         let rto = self.rto_for(rto);
         self.timer_pending = false;
         match self.oldest_in_flight() {
@@ -516,6 +556,9 @@ impl Sender {
     /// only that one per expiry, like the reference (UEC mode); in the RoCE modes every
     /// outstanding packet goes again (go-back-N: from the cumulative point; IRN: the holes).
     pub fn time_out(&mut self, psn: u32, now: Time, rto: Time, stats: &mut FlowStats) -> Timeout {
+        if self.laps.is_some() {
+            return self.laps_time_out(now, stats);
+        }
         self.send_order.pop_front();
         let rtx_was_empty = self.next_retransmission().is_none();
         let ev = self.record(psn).ev;
@@ -546,6 +589,9 @@ impl Sender {
     /// last `rto`. Under a window the caller also requires that no other retransmission was
     /// already waiting.
     pub fn rts_due(&self, now: Time, lost_wire: u64, rto: Time) -> bool {
+        if self.laps.is_some() {
+            return false;
+        }
         let blocked = if self.credit_gated {
             self.cc.credit() <= 0
         } else {
@@ -579,6 +625,7 @@ impl Sender {
             window_full: true,
             arm_rto: self.arm_timer(now + rto),
             lb_event,
+            probe: None,
         }
     }
 
@@ -602,14 +649,18 @@ impl Sender {
         self.send_order = VecDeque::new();
         self.retransmit = BinaryHeap::new();
         self.covered = Vec::new();
+        self.laps = None;
     }
 }
 
 mod credit;
 mod gbn;
 mod irn;
+mod laps;
 mod records;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_laps;
 #[cfg(test)]
 mod tests_rnic;

@@ -92,6 +92,8 @@ pub struct Transmission {
     pub arm_rto: Option<Time>,
     /// Something the load balancer did while choosing the path, worth recording.
     pub lb_event: Option<LbEvent>,
+    /// A path probe to send with it (LAPS), on this route.
+    pub probe: Option<PathChoice>,
 }
 
 /// An ACK or NACK as the sender reads it.
@@ -117,6 +119,8 @@ pub struct AckInfo {
     pub sack_base: u32,
     /// SACK bitmap.
     pub sack_bits: u64,
+    /// The data packet's one-way delay, as LAPS receivers echo it (instead of a SACK bitmap).
+    pub one_way: Option<Time>,
 }
 
 /// What an ACK or NACK did.

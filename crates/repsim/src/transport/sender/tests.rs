@@ -69,6 +69,7 @@ fn ack_of(psn: u32, cum: u32) -> AckInfo {
         cum_ack: cum,
         sack_base: cum + 1,
         sack_bits: 0,
+        one_way: None,
     }
 }
 

@@ -49,6 +49,7 @@ fn answer(nack: bool, psn: u32, sent_at: Time, cum: u32, sack_bits: u64) -> AckI
         cum_ack: cum,
         sack_base: cum + 1,
         sack_bits,
+        one_way: None,
     }
 }
 

@@ -1,0 +1,322 @@
+//! LAPS (latency-aware packet spraying, seed 003): the sender picks every packet's explicit
+//! route by a softmax over the candidate routes' last measured one-way latencies, refreshes
+//! stale routes with probes, and tells the LAPS transport (`transport/sender/laps.rs`: per-path
+//! loss detection, per-path timeout, AIMD rate, fixed window) when every route is congested.
+//!
+//! The path-information table (PIT) lives here, one record per candidate route: its idle
+//! baseline (`idleVal`), its last one-way latency (`realVal`), when that was measured
+//! (`time`), when a packet or probe last went on it, and whether a probe answer is awaited.
+//! Latencies come from every data ACK and probe answer ([`LoadBalancer::on_one_way`]); the
+//! receiver echoes arrival minus send time (simulated time is global, so no clock sync).
+//!
+//! Decisions where the paper and the reference code (`Laps-ns3`, `peers.md` 1.9) differ; the
+//! paper is the default, the code an option:
+//! - **Probing** (1.9-B): `probing = "paper"`: a route not updated for more than twice its
+//!   latency is probed; while the answer is awaited its `time` is now and its latency counts
+//!   double (fewer probes, fewer packets on it). `probing = "code"`: the code's flow-level
+//!   rule (stale: not updated for 2 x the largest latency of the set; probed only if nothing,
+//!   data included, went on it for 2 x the largest latency of the stale ones; no doubling). At
+//!   most one probe per data packet either way, on a uniformly drawn eligible route.
+//! - **Valid routes** (1.9-C): with paper probing a route awaiting its probe answer is not
+//!   valid; the decrease rule looks at valid routes only (none valid: no decision). With code
+//!   probing every route is valid, as the code has no validity.
+//! - **Pacing** (1.9-A), **N** (1.9-D) and the decrease guard are the transport's: see
+//!   [`LapsConfig`].
+//! - **Randomness**: the softmax and probe draws come from the connection's seeded stream
+//!   (the code's are unseeded), so a run repeats bit for bit.
+//! - **PIT scope**: per connection (the code shares it between the flows of a host pair);
+//!   with `[transport] reuse_connections` the next flow of a pair inherits it.
+use serde::{Deserialize, Serialize};
+
+use super::{AckFeedback, LbContext, LoadBalancer, PathChoice, PathSignal, Route};
+use crate::engine::time::MS;
+use crate::engine::{Rng, Time};
+use crate::net::paths::PathId;
+use crate::units::{RateQ, TimeQ};
+
+/// One gigabit per second.
+const GBPS: u64 = 1_000_000_000;
+
+/// How stale routes are probed (`peers.md` 1.9-B).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LapsProbing {
+    /// The paper: per route, when not updated for 2 x its latency; the latency doubles while
+    /// the answer is awaited.
+    Paper,
+    /// The reference code: flow-level thresholds, data sends count as probes, no doubling.
+    Code,
+}
+
+/// The interval after a rate decrease before the next one may happen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LapsDecreaseGuard {
+    /// The paper: at most one adjustment per 2T (T: the largest idle baseline).
+    Target,
+    /// The reference code: 2 x the largest latency measured at the decrease.
+    Latency,
+}
+
+/// `lb = { scheme = "laps", beta = 1.0, probing = "paper", pacing = true }`.
+///
+/// Defaults are the paper's and the reference code's constants (`peers.md` 1.8): beta 1,
+/// 8 ms per-path timeout, N = 6 halving-the-gap increases before the expected rate doubles
+/// (the code's `incStage > 5`; the paper only says "N"), 1 Gb/s minimum rate and additive
+/// floor (the code's; the paper's increase is half the gap alone), window 2 T C, 20 B of
+/// source-route header per data packet and probe (the paper's estimate).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LapsConfig {
+    /// Candidate routes per connection (the LAPS set on Dragonfly and rail, else the k
+    /// shortest).
+    pub paths: u32,
+    /// Softmax temperature factor: weight exp(-beta x latency / largest idle baseline).
+    pub beta: f64,
+    /// Probing rule.
+    pub probing: LapsProbing,
+    /// Pace at the AIMD rate (the paper); false: the code's window-only sender, whose rate
+    /// field is never used for spacing (`peers.md` 1.9-A).
+    pub pacing: bool,
+    /// Per-path retransmission timeout.
+    pub rto: TimeQ,
+    /// Consecutive increases after which each further increase doubles the expected rate.
+    pub hyper_after: u32,
+    /// Lowest rate.
+    pub min_rate: RateQ,
+    /// Smallest step of an increase.
+    pub additive_step: RateQ,
+    /// Interval between decreases.
+    pub decrease_guard: LapsDecreaseGuard,
+    /// Source-route header bytes added to every data packet and probe.
+    pub route_header: u32,
+}
+
+impl Default for LapsConfig {
+    fn default() -> Self {
+        LapsConfig {
+            paths: 8,
+            beta: 1.0,
+            probing: LapsProbing::Paper,
+            pacing: true,
+            rto: TimeQ(8 * MS),
+            hyper_after: 6,
+            min_rate: RateQ(GBPS),
+            additive_step: RateQ(GBPS),
+            decrease_guard: LapsDecreaseGuard::Target,
+            route_header: 20,
+        }
+    }
+}
+
+impl LapsConfig {
+    /// A load balancer for one connection.
+    pub fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
+        Box::new(Laps::new(self, ctx.routes))
+    }
+
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.paths == 0 || self.paths > 64 {
+            return Err(format!("paths: must be in 1..=64, not {}", self.paths));
+        }
+        if !(self.beta.is_finite() && self.beta >= 0.0) {
+            return Err(format!("beta: must be finite and >= 0, not {}", self.beta));
+        }
+        if self.rto.0 == 0 {
+            return Err("rto: must be positive".into());
+        }
+        if self.min_rate.0 == 0 {
+            return Err("min_rate: must be positive".into());
+        }
+        if self.route_header > 1000 {
+            return Err(format!(
+                "route_header: must be at most 1000 bytes, not {}",
+                self.route_header
+            ));
+        }
+        Ok(())
+    }
+
+    /// The candidate routes it wants.
+    pub fn routes_wanted(&self) -> usize {
+        self.paths as usize
+    }
+
+    /// T, the target delay: the largest idle baseline of the candidate routes.
+    pub fn target(routes: &[Route]) -> Time {
+        routes.iter().map(|r| r.idle_latency).max().unwrap_or(0)
+    }
+}
+
+/// One PIT record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PathRecord {
+    route: PathId,
+    /// Last one-way latency (`realVal`; doubled while a paper-rule probe is awaited).
+    latency: Time,
+    /// When `latency` was last set (`time`).
+    updated: Time,
+    /// When a data packet or probe last went on it.
+    last_sent: Time,
+    /// A probe answer is awaited (paper rule): not valid for the decrease rule.
+    waiting: bool,
+}
+
+/// The LAPS path chooser of one connection.
+pub struct Laps {
+    paths: Vec<PathRecord>,
+    beta: f64,
+    probing: LapsProbing,
+    /// T: the largest idle baseline.
+    target: Time,
+    /// Softmax weights (reused buffer).
+    weights: Vec<f64>,
+    /// The probe the latest [`LoadBalancer::next`] decided on.
+    probe: Option<u16>,
+}
+
+impl Laps {
+    /// A chooser over `routes` (at least one).
+    pub fn new(config: &LapsConfig, routes: &[Route]) -> Self {
+        assert!(!routes.is_empty(), "LAPS needs candidate routes");
+        Laps {
+            paths: routes
+                .iter()
+                .map(|r| PathRecord {
+                    route: r.id,
+                    latency: r.unloaded_latency,
+                    updated: 0,
+                    last_sent: 0,
+                    waiting: false,
+                })
+                .collect(),
+            beta: config.beta,
+            probing: config.probing,
+            target: LapsConfig::target(routes),
+            weights: vec![0.0; routes.len()],
+            probe: None,
+        }
+    }
+
+    /// The softmax draw: route i with probability proportional to
+    /// exp(-beta x latency_i / T), by inverse CDF over one uniform draw (last route as the
+    /// fallback for rounding).
+    fn softmax(&mut self, rng: &mut Rng) -> usize {
+        let scale = self.beta / self.target.max(1) as f64;
+        let mut total = 0.0;
+        for (w, p) in self.weights.iter_mut().zip(&self.paths) {
+            *w = (-(p.latency as f64) * scale).exp();
+            total += *w;
+        }
+        let mut u = rng.unit() * total;
+        for (i, &w) in self.weights.iter().enumerate() {
+            if u < w {
+                return i;
+            }
+            u -= w;
+        }
+        self.paths.len() - 1
+    }
+
+    /// Whether route `i` may be probed now under the configured rule (`stale_max`: the code
+    /// rule's largest latency over the stale routes).
+    fn probe_eligible(&self, i: usize, now: Time, all_max: Time, stale_max: Time) -> bool {
+        let p = &self.paths[i];
+        match self.probing {
+            LapsProbing::Paper => now.saturating_sub(p.updated) > 2 * p.latency,
+            LapsProbing::Code => {
+                now.saturating_sub(p.updated) > 2 * all_max
+                    && now.saturating_sub(p.last_sent) > 2 * stale_max
+            }
+        }
+    }
+
+    /// Decides the probe to send with the packet going now, if any: one eligible route drawn
+    /// uniformly.
+    fn decide_probe(&mut self, now: Time, rng: &mut Rng) -> Option<u16> {
+        let all_max = self.paths.iter().map(|p| p.latency).max().unwrap_or(0);
+        let stale_max = match self.probing {
+            LapsProbing::Paper => 0,
+            LapsProbing::Code => self
+                .paths
+                .iter()
+                .filter(|p| now.saturating_sub(p.updated) > 2 * all_max)
+                .map(|p| p.latency)
+                .max()
+                .unwrap_or(0),
+        };
+        let eligible = (0..self.paths.len())
+            .filter(|&i| self.probe_eligible(i, now, all_max, stale_max))
+            .count();
+        if eligible == 0 {
+            return None;
+        }
+        let pick = rng.below(eligible as u32) as usize;
+        let i = (0..self.paths.len())
+            .filter(|&i| self.probe_eligible(i, now, all_max, stale_max))
+            .nth(pick)?;
+        let p = &mut self.paths[i];
+        p.last_sent = now;
+        if self.probing == LapsProbing::Paper {
+            p.updated = now;
+            p.latency = p.latency.saturating_mul(2);
+            p.waiting = true;
+        }
+        Some(i as u16)
+    }
+
+    /// The current latency estimate of candidate `i` (tests and reports).
+    pub fn latency(&self, i: usize) -> Time {
+        self.paths[i].latency
+    }
+}
+
+impl LoadBalancer for Laps {
+    fn next(&mut self, now: Time, rng: &mut Rng) -> PathChoice {
+        let i = self.softmax(rng);
+        self.paths[i].last_sent = now;
+        self.probe = self.decide_probe(now, rng);
+        PathChoice {
+            ev: i as u16,
+            route: self.paths[i].route,
+        }
+    }
+
+    fn sends_probes(&self) -> bool {
+        true
+    }
+
+    fn take_probe(&mut self) -> Option<PathChoice> {
+        let i = self.probe.take()?;
+        Some(PathChoice {
+            ev: i,
+            route: self.paths[i as usize].route,
+        })
+    }
+
+    fn on_ack(&mut self, _ack: &AckFeedback) -> Option<super::LbEvent> {
+        None
+    }
+
+    fn on_one_way(&mut self, ev: u16, one_way: Time, now: Time) {
+        if let Some(p) = self.paths.get_mut(ev as usize) {
+            p.latency = one_way;
+            p.updated = now;
+            p.waiting = false;
+        }
+    }
+
+    fn path_signal(&self) -> Option<PathSignal> {
+        let mut valid = self.paths.iter().filter(|p| !p.waiting).peekable();
+        let congested = valid.peek().is_some() && valid.all(|p| p.latency > self.target);
+        Some(PathSignal {
+            congested,
+            max_latency: self.paths.iter().map(|p| p.latency).max().unwrap_or(0),
+            target: self.target,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,307 @@
+//! The LAPS transport of a sender (seed 003, `peers.md` 1.3-1.7): a fixed window of 2 T C,
+//! AIMD rate control driven by the load balancer's path latencies (paced at the current rate
+//! by default), per-path outstanding lists whose order gives loss detection, and a timeout
+//! per path. The path choice, probes and latency table are the load balancer's
+//! (`lb/laps.rs`); the receiver answers every data packet at once with a selective ACK that
+//! echoes the one-way delay and returns on the reverse route.
+//!
+//! Choices:
+//! - A path is a FIFO, so an ACK for the k-th packet outstanding on path p means the packets
+//!   before it on p were lost: they are declared lost (and retransmitted, lowest PSN first,
+//!   before new data) at once. Entries whose packet was acknowledged otherwise or sent again
+//!   since are skipped. An ACK whose packet is no longer listed (its path already timed out)
+//!   declares nothing.
+//! - Per-path timeout: a path whose list is not empty and that saw neither a send nor such an
+//!   ACK for `rto` has every listed packet declared lost. One connection timer serves all
+//!   paths (it wakes at the earliest path deadline).
+//! - Rate: every data ACK, after the latency update: if every valid path is over T and the
+//!   decrease guard has passed, the expected rate becomes the current one and the current one
+//!   halves (not below `min_rate`); otherwise, at most once per 2T, the current rate moves
+//!   halfway to the expected one (by at least `additive_step`), and from the `hyper_after`-th
+//!   consecutive increase on the expected rate doubles first (capped at the line rate).
+//! - The congestion control the run configures is not used by LAPS connections (the code
+//!   ignores ECN and CNPs in LAPS mode); RTS are never sent.
+use std::collections::VecDeque;
+
+use super::{AckInfo, FlowStats, PsnState, RtoCheck, Sender, Timeout};
+use crate::engine::time::SEC;
+use crate::engine::Time;
+use crate::lb::laps::{LapsConfig, LapsDecreaseGuard};
+use crate::lb::{LbEvent, PathSignal};
+
+/// The LAPS transport state of one connection.
+#[derive(Clone, Debug)]
+pub struct LapsTransport {
+    /// Bytes in flight allowed: 2 T C.
+    window: u64,
+    /// T, the target delay.
+    target: Time,
+    /// NIC line rate (bits per second).
+    line_rate: u64,
+    /// Pace at `cur_rate`.
+    pacing: bool,
+    /// Per-path timeout.
+    rto: Time,
+    /// Increases after which the expected rate doubles.
+    hyper_after: u32,
+    /// Lowest rate.
+    min_rate: u64,
+    /// Smallest increase.
+    additive_step: u64,
+    /// Interval between decreases.
+    decrease_guard: LapsDecreaseGuard,
+    /// Current rate.
+    cur_rate: u64,
+    /// Expected rate.
+    tgt_rate: u64,
+    /// Consecutive increases.
+    inc_stage: u32,
+    /// No increase before this time.
+    next_inc: Time,
+    /// No decrease before this time.
+    next_dec: Time,
+    /// Per path (the load balancer's EV is the path index): (PSN, send time) of every packet
+    /// sent on it and not yet acknowledged or declared lost, in sending order.
+    outstanding: Vec<VecDeque<(u32, Time)>>,
+    /// Per path: the latest send or ACK that left packets listed (its timeout counts from
+    /// there).
+    touched: Vec<Time>,
+}
+
+impl LapsTransport {
+    /// The transport of a connection over `paths` candidate routes whose largest idle
+    /// baseline is `target`, on a NIC of `line_rate` sending `mtu`-byte packets.
+    pub fn new(config: &LapsConfig, paths: usize, target: Time, line_rate: u64, mtu: u32) -> Self {
+        let window = ((2 * target as u128 * line_rate as u128) / (8 * SEC as u128)) as u64;
+        let window = window.max(mtu as u64);
+        // Preallocated for a window's worth of packets spread over the paths.
+        let per_path = (window / mtu as u64) as usize / paths.max(1) + 4;
+        LapsTransport {
+            window,
+            target,
+            line_rate,
+            pacing: config.pacing,
+            rto: config.rto.0,
+            hyper_after: config.hyper_after,
+            min_rate: config.min_rate.0.min(line_rate),
+            additive_step: config.additive_step.0,
+            decrease_guard: config.decrease_guard,
+            cur_rate: line_rate,
+            tgt_rate: line_rate,
+            inc_stage: 0,
+            next_inc: 0,
+            next_dec: 0,
+            outstanding: (0..paths)
+                .map(|_| VecDeque::with_capacity(per_path))
+                .collect(),
+            touched: vec![0; paths],
+        }
+    }
+
+    /// Bytes in flight allowed.
+    pub fn window(&self) -> u64 {
+        self.window
+    }
+
+    /// The current rate.
+    pub fn rate(&self) -> u64 {
+        self.cur_rate
+    }
+
+    /// The expected rate.
+    pub fn expected_rate(&self) -> u64 {
+        self.tgt_rate
+    }
+
+    /// Consecutive increases so far.
+    pub fn increases(&self) -> u32 {
+        self.inc_stage
+    }
+
+    /// The per-path timeout.
+    pub fn rto(&self) -> Time {
+        self.rto
+    }
+
+    /// The rate the NIC spaces packets at, if below line rate and pacing is on.
+    #[inline]
+    pub fn pacing_rate(&self) -> Option<u64> {
+        (self.pacing && self.cur_rate < self.line_rate).then_some(self.cur_rate)
+    }
+
+    /// Records packet `psn` sent on path `path` at `now`.
+    #[inline]
+    pub fn on_send(&mut self, path: u16, psn: u32, now: Time) {
+        let p = path as usize;
+        self.outstanding[p].push_back((psn, now));
+        self.touched[p] = now;
+    }
+
+    /// AIMD on one data ACK, after the latency table saw it.
+    pub fn update_rate(&mut self, now: Time, signal: &PathSignal) {
+        if signal.congested {
+            if now > self.next_dec {
+                self.tgt_rate = self.cur_rate.max(self.min_rate);
+                self.cur_rate = (self.cur_rate / 2).max(self.min_rate);
+                self.inc_stage = 0;
+                self.next_dec = now
+                    + match self.decrease_guard {
+                        LapsDecreaseGuard::Target => 2 * self.target,
+                        LapsDecreaseGuard::Latency => 2 * signal.max_latency,
+                    };
+            }
+        } else if now > self.next_inc {
+            if self.inc_stage >= self.hyper_after {
+                self.tgt_rate = (2 * self.tgt_rate).clamp(self.min_rate, self.line_rate);
+            }
+            let halfway = (self.cur_rate + self.tgt_rate) / 2;
+            self.cur_rate = (self.cur_rate + self.additive_step)
+                .max(halfway)
+                .min(self.line_rate);
+            self.tgt_rate = self.tgt_rate.max(self.cur_rate);
+            self.inc_stage += 1;
+            self.next_inc = now + 2 * self.target;
+        }
+    }
+
+    /// The earliest deadline of a path with packets listed.
+    fn next_deadline(&self) -> Option<Time> {
+        self.outstanding
+            .iter()
+            .zip(&self.touched)
+            .filter(|(list, _)| !list.is_empty())
+            .map(|(_, &t)| t + self.rto)
+            .min()
+    }
+
+    /// Heap bytes of the per-path lists.
+    pub fn heap_bytes(&self) -> usize {
+        self.outstanding
+            .iter()
+            .map(|l| l.capacity() * std::mem::size_of::<(u32, Time)>())
+            .sum::<usize>()
+            + self.touched.capacity() * std::mem::size_of::<Time>()
+    }
+}
+
+impl Sender {
+    /// The same sender under the LAPS transport (its congestion control is then unused).
+    pub fn with_laps(mut self, laps: LapsTransport) -> Self {
+        self.laps = Some(Box::new(laps));
+        self.paces = false;
+        self
+    }
+
+    /// The LAPS transport state, if this is a LAPS connection.
+    pub fn laps(&self) -> Option<&LapsTransport> {
+        self.laps.as_deref()
+    }
+
+    /// True if the PSN's latest transmission left at `sent_at` and is still in flight.
+    #[inline]
+    fn in_flight_since(&self, psn: u32, sent_at: Time) -> bool {
+        psn >= self.base && {
+            let r = self.record(psn);
+            r.state == PsnState::InFlight && r.sent_at == sent_at
+        }
+    }
+
+    /// Per-path loss detection for a data ACK of `ack.psn` on path `ack.ev`: the packets
+    /// listed before it on that path are declared lost. Returns how many.
+    pub(super) fn laps_detect_losses(&mut self, now: Time, ack: &AckInfo) -> u32 {
+        let Some(laps) = self.laps.as_deref() else {
+            return 0;
+        };
+        let p = ack.ev as usize;
+        let Some(list) = laps.outstanding.get(p) else {
+            return 0;
+        };
+        let Some(at) = list
+            .iter()
+            .position(|&(psn, sent)| psn == ack.psn && sent == ack.sent_at)
+        else {
+            return 0;
+        };
+        let mut lost = 0;
+        for _ in 0..at {
+            let (psn, sent) = self.laps.as_mut().expect("laps").outstanding[p]
+                .pop_front()
+                .expect("listed");
+            if self.in_flight_since(psn, sent) {
+                self.declare_lost(psn);
+                lost += 1;
+            }
+        }
+        let laps = self.laps.as_mut().expect("laps");
+        laps.outstanding[p].pop_front();
+        if !laps.outstanding[p].is_empty() {
+            laps.touched[p] = now;
+        }
+        lost
+    }
+
+    /// After a data ACK was absorbed: the rate update from the load balancer's latencies.
+    pub(super) fn laps_after_ack(&mut self, now: Time) {
+        let Some(signal) = self.lb.path_signal() else {
+            return;
+        };
+        if let Some(laps) = self.laps.as_mut() {
+            laps.update_rate(now, &signal);
+        }
+    }
+
+    /// A probe answer (or any one-way latency sample) for path `ev` arrived.
+    pub fn on_probe_ack(&mut self, now: Time, ev: u16, one_way: Time) {
+        self.lb.on_one_way(ev, one_way, now);
+    }
+
+    /// The connection timer fired: the earliest path deadline, if any.
+    pub(super) fn laps_check_rto(&mut self, now: Time) -> RtoCheck {
+        self.timer_pending = false;
+        let laps = self.laps.as_deref().expect("laps");
+        match laps.next_deadline() {
+            None => RtoCheck::Idle,
+            Some(at) if at > now => {
+                self.timer_pending = true;
+                RtoCheck::Rearm(at)
+            }
+            Some(_) => {
+                let p = (0..laps.outstanding.len())
+                    .find(|&p| !laps.outstanding[p].is_empty())
+                    .expect("a listed path");
+                RtoCheck::Expired(laps.outstanding[p][0].0)
+            }
+        }
+    }
+
+    /// Every path whose deadline passed has its listed packets declared lost.
+    pub(super) fn laps_time_out(&mut self, now: Time, stats: &mut FlowStats) -> Timeout {
+        let rtx_was_empty = self.next_retransmission().is_none();
+        let paths = self.laps.as_deref().expect("laps").outstanding.len();
+        let mut wire = 0;
+        let mut lb_event: Option<LbEvent> = None;
+        for p in 0..paths {
+            let laps = self.laps.as_deref().expect("laps");
+            if laps.outstanding[p].is_empty() || laps.touched[p] + laps.rto > now {
+                continue;
+            }
+            while let Some((psn, sent)) =
+                self.laps.as_mut().expect("laps").outstanding[p].pop_front()
+            {
+                if self.in_flight_since(psn, sent) {
+                    wire += self.declare_lost(psn);
+                }
+            }
+            lb_event = lb_event.or(self.lb.on_timeout(p as u16, now));
+        }
+        stats.timeouts += 1;
+        let rearm = self.laps.as_deref().expect("laps").next_deadline();
+        self.timer_pending = rearm.is_some();
+        Timeout {
+            wire,
+            rtx_was_empty,
+            lb_event,
+            rearm: rearm.map(|at| at.max(now)),
+        }
+    }
+}
