@@ -29,6 +29,10 @@
 //! single marked ACK or NACK makes a round congested. `threshold_mode = "fractional"` (the
 //! default) uses k as given; `threshold_mode = "reference"` truncates it to an integer as the
 //! reference does.
+//!
+//! **Next hops.** Its EVs are hashed by the switches over their shortest-path groups, or, in a
+//! run whose `lb` entry says `next_hops = "laps-candidates"` (the LAPS runs), over the next
+//! links of the LAPS candidate routes ([`crate::net::candidate_hops`]).
 use serde::{Deserialize, Serialize};
 
 use super::{

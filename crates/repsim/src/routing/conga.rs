@@ -38,6 +38,8 @@
 //!   `aux` carries the SACK bitmap). The DRE counts every packet a port sends.
 //! - LAPS values: `flowlet = "10us"`, `dre_period = "200us"`, `aging = "10ms"`,
 //!   `feedback = "global"`, `replies = true`.
+//! - On Dragonfly and rail fabrics the paths are the fabric's shortest ToR-to-ToR paths; the
+//!   LAPS code's choice among its candidate path ids is not modelled.
 //! - The DRE decays lazily at period boundaries of the simulation clock (the same instants a
 //!   periodic timer would fire), without a timer per port.
 use serde::{Deserialize, Serialize};

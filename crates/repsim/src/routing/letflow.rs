@@ -26,6 +26,9 @@
 //!   flowlet table are not modelled. In every-switch mode a flow keeps entries for the last
 //!   [`WAYS`] switches with a choice it crossed in one direction (a shortest path has at most
 //!   two such switches in a Clos fabric); older ones are evicted, which only starts a flowlet.
+//! - Candidates: the shortest-path next hops, or, in a run whose `lb` entry says
+//!   `next_hops = "laps-candidates"` (the LAPS runs), the next links of the LAPS candidate
+//!   routes, per hop ([`crate::net::candidate_hops`]).
 use serde::{Deserialize, Serialize};
 
 use super::tor_paths::{edge_of_host, follow, from_host, TorPaths};

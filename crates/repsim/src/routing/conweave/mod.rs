@@ -42,7 +42,8 @@
 //! - Aging: idle flow state is forgotten after `aging` (checked lazily when the flow's next
 //!   packet comes; a reorder queue in use is never aged).
 //! - Paths are ToR-to-ToR path codes ([`super::tor_paths`]); hosts with several NICs are
-//!   assumed to use their first.
+//!   assumed to use their first. On Dragonfly and rail fabrics these are the shortest paths,
+//!   not the LAPS candidate path ids the LAPS code samples from.
 use serde::{Deserialize, Serialize};
 
 use super::tor_paths::{edge_of_host, follow, from_host, TorPaths};
