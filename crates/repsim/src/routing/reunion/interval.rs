@@ -82,7 +82,7 @@ impl Reunion {
     }
 
     /// Algorithm 2 at source ToR `edge` for interval `k`.
-    fn reroute(&mut self, ctx: &mut SwitchCtx, edge: usize, k: u64) {
+    pub(super) fn reroute(&mut self, ctx: &mut SwitchCtx, edge: usize, k: u64) {
         // The Link Table: this source's elephants active in the interval, on their paths.
         for i in 0..self.tors[edge].flows.len() {
             let st = self.flows[self.tors[edge].flows[i] as usize];
@@ -107,7 +107,9 @@ impl Reunion {
                 continue;
             }
             let old = self.paths.index(st.pair, st.code);
-            let found = (0..self.paths.count(st.pair)).find(|&i| self.path_is_free(st.pair, i));
+            // The first free path other than the flow's own.
+            let found = (0..self.paths.count(st.pair))
+                .find(|&i| i != old && self.path_is_free(st.pair, i));
             let Some(new) = found else {
                 self.counts.reroute_failed += 1;
                 continue;
@@ -157,7 +159,7 @@ impl Reunion {
             let Some(&st) = self.flows.get(b.flow as usize) else {
                 continue;
             };
-            let src_edge = st.src_edge;
+            let src_edge = st.dst_from;
             let slot = self.next_note % NOTE_RING;
             self.next_note = self.next_note.wrapping_add(1);
             // High-utilisation links on the source's own paths to this destination.

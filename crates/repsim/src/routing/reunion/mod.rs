@@ -193,7 +193,9 @@ struct FlowState {
     seen: u64,
     /// Interval it was last rerouted in.
     rerouted: u64,
-    /// At the destination: pair and path code of its last elephant packet.
+    /// At the destination: the source ToR (edge index), pair and path code of its last
+    /// elephant packet.
+    dst_from: u32,
     dst_pair: u32,
     dst_code: u8,
     /// At the destination: interval of its last elephant packet.
@@ -209,6 +211,7 @@ const NEW_FLOW: FlowState = FlowState {
     last: 0,
     seen: NEVER,
     rerouted: NEVER,
+    dst_from: 0,
     dst_pair: 0,
     dst_code: 0,
     dst_seen: NEVER,
@@ -500,8 +503,10 @@ impl Reunion {
         let k = ctx.now() / self.interval;
         let topo = ctx.topology();
         let dst_edge = topo.edge_index[switch as usize];
-        let pair = self.paths.pair(edge_of_host(topo, pkt.src), dst_edge);
+        let src_edge = edge_of_host(topo, pkt.src);
+        let pair = self.paths.pair(src_edge, dst_edge);
         let st = self.flow(pkt.flow);
+        st.dst_from = src_edge;
         st.dst_pair = pair;
         st.dst_code = pkt.scheme as u8;
         let first = st.dst_seen != k;
