@@ -25,8 +25,10 @@
 //!   salt) unless `sketch_seeds` gives them. At the end of every interval every counter is
 //!   halved (not zeroed: an elephant stays an elephant at the start of the next interval).
 //! - Elephant: among the `t x uplinks` hottest flows of the source ToR's top-k table (the
-//!   paper's rule) *and* an estimate of at least `elephant_bytes` (1 MB; without a floor a ToR
-//!   with few flows would call every mouse an elephant). Halving drops a finished flow out.
+//!   paper's rule) *and* an estimate of at least `elephant_rate` x `s` (10 Gb/s: 1.25 MB per
+//!   1000 us; without a floor a ToR with few flows would call every mouse an elephant). With
+//!   halving, a flow sending steadily at rate r settles at an estimate of 2 r s, so flows
+//!   above half the floor rate stay elephants; halving drops a finished flow out.
 //! - "Elephants on a link": distinct elephant flows whose packets a switch sent on the port in
 //!   the current interval (counted at ingress, when the port is chosen; source ToR and fabric
 //!   switches, not the destination ToR's host ports). A switch marks when the count exceeds
@@ -67,7 +69,7 @@ use crate::engine::{Handle, Time};
 use crate::net::hash::ecmp_hash;
 use crate::net::packet::NO_ROUTE;
 use crate::net::{Kind, Topology};
-use crate::units::{Size, SizeQ, TimeQ};
+use crate::units::{RateQ, TimeQ};
 
 mod interval;
 pub mod sketch;
@@ -111,8 +113,8 @@ pub struct ReunionConfig {
     /// Row seeds (empty: derived from the scenario seed; else one per row).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sketch_seeds: Vec<u32>,
-    /// Least sketch estimate of an elephant (bytes).
-    pub elephant_bytes: SizeQ,
+    /// Rate whose bytes over one interval are the least sketch estimate of an elephant.
+    pub elephant_rate: RateQ,
     /// Flowlet timeout of the mice's fallback.
     pub flowlet: TimeQ,
 }
@@ -126,7 +128,7 @@ impl Default for ReunionConfig {
             sketch_depth: 7,
             counter_bits: 32,
             sketch_seeds: Vec::new(),
-            elephant_bytes: SizeQ(Size::Bytes(1_000_000)),
+            elephant_rate: RateQ(10_000_000_000),
             flowlet: TimeQ(500 * US),
         }
     }
@@ -162,10 +164,11 @@ impl ReunionConfig {
                 self.sketch_depth
             ));
         }
-        match self.elephant_bytes.0 {
-            Size::Bytes(b) if b <= u32::MAX as u64 => {}
-            Size::Bytes(_) => return Err("elephant_bytes: at most 4294967295 B".into()),
-            Size::Packets(_) => return Err("elephant_bytes: give it in bytes".into()),
+        if self.elephant_rate.0 == 0 {
+            return Err("elephant_rate: must be positive".into());
+        }
+        if floor_bytes(self) > u32::MAX as u64 {
+            return Err("elephant_rate: times the interval must stay below 4 GB".into());
         }
         if self.flowlet.0 == 0 {
             return Err("flowlet: must be positive".into());
@@ -356,10 +359,7 @@ impl Reunion {
                 link.from >= topo.hosts && link.to >= topo.hosts
             })
             .collect();
-        let elephant_bytes = match cfg.elephant_bytes.0 {
-            Size::Bytes(b) => b.min(u32::MAX as u64) as u32,
-            Size::Packets(_) => u32::MAX,
-        };
+        let elephant_bytes = floor_bytes(cfg).min(u32::MAX as u64) as u32;
         Reunion {
             interval: cfg.interval.0,
             tolerance: cfg.tolerance,
@@ -549,6 +549,11 @@ impl Reunion {
         tor.blocked.push(note.bottleneck);
         tor.blocked.extend_from_slice(&note.links);
     }
+}
+
+/// The least sketch estimate of an elephant: `elephant_rate` over one interval, in bytes.
+fn floor_bytes(cfg: &ReunionConfig) -> u64 {
+    (cfg.elephant_rate.0 as u128 * cfg.interval.0 as u128 / 8 / 1_000_000_000_000) as u64
 }
 
 /// The links of every path of every ToR pair, [`MAX_HOPS`] per path slot.
