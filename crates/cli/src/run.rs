@@ -14,9 +14,8 @@ use repsim::Simulation;
 
 use crate::limits::{LimitArgs, Limiter, Stop};
 use crate::output::{
-    collectives_csv, finished_row, flow_columns, flow_record, flows_csv, pfc_rows, slowdown_csv,
-    summary_json, write_atomic, PFC,
-    elephant_rows, ELEPHANTS,
+    collectives_csv, elephant_rows, finished_row, flow_columns, flow_record, flows_csv, pfc_rows,
+    slowdown_csv, summary_json, write_atomic, ELEPHANTS, PFC,
 };
 use crate::progress::Progress;
 use crate::series::{self, Format, RunEntry, RunInfo, Table, Tables};

@@ -349,9 +349,7 @@ impl Tables {
             let name = r.event.name();
             let until = match r.event {
                 LbEvent::Froze { until } => f6(to_us(until)),
-                LbEvent::Unfroze | LbEvent::Rerouted | LbEvent::PathChanged { .. } => {
-                    String::new()
-                }
+                LbEvent::Unfroze | LbEvent::Rerouted | LbEvent::PathChanged { .. } => String::new(),
             };
             let mut row = vec![
                 lbs.clone(),

@@ -74,10 +74,7 @@ fn reunion_converges_to_one_elephant_per_link() {
     // ECMP collisions show from the 3rd interval (the sketch needs 1 MB per flow first), the
     // destinations notify at its end, the sources move flows at the end of the 5th, and from
     // the 7th interval on every link carries one elephant.
-    let settled = worst
-        .iter()
-        .rposition(|&(_, w)| w > 1)
-        .map_or(0, |i| i + 1);
+    let settled = worst.iter().rposition(|&(_, w)| w > 1).map_or(0, |i| i + 1);
     assert!(
         settled <= 8,
         "still colliding after {settled} intervals of 100 us: {worst:?}"
@@ -157,7 +154,10 @@ irn_bdp = "104000B"
         let (a, b) = (one(), one());
         common::assert_all_delivered(&a);
         let stats: BTreeMap<_, _> = a.switch_stats().into_iter().collect();
-        assert!(stats["notifications"] > 0, "{what}: the control loop ran: {stats:?}");
+        assert!(
+            stats["notifications"] > 0,
+            "{what}: the control loop ran: {stats:?}"
+        );
         assert_eq!(fingerprint(&a), fingerprint(&b), "{what}: runs differ");
     }
 }

@@ -108,8 +108,8 @@ impl Reunion {
             }
             let old = self.paths.index(st.pair, st.code);
             // The first free path other than the flow's own.
-            let found = (0..self.paths.count(st.pair))
-                .find(|&i| i != old && self.path_is_free(st.pair, i));
+            let found =
+                (0..self.paths.count(st.pair)).find(|&i| i != old && self.path_is_free(st.pair, i));
             let Some(new) = found else {
                 self.counts.reroute_failed += 1;
                 continue;

@@ -148,7 +148,9 @@ mod tests {
         (0..len)
             .map(|_| {
                 let u = rng.unit();
-                let i = cumulative.partition_point(|&c| c < u).min(items as usize - 1);
+                let i = cumulative
+                    .partition_point(|&c| c < u)
+                    .min(items as usize - 1);
                 (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ salt
             })
             .collect()
@@ -181,7 +183,10 @@ mod tests {
             }
         }
         let rate = beyond as f64 / queries as f64;
-        assert!(rate <= delta, "{beyond} of {queries} beyond epsilon N: {rate} > {delta}");
+        assert!(
+            rate <= delta,
+            "{beyond} of {queries} beyond epsilon N: {rate} > {delta}"
+        );
         // The sketch really is approximate at this size: a bound that held because nothing
         // collided would test nothing.
         assert!(over_counted > queries / 10, "{over_counted} of {queries}");
@@ -207,7 +212,10 @@ mod tests {
                 beyond += ((cms.estimate(k) - count) as f64 > epsilon * 20_000.0) as u64;
             }
         }
-        assert!(beyond as f64 / queries as f64 > 1.0 / 16.0, "{beyond} of {queries}");
+        assert!(
+            beyond as f64 / queries as f64 > 1.0 / 16.0,
+            "{beyond} of {queries}"
+        );
     }
 
     #[test]

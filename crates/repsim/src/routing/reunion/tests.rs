@@ -1,11 +1,11 @@
 //! Reunion's rules, one by one, on a small leaf-spine (4 leaves, 4 spines, 2 hosts per leaf).
 use super::*;
 use crate::engine::{Arena, EventQueue, Rng};
+use crate::lb::LbEvent;
 use crate::net::paths::PathTable;
 use crate::net::port::{Port, QueueParams};
 use crate::net::world::{Counters, World};
 use crate::net::{LeafSpineSpec, Packet};
-use crate::lb::LbEvent;
 use crate::routing::{SchemeAction, SwitchSpec};
 
 fn world() -> World {
@@ -128,7 +128,12 @@ fn a_switch_marks_only_the_first_bottleneck() {
     assert_eq!(p.aux, down as u64 + 1);
     // A packet marked at an earlier hop keeps that mark.
     let earlier = into_spine as u64 + 1;
-    let (_, p) = ingress(&mut r, &mut w, spine, elephant(1, 0, 2, 0, into_spine, earlier));
+    let (_, p) = ingress(
+        &mut r,
+        &mut w,
+        spine,
+        elephant(1, 0, 2, 0, into_spine, earlier),
+    );
     assert_eq!(p.aux, earlier, "never overwrite an earlier mark");
     // Mice are neither counted nor marked.
     let mut mouse = elephant(3, 1, 3, 0, into_spine, 0);
@@ -138,7 +143,12 @@ fn a_switch_marks_only_the_first_bottleneck() {
     // At t = 2 the same two elephants are within the tolerance.
     let mut r2 = scheme(&w, 2);
     for flow in [1, 2] {
-        let (_, p) = ingress(&mut r2, &mut w, spine, elephant(flow, 0, 2, 0, into_spine, 0));
+        let (_, p) = ingress(
+            &mut r2,
+            &mut w,
+            spine,
+            elephant(flow, 0, 2, 0, into_spine, 0),
+        );
         assert_eq!(p.aux, 0);
     }
 }
@@ -150,7 +160,11 @@ fn the_destination_notifies_one_source_per_marked_link_per_interval() {
     let l1 = leaf(&w, 1);
     let host_link = |w: &World, h: u32| w.topo.host_uplink[h as usize];
     // Packets arrive at leaf 1 (hosts 2, 3) from spines; what matters is their marks.
-    let spine_in = link(&w, w.topo.switch_node(spine_switch(&w, 0)), w.topo.switch_node(l1));
+    let spine_in = link(
+        &w,
+        w.topo.switch_node(spine_switch(&w, 0)),
+        w.topo.switch_node(l1),
+    );
     let (mark_a, mark_b) = (11u64, 22u64);
     let mut flows_on = [Vec::new(), Vec::new()];
     for round in 0..20u32 {
@@ -192,7 +206,10 @@ fn the_destination_notifies_one_source_per_marked_link_per_interval() {
     for p in &sent {
         assert_eq!(p.kind, Kind::Notify);
         let on = (r.notes[p.aux as usize % NOTE_RING].bottleneck + 1) as u64 == mark_b;
-        assert!(flows_on[on as usize].contains(&p.flow), "a flow seen on that link");
+        assert!(
+            flows_on[on as usize].contains(&p.flow),
+            "a flow seen on that link"
+        );
         // Addressed to the flow's source ToR.
         let src = [0u32, 1, 4, 5, 6, 7][p.flow as usize];
         assert_eq!(p.dst, w.topo.switch_node(w.topo.host_edge[src as usize]));
@@ -213,7 +230,11 @@ fn the_marked_flow_is_drawn_at_random_among_the_links_flows() {
     let mut w = world();
     let mut r = scheme(&w, 1);
     let l1 = leaf(&w, 1);
-    let spine_in = link(&w, w.topo.switch_node(spine_switch(&w, 0)), w.topo.switch_node(l1));
+    let spine_in = link(
+        &w,
+        w.topo.switch_node(spine_switch(&w, 0)),
+        w.topo.switch_node(l1),
+    );
     let mut chosen = [0u32; 3];
     let mut rng = Rng::new(9);
     for k in 0..60u64 {
@@ -312,7 +333,10 @@ fn rerouting_avoids_loaded_and_named_links_and_moves_a_flow_once() {
                 panic!("a path change");
             };
             assert_eq!(reason, "collision");
-            assert!(!moved.contains(&flow), "case {case}: flow {flow} moved twice");
+            assert!(
+                !moved.contains(&flow),
+                "case {case}: flow {flow} moved twice"
+            );
             moved.push(flow);
             let st = r.flows[flow as usize];
             assert_ne!(old, new);
@@ -330,7 +354,10 @@ fn rerouting_avoids_loaded_and_named_links_and_moves_a_flow_once() {
         assert!(r.tors[0].pending.is_empty() && r.tors[0].blocked.is_empty());
         assert!(r.table.iter().all(|&c| c == 0), "scratch table cleared");
     }
-    assert!(moved_total > 50, "the cases should move flows: {moved_total}");
+    assert!(
+        moved_total > 50,
+        "the cases should move flows: {moved_total}"
+    );
 }
 
 #[test]
@@ -375,7 +402,10 @@ fn the_source_tor_detects_elephants_and_tags_packets() {
         let pair = r.paths.pair(0, 2);
         let expect = follow(q.scheme as u8, 1, w.topo.candidates_to_host(l0, 4));
         assert_eq!(port, expect, "the packet follows its code");
-        assert_eq!(r.paths.index(pair, q.scheme as u8), r.paths.index(pair, r.flows[9].code));
+        assert_eq!(
+            r.paths.index(pair, q.scheme as u8),
+            r.paths.index(pair, r.flows[9].code)
+        );
         if q.scheme & ELEPHANT != 0 && elephant_at.is_none() {
             elephant_at = Some(i);
         }
