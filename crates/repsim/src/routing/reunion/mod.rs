@@ -45,21 +45,24 @@
 //!   per marked link; the same flow may be drawn for two links.
 //! - Notifications: `Kind::Notify` packets from the destination ToR to the source ToR, header
 //!   lane (the control class, like ACKs and PFC frames), routed by ECMP over shortest paths;
-//!   `header` bytes plus 4 bytes per link carried (the bottleneck and each high-utilisation
-//!   link as two 2-byte switch ids). The list itself stays in the scheme (a ring of
+//!   64 B (or the header size if larger) plus 4 B per link carried (the bottleneck and each
+//!   high-utilisation link as two 2-byte switch ids). The list itself stays in the scheme (a ring of
 //!   [`NOTE_RING`] slots indexed from the packet), as a model of the payload.
 //! - Rerouting (source): at the end of each interval, in the order notifications arrived,
 //!   Algorithm 2 over the source's Link Table (its own elephants active in the interval, plus
-//!   every link a notification named set to infinity); paths are tried in index order, the
-//!   first with every link below `t` wins and its links count one more; a flow moves at most
-//!   once per interval; the old path's counts are kept for the interval (as in the paper).
-//!   No free path: the flow stays (`reroute_failed`).
+//!   every link a notification named set to infinity); paths other than the flow's own are
+//!   tried in index order, the first with every link below `t` wins (Algorithm 2 as printed
+//!   has no `break` and would end on the last free path; the text says "an available path")
+//!   and its links count one more; a flow moves at most once per interval; the old path's
+//!   counts are kept for the interval (as in the paper). No free path: the flow stays
+//!   (`reroute_failed`).
 //! - Intervals are aligned to multiples of `s` on the simulation clock at every switch (the
 //!   paper assumes synchronised intervals); a notification sent at the end of one interval is
 //!   acted on at the end of the next. The interval timer runs only while data flows.
 //! - Mice (not elephants): LetFlow-style flowlets at the source ToR with `flowlet` (500 us),
 //!   the paper's fallback; a new flow starts on its ECMP-hashed path. Elephants change path
-//!   only by Algorithm 2. ACKs, NACKs and other packets are hashed as ECMP does.
+//!   only by Algorithm 2. ACKs, NACKs, other packets and traffic classes exempt from switch
+//!   rerouting (`flags::SWITCH_EXEMPT`) are hashed as ECMP does.
 use serde::{Deserialize, Serialize};
 
 use super::tor_paths::{edge_of_host, follow, from_host, TorPaths};
@@ -67,7 +70,7 @@ use super::{ecmp, Ingress, SchemeSetup, SchemeTimer, SwitchCtx, SwitchScheme, Ti
 use crate::engine::time::{MS, US};
 use crate::engine::{Handle, Time};
 use crate::net::hash::ecmp_hash;
-use crate::net::packet::NO_ROUTE;
+use crate::net::packet::{flags, NO_ROUTE};
 use crate::net::{Kind, Topology};
 use crate::units::{RateQ, TimeQ};
 
@@ -610,7 +613,11 @@ impl SwitchScheme for Reunion {
         let Some(&first) = candidates.first() else {
             return Ingress::Drop;
         };
-        if pkt.kind != Kind::Data || pkt.route != NO_ROUTE || pkt.dst >= topo.hosts {
+        if pkt.kind != Kind::Data
+            || pkt.route != NO_ROUTE
+            || pkt.dst >= topo.hosts
+            || pkt.has(flags::SWITCH_EXEMPT)
+        {
             return Ingress::Forward(ecmp::pick(&pkt, self.salts[switch as usize], candidates));
         }
         let entering = from_host(topo, pkt.ingress);
