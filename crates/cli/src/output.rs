@@ -93,6 +93,27 @@ pub fn pfc_rows(table: &mut Table, sim: &repsim::Simulation, lb: &str) -> Result
     Ok(())
 }
 
+/// Columns of `elephants.csv`: elephant flows per link and interval (Reunion's count).
+pub const ELEPHANTS: &[&str] = &["lb", "time_us", "link", "from", "to", "elephants"];
+
+/// Appends run `lb`'s rows of `elephants.csv` (one per link and interval with elephants, at
+/// the interval's end); nothing for schemes that do not count elephants.
+pub fn elephant_rows(table: &mut Table, sim: &repsim::Simulation, lb: &str) -> Result<()> {
+    let topo = sim.topology();
+    for s in sim.switch_link_samples() {
+        let link = &topo.links[s.link as usize];
+        table.push(&[
+            lb.to_string(),
+            f6(to_us(s.time)),
+            s.link.to_string(),
+            topo.node_name(link.from),
+            topo.node_name(link.to),
+            s.elephants.to_string(),
+        ])?;
+    }
+    Ok(())
+}
+
 /// `flows.csv`: one row per flow and load balancer; a trailing `class` column only when some
 /// flows ran in a traffic class other than `main`, and a `tag` column only when the workload
 /// tagged some flows.

@@ -14,8 +14,8 @@ use repsim::Simulation;
 
 use crate::limits::{LimitArgs, Limiter, Stop};
 use crate::output::{
-    collectives_csv, finished_row, flow_columns, flow_record, flows_csv, pfc_rows, slowdown_csv,
-    summary_json, write_atomic, PFC,
+    collectives_csv, elephant_rows, finished_row, flow_columns, flow_record, flows_csv, pfc_rows,
+    slowdown_csv, summary_json, write_atomic, ELEPHANTS, PFC,
 };
 use crate::progress::Progress;
 use crate::series::{self, Format, RunEntry, RunInfo, Table, Tables};
@@ -304,6 +304,18 @@ pub fn run(args: RunArgs) -> Result<()> {
     } else {
         Tables::new()
     };
+    // Switch schemes that move flows between ToR paths report old and new path and reason.
+    let reports_paths = lb_runs.iter().any(|r| {
+        matches!(
+            scn.switch_for(r),
+            Ok(repsim::routing::SwitchSpec::Reunion(_))
+        )
+    });
+    if reports_paths {
+        tables = tables.with_path_columns();
+    }
+    let mut elephants = Table::new("elephants", ELEPHANTS);
+    let mut elephants_on = false;
     if streaming
         && prepared
             .iter()
@@ -384,6 +396,8 @@ pub fn run(args: RunArgs) -> Result<()> {
         }
         pfc_on |= sim.pfc_links().is_some();
         pfc_rows(&mut pfc, &sim, lb)?;
+        elephants_on |= !sim.switch_link_samples().is_empty();
+        elephant_rows(&mut elephants, &sim, lb)?;
         tables.add(&sim, lb)?;
         entries.push(RunEntry {
             lb: lb.clone(),
@@ -419,6 +433,10 @@ pub fn run(args: RunArgs) -> Result<()> {
     if pfc_on {
         write_atomic(&out.join("pfc.csv"), &pfc.into_csv()?)?;
         files.push("pfc.csv".into());
+    }
+    if elephants_on {
+        write_atomic(&out.join("elephants.csv"), &elephants.into_csv()?)?;
+        files.push("elephants.csv".into());
     }
     if !fault_elements.is_empty() {
         let text = fault_elements.join("\n") + "\n";

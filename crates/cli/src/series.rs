@@ -216,6 +216,11 @@ const FLOW_STATS: &[&str] = &[
     "max_reorder",
 ];
 const LB_EVENTS: &[&str] = &["lb", "time_us", "flow", "event", "until_us"];
+/// `lb_events.csv` of a scenario with a switch scheme that reports path changes (Reunion):
+/// three trailing columns.
+const LB_EVENTS_PATHS: &[&str] = &[
+    "lb", "time_us", "flow", "event", "until_us", "old_path", "new_path", "reason",
+];
 const CWND: &[&str] = &["lb", "flow", "time_us", "cwnd_bytes"];
 
 /// Every table of a `repsim run`, filled run by run.
@@ -272,6 +277,13 @@ impl Tables {
             cwnd_on: false,
             streamed_ids: None,
         }
+    }
+
+    /// Gives `lb_events.csv` the trailing `old_path,new_path,reason` columns (scenarios with a
+    /// switch scheme that reports path changes).
+    pub fn with_path_columns(mut self) -> Self {
+        self.lb_events = Table::new("lb_events", LB_EVENTS_PATHS);
+        self
     }
 
     /// Keeps the ids of streamed flows, for the congestion-window samples.
@@ -337,9 +349,9 @@ impl Tables {
             let name = r.event.name();
             let until = match r.event {
                 LbEvent::Froze { until } => f6(to_us(until)),
-                LbEvent::Unfroze | LbEvent::Rerouted => String::new(),
+                LbEvent::Unfroze | LbEvent::Rerouted | LbEvent::PathChanged { .. } => String::new(),
             };
-            self.lb_events.push(&[
+            let mut row = vec![
                 lbs.clone(),
                 f6(to_us(r.time)),
                 sim.flow_id(r.flow)
@@ -347,7 +359,16 @@ impl Tables {
                     .unwrap_or_default(),
                 name.to_string(),
                 until,
-            ])?;
+            ];
+            if self.lb_events.columns.len() == LB_EVENTS_PATHS.len() {
+                match r.event {
+                    LbEvent::PathChanged { old, new, reason } => {
+                        row.extend([old.to_string(), new.to_string(), reason.to_string()])
+                    }
+                    _ => row.extend([String::new(), String::new(), String::new()]),
+                }
+            }
+            self.lb_events.push(&row)?;
         }
         let Some(c) = sim.collector() else {
             return Ok(());

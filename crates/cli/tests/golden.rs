@@ -215,6 +215,10 @@ golden! {
     reps_micro_asymmetric => "reps-micro-asymmetric",
     reps_micro_failures => "reps-micro-failures",
     reps_micro_symmetric => "reps-micro-symmetric",
+    reunion_interval => "reunion-interval",
+    reunion_irn => "reunion-irn",
+    reunion_load => "reunion-load",
+    reunion_slicing => "reunion-slicing",
     ring_2gb_elephants => "ring-2gb-elephants",
     websearch_128 => "websearch-128",
 }

@@ -167,6 +167,16 @@ pub enum LbEvent {
     Unfroze,
     /// Moved the connection to a new path.
     Rerouted,
+    /// A switch scheme moved the connection from one ToR-to-ToR path to another (path
+    /// indices of the ToR pair) for a reason (Reunion: `collision`).
+    PathChanged {
+        /// Path before.
+        old: u16,
+        /// Path after.
+        new: u16,
+        /// Why.
+        reason: &'static str,
+    },
 }
 
 impl LbEvent {
@@ -175,7 +185,7 @@ impl LbEvent {
         match self {
             LbEvent::Froze { .. } => "froze",
             LbEvent::Unfroze => "unfroze",
-            LbEvent::Rerouted => "rerouted",
+            LbEvent::Rerouted | LbEvent::PathChanged { .. } => "rerouted",
         }
     }
 }

@@ -15,6 +15,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{Handle, Rng, Time};
+use crate::lb::LbEvent;
 use crate::net::port::Port;
 use crate::net::world::{Owner, Timer, World};
 use crate::net::{Packet, Topology};
@@ -25,6 +26,7 @@ pub mod conweave;
 pub mod drill;
 pub mod ecmp;
 pub mod letflow;
+pub mod reunion;
 pub mod tor_paths;
 pub mod wcmp;
 
@@ -85,6 +87,13 @@ pub enum SchemeAction {
         switch: u32,
         /// The packet.
         packet: Handle,
+    },
+    /// Record a load-balancer event for a flow (`lb_events.csv`, observers).
+    Record {
+        /// The flow (connection index).
+        flow: u32,
+        /// What happened.
+        event: LbEvent,
     },
 }
 
@@ -176,6 +185,11 @@ impl<'a> SwitchCtx<'a> {
         });
     }
 
+    /// Records a load-balancer event of connection `flow` now (a switch's reroute).
+    pub fn record(&mut self, flow: u32, event: LbEvent) {
+        self.actions.push(SchemeAction::Record { flow, event });
+    }
+
     /// Makes a packet at `switch` (its `src` is set to the switch's node) and sends it on like
     /// any packet arriving there: by its route if it has one, else by the forwarding tables
     /// towards `dst` (a host or a switch). Returns its handle.
@@ -224,6 +238,10 @@ pub trait SwitchScheme: Send {
     /// Counts the scheme keeps for outputs (name, value), in a fixed order.
     fn stats(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
+    }
+    /// Elephant flows per link and interval, for schemes that count them (Reunion).
+    fn link_samples(&self) -> &[reunion::LinkSample] {
+        &[]
     }
 }
 
@@ -285,6 +303,7 @@ switch_schemes! {
     "letflow" => Letflow(letflow::LetFlowConfig),
     "conga" => Conga(conga::CongaConfig),
     "conweave" => Conweave(conweave::ConWeaveConfig),
+    "reunion" => Reunion(reunion::ReunionConfig),
 }
 
 impl Default for SwitchSpec {

@@ -560,6 +560,14 @@ impl Simulation {
         self.observer = Some(observer);
     }
 
+    /// Elephants per link and interval, if the switch scheme counts them (Reunion).
+    pub fn switch_link_samples(&self) -> &[crate::routing::reunion::LinkSample] {
+        match &self.switching {
+            Switching::Scheme { scheme, .. } => scheme.link_samples(),
+            Switching::Ecmp => &[],
+        }
+    }
+
     /// The switch scheme's own counts (name, value; empty under ECMP).
     pub fn switch_stats(&self) -> Vec<(&'static str, u64)> {
         match &self.switching {

@@ -128,7 +128,7 @@ impl Simulation {
             reroutes: self
                 .lb_records
                 .iter()
-                .filter(|r| r.event == crate::lb::LbEvent::Rerouted)
+                .filter(|r| r.event.name() == "rerouted")
                 .count() as u64,
             credits: c.credits_sent,
             classes: (self.classes.len() > 1).then(|| self.class_summaries()),

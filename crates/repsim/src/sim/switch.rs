@@ -180,6 +180,7 @@ impl Simulation {
                     self.books.on_sent(self.world.pkts.get(packet).kind);
                     self.ingress(switch, packet, false);
                 }
+                SchemeAction::Record { flow, event } => self.record_lb(flow, Some(event)),
             }
         }
         // Nested calls (egress hooks while forwarding) ran their own actions; keep the buffer.

@@ -1,0 +1,201 @@
+//! The end of an interval: the elephants-per-link samples, Algorithm 2 at every source ToR
+//! with notifications, Algorithm 1 at every destination ToR, then the per-interval resets.
+use super::{LinkSample, Note, Reunion, NOTE_RING, TAGGED};
+use crate::lb::LbEvent;
+use crate::net::{Kind, Packet};
+use crate::routing::SwitchCtx;
+
+/// Reason of a reroute in `lb_events.csv`: a notification named the flow's bottleneck.
+pub const REASON_COLLISION: &str = "collision";
+/// Link Table count of a link a notification named: never selectable.
+const BLOCKED: u32 = u32::MAX;
+
+impl Reunion {
+    /// Everything that happens when interval `k` ends (now).
+    pub(super) fn end_interval(&mut self, ctx: &mut SwitchCtx, k: u64) {
+        self.counts.intervals += 1;
+        let now = ctx.now();
+        for &link in &self.fabric_links {
+            let pe = &self.ports[link as usize];
+            if pe.interval == k && pe.count > 0 {
+                self.samples.push(LinkSample {
+                    time: now,
+                    link,
+                    elephants: pe.count as u32,
+                });
+                self.counts.max_elephants = self.counts.max_elephants.max(pe.count as u64);
+            }
+        }
+        for edge in 0..self.tors.len() {
+            if !self.tors[edge].pending.is_empty() {
+                self.reroute(ctx, edge, k);
+            }
+        }
+        for edge in 0..self.tors.len() {
+            self.notify(ctx, edge, k);
+        }
+        let floor = self.elephant_bytes;
+        for edge in 0..self.tors.len() {
+            let tor = &mut self.tors[edge];
+            tor.sketch.decay(floor);
+            tor.arrived.clear();
+            tor.bottlenecks.clear();
+            // Flows idle for a whole interval leave the source's list (they re-register).
+            let flows = &mut self.flows;
+            tor.flows.retain(|&f| {
+                let st = &mut flows[f as usize];
+                let keep = st.seen != super::NEVER && st.seen + 1 >= k;
+                st.registered = keep;
+                keep
+            });
+        }
+    }
+
+    /// Adds one elephant on every link of path `index` of `pair` in the scratch Link Table.
+    fn count_path(&mut self, pair: u32, index: u32) {
+        let at = self.paths.slot(pair, index) * super::MAX_HOPS;
+        for hop in 0..super::MAX_HOPS {
+            let link = self.path_links[at + hop];
+            if link == super::NO_LINK {
+                break;
+            }
+            let c = &mut self.table[link as usize];
+            if *c == 0 {
+                self.touched.push(link);
+            }
+            *c = c.saturating_add(1);
+        }
+    }
+
+    /// True if every link of the path carries fewer than `t` elephants (none blocked).
+    fn path_is_free(&self, pair: u32, index: u32) -> bool {
+        self.links(pair, index)
+            .all(|l| self.table[l as usize] < self.tolerance)
+    }
+
+    /// Zeroes the scratch Link Table.
+    fn clear_table(&mut self) {
+        for &l in &self.touched {
+            self.table[l as usize] = 0;
+        }
+        self.touched.clear();
+    }
+
+    /// Algorithm 2 at source ToR `edge` for interval `k`.
+    pub(super) fn reroute(&mut self, ctx: &mut SwitchCtx, edge: usize, k: u64) {
+        // The Link Table: this source's elephants active in the interval, on their paths.
+        for i in 0..self.tors[edge].flows.len() {
+            let st = self.flows[self.tors[edge].flows[i] as usize];
+            if st.elephant && st.seen == k {
+                let index = self.paths.index(st.pair, st.code);
+                self.count_path(st.pair, index);
+            }
+        }
+        for i in 0..self.tors[edge].blocked.len() {
+            let link = self.tors[edge].blocked[i];
+            if self.table[link as usize] == 0 {
+                self.touched.push(link);
+            }
+            self.table[link as usize] = BLOCKED;
+        }
+        let pending = std::mem::take(&mut self.tors[edge].pending);
+        for p in &pending {
+            let Some(&st) = self.flows.get(p.flow as usize) else {
+                continue;
+            };
+            if !st.registered || st.src_edge as usize != edge || st.rerouted == k {
+                continue;
+            }
+            let old = self.paths.index(st.pair, st.code);
+            // The first free path other than the flow's own.
+            let found =
+                (0..self.paths.count(st.pair)).find(|&i| i != old && self.path_is_free(st.pair, i));
+            let Some(new) = found else {
+                self.counts.reroute_failed += 1;
+                continue;
+            };
+            self.count_path(st.pair, new);
+            let f = &mut self.flows[p.flow as usize];
+            f.code = self.paths.code(st.pair, new);
+            f.rerouted = k;
+            self.counts.reroutes += 1;
+            ctx.record(
+                p.flow,
+                LbEvent::PathChanged {
+                    old: old as u16,
+                    new: new as u16,
+                    reason: REASON_COLLISION,
+                },
+            );
+        }
+        let mut pending = pending;
+        pending.clear();
+        self.tors[edge].pending = pending;
+        self.tors[edge].blocked.clear();
+        self.clear_table();
+    }
+
+    /// Algorithm 1 at destination ToR `edge` for interval `k`: one notification per marked
+    /// link, to the source ToR of the flow drawn for it.
+    fn notify(&mut self, ctx: &mut SwitchCtx, edge: usize, k: u64) {
+        if self.tors[edge].bottlenecks.is_empty() {
+            return;
+        }
+        // GetLinkStats: every elephant that arrived in the interval, once, on its last path.
+        for i in 0..self.tors[edge].arrived.len() {
+            let st = self.flows[self.tors[edge].arrived[i] as usize];
+            if st.dst_seen == k {
+                let index = self.paths.index(st.dst_pair, st.dst_code);
+                self.count_path(st.dst_pair, index);
+            }
+        }
+        let switch = ctx.topology().edges[edge];
+        let dst_node = |ctx: &SwitchCtx, src_edge: u32| {
+            let topo = ctx.topology();
+            topo.switch_node(topo.edges[src_edge as usize])
+        };
+        for i in 0..self.tors[edge].bottlenecks.len() {
+            let b = self.tors[edge].bottlenecks[i];
+            let Some(&st) = self.flows.get(b.flow as usize) else {
+                continue;
+            };
+            let src_edge = st.dst_from;
+            let slot = self.next_note % NOTE_RING;
+            self.next_note = self.next_note.wrapping_add(1);
+            // High-utilisation links on the source's own paths to this destination.
+            let mut note = std::mem::take(&mut self.notes[slot]);
+            note.bottleneck = b.link;
+            note.links.clear();
+            for index in 0..self.paths.count(st.dst_pair) {
+                for link in self.links(st.dst_pair, index) {
+                    if self.table[link as usize] >= self.tolerance
+                        && link != b.link
+                        && !note.links.contains(&link)
+                    {
+                        note.links.push(link);
+                    }
+                }
+            }
+            let size = ctx.header_size().max(64) + 4 * (1 + note.links.len() as u32);
+            self.notes[slot] = note;
+            let mut pkt = Packet::blank(Kind::Notify, size);
+            pkt.dst = dst_node(ctx, src_edge);
+            pkt.flow = b.flow;
+            pkt.aux = slot as u64;
+            pkt.scheme = TAGGED;
+            pkt.sent_at = ctx.now();
+            ctx.originate(switch, pkt);
+            self.counts.notifications += 1;
+            self.counts.notification_bytes += size as u64;
+        }
+        self.clear_table();
+    }
+}
+
+impl Note {
+    /// Links the notification carries besides the bottleneck.
+    #[cfg(test)]
+    pub(super) fn high_utilisation(&self) -> &[u32] {
+        &self.links
+    }
+}

@@ -1,0 +1,676 @@
+//! Reunion (Computer Networks 2025, "Reunion: receiver-driven elephant rerouting"): the source
+//! ToR finds elephants with a Count-Min Sketch and pins each to a ToR-to-ToR path; every switch
+//! counts the elephants on its egress ports and marks the first link with more than `t` of
+//! them into the packet; the destination ToR collects, per interval `s`, the elephants on each
+//! link of its incoming paths and the marked links, and at the interval's end tells one
+//! source ToR per marked link to move one elephant; the source moves it, at the end of its
+//! own interval, to the first path none of whose links has `t` or more elephants
+//! (Algorithms 1 and 2 of the paper). There is no public code of Reunion: this file is the
+//! reference, and the choices below are ours where the paper leaves them open.
+//!
+//! Header and paths:
+//! - The PathID is the one-byte ToR-to-ToR path code of [`super::tor_paths`] (8 bits, as the
+//!   paper's BTH field; a leaf-spine has at most 256 paths per ToR pair). Paths of a pair are
+//!   numbered by their index, first-hop choice fastest; `old_path`/`new_path` in
+//!   `lb_events.csv` are these indices. The switches after the source ToR follow the code.
+//! - The Reunion header lives in the packet's scheme bytes: the elephant bit in
+//!   `Packet::scheme`, the first bottleneck link in `Packet::aux` (its link id plus one; 0 =
+//!   none). The paper writes the link as two switch ids; a link id carries the same and also
+//!   tells parallel links apart. The header adds no bytes to the packet's size.
+//!
+//! Decisions the paper leaves open (`specs/peers.md` section 4):
+//! - Sketch (source ToR only, data packets only): counts bytes per 5-tuple (sender, receiver,
+//!   connection), `sketch_width` x `sketch_depth` counters (2,000 x 7, the paper's example) of
+//!   `counter_bits` bits (saturating), row seeds from the scenario seed (through the switch's
+//!   salt) unless `sketch_seeds` gives them. At the end of every interval every counter is
+//!   halved (not zeroed: an elephant stays an elephant at the start of the next interval).
+//! - Elephant: among the `t x uplinks` hottest flows of the source ToR's top-k table (the
+//!   paper's rule) *and* an estimate of at least `elephant_rate` x `s` (10 Gb/s: 1.25 MB per
+//!   1000 us; without a floor a ToR with few flows would call every mouse an elephant). With
+//!   halving, a flow sending steadily at rate r settles at an estimate of 2 r s, so flows
+//!   above half the floor rate stay elephants; halving drops a finished flow out.
+//! - "Elephants on a link": distinct elephant flows whose packets a switch sent on the port in
+//!   the current interval (counted at ingress, when the port is chosen; source ToR and fabric
+//!   switches, not the destination ToR's host ports). A switch marks when the count exceeds
+//!   `t`, and never over an earlier mark.
+//! - High utilisation (destination): links whose elephant count in the destination's Link
+//!   Table is *at least* `t` (Section 3.4's text; Algorithm 1 writes "more than t", which
+//!   would let Algorithm 2 pick a path that already carries `t` elephants when t = 1). The
+//!   destination counts each elephant flow seen in the interval once, on the path its last
+//!   packet carried. A notification lists only the high-utilisation links that lie on the
+//!   notified source's own paths to this destination (the others cannot matter to it).
+//! - Which source: per marked link, the flow of one marked packet drawn uniformly at random
+//!   among the interval's marked packets on that link (reservoir sampling with the scheme's
+//!   random stream; the paper argues the last packet is as good as random). One notification
+//!   per marked link; the same flow may be drawn for two links.
+//! - Notifications: `Kind::Notify` packets from the destination ToR to the source ToR, header
+//!   lane (the control class, like ACKs and PFC frames), routed by ECMP over shortest paths;
+//!   64 B (or the header size if larger) plus 4 B per link carried (the bottleneck and each
+//!   high-utilisation link as two 2-byte switch ids). The list itself stays in the scheme (a ring of
+//!   [`NOTE_RING`] slots indexed from the packet), as a model of the payload.
+//! - Rerouting (source): at the end of each interval, in the order notifications arrived,
+//!   Algorithm 2 over the source's Link Table (its own elephants active in the interval, plus
+//!   every link a notification named set to infinity); paths other than the flow's own are
+//!   tried in index order, the first with every link below `t` wins (Algorithm 2 as printed
+//!   has no `break` and would end on the last free path; the text says "an available path")
+//!   and its links count one more; a flow moves at most once per interval; the old path's
+//!   counts are kept for the interval (as in the paper). No free path: the flow stays
+//!   (`reroute_failed`).
+//! - Intervals are aligned to multiples of `s` on the simulation clock at every switch (the
+//!   paper assumes synchronised intervals); a notification sent at the end of one interval is
+//!   acted on at the end of the next. The interval timer runs only while data flows.
+//! - Mice (not elephants): LetFlow-style flowlets at the source ToR with `flowlet` (500 us),
+//!   the paper's fallback; a new flow starts on its ECMP-hashed path. Elephants change path
+//!   only by Algorithm 2. ACKs, NACKs, other packets and traffic classes exempt from switch
+//!   rerouting (`flags::SWITCH_EXEMPT`) are hashed as ECMP does.
+use serde::{Deserialize, Serialize};
+
+use super::tor_paths::{edge_of_host, follow, from_host, TorPaths};
+use super::{ecmp, Ingress, SchemeSetup, SchemeTimer, SwitchCtx, SwitchScheme, TimerSlot};
+use crate::engine::time::{MS, US};
+use crate::engine::{Handle, Time};
+use crate::net::hash::ecmp_hash;
+use crate::net::packet::{flags, NO_ROUTE};
+use crate::net::{Kind, Topology};
+use crate::units::{RateQ, TimeQ};
+
+mod interval;
+pub mod sketch;
+#[cfg(test)]
+mod tests;
+
+use sketch::CountMinSketch;
+
+/// `Packet::scheme` bit: the packet carries a path code in its low byte.
+const TAGGED: u16 = 0x8000;
+/// `Packet::scheme` bit: the source ToR classified the packet's flow as an elephant.
+const ELEPHANT: u16 = 0x4000;
+/// Links a path may cross (a 3-tier Clos path has 4).
+const MAX_HOPS: usize = 6;
+/// A missing link in the path table.
+const NO_LINK: u32 = u32::MAX;
+/// Elephant flows a port remembers per interval; counts saturate here.
+const TRACKED: usize = 16;
+/// Notification payloads kept in flight (a ring; a notification takes microseconds).
+pub const NOTE_RING: usize = 4096;
+/// Timer kind: the end of an interval.
+const INTERVAL_TIMER: u8 = 1;
+/// "Never" for interval indices.
+const NEVER: u64 = u64::MAX;
+
+/// `[routing] switch = "reunion"` or `switch = { scheme = "reunion", interval = "1000us",
+/// tolerance = 1, ... }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReunionConfig {
+    /// Statistical interval (the paper's s).
+    pub interval: TimeQ,
+    /// Hash-collision tolerance (the paper's t): elephants a link may carry.
+    pub tolerance: u32,
+    /// Counters per sketch row.
+    pub sketch_width: u32,
+    /// Sketch rows (hash functions).
+    pub sketch_depth: u32,
+    /// Bits per sketch counter (saturating).
+    pub counter_bits: u32,
+    /// Row seeds (empty: derived from the scenario seed; else one per row).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sketch_seeds: Vec<u32>,
+    /// Rate whose bytes over one interval are the least sketch estimate of an elephant.
+    pub elephant_rate: RateQ,
+    /// Flowlet timeout of the mice's fallback.
+    pub flowlet: TimeQ,
+}
+
+impl Default for ReunionConfig {
+    fn default() -> Self {
+        ReunionConfig {
+            interval: TimeQ(MS),
+            tolerance: 1,
+            sketch_width: 2000,
+            sketch_depth: 7,
+            counter_bits: 32,
+            sketch_seeds: Vec::new(),
+            elephant_rate: RateQ(10_000_000_000),
+            flowlet: TimeQ(500 * US),
+        }
+    }
+}
+
+impl ReunionConfig {
+    /// The scheme for a run.
+    pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
+        Box::new(Reunion::new(self, setup))
+    }
+
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.interval.0 == 0 {
+            return Err("interval: must be positive".into());
+        }
+        if !(1..=8).contains(&self.tolerance) {
+            return Err("tolerance: must be between 1 and 8".into());
+        }
+        if self.sketch_width == 0 {
+            return Err("sketch_width: must be positive".into());
+        }
+        if !(1..=16).contains(&self.sketch_depth) {
+            return Err("sketch_depth: must be between 1 and 16".into());
+        }
+        if !(8..=32).contains(&self.counter_bits) {
+            return Err("counter_bits: must be between 8 and 32".into());
+        }
+        if !self.sketch_seeds.is_empty() && self.sketch_seeds.len() != self.sketch_depth as usize {
+            return Err(format!(
+                "sketch_seeds: {} seeds for {} rows",
+                self.sketch_seeds.len(),
+                self.sketch_depth
+            ));
+        }
+        if self.elephant_rate.0 == 0 {
+            return Err("elephant_rate: must be positive".into());
+        }
+        if floor_bytes(self) > u32::MAX as u64 {
+            return Err("elephant_rate: times the interval must stay below 4 GB".into());
+        }
+        if self.flowlet.0 == 0 {
+            return Err("flowlet: must be positive".into());
+        }
+        Ok(())
+    }
+}
+
+/// One flow as the scheme knows it: at its source ToR and at its destination ToR.
+#[derive(Clone, Copy, Debug)]
+struct FlowState {
+    /// Seen at its source ToR (registered in that ToR's list).
+    registered: bool,
+    /// Edge index of the source ToR.
+    src_edge: u32,
+    /// ToR pair.
+    pair: u32,
+    /// Current path code at the source.
+    code: u8,
+    /// Whether the source's sketch calls it an elephant now.
+    elephant: bool,
+    /// Its last data packet at the source.
+    last: Time,
+    /// Interval of its last data packet at the source.
+    seen: u64,
+    /// Interval it was last rerouted in.
+    rerouted: u64,
+    /// At the destination: the source ToR (edge index), pair and path code of its last
+    /// elephant packet.
+    dst_from: u32,
+    dst_pair: u32,
+    dst_code: u8,
+    /// At the destination: interval of its last elephant packet.
+    dst_seen: u64,
+}
+
+const NEW_FLOW: FlowState = FlowState {
+    registered: false,
+    src_edge: 0,
+    pair: 0,
+    code: 0,
+    elephant: false,
+    last: 0,
+    seen: NEVER,
+    rerouted: NEVER,
+    dst_from: 0,
+    dst_pair: 0,
+    dst_code: 0,
+    dst_seen: NEVER,
+};
+
+/// The elephants one egress port sent in the current interval.
+#[derive(Clone, Copy, Debug)]
+struct PortElephants {
+    interval: u64,
+    count: u8,
+    flows: [u32; TRACKED],
+}
+
+/// A notification a source ToR received and will act on at the interval's end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Pending {
+    flow: u32,
+    bottleneck: u32,
+}
+
+/// A marked link at a destination ToR: the flow drawn for it and the marked packets seen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Bottleneck {
+    link: u32,
+    flow: u32,
+    packets: u32,
+}
+
+/// Per edge switch: its source-side and destination-side tables.
+#[derive(Clone, Debug)]
+struct Tor {
+    sketch: CountMinSketch,
+    /// Flows this ToR sources (pruned when idle).
+    flows: Vec<u32>,
+    /// Notifications received this interval.
+    pending: Vec<Pending>,
+    /// Links notifications named this interval (infinite in the Link Table).
+    blocked: Vec<u32>,
+    /// Elephant flows that arrived here this interval (each once).
+    arrived: Vec<u32>,
+    /// Bottleneck Link Table of this interval.
+    bottlenecks: Vec<Bottleneck>,
+}
+
+/// A notification's payload.
+#[derive(Clone, Debug, Default)]
+struct Note {
+    bottleneck: u32,
+    links: Vec<u32>,
+}
+
+/// Elephants on one link during one interval (for the collision plots).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkSample {
+    /// End of the interval.
+    pub time: Time,
+    /// The link.
+    pub link: u32,
+    /// Distinct elephant flows sent on it during the interval.
+    pub elephants: u32,
+}
+
+/// Counts kept for outputs.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counts {
+    intervals: u64,
+    notifications: u64,
+    notification_bytes: u64,
+    reroutes: u64,
+    reroute_failed: u64,
+    marked: u64,
+    flowlets: u64,
+    max_elephants: u64,
+}
+
+/// Reunion switches.
+pub struct Reunion {
+    interval: Time,
+    tolerance: u32,
+    elephant_bytes: u32,
+    flowlet: Time,
+    salts: Vec<u32>,
+    paths: TorPaths,
+    /// `MAX_HOPS` links per path slot of `paths`.
+    path_links: Vec<u32>,
+    /// Links between switches (the ones elephants are counted on).
+    fabric_links: Vec<u32>,
+    flows: Vec<FlowState>,
+    ports: Vec<PortElephants>,
+    tors: Vec<Tor>,
+    notes: Vec<Note>,
+    next_note: usize,
+    /// Per-link scratch counts of a Link Table (zero between uses).
+    table: Vec<u32>,
+    touched: Vec<u32>,
+    timer: TimerSlot,
+    /// Interval the armed timer ends.
+    armed_for: u64,
+    /// Data seen in the interval the timer ends.
+    active: bool,
+    samples: Vec<LinkSample>,
+    counts: Counts,
+}
+
+impl Reunion {
+    fn new(cfg: &ReunionConfig, setup: &SchemeSetup) -> Self {
+        let topo = setup.topology;
+        let paths = TorPaths::new(topo);
+        let path_links = path_links(topo, &paths);
+        let depth = cfg.sketch_depth as usize;
+        let tors = topo
+            .edges
+            .iter()
+            .map(|&s| {
+                let seeds: Vec<u32> = if cfg.sketch_seeds.is_empty() {
+                    let salt = setup.salts.get(s as usize).copied().unwrap_or(s);
+                    (0..depth as u32)
+                        .map(|row| ecmp_hash(salt, row, 0x5ee0_d5e1))
+                        .collect()
+                } else {
+                    cfg.sketch_seeds.clone()
+                };
+                let uplinks = topo
+                    .out_of(topo.switch_node(s))
+                    .iter()
+                    .filter(|&&l| topo.links[l as usize].to >= topo.hosts)
+                    .count();
+                let k = cfg.tolerance as usize * uplinks.max(1);
+                Tor {
+                    sketch: CountMinSketch::new(cfg.sketch_width, &seeds, cfg.counter_bits, k),
+                    flows: Vec::new(),
+                    pending: Vec::new(),
+                    blocked: Vec::new(),
+                    arrived: Vec::new(),
+                    bottlenecks: Vec::new(),
+                }
+            })
+            .collect();
+        let fabric_links = (0..topo.links.len() as u32)
+            .filter(|&l| {
+                let link = &topo.links[l as usize];
+                link.from >= topo.hosts && link.to >= topo.hosts
+            })
+            .collect();
+        let elephant_bytes = floor_bytes(cfg).min(u32::MAX as u64) as u32;
+        Reunion {
+            interval: cfg.interval.0,
+            tolerance: cfg.tolerance,
+            elephant_bytes,
+            flowlet: cfg.flowlet.0,
+            salts: setup.salts.to_vec(),
+            paths,
+            path_links,
+            fabric_links,
+            flows: Vec::new(),
+            ports: vec![
+                PortElephants {
+                    interval: NEVER,
+                    count: 0,
+                    flows: [0; TRACKED],
+                };
+                topo.links.len()
+            ],
+            tors,
+            notes: vec![Note::default(); NOTE_RING],
+            next_note: 0,
+            table: vec![0; topo.links.len()],
+            touched: Vec::new(),
+            timer: TimerSlot::default(),
+            armed_for: NEVER,
+            active: false,
+            samples: Vec::new(),
+            counts: Counts::default(),
+        }
+    }
+
+    /// The links of path `index` of `pair`.
+    fn links(&self, pair: u32, index: u32) -> impl Iterator<Item = u32> + '_ {
+        let at = self.paths.slot(pair, index) * MAX_HOPS;
+        self.path_links[at..at + MAX_HOPS]
+            .iter()
+            .copied()
+            .take_while(|&l| l != NO_LINK)
+    }
+
+    fn flow(&mut self, flow: u32) -> &mut FlowState {
+        let i = flow as usize;
+        if i >= self.flows.len() {
+            self.flows.resize(i + 1, NEW_FLOW);
+        }
+        &mut self.flows[i]
+    }
+
+    /// Arms the interval timer for the end of the current interval if it is not armed.
+    #[inline]
+    fn keep_time(&mut self, ctx: &mut SwitchCtx) {
+        self.active = true;
+        if self.armed_for == NEVER {
+            let k = ctx.now() / self.interval;
+            self.armed_for = k;
+            let timer = self.timer.arm(INTERVAL_TIMER, 0);
+            ctx.set_timer((k + 1) * self.interval, timer);
+        }
+    }
+
+    /// Counts elephant `flow` on egress `port` in interval `k` and marks packet `h` if the
+    /// port now carries more than `t` elephants and no earlier hop marked it.
+    #[inline]
+    fn count_and_mark(&mut self, ctx: &mut SwitchCtx, h: Handle, port: u32, flow: u32, k: u64) {
+        let pe = &mut self.ports[port as usize];
+        if pe.interval != k {
+            pe.interval = k;
+            pe.count = 0;
+        }
+        let known = (pe.count as usize).min(TRACKED);
+        if !pe.flows[..known].contains(&flow) && (pe.count as usize) < TRACKED {
+            pe.flows[known] = flow;
+            pe.count += 1;
+        }
+        if pe.count as u32 > self.tolerance {
+            let pkt = ctx.packet_mut(h);
+            if pkt.aux == 0 {
+                pkt.aux = port as u64 + 1;
+                self.counts.marked += 1;
+            }
+        }
+    }
+
+    /// A data packet entering the fabric at its source ToR: sketch, path, header.
+    fn at_source(
+        &mut self,
+        ctx: &mut SwitchCtx,
+        switch: u32,
+        h: Handle,
+        candidates: &[u32],
+    ) -> u32 {
+        let pkt = *ctx.packet(h);
+        let now = ctx.now();
+        let k = now / self.interval;
+        let topo = ctx.topology();
+        let src_edge = topo.edge_index[switch as usize];
+        let pair = self.paths.pair(src_edge, edge_of_host(topo, pkt.dst));
+        let level = topo.switches[switch as usize].level;
+        let count = self.paths.count(pair);
+        let salt = self.salts[switch as usize];
+        let key = ((pkt.flow as u64) << 32) | pkt.flow_key() as u64;
+        let floor = self.elephant_bytes;
+        let hot = self.tors[src_edge as usize]
+            .sketch
+            .add_and_rank(key, pkt.size, floor);
+        let mut st = *self.flow(pkt.flow);
+        let fresh = !st.registered;
+        if fresh {
+            st.registered = true;
+            st.src_edge = src_edge;
+            st.pair = pair;
+            let index = ecmp_hash(pkt.flow_key(), pkt.flow, salt) % count;
+            st.code = self.paths.code(pair, index);
+            self.tors[src_edge as usize].flows.push(pkt.flow);
+        } else if !hot && now.saturating_sub(st.last) > self.flowlet {
+            let index = ctx.rng().below(count);
+            st.code = self.paths.code(pair, index);
+            self.counts.flowlets += 1;
+        }
+        st.elephant = hot;
+        st.last = now;
+        st.seen = k;
+        let code = st.code;
+        self.flows[pkt.flow as usize] = st;
+        let p = ctx.packet_mut(h);
+        p.scheme = TAGGED | if hot { ELEPHANT } else { 0 } | code as u16;
+        p.aux = 0;
+        let port = follow(code, level, candidates);
+        if hot {
+            self.count_and_mark(ctx, h, port, pkt.flow, k);
+        }
+        port
+    }
+
+    /// An elephant packet reaching its destination ToR: Link Table and Bottleneck Link Table.
+    fn at_destination(&mut self, ctx: &mut SwitchCtx, switch: u32, h: Handle) {
+        let pkt = *ctx.packet(h);
+        if pkt.scheme & ELEPHANT == 0 {
+            return;
+        }
+        let k = ctx.now() / self.interval;
+        let topo = ctx.topology();
+        let dst_edge = topo.edge_index[switch as usize];
+        let src_edge = edge_of_host(topo, pkt.src);
+        let pair = self.paths.pair(src_edge, dst_edge);
+        let st = self.flow(pkt.flow);
+        st.dst_from = src_edge;
+        st.dst_pair = pair;
+        st.dst_code = pkt.scheme as u8;
+        let first = st.dst_seen != k;
+        st.dst_seen = k;
+        let tor = &mut self.tors[dst_edge as usize];
+        if first {
+            tor.arrived.push(pkt.flow);
+        }
+        if pkt.aux == 0 {
+            return;
+        }
+        let link = (pkt.aux - 1) as u32;
+        let at = match tor.bottlenecks.iter().position(|b| b.link == link) {
+            Some(i) => i,
+            None => {
+                tor.bottlenecks.push(Bottleneck {
+                    link,
+                    flow: pkt.flow,
+                    packets: 0,
+                });
+                tor.bottlenecks.len() - 1
+            }
+        };
+        let b = &mut tor.bottlenecks[at];
+        b.packets += 1;
+        // Reservoir sampling: every marked packet's flow is drawn with the same chance.
+        if ctx.rng().below(b.packets) == 0 {
+            b.flow = pkt.flow;
+        }
+    }
+
+    /// A notification reached its source ToR: remember the flow and block the named links.
+    fn on_notification(&mut self, edge: usize, flow: u32, slot: usize) {
+        let note = &self.notes[slot % NOTE_RING];
+        let tor = &mut self.tors[edge];
+        tor.pending.push(Pending {
+            flow,
+            bottleneck: note.bottleneck,
+        });
+        tor.blocked.push(note.bottleneck);
+        tor.blocked.extend_from_slice(&note.links);
+    }
+}
+
+/// The least sketch estimate of an elephant: `elephant_rate` over one interval, in bytes.
+fn floor_bytes(cfg: &ReunionConfig) -> u64 {
+    (cfg.elephant_rate.0 as u128 * cfg.interval.0 as u128 / 8 / 1_000_000_000_000) as u64
+}
+
+/// The links of every path of every ToR pair, [`MAX_HOPS`] per path slot.
+fn path_links(topo: &Topology, paths: &TorPaths) -> Vec<u32> {
+    let edges = topo.edge_count();
+    let mut out = vec![NO_LINK; paths.slots() * MAX_HOPS];
+    for a in 0..edges {
+        for b in 0..edges {
+            if a == b {
+                continue;
+            }
+            let pair = paths.pair(a, b);
+            let target = topo.switch_node(topo.edges[b as usize]);
+            for index in 0..paths.count(pair) {
+                let code = paths.code(pair, index);
+                let at = paths.slot(pair, index) * MAX_HOPS;
+                let mut node = topo.switch_node(topo.edges[a as usize]);
+                for hop in 0..MAX_HOPS {
+                    if node == target || node < topo.hosts {
+                        break;
+                    }
+                    let s = node - topo.hosts;
+                    let group = topo.routes.group(s, b);
+                    if group.is_empty() {
+                        break;
+                    }
+                    let link = follow(code, topo.switches[s as usize].level, group);
+                    out[at + hop] = link;
+                    node = topo.links[link as usize].to;
+                }
+            }
+        }
+    }
+    out
+}
+
+impl SwitchScheme for Reunion {
+    fn ingress(
+        &mut self,
+        ctx: &mut SwitchCtx,
+        switch: u32,
+        h: Handle,
+        candidates: &[u32],
+    ) -> Ingress {
+        let pkt = *ctx.packet(h);
+        let topo = ctx.topology();
+        if pkt.kind == Kind::Notify && pkt.dst == topo.switch_node(switch) {
+            if pkt.scheme & TAGGED != 0 {
+                let edge = topo.edge_index[switch as usize] as usize;
+                self.on_notification(edge, pkt.flow, pkt.aux as usize);
+            }
+            return Ingress::Consume;
+        }
+        let Some(&first) = candidates.first() else {
+            return Ingress::Drop;
+        };
+        if pkt.kind != Kind::Data
+            || pkt.route != NO_ROUTE
+            || pkt.dst >= topo.hosts
+            || pkt.has(flags::SWITCH_EXEMPT)
+        {
+            return Ingress::Forward(ecmp::pick(&pkt, self.salts[switch as usize], candidates));
+        }
+        let entering = from_host(topo, pkt.ingress);
+        if !entering && pkt.scheme & TAGGED != 0 {
+            self.keep_time(ctx);
+            if ctx.topology().links[first as usize].to == pkt.dst {
+                self.at_destination(ctx, switch, h);
+                return Ingress::Forward(first);
+            }
+            let level = ctx.topology().switches[switch as usize].level;
+            let port = follow(pkt.scheme as u8, level, candidates);
+            if pkt.scheme & ELEPHANT != 0 {
+                let k = ctx.now() / self.interval;
+                self.count_and_mark(ctx, h, port, pkt.flow, k);
+            }
+            return Ingress::Forward(port);
+        }
+        if entering && candidates.len() > 1 && pkt.src < topo.hosts {
+            self.keep_time(ctx);
+            return Ingress::Forward(self.at_source(ctx, switch, h, candidates));
+        }
+        Ingress::Forward(ecmp::pick(&pkt, self.salts[switch as usize], candidates))
+    }
+
+    fn on_timer(&mut self, ctx: &mut SwitchCtx, timer: SchemeTimer) {
+        if timer.kind != INTERVAL_TIMER || !self.timer.fires(timer) {
+            return;
+        }
+        let k = self.armed_for;
+        self.armed_for = NEVER;
+        self.end_interval(ctx, k);
+        if std::mem::take(&mut self.active) {
+            self.keep_time(ctx);
+            // Re-armed by the interval's own activity: nothing has happened in the new one.
+            self.active = false;
+        }
+    }
+
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        let c = &self.counts;
+        vec![
+            ("intervals", c.intervals),
+            ("notifications", c.notifications),
+            ("notification_bytes", c.notification_bytes),
+            ("reroutes", c.reroutes),
+            ("reroute_failed", c.reroute_failed),
+            ("marked_packets", c.marked),
+            ("mice_flowlets", c.flowlets),
+            ("max_elephants_per_link", c.max_elephants),
+        ]
+    }
+
+    fn link_samples(&self) -> &[LinkSample] {
+        &self.samples
+    }
+}
