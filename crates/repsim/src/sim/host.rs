@@ -168,9 +168,10 @@ impl Simulation {
             ..Packet::blank(Kind::Probe, header + extra + 1)
         });
         self.books.on_sent(Kind::Probe);
+        // Called while the NIC is taking the data packet (not yet on the wire): no kick, the
+        // port takes the probe right after it.
         let port = self.world.topo.host_uplink[flow.spec.src as usize];
         self.world.ports[port as usize].headers.push_back(h);
-        self.kick(port);
     }
 
     /// A LAPS probe reaches its receiver: answered at once on the reverse route with its
