@@ -1,0 +1,183 @@
+//! Read-only views of a run and the setters a library user calls before running: clock,
+//! topology, flows, counters, collectors, observers, the switch scheme's own counts.
+use super::*;
+
+impl Simulation {
+    /// Current simulated time.
+    pub fn now(&self) -> Time {
+        self.world.now
+    }
+
+    /// Time of the latest event processed (when the run's activity ended, once idle).
+    pub fn last_event_time(&self) -> Time {
+        self.last_event
+    }
+
+    /// The run's retransmission timeout: the largest base RTT between two hosts plus time to
+    /// drain four full queues at the slowest host NIC, unless the scenario sets one. Flows on
+    /// explicit routes longer than the shortest paths may have a longer one ([`Flow::rto`]).
+    pub fn rto(&self) -> Time {
+        self.rto
+    }
+
+    /// The largest unloaded RTT between two hosts.
+    pub fn max_base_rtt(&self) -> Time {
+        self.max_base_rtt
+    }
+
+    /// Whether the timed fast-increase switch (`fast_increase_after`) has turned on.
+    pub fn fast_increase_switched_on(&self) -> bool {
+        self.fast_increase_on
+    }
+
+    /// The topology.
+    pub fn topology(&self) -> &Topology {
+        &self.world.topo
+    }
+
+    /// The explicit routes packets used so far.
+    pub fn paths(&self) -> &PathTable {
+        &self.world.paths
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SimConfig {
+        &self.cfg
+    }
+
+    /// Name of the run in outputs.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// Traffic classes, the main one first.
+    pub fn classes(&self) -> &[TrafficClass] {
+        &self.classes
+    }
+
+    /// Name of flow `f`'s traffic class.
+    pub fn class_name(&self, f: u32) -> &str {
+        &self.classes[self.flows[f as usize].spec.class as usize].name
+    }
+
+    /// The connections in the order they were added: all of them, unless streaming dropped
+    /// finished ones (then those from index [`Self::first_held_flow`] on).
+    pub fn flows(&self) -> &[Flow] {
+        self.flows.held()
+    }
+
+    /// Connection `index`, unless streaming dropped it.
+    pub fn flow(&self, index: u32) -> Option<&Flow> {
+        self.flows.get(index as usize)
+    }
+
+    /// Global counters.
+    pub fn counters(&self) -> Counters {
+        self.world.counters
+    }
+
+    /// Counters of every port (index = link id).
+    pub fn port_stats(&self) -> Vec<PortStats> {
+        self.world.ports.iter().map(|p| p.stats).collect()
+    }
+
+    /// Current bit rate of a port (changes with `rate` faults).
+    pub fn link_rate(&self, port: u32) -> u64 {
+        self.world.ports[port as usize].rate_bps
+    }
+
+    /// Starts collecting time series (see [`crate::metrics::collect`]); replaces any collector.
+    pub fn enable_collection(&mut self, cfg: CollectConfig) -> Result<(), SetupError> {
+        if cfg.bucket == 0 {
+            return Err(SetupError::Invalid(
+                "collection bucket must be positive".into(),
+            ));
+        }
+        let ports = cfg.resolve(&self.world.topo).map_err(SetupError::Invalid)?;
+        let kmin = ports
+            .iter()
+            .map(|&p| self.world.ports[p as usize].params.ecn_min)
+            .collect();
+        self.collector = Some(Box::new(Collector::new(
+            cfg,
+            self.world.ports.len(),
+            ports,
+            kmin,
+        )));
+        Ok(())
+    }
+
+    /// The collector, if collection is enabled.
+    pub fn collector(&self) -> Option<&Collector> {
+        self.collector.as_deref()
+    }
+
+    /// Replaces the configured switch scheme with `scheme` (a library user's own; see
+    /// [`crate::routing::SwitchScheme`]). Call it before running.
+    pub fn set_switch_scheme(&mut self, scheme: Box<dyn SwitchScheme>) {
+        self.switching = Switching::Scheme {
+            egress_hook: scheme.hooks().egress,
+            scheme,
+            rng: Rng::derive(self.cfg.seed, Stream::SwitchScheme, 0),
+        };
+    }
+
+    /// Attaches an observer, told of completions, load-balancer events and drops as they
+    /// happen; replaces any earlier one.
+    pub fn set_observer(&mut self, observer: Box<dyn Observer>) {
+        self.observer = Some(observer);
+    }
+
+    /// Elephants per link and interval, if the switch scheme counts them (Reunion).
+    pub fn switch_link_samples(&self) -> &[crate::routing::reunion::LinkSample] {
+        match &self.switching {
+            Switching::Scheme { scheme, .. } => scheme.link_samples(),
+            Switching::Ecmp => &[],
+        }
+    }
+
+    /// The switch scheme's own counts (name, value; empty under ECMP).
+    pub fn switch_stats(&self) -> Vec<(&'static str, u64)> {
+        match &self.switching {
+            Switching::Scheme { scheme, .. } => scheme.stats(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Load-balancer actions recorded so far.
+    pub fn lb_records(&self) -> &[LbRecord] {
+        &self.lb_records
+    }
+
+    /// Data packets currently inside the network: waiting in a port's FIFOs, on a wire, in a
+    /// switch's forwarding pipeline or held by a switch scheme. Counted by walking the queues
+    /// and pending events, so it is an independent check of the counters (O(network size)).
+    pub fn data_in_network(&self) -> u64 {
+        self.world.data_in_network() + self.held_data
+    }
+
+    /// Packets of any kind alive in the arena.
+    pub fn live_packets(&self) -> usize {
+        self.world.pkts.live()
+    }
+
+    /// Connections that finished since the last call (indices into [`Self::flows`]).
+    pub fn take_completions(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.completions)
+    }
+
+    /// Number of pending events.
+    pub fn pending_events(&self) -> usize {
+        self.world.events.len()
+    }
+
+    /// Largest number of packets alive at once.
+    pub fn peak_packets(&self) -> usize {
+        self.world.pkts.peak()
+    }
+
+    /// True when every connection has finished.
+    pub fn all_done(&self) -> bool {
+        self.flows.iter().all(|f| f.phase == Phase::Done)
+    }
+}
