@@ -64,17 +64,7 @@ fn reset_peak_rss() -> bool {
 /// The scenario of one step, with the overrides applied.
 fn load_step(hosts: u32, text: &str, set: &[Override]) -> Result<LoadedScenario> {
     let path = Path::new("bench").join(format!("scale-{hosts}.toml"));
-    if set.is_empty() {
-        return Ok(LoadedScenario::parse(text, &path)?);
-    }
-    let mut table: toml::Table =
-        toml::from_str(text).with_context(|| format!("parsing {}", path.display()))?;
-    for o in set {
-        o.apply(&mut table)
-            .map_err(|e| anyhow::anyhow!("{}: --set {}: {e}", path.display(), o.key))?;
-    }
-    let merged = toml::to_string(&table).context("writing the overridden scenario")?;
-    Ok(LoadedScenario::parse(&merged, &path)?)
+    Ok(LoadedScenario::parse_with(text, &path, set)?)
 }
 
 /// Runs one step and measures it.

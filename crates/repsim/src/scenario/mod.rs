@@ -333,44 +333,12 @@ impl LoadedScenario {
 
     /// Reads a scenario file, applies `--set` overrides (in order) and parses the result.
     pub fn load_with(path: &Path, overrides: &[Override]) -> Result<Self, ScenarioError> {
-        let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-            file: file.clone(),
+            file: path.display().to_string(),
             field: "-".into(),
             message: format!("cannot read: {e}"),
         })?;
-        if overrides.is_empty() {
-            return Self::parse(&text, path);
-        }
-        let mut table: toml::Table = toml::from_str(&text).map_err(|e| ScenarioError {
-            file: file.clone(),
-            field: e
-                .span()
-                .map(|s| locate(&text, s.start))
-                .unwrap_or_else(|| "-".into()),
-            message: e.message().to_string(),
-        })?;
-        for o in overrides {
-            o.apply(&mut table).map_err(|message| ScenarioError {
-                file: file.clone(),
-                field: o.key.clone(),
-                message,
-            })?;
-        }
-        let merged = toml::to_string(&table).map_err(|e| ScenarioError {
-            file: file.clone(),
-            field: "-".into(),
-            message: format!("cannot write the overridden scenario back: {e}"),
-        })?;
-        let mut loaded = Self::parse(&merged, path).map_err(|mut e| {
-            e.message = format!("{} (after --set)", e.message);
-            e
-        })?;
-        loaded.overrides = overrides
-            .iter()
-            .map(|o| format!("{}={}", o.key, o.value))
-            .collect();
-        Ok(loaded)
+        Self::parse_with(&text, path, overrides)
     }
 
     /// Parses scenario text; `path` is used for messages and relative paths.

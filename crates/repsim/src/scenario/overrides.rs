@@ -8,6 +8,10 @@
 //! the field. `transport.cc` is accepted as another name for `cc` (the congestion control
 //! has its own section in files).
 
+use std::path::Path;
+
+use super::{locate, LoadedScenario, ScenarioError};
+
 /// One `KEY=VALUE` override, parsed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Override {
@@ -85,6 +89,50 @@ impl Override {
         }
         here.insert(last.to_string(), self.value.clone());
         Ok(())
+    }
+}
+
+impl LoadedScenario {
+    /// Applies `--set` overrides (in order) to scenario text and parses the result; `path` is
+    /// used for messages and relative paths.
+    pub fn parse_with(
+        text: &str,
+        path: &Path,
+        overrides: &[Override],
+    ) -> Result<Self, ScenarioError> {
+        if overrides.is_empty() {
+            return Self::parse(text, path);
+        }
+        let file = path.display().to_string();
+        let mut table: toml::Table = toml::from_str(text).map_err(|e| ScenarioError {
+            file: file.clone(),
+            field: e
+                .span()
+                .map(|s| locate(text, s.start))
+                .unwrap_or_else(|| "-".into()),
+            message: e.message().to_string(),
+        })?;
+        for o in overrides {
+            o.apply(&mut table).map_err(|message| ScenarioError {
+                file: file.clone(),
+                field: o.key.clone(),
+                message,
+            })?;
+        }
+        let merged = toml::to_string(&table).map_err(|e| ScenarioError {
+            file: file.clone(),
+            field: "-".into(),
+            message: format!("cannot write the overridden scenario back: {e}"),
+        })?;
+        let mut loaded = Self::parse(&merged, path).map_err(|mut e| {
+            e.message = format!("{} (after --set)", e.message);
+            e
+        })?;
+        loaded.overrides = overrides
+            .iter()
+            .map(|o| format!("{}={}", o.key, o.value))
+            .collect();
+        Ok(loaded)
     }
 }
 
