@@ -77,13 +77,7 @@ fn main() {
             scenario,
             set,
             memory,
-        } => run::check(&scenario, &set).and_then(|()| {
-            if memory {
-                scale::check_memory(&scenario, &set)
-            } else {
-                Ok(())
-            }
-        }),
+        } => run::check(&scenario, &set, memory),
         Command::Report(args) => report::report(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Figure(args) => figure::figure(args),

@@ -485,7 +485,7 @@ pub fn run(args: RunArgs) -> Result<()> {
 }
 
 /// `repsim check`.
-pub fn check(path: &Path, set: &[Override]) -> Result<()> {
+pub fn check(path: &Path, set: &[Override], memory: bool) -> Result<()> {
     let scn = LoadedScenario::load_with(path, set)?;
     for run in scn.runs()? {
         let lb = &run.label;
@@ -499,6 +499,9 @@ pub fn check(path: &Path, set: &[Override]) -> Result<()> {
             to_us(sim.rto()),
             to_us(sim.max_base_rtt())
         );
+        if memory {
+            crate::scale::print_memory(&sim);
+        }
     }
     Ok(())
 }

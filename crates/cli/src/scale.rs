@@ -207,18 +207,13 @@ pub fn memory_table(sim: &Simulation) -> String {
     out
 }
 
-/// `repsim check --memory`: each run's memory once set up, before the first event.
-pub fn check_memory(path: &Path, set: &[Override]) -> Result<()> {
-    let scn = LoadedScenario::load_with(path, set)?;
-    for run in scn.runs()? {
-        let sim = Simulation::new(scn.build_run(&run, None)?)?;
-        println!("{}: {}: memory once set up", scn.name(), run.label);
-        println!("{}", memory_table(&sim));
-        println!(
-            "each packet in flight adds {} B (its arena slot and event entry); peak RSS so far {:.1} MB",
-            Simulation::bytes_per_packet_in_flight(),
-            peak_rss().unwrap_or(0) as f64 / 1e6
-        );
-    }
-    Ok(())
+/// `repsim check --memory`: a run's memory once set up, before the first event.
+pub fn print_memory(sim: &Simulation) {
+    println!("memory once set up:");
+    println!("{}", memory_table(sim));
+    println!(
+        "each packet in flight adds {} B (its arena slot and event entry); peak RSS so far {:.1} MB",
+        Simulation::bytes_per_packet_in_flight(),
+        peak_rss().unwrap_or(0) as f64 / 1e6
+    );
 }
