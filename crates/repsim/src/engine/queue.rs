@@ -324,6 +324,7 @@ impl<E: Copy> EventQueue<E> {
             + self.far.capacity() * std::mem::size_of::<Reverse<Far<E>>>()
     }
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@
 //! that withdraw failed next hops from their ECMP groups (BGP or BFD driven) without switching
 //! to longer paths; [`reach`] and [`all_connected`] use the same rule, so "connected" means
 //! "the switches' routes still lead there".
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 use super::topology::Topology;
 
@@ -182,38 +182,6 @@ impl SwitchGraph {
     }
 }
 
-/// Links into every node, in link order (the reverse adjacency).
-fn in_links(topo: &Topology) -> Vec<Vec<u32>> {
-    let mut into = vec![Vec::new(); topo.nodes() as usize];
-    for (i, l) in topo.links.iter().enumerate() {
-        into[l.to as usize].push(i as u32);
-    }
-    into
-}
-
-/// Switch-to-switch hop counts from every switch to switch `target`, over links marked alive
-/// (`u32::MAX` where it cannot be reached).
-fn hops_to(topo: &Topology, into: &[Vec<u32>], alive: &[bool], target: u32) -> Vec<u32> {
-    let mut dist = vec![u32::MAX; topo.switches.len()];
-    dist[target as usize] = 0;
-    let mut queue = VecDeque::from([target]);
-    while let Some(s) = queue.pop_front() {
-        let node = topo.switch_node(s);
-        for &l in &into[node as usize] {
-            let from = topo.links[l as usize].from;
-            if !alive[l as usize] || from < topo.hosts {
-                continue;
-            }
-            let f = from - topo.hosts;
-            if dist[f as usize] == u32::MAX {
-                dist[f as usize] = dist[s as usize] + 1;
-                queue.push_back(f);
-            }
-        }
-    }
-    dist
-}
-
 /// ECMP over shortest paths between switches, using only links marked alive.
 pub fn shortest_paths(topo: &Topology, alive: &[bool]) -> Forwarding {
     let graph = SwitchGraph::new(topo, alive);
@@ -248,28 +216,15 @@ pub fn shortest_paths(topo: &Topology, alive: &[bool]) -> Forwarding {
 /// for packets addressed to a switch without hosts, which the tables do not cover. Computed on
 /// demand (one graph search); empty when unreachable or at the target.
 pub fn next_hops_to_switch(topo: &Topology, s: u32, target: u32) -> Vec<u32> {
-    let into = in_links(topo);
-    let alive = vec![true; topo.links.len()];
-    let dist = hops_to(topo, &into, &alive, target);
+    let graph = SwitchGraph::new(topo, &vec![true; topo.links.len()]);
+    let mut dist = vec![u32::MAX; topo.switches.len()];
+    graph.hops_to(target, &mut dist, &mut Vec::new());
+    let mut ports = Vec::new();
     let d = dist[s as usize];
-    if d == 0 || d == u32::MAX {
-        return Vec::new();
+    if d != 0 && d != u32::MAX {
+        graph.closer(s, &dist, &mut ports);
     }
-    closer_next_hops(topo, s, &dist, &alive)
-}
-
-/// The live links out of switch `s` (at hop distance `dist[s]` > 0 from some target) to
-/// switches one hop closer to it.
-fn closer_next_hops(topo: &Topology, s: u32, dist: &[u32], alive: &[bool]) -> Vec<u32> {
-    let d = dist[s as usize];
-    topo.out_of(topo.switch_node(s))
-        .iter()
-        .copied()
-        .filter(|&l| {
-            let to = topo.links[l as usize].to;
-            alive[l as usize] && to >= topo.hosts && dist[(to - topo.hosts) as usize] == d - 1
-        })
-        .collect()
+    ports
 }
 
 /// The first pair of edge switches (switch indices) where the first has no route to the
@@ -378,6 +333,56 @@ mod tests {
     use super::*;
     use crate::engine::time::US;
     use crate::net::FatTreeSpec;
+    use std::collections::VecDeque;
+
+    // The direct search the tables are checked against: breadth first over every link, as
+    // the tables were first computed.
+
+    /// Links into every node, in link order (the reverse adjacency).
+    fn in_links(topo: &Topology) -> Vec<Vec<u32>> {
+        let mut into = vec![Vec::new(); topo.nodes() as usize];
+        for (i, l) in topo.links.iter().enumerate() {
+            into[l.to as usize].push(i as u32);
+        }
+        into
+    }
+
+    /// Switch-to-switch hop counts from every switch to switch `target`, over links marked alive
+    /// (`u32::MAX` where it cannot be reached).
+    fn hops_to(topo: &Topology, into: &[Vec<u32>], alive: &[bool], target: u32) -> Vec<u32> {
+        let mut dist = vec![u32::MAX; topo.switches.len()];
+        dist[target as usize] = 0;
+        let mut queue = VecDeque::from([target]);
+        while let Some(s) = queue.pop_front() {
+            let node = topo.switch_node(s);
+            for &l in &into[node as usize] {
+                let from = topo.links[l as usize].from;
+                if !alive[l as usize] || from < topo.hosts {
+                    continue;
+                }
+                let f = from - topo.hosts;
+                if dist[f as usize] == u32::MAX {
+                    dist[f as usize] = dist[s as usize] + 1;
+                    queue.push_back(f);
+                }
+            }
+        }
+        dist
+    }
+
+    /// The live links out of switch `s` (at hop distance `dist[s]` > 0 from some target) to
+    /// switches one hop closer to it.
+    fn closer_next_hops(topo: &Topology, s: u32, dist: &[u32], alive: &[bool]) -> Vec<u32> {
+        let d = dist[s as usize];
+        topo.out_of(topo.switch_node(s))
+            .iter()
+            .copied()
+            .filter(|&l| {
+                let to = topo.links[l as usize].to;
+                alive[l as usize] && to >= topo.hosts && dist[(to - topo.hosts) as usize] == d - 1
+            })
+            .collect()
+    }
 
     fn tree(hosts: u32, per_tor: u32) -> Topology {
         FatTreeSpec::uniform(2, hosts, per_tor, 0, 1, 400_000_000_000, US, 0)
