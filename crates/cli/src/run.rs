@@ -305,12 +305,9 @@ pub fn run(args: RunArgs) -> Result<()> {
         Tables::new()
     };
     // Switch schemes that move flows between ToR paths report old and new path and reason.
-    let reports_paths = lb_runs.iter().any(|r| {
-        matches!(
-            scn.switch_for(r),
-            Ok(repsim::routing::SwitchSpec::Reunion(_))
-        )
-    });
+    let reports_paths = lb_runs
+        .iter()
+        .any(|r| scn.switch_for(r).is_ok_and(|s| s.reports_path_changes()));
     if reports_paths {
         tables = tables.with_path_columns();
     }

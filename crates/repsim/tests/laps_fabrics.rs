@@ -64,6 +64,14 @@ fn random_loss_drops_at_receiving_ports_and_is_counted_and_conserved() {
         books.dropped[Kind::Data as usize][DropCause::RandomLoss as usize],
         stats.data_dropped
     );
+    // The books (where the random-loss counts are read) agree with the simulation's own
+    // control-drop counter, kept apart in `World::lose`.
+    let control_in_books: u64 = Kind::ALL
+        .iter()
+        .filter(|&&kind| kind != Kind::Data)
+        .map(|&kind| books.dropped_total(kind))
+        .sum();
+    assert_eq!(control_in_books, sim.counters().control_dropped);
     let s = sim.summary(0.0);
     assert_eq!(s.random_loss_drops, Some(stats.data_dropped));
     assert!(s.drops >= stats.data_dropped);

@@ -34,7 +34,8 @@ impl LossConfig {
     }
 }
 
-/// Counts of packets random loss discarded.
+/// Counts of packets random loss discarded (read from the packet books, which count every
+/// drop by kind and cause).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RandomLossStats {
     /// Data packets lost.
@@ -51,8 +52,6 @@ pub struct RandomLoss {
     threshold: u64,
     /// One stream per link, by link id.
     streams: Vec<Rng>,
-    /// What it discarded so far.
-    pub stats: RandomLossStats,
 }
 
 impl RandomLoss {
@@ -69,7 +68,6 @@ impl RandomLoss {
             streams: (0..links as u64)
                 .map(|l| Rng::derive(seed, Stream::Loss, l))
                 .collect(),
-            stats: RandomLossStats::default(),
         })
     }
 

@@ -28,7 +28,7 @@
 //!   with `[transport] reuse_connections` the next flow of a pair inherits it.
 use serde::{Deserialize, Serialize};
 
-use super::{AckFeedback, LbContext, LoadBalancer, PathChoice, PathSignal, Route};
+use super::{LbContext, LoadBalancer, PathChoice, PathSignal, Route};
 use crate::engine::time::MS;
 use crate::engine::{Rng, Time};
 use crate::net::paths::PathId;
@@ -177,9 +177,10 @@ pub struct Laps {
 }
 
 impl Laps {
-    /// A chooser over `routes` (at least one).
+    /// A chooser over `routes` (at least one, at most 64: `paths` is validated to 64).
     pub fn new(config: &LapsConfig, routes: &[Route]) -> Self {
         assert!(!routes.is_empty(), "LAPS needs candidate routes");
+        assert!(routes.len() <= 64, "LAPS takes at most 64 candidate routes");
         Laps {
             paths: routes
                 .iter()
@@ -246,16 +247,19 @@ impl Laps {
                 .max()
                 .unwrap_or(0),
         };
+        // One bit per eligible route (at most 64 routes), so the rule runs once per route.
         let eligible = (0..self.paths.len())
             .filter(|&i| self.probe_eligible(i, now, all_max, stale_max))
-            .count();
+            .fold(0u64, |set, i| set | 1 << i);
         if eligible == 0 {
             return None;
         }
-        let pick = rng.below(eligible as u32) as usize;
-        let i = (0..self.paths.len())
-            .filter(|&i| self.probe_eligible(i, now, all_max, stale_max))
-            .nth(pick)?;
+        // The pick-th eligible route in index order: clear the lower set bits.
+        let mut rest = eligible;
+        for _ in 0..rng.below(eligible.count_ones()) {
+            rest &= rest - 1;
+        }
+        let i = rest.trailing_zeros() as usize;
         let p = &mut self.paths[i];
         p.last_sent = now;
         if self.probing == LapsProbing::Paper {
@@ -295,10 +299,6 @@ impl LoadBalancer for Laps {
         })
     }
 
-    fn on_ack(&mut self, _ack: &AckFeedback) -> Option<super::LbEvent> {
-        None
-    }
-
     fn on_one_way(&mut self, ev: u16, one_way: Time, now: Time) {
         if let Some(p) = self.paths.get_mut(ev as usize) {
             p.latency = one_way;
@@ -313,7 +313,6 @@ impl LoadBalancer for Laps {
         Some(PathSignal {
             congested,
             max_latency: self.paths.iter().map(|p| p.latency).max().unwrap_or(0),
-            target: self.target,
         })
     }
 }

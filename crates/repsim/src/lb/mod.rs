@@ -208,8 +208,6 @@ pub struct PathSignal {
     pub congested: bool,
     /// The largest latency over the candidate routes.
     pub max_latency: Time,
-    /// The target delay T: the largest idle one-way baseline of the candidate routes.
-    pub target: Time,
 }
 
 /// A sender-side path chooser for one connection.

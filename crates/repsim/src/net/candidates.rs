@@ -36,12 +36,7 @@ use crate::engine::Time;
 /// elsewhere (see the module documentation).
 pub fn candidate_routes(topo: &Topology, src: u32, dst: u32, k: usize) -> Vec<Vec<u32>> {
     let mut routes = match topo.family {
-        Family::Dragonfly { groups, routers } => {
-            let Some(nodes) = dragonfly_routes(topo, groups, routers, src, dst) else {
-                return paths::k_shortest(topo, src, dst, k);
-            };
-            nodes
-        }
+        Family::Dragonfly { groups, routers } => dragonfly_routes(topo, groups, routers, src, dst),
         Family::Rail { rails, clusters } => rail_routes(topo, rails, clusters, src, dst),
         _ => return paths::k_shortest(topo, src, dst, k),
     };
@@ -105,21 +100,15 @@ fn dedup(mut nodes: Vec<u32>) -> Vec<u32> {
     nodes
 }
 
-/// The LAPS Dragonfly set, or `None` when the hosts are not spread evenly over the routers
-/// (a Dragonfly the builder did not make).
+/// The LAPS Dragonfly set (builder numbering: routers group by group after the hosts).
 fn dragonfly_routes(
     topo: &Topology,
     groups: u32,
     routers: u32,
     src: u32,
     dst: u32,
-) -> Option<Vec<Vec<u32>>> {
-    let router_count = groups * routers;
-    if router_count == 0 || !topo.hosts.is_multiple_of(router_count) {
-        return None;
-    }
-    let per_router = topo.hosts / router_count;
-    let router = |host: u32| topo.hosts + host / per_router;
+) -> Vec<Vec<u32>> {
+    let router = |host: u32| topo.switch_node(topo.host_edge[host as usize]);
     let group_of = |node: u32| (node - topo.hosts) / routers;
     let (rs, rd) = (router(src), router(dst));
     let (gs, gd) = (group_of(rs), group_of(rd));
@@ -160,7 +149,7 @@ fn dragonfly_routes(
             nodes.push(dedup(vec![src, rs, a_out, c_in, c_out, b_in, rd, dst]));
         }
     }
-    Some(nodes.iter().map(|n| links_of(topo, n)).collect())
+    nodes.iter().map(|n| links_of(topo, n)).collect()
 }
 
 /// The LAPS rail-only set (builder numbering: rail switches, then one NIC switch per GPU,

@@ -306,6 +306,15 @@ switch_schemes! {
     "reunion" => Reunion(reunion::ReunionConfig),
 }
 
+impl SwitchSpec {
+    /// True for schemes that move flows between ToR paths and record each move as an
+    /// [`LbEvent::PathChanged`] (Reunion): their scenarios' `lb_events.csv` has the old path,
+    /// the new path and the reason.
+    pub fn reports_path_changes(&self) -> bool {
+        matches!(self, SwitchSpec::Reunion(_))
+    }
+}
+
 impl Default for SwitchSpec {
     fn default() -> Self {
         SwitchSpec::Ecmp(ecmp::EcmpSwitchConfig::default())

@@ -58,19 +58,14 @@ impl Simulation {
     /// paused until the quantum runs out).
     #[inline(never)]
     pub(super) fn random_loss_takes(&mut self, h: Handle) -> bool {
-        let pkt = self.world.pkts.get(h);
-        let (port, kind) = (pkt.egress, pkt.kind);
+        let port = self.world.pkts.get(h).egress;
         let Some(loss) = self.fabric.random_loss.as_deref_mut() else {
             return false;
         };
         if !loss.loses(port) {
             return false;
         }
-        if kind == Kind::Data {
-            loss.stats.data_dropped += 1;
-        } else {
-            loss.stats.control_dropped += 1;
-        }
+        // Counted in the packet books by kind and cause; `random_loss_stats` reads them there.
         self.observe_drop(h, port, DropCause::RandomLoss);
         self.world.lose(h);
         true
@@ -78,6 +73,12 @@ impl Simulation {
 
     /// What random loss discarded (`None`: off).
     pub fn random_loss_stats(&self) -> Option<RandomLossStats> {
-        self.fabric.random_loss.as_ref().map(|l| l.stats)
+        self.fabric.random_loss.as_ref()?;
+        let lost = |kind: Kind| self.books.dropped[kind as usize][DropCause::RandomLoss as usize];
+        let all: u64 = Kind::ALL.iter().map(|&kind| lost(kind)).sum();
+        Some(RandomLossStats {
+            data_dropped: lost(Kind::Data),
+            control_dropped: all - lost(Kind::Data),
+        })
     }
 }

@@ -128,7 +128,12 @@ impl Simulation {
             reroutes: self
                 .lb_records
                 .iter()
-                .filter(|r| r.event.name() == "rerouted")
+                .filter(|r| {
+                    matches!(
+                        r.event,
+                        crate::lb::LbEvent::Rerouted | crate::lb::LbEvent::PathChanged { .. }
+                    )
+                })
                 .count() as u64,
             credits: c.credits_sent,
             classes: (self.classes.len() > 1).then(|| self.class_summaries()),

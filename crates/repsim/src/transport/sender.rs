@@ -267,11 +267,18 @@ impl Sender {
         self.next_data == self.sizes.packets && self.cum_acked == self.next_psn
     }
 
+    /// True if the PSN's latest transmission left at `sent_at` and is still in flight (an
+    /// entry of a send list or a NACK that is not stale).
+    #[inline]
+    fn in_flight_since(&self, psn: u32, sent_at: Time) -> bool {
+        let r = self.record(psn);
+        r.state == PsnState::InFlight && r.sent_at == sent_at
+    }
+
     /// The oldest transmission still in flight (dropping stale entries).
     pub fn oldest_in_flight(&mut self) -> Option<(Time, u32)> {
         while let Some(&(t, psn)) = self.send_order.front() {
-            let r = self.record(psn);
-            if r.state == PsnState::InFlight && r.sent_at == t {
+            if self.in_flight_since(psn, t) {
                 return Some((t, psn));
             }
             self.send_order.pop_front();
@@ -433,12 +440,11 @@ impl Sender {
 
     /// Processes an ACK or NACK arriving at `now`.
     pub fn on_ack(&mut self, now: Time, ack: &AckInfo, stats: &mut FlowStats) -> AckOutcome {
-        let rec = self.record(ack.psn);
         let lb_event = if ack.nack {
             stats.nacks += 1;
             match self.recovery.mode {
                 TransportMode::Uec => {
-                    if rec.state == PsnState::InFlight && rec.sent_at == ack.sent_at {
+                    if self.in_flight_since(ack.psn, ack.sent_at) {
                         let wire = self.declare_lost(ack.psn);
                         self.cc.on_nack(wire, now);
                         self.lb.on_nack(ack.ev, now)

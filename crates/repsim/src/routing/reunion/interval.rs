@@ -1,6 +1,6 @@
 //! The end of an interval: the elephants-per-link samples, Algorithm 2 at every source ToR
 //! with notifications, Algorithm 1 at every destination ToR, then the per-interval resets.
-use super::{LinkSample, Note, Reunion, NOTE_RING, TAGGED};
+use super::{LinkSample, Reunion, NOTE_RING, TAGGED};
 use crate::lb::LbEvent;
 use crate::net::{Kind, Packet};
 use crate::routing::SwitchCtx;
@@ -34,7 +34,7 @@ impl Reunion {
         for edge in 0..self.tors.len() {
             self.notify(ctx, edge, k);
         }
-        let floor = self.elephant_bytes;
+        let (floor, interval) = (self.elephant_bytes, self.interval);
         for edge in 0..self.tors.len() {
             let tor = &mut self.tors[edge];
             tor.sketch.decay(floor);
@@ -44,11 +44,19 @@ impl Reunion {
             let flows = &mut self.flows;
             tor.flows.retain(|&f| {
                 let st = &mut flows[f as usize];
-                let keep = st.seen != super::NEVER && st.seen + 1 >= k;
+                let keep = st.last / interval + 1 >= k;
                 st.registered = keep;
                 keep
             });
         }
+    }
+
+    /// The scratch Link Table's count of `link`, remembered for [`Self::clear_table`].
+    fn table_entry(&mut self, link: u32) -> &mut u32 {
+        if self.table[link as usize] == 0 {
+            self.touched.push(link);
+        }
+        &mut self.table[link as usize]
     }
 
     /// Adds one elephant on every link of path `index` of `pair` in the scratch Link Table.
@@ -59,10 +67,7 @@ impl Reunion {
             if link == super::NO_LINK {
                 break;
             }
-            let c = &mut self.table[link as usize];
-            if *c == 0 {
-                self.touched.push(link);
-            }
+            let c = self.table_entry(link);
             *c = c.saturating_add(1);
         }
     }
@@ -86,17 +91,14 @@ impl Reunion {
         // The Link Table: this source's elephants active in the interval, on their paths.
         for i in 0..self.tors[edge].flows.len() {
             let st = self.flows[self.tors[edge].flows[i] as usize];
-            if st.elephant && st.seen == k {
+            if st.elephant && st.last / self.interval == k {
                 let index = self.paths.index(st.pair, st.code);
                 self.count_path(st.pair, index);
             }
         }
         for i in 0..self.tors[edge].blocked.len() {
             let link = self.tors[edge].blocked[i];
-            if self.table[link as usize] == 0 {
-                self.touched.push(link);
-            }
-            self.table[link as usize] = BLOCKED;
+            *self.table_entry(link) = BLOCKED;
         }
         let pending = std::mem::take(&mut self.tors[edge].pending);
         for p in &pending {
@@ -189,13 +191,5 @@ impl Reunion {
             self.counts.notification_bytes += size as u64;
         }
         self.clear_table();
-    }
-}
-
-impl Note {
-    /// Links the notification carries besides the bottleneck.
-    #[cfg(test)]
-    pub(super) fn high_utilisation(&self) -> &[u32] {
-        &self.links
     }
 }

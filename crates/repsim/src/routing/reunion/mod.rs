@@ -193,10 +193,8 @@ struct FlowState {
     code: u8,
     /// Whether the source's sketch calls it an elephant now.
     elephant: bool,
-    /// Its last data packet at the source.
+    /// Its last data packet at the source (its interval is `last / s`).
     last: Time,
-    /// Interval of its last data packet at the source.
-    seen: u64,
     /// Interval it was last rerouted in.
     rerouted: u64,
     /// At the destination: the source ToR (edge index), pair and path code of its last
@@ -215,7 +213,6 @@ const NEW_FLOW: FlowState = FlowState {
     code: 0,
     elephant: false,
     last: 0,
-    seen: NEVER,
     rerouted: NEVER,
     dst_from: 0,
     dst_pair: 0,
@@ -484,7 +481,6 @@ impl Reunion {
         }
         st.elephant = hot;
         st.last = now;
-        st.seen = k;
         let code = st.code;
         self.flows[pkt.flow as usize] = st;
         let p = ctx.packet_mut(h);

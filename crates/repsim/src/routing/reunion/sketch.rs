@@ -122,11 +122,6 @@ impl CountMinSketch {
         }
         self.top.retain(|e| e.1 >= floor);
     }
-
-    /// Counters in all (width x depth).
-    pub fn size(&self) -> usize {
-        self.counters.len()
-    }
 }
 
 #[cfg(test)]

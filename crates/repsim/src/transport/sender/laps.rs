@@ -23,7 +23,7 @@
 //!   ignores ECN and CNPs in LAPS mode); RTS are never sent.
 use std::collections::VecDeque;
 
-use super::{AckInfo, FlowStats, PsnState, RtoCheck, Sender, Timeout};
+use super::{AckInfo, FlowStats, RtoCheck, Sender, Timeout};
 use crate::engine::time::SEC;
 use crate::engine::Time;
 use crate::lb::laps::{LapsConfig, LapsDecreaseGuard};
@@ -118,11 +118,6 @@ impl LapsTransport {
         self.inc_stage
     }
 
-    /// The per-path timeout.
-    pub fn rto(&self) -> Time {
-        self.rto
-    }
-
     /// The rate the NIC spaces packets at, if below line rate and pacing is on.
     #[inline]
     pub fn pacing_rate(&self) -> Option<u64> {
@@ -192,44 +187,25 @@ impl Sender {
         self
     }
 
-    /// The LAPS transport state, if this is a LAPS connection.
-    pub fn laps(&self) -> Option<&LapsTransport> {
-        self.laps.as_deref()
-    }
-
-    /// True if the PSN's latest transmission left at `sent_at` and is still in flight.
-    #[inline]
-    fn in_flight_since(&self, psn: u32, sent_at: Time) -> bool {
-        psn >= self.base && {
-            let r = self.record(psn);
-            r.state == PsnState::InFlight && r.sent_at == sent_at
-        }
-    }
-
     /// Per-path loss detection for a data ACK of `ack.psn` on path `ack.ev`: the packets
-    /// listed before it on that path are declared lost. Returns how many.
-    pub(super) fn laps_detect_losses(&mut self, now: Time, ack: &AckInfo) -> u32 {
-        let Some(laps) = self.laps.as_deref() else {
-            return 0;
-        };
+    /// listed before it on that path are declared lost.
+    pub(super) fn laps_detect_losses(&mut self, now: Time, ack: &AckInfo) {
         let p = ack.ev as usize;
-        let Some(list) = laps.outstanding.get(p) else {
-            return 0;
+        let Some(list) = self.laps.as_deref().and_then(|l| l.outstanding.get(p)) else {
+            return;
         };
         let Some(at) = list
             .iter()
             .position(|&(psn, sent)| psn == ack.psn && sent == ack.sent_at)
         else {
-            return 0;
+            return;
         };
-        let mut lost = 0;
         for _ in 0..at {
             let (psn, sent) = self.laps.as_mut().expect("laps").outstanding[p]
                 .pop_front()
                 .expect("listed");
             if self.in_flight_since(psn, sent) {
                 self.declare_lost(psn);
-                lost += 1;
             }
         }
         let laps = self.laps.as_mut().expect("laps");
@@ -237,7 +213,6 @@ impl Sender {
         if !laps.outstanding[p].is_empty() {
             laps.touched[p] = now;
         }
-        lost
     }
 
     /// After a data ACK was absorbed: the rate update from the load balancer's latencies.
@@ -266,10 +241,8 @@ impl Sender {
                 RtoCheck::Rearm(at)
             }
             Some(_) => {
-                let p = (0..laps.outstanding.len())
-                    .find(|&p| !laps.outstanding[p].is_empty())
-                    .expect("a listed path");
-                RtoCheck::Expired(laps.outstanding[p][0].0)
+                let (psn, _) = laps.outstanding.iter().find_map(|l| l.front()).expect("listed");
+                RtoCheck::Expired(*psn)
             }
         }
     }

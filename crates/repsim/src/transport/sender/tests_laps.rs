@@ -54,7 +54,6 @@ fn signal(congested: bool) -> PathSignal {
     PathSignal {
         congested,
         max_latency: 3 * T,
-        target: T,
     }
 }
 
