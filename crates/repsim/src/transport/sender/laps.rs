@@ -241,7 +241,11 @@ impl Sender {
                 RtoCheck::Rearm(at)
             }
             Some(_) => {
-                let (psn, _) = laps.outstanding.iter().find_map(|l| l.front()).expect("listed");
+                let (psn, _) = laps
+                    .outstanding
+                    .iter()
+                    .find_map(|l| l.front())
+                    .expect("listed");
                 RtoCheck::Expired(*psn)
             }
         }
