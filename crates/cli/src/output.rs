@@ -93,14 +93,15 @@ pub fn pfc_rows(table: &mut Table, sim: &repsim::Simulation, lb: &str) -> Result
     Ok(())
 }
 
-/// Columns of `elephants.csv`: elephant flows per link and interval (Reunion's count).
+/// Columns of `elephants.csv`: elephant flows per link and interval (`[metrics] elephants`'s
+/// count for every scheme, else Reunion's own).
 pub const ELEPHANTS: &[&str] = &["lb", "time_us", "link", "from", "to", "elephants"];
 
 /// Appends run `lb`'s rows of `elephants.csv` (one per link and interval with elephants, at
-/// the interval's end); nothing for schemes that do not count elephants.
+/// the interval's end); nothing for runs that do not count elephants.
 pub fn elephant_rows(table: &mut Table, sim: &repsim::Simulation, lb: &str) -> Result<()> {
     let topo = sim.topology();
-    for s in sim.switch_link_samples() {
+    for s in sim.elephant_link_samples() {
         let link = &topo.links[s.link as usize];
         table.push(&[
             lb.to_string(),

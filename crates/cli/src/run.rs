@@ -393,7 +393,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         }
         pfc_on |= sim.pfc_links().is_some();
         pfc_rows(&mut pfc, &sim, lb)?;
-        elephants_on |= !sim.switch_link_samples().is_empty();
+        elephants_on |= sim.config().elephants.is_some() || !sim.elephant_link_samples().is_empty();
         elephant_rows(&mut elephants, &sim, lb)?;
         tables.add(&sim, lb)?;
         entries.push(RunEntry {

@@ -215,6 +215,7 @@ golden! {
     reps_micro_asymmetric => "reps-micro-asymmetric",
     reps_micro_failures => "reps-micro-failures",
     reps_micro_symmetric => "reps-micro-symmetric",
+    reunion_collisions => "reunion-collisions",
     reunion_interval => "reunion-interval",
     reunion_irn => "reunion-irn",
     reunion_load => "reunion-load",

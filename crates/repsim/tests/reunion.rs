@@ -12,6 +12,14 @@ use repsim::Simulation;
 /// 4 leaves x 4 spines x 4 hosts at 100 Gb/s; host i of leaf L sends `size` to host i of leaf
 /// L + 1: four elephants per ToR pair, four disjoint paths per pair (one per spine).
 fn clos(size: &str, extra: &str) -> String {
+    clos_with(LB_REUNION, size, extra)
+}
+
+/// The scenario's `lb` line in [`clos`].
+const LB_REUNION: &str = r#"lb = [{ scheme = "ecmp", label = "reunion", switch = { scheme = "reunion", interval = "100us" } }]"#;
+
+/// [`clos`] with another `lb` line.
+fn clos_with(lb: &str, size: &str, extra: &str) -> String {
     let flows: Vec<String> = (0..16)
         .map(|h| format!("{{ src = {h}, dst = {}, size = \"{size}\" }}", (h + 4) % 16))
         .collect();
@@ -19,7 +27,7 @@ fn clos(size: &str, extra: &str) -> String {
         r#"
 seed = 3
 end = "1s"
-lb = [{{ scheme = "ecmp", label = "reunion", switch = {{ scheme = "reunion", interval = "100us" }} }}]
+{LB_REUNION}
 [topology]
 type = "leaf_spine"
 leaves = 4
@@ -37,7 +45,8 @@ trimming = false
 type = "explicit"
 flows = [{}]
 "#,
-        flows.join(", ")
+        flows.join(", "),
+        LB_REUNION = lb,
     )
 }
 
@@ -52,7 +61,7 @@ fn run(text: &str) -> Simulation {
 /// Most elephants on one link, per interval end (in time order).
 fn worst_per_interval(sim: &Simulation) -> Vec<(u64, u32)> {
     let mut worst: BTreeMap<u64, u32> = BTreeMap::new();
-    for s in sim.switch_link_samples() {
+    for s in sim.elephant_link_samples() {
         let w = worst.entry(s.time).or_default();
         *w = (*w).max(s.elephants);
     }
@@ -107,7 +116,7 @@ fn fingerprint(sim: &Simulation) -> String {
         common::fcts(sim),
         sim.lb_records(),
         sim.switch_stats(),
-        sim.switch_link_samples(),
+        sim.elephant_link_samples(),
         sim.counters()
     )
 }
@@ -160,4 +169,69 @@ irn_bdp = "104000B"
         );
         assert_eq!(fingerprint(&a), fingerprint(&b), "{what}: runs differ");
     }
+}
+
+/// Elephants per link from `[metrics] elephants`, whatever the scheme: under ECMP each of the
+/// 16 elephants (20 MB) keeps one path, so in every period where all run, each leaf's uplinks carry
+/// exactly its 4 elephants between them; flows under `min_size` are not counted; the count
+/// does not perturb the run; and under Reunion it replaces the scheme's own count.
+#[test]
+fn elephants_metric_counts_per_link_for_any_scheme() {
+    const EVERY: u64 = 100 * US;
+    let metric =
+        |min: &str| format!("[metrics]\nelephants = {{ every = \"100us\", min_size = \"{min}\" }}");
+    let ecmp = |extra: &str| {
+        let scn = common::parse(&clos_with(r#"lb = ["ecmp"]"#, "20MB", extra));
+        common::run(&scn, "ecmp", None)
+    };
+    let sim = ecmp(&metric("1MB"));
+    common::assert_all_delivered(&sim);
+    let samples = sim.elephant_link_samples();
+    assert!(!samples.is_empty());
+    let topo = sim.topology();
+    let finish = sim
+        .flows()
+        .iter()
+        .filter_map(|f| f.finish)
+        .min()
+        .expect("finished");
+    let mut per_leaf: BTreeMap<(u64, u32), u32> = BTreeMap::new();
+    for s in &samples {
+        assert_eq!(
+            s.time % EVERY,
+            0,
+            "periods end on multiples of 100 us: {s:?}"
+        );
+        let link = &topo.links[s.link as usize];
+        assert!(link.from >= topo.hosts && link.to >= topo.hosts, "{s:?}");
+        assert!(s.elephants >= 1 && s.elephants <= 4, "{s:?}");
+        // Leaves are the first four switches.
+        let from = link.from - topo.hosts;
+        if from < 4 {
+            *per_leaf.entry((s.time, from)).or_default() += s.elephants;
+        }
+    }
+    let full: Vec<_> = per_leaf
+        .iter()
+        .filter(|(&(time, _), _)| time >= 2 * EVERY && time < finish)
+        .collect();
+    assert!(full.len() >= 4 * 5, "several full periods: {per_leaf:?}");
+    for (key, &n) in full {
+        assert_eq!(n, 4, "leaf {} at {} us: its 4 elephants", key.1, key.0 / US);
+    }
+    // Unperturbed, and nothing under the size floor.
+    let plain = ecmp("");
+    assert_eq!(fingerprint(&plain), fingerprint(&ecmp(&metric("30MB"))));
+    assert!(ecmp(&metric("30MB")).elephant_link_samples().is_empty());
+    assert_eq!(common::fcts(&plain), common::fcts(&sim));
+    // Under Reunion the metric's periods (every 100 us from 0) replace the sketch's count.
+    let own = run(&clos("4MB", ""));
+    let counted = run(&clos("4MB", &metric("1MB")));
+    assert_eq!(common::fcts(&own), common::fcts(&counted));
+    assert_eq!(own.lb_records(), counted.lb_records());
+    assert_ne!(own.elephant_link_samples(), counted.elephant_link_samples());
+    assert!(counted
+        .elephant_link_samples()
+        .iter()
+        .any(|s| s.time == EVERY));
 }

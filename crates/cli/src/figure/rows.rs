@@ -87,7 +87,7 @@ pub static ROWS: &[Row] = &[
         id: "reunion-fig3",
         paper: "Reunion Fig. 3",
         title: "Elephant flows per path over time: LetFlow, CONGA, ConWeave",
-        status: "not yet: schemes exist; needs elephants-per-path instrumentation",
+        status: "not yet: data from scenarios/reunion-collisions.toml (elephants.csv); figure entry not written",
     },
     Row {
         id: "reunion-fig4",

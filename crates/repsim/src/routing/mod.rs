@@ -240,9 +240,21 @@ pub trait SwitchScheme: Send {
         Vec::new()
     }
     /// Elephant flows per link and interval, for schemes that count them (Reunion).
-    fn link_samples(&self) -> &[reunion::LinkSample] {
+    fn link_samples(&self) -> &[LinkSample] {
         &[]
     }
+}
+
+/// Elephants on one link during one interval (the collision plots of Reunion Fig. 3): from a
+/// scheme that counts them (Reunion) or from `[metrics] elephants` for any scheme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkSample {
+    /// End of the interval.
+    pub time: Time,
+    /// The link.
+    pub link: u32,
+    /// Distinct elephant flows sent on it during the interval.
+    pub elephants: u32,
 }
 
 macro_rules! switch_schemes {

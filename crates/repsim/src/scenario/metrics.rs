@@ -4,9 +4,12 @@
 //! [metrics]
 //! slowdown_edges = ["100KB", "1MB"]   # flow-size buckets of the FCT slowdown
 //! reorder = true                      # receiver reordering in flows.csv and summary.json
+//! elephants = { every = "1ms", min_size = "10MB" }  # elephants per link over time
 //! ```
 use serde::{Deserialize, Serialize};
 
+use super::{LoadedScenario, ScenarioError};
+use crate::metrics::elephants::{ElephantsConfig, ElephantsSection};
 use crate::units::SizeQ;
 
 /// `[metrics]`: how results are summarized.
@@ -20,4 +23,46 @@ pub struct MetricsSection {
     /// Report receiver reordering (flows.csv columns and a summary `reorder` entry).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reorder: bool,
+    /// Count elephant flows per switch-to-switch link over time into `elephants.csv`, for
+    /// every run (see [`crate::metrics::elephants`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elephants: Option<ElephantsSection>,
+}
+
+impl LoadedScenario {
+    /// `[metrics] slowdown_edges` in bytes, checked ascending.
+    pub(super) fn slowdown_edges(&self, mtu: u32) -> Result<Option<Vec<u64>>, ScenarioError> {
+        let Some(edges) = &self.scenario.metrics.slowdown_edges else {
+            return Ok(None);
+        };
+        let bytes: Vec<u64> = edges.iter().map(|e| e.0.bytes(mtu)).collect();
+        if bytes.is_empty() || bytes[0] == 0 || bytes.windows(2).any(|w| w[1] <= w[0]) {
+            return Err(self.err(
+                "metrics.slowdown_edges",
+                "list positive sizes in increasing order, e.g. [\"100KB\", \"1MB\"]",
+            ));
+        }
+        Ok(Some(bytes))
+    }
+
+    /// `[metrics] elephants` in simulation units, checked (`None`: not counted).
+    pub(super) fn elephants(&self, mtu: u32) -> Result<Option<ElephantsConfig>, ScenarioError> {
+        let Some(e) = &self.scenario.metrics.elephants else {
+            return Ok(None);
+        };
+        if e.every.0 == 0 {
+            return Err(self.err("metrics.elephants.every", "must be positive, e.g. \"1ms\""));
+        }
+        let min_bytes = e.min_size.0.bytes(mtu);
+        if min_bytes == 0 {
+            return Err(self.err(
+                "metrics.elephants.min_size",
+                "must be positive, e.g. \"10MB\"",
+            ));
+        }
+        Ok(Some(ElephantsConfig {
+            every: e.every.0,
+            min_bytes,
+        }))
+    }
 }

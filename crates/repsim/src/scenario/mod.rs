@@ -499,21 +499,6 @@ impl LoadedScenario {
         self.with_transport_mode(config)
     }
 
-    /// `[metrics] slowdown_edges` in bytes, checked ascending.
-    fn slowdown_edges(&self, mtu: u32) -> Result<Option<Vec<u64>>, ScenarioError> {
-        let Some(edges) = &self.scenario.metrics.slowdown_edges else {
-            return Ok(None);
-        };
-        let bytes: Vec<u64> = edges.iter().map(|e| e.0.bytes(mtu)).collect();
-        if bytes.is_empty() || bytes[0] == 0 || bytes.windows(2).any(|w| w[1] <= w[0]) {
-            return Err(self.err(
-                "metrics.slowdown_edges",
-                "list positive sizes in increasing order, e.g. [\"100KB\", \"1MB\"]",
-            ));
-        }
-        Ok(Some(bytes))
-    }
-
     /// Builds the run labelled (or named) `lb`, with an optional seed override.
     pub fn build(&self, lb: &str, seed: Option<u64>) -> Result<RunSpec, ScenarioError> {
         let run = self
@@ -530,6 +515,7 @@ impl LoadedScenario {
         let transport = self.transport()?;
         let queue = self.queue(transport.mtu)?;
         let slowdown_edges = self.slowdown_edges(transport.mtu)?;
+        let elephants = self.elephants(transport.mtu)?;
         let pfc = self.pfc_config(transport.mtu, &topology)?;
         let seed = seed.unwrap_or(s.seed);
         let config = SimConfig {
@@ -544,6 +530,7 @@ impl LoadedScenario {
             pfc,
             loss: self.loss()?,
             reorder_metrics: s.metrics.reorder,
+            elephants,
             next_hops: run.next_hops,
         };
         let classes = self.classes()?;

@@ -69,6 +69,19 @@ fn errors_name_file_and_field() {
     assert!(e.contains("workload.flows[0].dst"), "{e}");
     let e = error(&BASE.replace("\"1MiB\"", "1048576"));
     assert!(e.contains("no unit"), "{e}");
+    let metrics = |m: &str| format!("{BASE}[metrics]\nelephants = {{ {m} }}\n");
+    let e = error(&metrics(r#"every = "0us""#));
+    assert!(e.contains("metrics.elephants.every"), "{e}");
+    let e = error(&metrics(r#"min_size = "0B""#));
+    assert!(e.contains("metrics.elephants.min_size"), "{e}");
+    let e = error(&metrics(r#"evry = "1ms""#));
+    assert!(e.contains("unknown field") && e.contains("evry"), "{e}");
+    let b = parse(&metrics("")).unwrap().build("reps", None).unwrap();
+    let defaults = crate::metrics::elephants::ElephantsConfig {
+        every: crate::engine::time::MS,
+        min_bytes: 10_000_000,
+    };
+    assert_eq!(b.config.elephants, Some(defaults));
 }
 
 #[test]

@@ -128,11 +128,15 @@ impl Simulation {
         self.observer = Some(observer);
     }
 
-    /// Elephants per link and interval, if the switch scheme counts them (Reunion).
-    pub fn switch_link_samples(&self) -> &[crate::routing::reunion::LinkSample] {
+    /// Elephants per link and interval: `[metrics] elephants`'s count if on, else the switch
+    /// scheme's own (Reunion's; empty for other schemes).
+    pub fn elephant_link_samples(&self) -> Vec<crate::routing::LinkSample> {
+        if let Some(counter) = self.fabric.elephants.as_deref() {
+            return counter.samples();
+        }
         match &self.switching {
-            Switching::Scheme { scheme, .. } => scheme.link_samples(),
-            Switching::Ecmp => &[],
+            Switching::Scheme { scheme, .. } => scheme.link_samples().to_vec(),
+            Switching::Ecmp => Vec::new(),
         }
     }
 

@@ -1,11 +1,13 @@
 //! Optional fabric behaviour and receiver measurements (added for the LAPS experiments, usable
 //! by any run): random loss at receiving ports ([`crate::fault::random_loss`]), next hops from
 //! the candidate routes ([`crate::net::candidate_hops`]) and the run's receiver reordering
-//! ([`crate::metrics::reorder`]). Each costs one `Option` test per packet when off.
+//! ([`crate::metrics::reorder`]), elephants per link over time ([`crate::metrics::elephants`]).
+//! Each costs one `Option` test per packet when off.
 use super::observer::DropCause;
 use super::{SimConfig, Simulation};
 use crate::engine::Handle;
 use crate::fault::random_loss::{RandomLoss, RandomLossStats};
+use crate::metrics::elephants::ElephantCounter;
 use crate::metrics::reorder::ReorderHistogram;
 use crate::net::candidate_hops::{CandidateHops, NextHops};
 use crate::net::{Kind, Packet, Topology};
@@ -18,6 +20,8 @@ pub(super) struct FabricExtras {
     pub(super) next_hops: Option<Box<CandidateHops>>,
     /// Receiver reordering over the run.
     pub(super) reorder: ReorderHistogram,
+    /// Elephants per link over time (`None`: off).
+    pub(super) elephants: Option<Box<ElephantCounter>>,
 }
 
 impl FabricExtras {
@@ -29,6 +33,9 @@ impl FabricExtras {
             next_hops: (cfg.next_hops == NextHops::LapsCandidates)
                 .then(|| Box::new(CandidateHops::new(topo))),
             reorder: ReorderHistogram::default(),
+            elephants: cfg
+                .elephants
+                .map(|config| Box::new(ElephantCounter::new(config, topo))),
         }
     }
 }
@@ -80,5 +87,22 @@ impl Simulation {
             data_dropped: lost(Kind::Data),
             control_dropped: all - lost(Kind::Data),
         })
+    }
+
+    /// Counts packet `h`, just arrived over its link, toward the elephants on that link if it
+    /// is an elephant's data packet on a switch-to-switch link.
+    #[inline(never)]
+    pub(super) fn count_elephant(&mut self, h: Handle) {
+        let pkt = self.world.pkts.get(h);
+        let (link, flow, kind) = (pkt.egress, pkt.flow, pkt.kind);
+        let Some(counter) = self.fabric.elephants.as_deref_mut() else {
+            return;
+        };
+        if kind != Kind::Data || !counter.counts_link(link) {
+            return;
+        }
+        if counter.is_elephant(self.flows[flow as usize].spec.bytes) {
+            counter.on_elephant_packet(self.world.now, link, flow);
+        }
     }
 }

@@ -5,6 +5,7 @@ use crate::engine::Time;
 use crate::fault::random_loss::LossConfig;
 use crate::fault::FaultPlan;
 use crate::lb::LbSpec;
+use crate::metrics::elephants::ElephantsConfig;
 use crate::net::candidate_hops::NextHops;
 use crate::net::mmu::PfcConfig;
 use crate::net::port::QueueConfig;
@@ -39,6 +40,8 @@ pub struct SimConfig {
     pub loss: LossConfig,
     /// Report receiver reordering per flow and per run (`[metrics] reorder`; off by default).
     pub reorder_metrics: bool,
+    /// Count elephants per link over time (`[metrics] elephants`; off by default).
+    pub elephants: Option<ElephantsConfig>,
     /// Next hops of hashed and flowlet schemes: shortest paths, or the candidate routes'.
     pub next_hops: NextHops,
 }
@@ -64,6 +67,7 @@ impl Default for SimConfig {
             pfc: PfcConfig::default(),
             loss: LossConfig::default(),
             reorder_metrics: false,
+            elephants: None,
             next_hops: NextHops::Shortest,
         }
     }

@@ -20,6 +20,9 @@ impl Simulation {
         if self.fabric.random_loss.is_some() && self.random_loss_takes(h) {
             return;
         }
+        if self.fabric.elephants.is_some() {
+            self.count_elephant(h);
+        }
         let World {
             topo,
             pkts,

@@ -1,8 +1,9 @@
 //! The end of an interval: the elephants-per-link samples, Algorithm 2 at every source ToR
 //! with notifications, Algorithm 1 at every destination ToR, then the per-interval resets.
-use super::{LinkSample, Reunion, NOTE_RING, TAGGED};
+use super::{Reunion, NOTE_RING, TAGGED};
 use crate::lb::LbEvent;
 use crate::net::{Kind, Packet};
+use crate::routing::LinkSample;
 use crate::routing::SwitchCtx;
 
 /// Reason of a reroute in `lb_events.csv`: a notification named the flow's bottleneck.

@@ -66,7 +66,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::tor_paths::{edge_of_host, follow, from_host, TorPaths};
-use super::{ecmp, Ingress, SchemeSetup, SchemeTimer, SwitchCtx, SwitchScheme, TimerSlot};
+use super::{
+    ecmp, Ingress, LinkSample, SchemeSetup, SchemeTimer, SwitchCtx, SwitchScheme, TimerSlot,
+};
 use crate::engine::time::{MS, US};
 use crate::engine::{Handle, Time};
 use crate::net::hash::ecmp_hash;
@@ -264,17 +266,6 @@ struct Tor {
 struct Note {
     bottleneck: u32,
     links: Vec<u32>,
-}
-
-/// Elephants on one link during one interval (for the collision plots).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LinkSample {
-    /// End of the interval.
-    pub time: Time,
-    /// The link.
-    pub link: u32,
-    /// Distinct elephant flows sent on it during the interval.
-    pub elephants: u32,
 }
 
 /// Counts kept for outputs.
