@@ -13,10 +13,13 @@
 //! resume offset. The threshold is either *dynamic* (Broadcom-like, as the ConWeave
 //! simulator: `alpha x (pool limit - pool used)`) or *static* (as the LAPS simulator: the pool
 //! split evenly over the switch's ports). Bytes leave their account when the packet leaves the
-//! switch's egress queue. Egress admission is dynamic too: a packet whose egress queue would
-//! hold more than `alpha_egress x (buffer - bytes in the switch)` is dropped, as is one whose
-//! headroom is exhausted; with correct headroom neither happens, and [`Mmu::drops`] counts
-//! them so that tests can assert a lossless run.
+//! switch's egress queue. Egress admission is dynamic too (ConWeave's MMU): a packet whose
+//! egress queue would hold more than `alpha_egress x (buffer - bytes in the switch)` is
+//! dropped, as is one whose headroom is exhausted; [`Mmu::drops`] counts them so that tests
+//! can assert a lossless run. The LAPS MMU has no egress check (`egress_admission = false`):
+//! under a static threshold an incast through a switch of many ports fills one egress queue
+//! past half the buffer before the ingress accounts pause, and the check would drop what that
+//! MMU keeps; ingress accounting alone bounds the buffer (reserve + pool + headroom).
 //!
 //! Packets a switch scheme holds (ConWeave's reorder queues) are outside this accounting, as in
 //! the reference, and stay outside it when released: charging a released burst to its ingress
@@ -62,6 +65,8 @@ pub struct PfcConfig {
     pub resume_offset: Option<u64>,
     /// Egress admission: a queue may hold up to this share of the switch's free buffer.
     pub alpha_egress: f64,
+    /// Check egress admission at all (off: only ingress accounting, as the LAPS MMU).
+    pub egress_admission: bool,
 }
 
 impl Default for PfcConfig {
@@ -78,6 +83,7 @@ impl Default for PfcConfig {
             resume: true,
             resume_offset: None,
             alpha_egress: 1.0,
+            egress_admission: true,
         }
     }
 }
@@ -168,6 +174,7 @@ pub struct Mmu {
     threshold: ThresholdMode,
     alpha: f64,
     alpha_egress: f64,
+    egress_admission: bool,
     reserve: u64,
     resume_offset: u64,
     /// Per link: its account at the switch it ends at.
@@ -244,6 +251,7 @@ impl Mmu {
             threshold: cfg.threshold,
             alpha: cfg.alpha,
             alpha_egress: cfg.alpha_egress,
+            egress_admission: cfg.egress_admission,
             reserve: cfg.reserve,
             resume_offset,
             accounts,
@@ -302,7 +310,9 @@ impl Mmu {
         let s = acc.switch as usize;
         let pool = self.pools[s];
         let free = pool.buffer.saturating_sub(pool.total);
-        if (self.egress_bytes[egress as usize] + size) as f64 > self.alpha_egress * free as f64 {
+        if self.egress_admission
+            && (self.egress_bytes[egress as usize] + size) as f64 > self.alpha_egress * free as f64
+        {
             self.drops += 1;
             return Charge::Dropped;
         }

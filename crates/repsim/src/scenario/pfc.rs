@@ -14,6 +14,7 @@
 //! resume = true           # send resume frames (false: pauses run out)
 //! # resume_offset = "16B" # hysteresis; default 16 B (dynamic) or 3 KiB (static)
 //! alpha_egress = 1.0      # egress queue's share of the switch's free buffer
+//! egress_admission = true # false: no egress check, ingress accounting only (LAPS's MMU)
 //! ```
 use serde::{Deserialize, Serialize};
 
@@ -61,6 +62,8 @@ pub struct PfcSection {
     pub resume_offset: Option<SizeQ>,
     /// Egress admission: a queue's share of the switch's free buffer.
     pub alpha_egress: f64,
+    /// Check egress admission (false: ingress accounting only, as the LAPS MMU).
+    pub egress_admission: bool,
 }
 
 impl Default for PfcSection {
@@ -78,6 +81,7 @@ impl Default for PfcSection {
             resume: d.resume,
             resume_offset: None,
             alpha_egress: d.alpha_egress,
+            egress_admission: d.egress_admission,
         }
     }
 }
@@ -103,6 +107,7 @@ impl LoadedScenario {
             resume: p.resume,
             resume_offset: p.resume_offset.map(|o| o.0.bytes(mtu)),
             alpha_egress: p.alpha_egress,
+            egress_admission: p.egress_admission,
         };
         if cfg.headroom.is_some_and(|h| h < mtu as u64) {
             return Err(self.err(
@@ -157,10 +162,14 @@ flows = [{{ src = 0, dst = 5, size = "1MiB" }}]
         assert_eq!(c.buffer, 9 << 20);
         assert_eq!(c.threshold, ThresholdMode::Dynamic);
         assert_eq!((c.alpha, c.alpha_egress), (1.0 / 16.0, 1.0));
+        assert!(c.egress_admission, "ConWeave's egress admission by default");
         assert_eq!(c.quantum, 5 * crate::engine::time::US);
         assert_eq!(c.reserve, 2 * 4150);
-        let s = scenario("[pfc]\nenabled = true\nthreshold = \"static\"\nheadroom = \"40KiB\"")
-            .expect("valid");
+        let s = scenario(
+            "[pfc]\nenabled = true\nthreshold = \"static\"\nheadroom = \"40KiB\"\negress_admission = false",
+        )
+        .expect("valid");
+        assert!(!s.config.pfc.egress_admission);
         assert_eq!(s.config.pfc.threshold, ThresholdMode::Static);
         assert_eq!(s.config.pfc.headroom, Some(40 << 10));
     }

@@ -207,6 +207,32 @@ fn egress_admission_refuses_a_queue_beyond_its_share_of_the_free_buffer() {
 }
 
 #[test]
+fn without_egress_admission_only_ingress_accounting_drops() {
+    let t = tree();
+    let mut c = cfg(ThresholdMode::Static);
+    c.alpha_egress = 1.0 / 1024.0;
+    c.egress_admission = false;
+    let mut mmu = Mmu::new(&c, &t, 1048).expect("fits");
+    let (ingress, egress) = host_in_tor_out(&t);
+    let share = c.buffer / 1024;
+    // What the egress check refuses above is queued; the account still pauses at its
+    // threshold and drops only once its headroom is gone.
+    assert_eq!(mmu.admit(ingress, egress, share / 2), Charge::Queued);
+    assert_eq!(mmu.admit(ingress, egress, share), Charge::Queued);
+    let mut charges = Vec::new();
+    while mmu.drops() == 0 && charges.len() < 100_000 {
+        charges.push(mmu.admit(ingress, egress, 1048));
+    }
+    assert_eq!(mmu.drops(), 1, "headroom ran out");
+    assert_eq!(charges.iter().filter(|&&c| c == Charge::Pause).count(), 1);
+    let (_, _, headroom) = mmu.usage(ingress);
+    assert!(
+        headroom + 1048 > mmu.headroom_peak(ingress).1,
+        "drop at a full headroom"
+    );
+}
+
+#[test]
 fn a_buffer_too_small_for_its_headroom_is_refused_by_name() {
     let t = tree();
     let c = PfcConfig {
