@@ -205,39 +205,43 @@ mod tests {
         assert_eq!(distinct.len(), routes.len(), "{src}->{dst}: duplicates");
     }
 
+    /// Calls `check` with the checked candidate set of every ordered pair of distinct hosts.
+    fn for_every_pair(t: &Topology, mut check: impl FnMut(u32, u32, &[Vec<u32>])) {
+        for src in 0..t.hosts {
+            for dst in (0..t.hosts).filter(|&d| d != src) {
+                let routes = candidate_routes(t, src, dst, 64);
+                check_set(t, src, dst, &routes);
+                check(src, dst, &routes);
+            }
+        }
+    }
+
     #[test]
     fn dragonfly_sets_have_the_laps_counts_and_lengths() {
         let t = DragonflySpec::laps().build().unwrap();
-        for src in 0..t.hosts {
-            for dst in 0..t.hosts {
-                if src == dst {
-                    continue;
-                }
-                let routes = candidate_routes(&t, src, dst, 64);
-                check_set(&t, src, dst, &routes);
-                let (rs, rd) = (src / 4, dst / 4);
-                let lens: Vec<usize> = routes.iter().map(Vec::len).collect();
-                if rs == rd {
-                    assert_eq!(lens, [2]);
-                } else if rs / 4 == rd / 4 {
-                    assert_eq!(lens, [3, 4, 4]);
-                } else {
-                    assert_eq!(routes.len(), 8, "{src}->{dst}");
-                    assert!(lens[0] >= 3 && lens[0] <= 5, "{lens:?}");
-                    assert!(lens.iter().all(|&l| (3..=7).contains(&l)), "{lens:?}");
-                    // Per peers.md 6.1 every inter-group pair has a 7-link route.
-                    assert_eq!(lens[7], 7, "{src}->{dst}: {lens:?}");
-                }
-                // The reverse of every forward route is the destination's candidate too.
-                let back = candidate_routes(&t, dst, src, 64);
-                let mut table = PathTable::new();
-                for r in &routes {
-                    let id = table.intern(&t, r).unwrap();
-                    let rev = table.links(table.reverse(id)).to_vec();
-                    assert!(back.contains(&rev), "{src}->{dst}: reverse not a candidate");
-                }
+        for_every_pair(&t, |src, dst, routes| {
+            let (rs, rd) = (src / 4, dst / 4);
+            let lens: Vec<usize> = routes.iter().map(Vec::len).collect();
+            if rs == rd {
+                assert_eq!(lens, [2]);
+            } else if rs / 4 == rd / 4 {
+                assert_eq!(lens, [3, 4, 4]);
+            } else {
+                assert_eq!(routes.len(), 8, "{src}->{dst}");
+                assert!(lens[0] >= 3 && lens[0] <= 5, "{lens:?}");
+                assert!(lens.iter().all(|&l| (3..=7).contains(&l)), "{lens:?}");
+                // Per peers.md 6.1 every inter-group pair has a 7-link route.
+                assert_eq!(lens[7], 7, "{src}->{dst}: {lens:?}");
             }
-        }
+            // The reverse of every forward route is the destination's candidate too.
+            let back = candidate_routes(&t, dst, src, 64);
+            let mut table = PathTable::new();
+            for r in routes {
+                let id = table.intern(&t, r).unwrap();
+                let rev = table.links(table.reverse(id)).to_vec();
+                assert!(back.contains(&rev), "{src}->{dst}: reverse not a candidate");
+            }
+        });
         // k truncates to the shortest.
         assert_eq!(candidate_routes(&t, 0, 143, 3).len(), 3);
         assert_eq!(
@@ -249,42 +253,35 @@ mod tests {
     #[test]
     fn rail_sets_have_one_route_per_rail() {
         let t = RailSpec::laps().build().unwrap();
-        for src in 0..t.hosts {
-            for dst in 0..t.hosts {
-                if src == dst {
-                    continue;
-                }
-                let routes = candidate_routes(&t, src, dst, 64);
-                check_set(&t, src, dst, &routes);
-                let lens: Vec<usize> = routes.iter().map(Vec::len).collect();
-                let (c1, r1, c2, r2) = (src / 8, src % 8, dst / 8, dst % 8);
-                if c1 == c2 {
-                    assert_eq!(lens, [4]);
-                } else if r1 == r2 {
-                    assert_eq!(lens, [4, 8, 8, 8, 8, 8, 8, 8]);
-                } else {
-                    assert_eq!(lens, [6, 6, 8, 8, 8, 8, 8, 8]);
-                }
-                // One route per rail switch: each crosses exactly one rail switch, all differ.
-                if c1 != c2 {
-                    let mut rails: Vec<u32> = routes
-                        .iter()
-                        .map(|r| {
-                            let on: Vec<u32> = r
-                                .iter()
-                                .map(|&l| t.links[l as usize].to)
-                                .filter(|&n| t.node_name(n).starts_with("rail"))
-                                .collect();
-                            assert_eq!(on.len(), 1);
-                            on[0]
-                        })
-                        .collect();
-                    rails.sort();
-                    rails.dedup();
-                    assert_eq!(rails.len(), 8);
-                }
+        for_every_pair(&t, |src, dst, routes| {
+            let lens: Vec<usize> = routes.iter().map(Vec::len).collect();
+            let (c1, r1, c2, r2) = (src / 8, src % 8, dst / 8, dst % 8);
+            if c1 == c2 {
+                assert_eq!(lens, [4]);
+            } else if r1 == r2 {
+                assert_eq!(lens, [4, 8, 8, 8, 8, 8, 8, 8]);
+            } else {
+                assert_eq!(lens, [6, 6, 8, 8, 8, 8, 8, 8]);
             }
-        }
+            // One route per rail switch: each crosses exactly one rail switch, all differ.
+            if c1 != c2 {
+                let mut rails: Vec<u32> = routes
+                    .iter()
+                    .map(|r| {
+                        let on: Vec<u32> = r
+                            .iter()
+                            .map(|&l| t.links[l as usize].to)
+                            .filter(|&n| t.node_name(n).starts_with("rail"))
+                            .collect();
+                        assert_eq!(on.len(), 1);
+                        on[0]
+                    })
+                    .collect();
+                rails.sort();
+                rails.dedup();
+                assert_eq!(rails.len(), 8);
+            }
+        });
     }
 
     #[test]
