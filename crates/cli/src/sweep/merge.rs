@@ -57,9 +57,38 @@ const FIELDS: &[&str] = &[
 ];
 
 /// Derived columns after the summary fields: a collective's completion (the `all` row of the
-/// point's `collectives.csv`; empty when unfinished or not a collective) and, with mixed traffic,
-/// the max FCT of the foreground (`main`) and `background` classes.
-const DERIVED: &[&str] = &["collective_us", "fct_max_main_us", "fct_max_background_us"];
+/// point's `collectives.csv`; empty when unfinished or not a collective), with mixed traffic
+/// the max FCT of the foreground (`main`) and `background` classes, and with `[metrics]
+/// elephants` the elephant collisions (see [`elephant_collisions`]).
+const DERIVED: &[&str] = &[
+    "collective_us",
+    "fct_max_main_us",
+    "fct_max_background_us",
+    "elephant_collisions",
+];
+
+/// Of the (link, period) samples of `lb` in `elephants.csv` text (links that carried an
+/// elephant in a period) from the second half of the sampled time, the share that carried two
+/// or more: collisions left after the schemes have had time to converge (Reunion Fig. 3; the
+/// ideal is 0). `None` without samples.
+pub fn elephant_collisions(text: &str, lb: &str) -> Option<f64> {
+    // Columns: lb,time_us,link,from,to,elephants.
+    let samples: Vec<(f64, u32)> = text
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split(',').collect();
+            (f.len() == 6 && f[0] == lb).then(|| Some((f[1].parse().ok()?, f[5].parse().ok()?)))?
+        })
+        .collect();
+    let last = samples.iter().map(|s| s.0).fold(f64::NAN, f64::max);
+    let late: Vec<u32> = samples
+        .iter()
+        .filter(|s| s.0 > last / 2.0)
+        .map(|s| s.1)
+        .collect();
+    (!late.is_empty()).then(|| late.iter().filter(|&&e| e >= 2).count() as f64 / late.len() as f64)
+}
 
 /// The derived columns of run `run` (load balancer `lb`) of the point in `dir`.
 fn derived(dir: &Path, run: &serde_json::Value, lb: &str) -> Vec<String> {
@@ -94,7 +123,17 @@ fn derived(dir: &Path, run: &serde_json::Value, lb: &str) -> Vec<String> {
             })
             .unwrap_or_default()
     };
-    vec![collective, class_max("main"), class_max("background")]
+    let collisions = std::fs::read_to_string(dir.join("elephants.csv"))
+        .ok()
+        .and_then(|text| elephant_collisions(&text, lb))
+        .map(|v| v.to_string())
+        .unwrap_or_default();
+    vec![
+        collective,
+        class_max("main"),
+        class_max("background"),
+        collisions,
+    ]
 }
 
 /// Column name of a summary field.
@@ -189,4 +228,24 @@ pub fn merge(out: &Path) -> Result<()> {
     let path = write_sweep_csv(&sweep, out)?;
     println!("{}", path.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::elephant_collisions;
+
+    #[test]
+    fn collisions_count_the_second_half_of_one_load_balancers_samples() {
+        let text = "lb,time_us,link,from,to,elephants\n\
+                    a,100.000000,1,leaf0,spine0,3\n\
+                    a,200.000000,1,leaf0,spine0,2\n\
+                    a,300.000000,1,leaf0,spine0,1\n\
+                    a,400.000000,2,leaf0,spine1,2\n\
+                    a,400.000000,3,leaf0,spine2,1\n\
+                    b,400.000000,1,leaf0,spine0,5\n";
+        // a's last sample is at 400 us: 300 and 400 us count, one of three carries two.
+        assert_eq!(elephant_collisions(text, "a"), Some(1.0 / 3.0));
+        assert_eq!(elephant_collisions(text, "b"), Some(1.0));
+        assert_eq!(elephant_collisions(text, "c"), None);
+    }
 }

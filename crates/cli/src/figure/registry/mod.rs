@@ -5,6 +5,7 @@ mod design;
 mod failures;
 mod macro_bench;
 mod micro;
+mod reunion;
 
 use super::model::{Axis, Body, Claim, Figure, Metric, Ours, Panel, PlotKind, Sel, TheoryModel};
 
@@ -184,4 +185,5 @@ pub static FIGURES: &[Figure] = &[
     macro_bench::FIG21,
     failures::FIG22,
     failures::FIG23,
+    reunion::FIG3,
 ];
