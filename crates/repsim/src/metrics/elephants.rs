@@ -158,18 +158,9 @@ mod tests {
     use crate::net::LeafSpineSpec;
 
     fn counter(every: Time) -> (ElephantCounter, Topology) {
-        let topo = LeafSpineSpec {
-            leaves: 2,
-            spines: 2,
-            hosts_per_leaf: 2,
-            links_per_spine: 1,
-            host_rate_bps: 100_000_000_000,
-            fabric_rate_bps: 100_000_000_000,
-            link_latency: US,
-            switch_latency: 0,
-        }
-        .build()
-        .expect("a valid fabric");
+        let topo = LeafSpineSpec::at_100g(2, 2, 2)
+            .build()
+            .expect("a valid fabric");
         let config = ElephantsConfig {
             every,
             min_bytes: 1000,

@@ -34,6 +34,21 @@ pub struct LeafSpineSpec {
 }
 
 impl LeafSpineSpec {
+    /// A 1:1 fabric of 100 Gb/s links of 1 us, one link per leaf-spine pair and no switch
+    /// latency: the leaf-spine of the ConWeave and Reunion evaluations at any size.
+    pub fn at_100g(leaves: u32, spines: u32, hosts_per_leaf: u32) -> Self {
+        LeafSpineSpec {
+            leaves,
+            spines,
+            hosts_per_leaf,
+            links_per_spine: 1,
+            host_rate_bps: 100_000_000_000,
+            fabric_rate_bps: 100_000_000_000,
+            link_latency: crate::engine::time::US,
+            switch_latency: 0,
+        }
+    }
+
     /// Builds the fabric.
     pub fn build(&self) -> Result<Topology, TopologyError> {
         if self.leaves == 0 || self.spines == 0 || self.hosts_per_leaf == 0 {
@@ -78,22 +93,10 @@ impl LeafSpineSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::time::US;
 
     #[test]
     fn conweave_leaf_spine_128() {
-        let t = LeafSpineSpec {
-            leaves: 8,
-            spines: 8,
-            hosts_per_leaf: 16,
-            links_per_spine: 1,
-            host_rate_bps: 100_000_000_000,
-            fabric_rate_bps: 100_000_000_000,
-            link_latency: US,
-            switch_latency: 0,
-        }
-        .build()
-        .unwrap();
+        let t = LeafSpineSpec::at_100g(8, 8, 16).build().unwrap();
         assert_eq!(t.hosts, 128);
         assert_eq!(t.links.len(), 2 * 128 + 2 * 64);
         assert_eq!(t.edge_count(), 8);

@@ -6,18 +6,9 @@ use crate::routing::{SchemeAction, SwitchSpec};
 
 /// 4 leaves x 3 spines, 2 hosts per leaf, 1 µs links: host 0 on leaf 0, host 7 on leaf 3.
 fn leaf_spine() -> Topology {
-    LeafSpineSpec {
-        leaves: 4,
-        spines: 3,
-        hosts_per_leaf: 2,
-        links_per_spine: 1,
-        host_rate_bps: 100_000_000_000,
-        fabric_rate_bps: 100_000_000_000,
-        link_latency: US,
-        switch_latency: 0,
-    }
-    .build()
-    .expect("a valid fabric")
+    LeafSpineSpec::at_100g(4, 3, 2)
+        .build()
+        .expect("a valid fabric")
 }
 
 struct Bench {

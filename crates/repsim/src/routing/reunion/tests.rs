@@ -10,18 +10,9 @@ use crate::routing::{SchemeAction, SwitchSpec};
 /// every switch.
 fn world() -> World {
     let mut w = crate::routing::test_world(&[], 7);
-    w.topo = LeafSpineSpec {
-        leaves: 4,
-        spines: 4,
-        hosts_per_leaf: 2,
-        links_per_spine: 1,
-        host_rate_bps: 100_000_000_000,
-        fabric_rate_bps: 100_000_000_000,
-        link_latency: US,
-        switch_latency: 0,
-    }
-    .build()
-    .expect("a valid fabric");
+    w.topo = LeafSpineSpec::at_100g(4, 4, 2)
+        .build()
+        .expect("a valid fabric");
     w.salts = vec![7; w.topo.switches.len()];
     w
 }
