@@ -98,10 +98,11 @@ pub fn pfc_rows(table: &mut Table, sim: &repsim::Simulation, lb: &str) -> Result
 pub const ELEPHANTS: &[&str] = &["lb", "time_us", "link", "from", "to", "elephants"];
 
 /// Appends run `lb`'s rows of `elephants.csv` (one per link and interval with elephants, at
-/// the interval's end); nothing for runs that do not count elephants.
-pub fn elephant_rows(table: &mut Table, sim: &repsim::Simulation, lb: &str) -> Result<()> {
+/// the interval's end); nothing for runs that do not count elephants. Says whether it added any.
+pub fn elephant_rows(table: &mut Table, sim: &repsim::Simulation, lb: &str) -> Result<bool> {
     let topo = sim.topology();
-    for s in sim.elephant_link_samples() {
+    let samples = sim.elephant_link_samples();
+    for s in &samples {
         let link = &topo.links[s.link as usize];
         table.push(&[
             lb.to_string(),
@@ -112,7 +113,7 @@ pub fn elephant_rows(table: &mut Table, sim: &repsim::Simulation, lb: &str) -> R
             s.elephants.to_string(),
         ])?;
     }
-    Ok(())
+    Ok(!samples.is_empty())
 }
 
 /// `flows.csv`: one row per flow and load balancer; a trailing `class` column only when some

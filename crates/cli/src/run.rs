@@ -393,8 +393,8 @@ pub fn run(args: RunArgs) -> Result<()> {
         }
         pfc_on |= sim.pfc_links().is_some();
         pfc_rows(&mut pfc, &sim, lb)?;
-        elephants_on |= sim.config().elephants.is_some() || !sim.elephant_link_samples().is_empty();
-        elephant_rows(&mut elephants, &sim, lb)?;
+        let any_elephants = elephant_rows(&mut elephants, &sim, lb)?;
+        elephants_on |= any_elephants || sim.config().elephants.is_some();
         tables.add(&sim, lb)?;
         entries.push(RunEntry {
             lb: lb.clone(),
