@@ -67,7 +67,7 @@ pub struct ElephantCounter {
     period: u64,
     /// Elephants seen on each link in the current period (distinct flow ids).
     seen: Vec<Vec<u32>>,
-    /// Links with an entry in `seen`, in first-seen order.
+    /// Links with an entry in `seen` (first-seen order).
     touched: Vec<u32>,
     /// Finished periods' counts, in time order, by link within a period.
     samples: Vec<LinkSample>,
@@ -120,33 +120,36 @@ impl ElephantCounter {
         on_link.push(flow);
     }
 
-    /// Reports the current period's counts (stamped at its end) and starts an empty one.
-    fn close_period(&mut self) {
+    /// The current period's counts so far, by link, stamped at the period's end.
+    fn current_period(&self) -> Vec<LinkSample> {
         let end = (self.period + 1) * self.config.every;
-        self.touched.sort_unstable();
-        for &link in &self.touched {
-            let on_link = &mut self.seen[link as usize];
-            self.samples.push(LinkSample {
+        let mut rows: Vec<LinkSample> = self
+            .touched
+            .iter()
+            .map(|&link| LinkSample {
                 time: end,
                 link,
-                elephants: on_link.len() as u32,
-            });
-            on_link.clear();
+                elephants: self.seen[link as usize].len() as u32,
+            })
+            .collect();
+        rows.sort_unstable_by_key(|r| r.link);
+        rows
+    }
+
+    /// Reports the current period's counts and starts an empty one (once per period).
+    fn close_period(&mut self) {
+        let rows = self.current_period();
+        self.samples.extend_from_slice(&rows);
+        for &link in &self.touched {
+            self.seen[link as usize].clear();
         }
         self.touched.clear();
     }
 
-    /// Every finished period's counts, then the current period's so far (stamped at its end).
+    /// Every finished period's counts, then the current period's so far.
     pub fn samples(&self) -> Vec<LinkSample> {
         let mut all = self.samples.clone();
-        let mut current = self.touched.clone();
-        current.sort_unstable();
-        let end = (self.period + 1) * self.config.every;
-        all.extend(current.iter().map(|&link| LinkSample {
-            time: end,
-            link,
-            elephants: self.seen[link as usize].len() as u32,
-        }));
+        all.extend(self.current_period());
         all
     }
 }
