@@ -70,6 +70,15 @@ fn leaf(w: &World, i: u32) -> u32 {
     w.topo.edges[i as usize]
 }
 
+/// The link from the first spine down to switch `to`.
+fn from_spine0(w: &World, to: u32) -> u32 {
+    link(
+        w,
+        w.topo.switch_node(spine_switch(w, 0)),
+        w.topo.switch_node(to),
+    )
+}
+
 fn spine_switch(w: &World, i: u32) -> u32 {
     (0..w.topo.switches.len() as u32)
         .filter(|&s| w.topo.switches[s as usize].level == 2)
@@ -132,11 +141,7 @@ fn the_destination_notifies_one_source_per_marked_link_per_interval() {
     let mut r = scheme(&w, 1);
     let l1 = leaf(&w, 1);
     // Packets arrive at leaf 1 (hosts 2, 3) from spines; what matters is their marks.
-    let spine_in = link(
-        &w,
-        w.topo.switch_node(spine_switch(&w, 0)),
-        w.topo.switch_node(l1),
-    );
+    let spine_in = from_spine0(&w, l1);
     let (mark_a, mark_b) = (11u64, 22u64);
     let mut flows_on = [Vec::new(), Vec::new()];
     for round in 0..20u32 {
@@ -201,11 +206,7 @@ fn the_marked_flow_is_drawn_at_random_among_the_links_flows() {
     let mut w = world();
     let mut r = scheme(&w, 1);
     let l1 = leaf(&w, 1);
-    let spine_in = link(
-        &w,
-        w.topo.switch_node(spine_switch(&w, 0)),
-        w.topo.switch_node(l1),
-    );
+    let spine_in = from_spine0(&w, l1);
     let mut chosen = [0u32; 3];
     let mut rng = Rng::new(9);
     for k in 0..60u64 {
