@@ -26,6 +26,7 @@ const REQUIRED: &[&str] = &[
     "reps-fig20",
     "reps-fig21",
     "reps-fig22",
+    "reunion-fig3",
 ];
 
 #[test]
@@ -119,6 +120,9 @@ fn every_required_figure_runs_at_small_scale() {
             "reps-fig6/small/reps-fig6-background.csv",
             "fct_max_background_us",
         ),
+        // Reunion's collisions, from each point's elephants.csv (none of the six at 2 ms is
+        // collision-free).
+        ("reunion-fig3/small/reunion-fig3.csv", "elephant_collisions"),
     ] {
         let csv = std::fs::read_to_string(base.join(file)).unwrap();
         let mut lines = csv.lines();
