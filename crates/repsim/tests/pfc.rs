@@ -179,3 +179,41 @@ fn without_resume_frames_pauses_run_out_and_stay_lossless() {
     assert!(links.iter().all(|l| l.resumes_sent == 0));
     assert!(links.iter().any(|l| l.pauses_sent > 1), "pauses refreshed");
 }
+
+#[test]
+fn without_refresh_a_pause_runs_out_and_overload_drops_past_headroom() {
+    // The windows of the lossless incast above, but pauses are never refreshed: every pause
+    // episode is one frame, the senders' ports resume after one quantum into a buffer that is
+    // still full, so the MMU must drop once headroom is spent; the flows still finish.
+    let sim = run_checked(&scenario(
+        &incast(),
+        "2MB",
+        &format!("{PFC_ON}\nrefresh = false"),
+    ));
+    common::assert_all_delivered(&sim);
+    assert_within_headroom(&sim, "no refresh");
+    assert!(
+        sim.pfc_buffer_drops().expect("PFC on") > 0,
+        "pauses that run out must let the overload reach the MMU and drop"
+    );
+    let links = sim.pfc_links().expect("PFC on");
+    for l in &links {
+        assert!(
+            l.pauses_sent <= l.resumes_sent + 1,
+            "link {}: {} pauses for {} resumes: a pause was re-sent before its resume",
+            l.link,
+            l.pauses_sent,
+            l.resumes_sent
+        );
+    }
+    assert!(links.iter().any(|l| l.pauses_sent > 0));
+
+    // The same run with refreshes: lossless, and some pause is re-sent while congested.
+    let refreshed = run_checked(&scenario(&incast(), "2MB", PFC_ON));
+    assert_lossless(&refreshed, "refreshed");
+    let links = refreshed.pfc_links().expect("PFC on");
+    assert!(
+        links.iter().any(|l| l.pauses_sent > l.resumes_sent + 1),
+        "refreshes re-send pauses"
+    );
+}

@@ -60,6 +60,10 @@ pub struct PfcConfig {
     pub quantum: Time,
     /// Send resume frames (off: a paused port waits for its quantum to run out).
     pub resume: bool,
+    /// Re-send the pause of a still-congested ingress every half quantum, as switches do
+    /// (off: one pause per episode that runs out after its quantum, as the ns-3 code of
+    /// ConWeave and LAPS; the upstream then sends into headroom, and past it packets drop).
+    pub refresh: bool,
     /// Resume hysteresis (`None`: 16 B inside the dynamic threshold's free pool, 3 KiB below
     /// the static threshold, as the two reference MMUs do).
     pub resume_offset: Option<u64>,
@@ -81,6 +85,7 @@ impl Default for PfcConfig {
             reserve: 2 * 4150,
             quantum: 5 * crate::engine::time::US,
             resume: true,
+            refresh: true,
             resume_offset: None,
             alpha_egress: 1.0,
             egress_admission: true,

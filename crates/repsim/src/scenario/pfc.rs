@@ -12,6 +12,8 @@
 //! reserve = "2pkt"        # per (ingress port, priority), before the shared pool
 //! quantum = "5us"         # pause time a pause frame asks for
 //! resume = true           # send resume frames (false: pauses run out)
+//! refresh = true          # re-pause a still-congested ingress every half quantum (false: one
+//!                         # pause per episode that runs out, as the ConWeave/LAPS ns-3 code)
 //! # resume_offset = "16B" # hysteresis; default 16 B (dynamic) or 3 KiB (static)
 //! alpha_egress = 1.0      # egress queue's share of the switch's free buffer
 //! egress_admission = true # false: no egress check, ingress accounting only (LAPS's MMU)
@@ -57,6 +59,8 @@ pub struct PfcSection {
     pub quantum: TimeQ,
     /// Send resume frames.
     pub resume: bool,
+    /// Refresh the pause of a still-congested ingress (false: it runs out after one quantum).
+    pub refresh: bool,
     /// Resume hysteresis (default 16 B dynamic, 3 KiB static).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resume_offset: Option<SizeQ>,
@@ -79,6 +83,7 @@ impl Default for PfcSection {
             reserve: SizeQ(Size::Packets(2.0)),
             quantum: TimeQ(d.quantum),
             resume: d.resume,
+            refresh: d.refresh,
             resume_offset: None,
             alpha_egress: d.alpha_egress,
             egress_admission: d.egress_admission,
@@ -105,6 +110,7 @@ impl LoadedScenario {
             reserve: p.reserve.0.bytes(mtu),
             quantum: p.quantum.0,
             resume: p.resume,
+            refresh: p.refresh,
             resume_offset: p.resume_offset.map(|o| o.0.bytes(mtu)),
             alpha_egress: p.alpha_egress,
             egress_admission: p.egress_admission,
@@ -158,7 +164,7 @@ flows = [{{ src = 0, dst = 5, size = "1MiB" }}]
         assert!(!off.config.pfc.enabled);
         let on = scenario("[pfc]\nenabled = true").expect("valid");
         let c = on.config.pfc;
-        assert!(c.enabled && c.resume);
+        assert!(c.enabled && c.resume && c.refresh);
         assert_eq!(c.buffer, 9 << 20);
         assert_eq!(c.threshold, ThresholdMode::Dynamic);
         assert_eq!((c.alpha, c.alpha_egress), (1.0 / 16.0, 1.0));

@@ -7,6 +7,12 @@
 //! PULL, pause) is never paused. While an account stays paused the switch sends a fresh pause
 //! every half quantum, so that the upstream never resumes into a congested buffer.
 //!
+//! With `refresh` off (`[pfc] refresh = false`) a pause episode is one frame: the upstream
+//! resumes when its quantum runs out, the switch sends nothing more for that account until it
+//! has resumed it, and what arrives meanwhile fills the headroom and then drops. This is how
+//! the ns-3 code behind ConWeave and LAPS behaves; it makes PFC lossy under long congestion but
+//! it cannot deadlock, because a cycle of pauses dissolves after one quantum.
+//!
 //! Hosts as receivers never pause their switch (a NIC drains at line rate); only switches
 //! send pause frames. Everything here is off unless `[pfc] enabled`: the packet path then pays
 //! one predictable branch per queue operation.
@@ -77,6 +83,7 @@ pub(super) struct PfcState {
     mmu: Mmu,
     quantum: Time,
     resume: bool,
+    refresh: bool,
     frame_size: u32,
     links: Vec<LinkPause>,
     /// The reverse of every link (where its pause frames travel), `u32::MAX` if none.
@@ -101,6 +108,7 @@ impl PfcState {
             mmu,
             quantum: cfg.quantum,
             resume: cfg.resume,
+            refresh: cfg.refresh,
             frame_size: header,
             links: vec![LinkPause::default(); topo.links.len()],
             reverse,
@@ -207,7 +215,8 @@ impl Simulation {
 
     /// The switch at the end of `link` pauses (or resumes) its upstream port: a frame goes
     /// back on the reverse link, ahead of everything queued there. A pause re-arms the
-    /// refresh; a resume cancels it (and is not sent when resume frames are off).
+    /// refresh (when refreshes are on); a resume cancels it (and is not sent when resume
+    /// frames are off).
     fn send_pfc_frame(&mut self, link: u32, pause: bool) {
         let now = self.world.now;
         let pfc = self.pfc.as_deref_mut().expect("PFC on");
@@ -218,7 +227,7 @@ impl Simulation {
             return;
         }
         let (quantum, size) = (pfc.quantum, pfc.frame_size);
-        if pause {
+        if pause && pfc.refresh {
             let at = now + quantum / 2;
             self.world
                 .set_timer(at, pfc_timer(timer::REFRESH, state.refresh_gen, link));
