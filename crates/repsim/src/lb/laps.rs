@@ -52,9 +52,11 @@ pub enum LapsProbing {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LapsDecreaseGuard {
-    /// The paper: at most one adjustment per 2T (T: the largest idle baseline).
+    /// The paper: at most one adjustment, increase or decrease, per 2T (T: the largest idle
+    /// baseline).
     Target,
-    /// The reference code: 2 x the largest latency measured at the decrease.
+    /// The reference code: decreases 2 x the largest latency measured at the decrease apart,
+    /// increases 2T apart, each regardless of the other.
     Latency,
 }
 

@@ -18,7 +18,10 @@
 //!   decrease guard has passed, the expected rate becomes the current one and the current one
 //!   halves (not below `min_rate`); otherwise, at most once per 2T, the current rate moves
 //!   halfway to the expected one (by at least `additive_step`), and from the `hyper_after`-th
-//!   consecutive increase on the expected rate doubles first (capped at the line rate).
+//!   consecutive increase on the expected rate doubles first (capped at the line rate). With
+//!   the paper's guard one adjustment of either kind blocks both for 2T ("the rate adjustment
+//!   is only allowed once in 2T"); with the code's, decreases are 2 x the largest latency
+//!   apart and increases 2T apart, each regardless of the other.
 //! - The congestion control the run configures is not used by LAPS connections (the code
 //!   ignores ECN and CNPs in LAPS mode); RTS are never sent.
 use std::collections::VecDeque;
@@ -139,11 +142,15 @@ impl LapsTransport {
                 self.tgt_rate = self.cur_rate.max(self.min_rate);
                 self.cur_rate = (self.cur_rate / 2).max(self.min_rate);
                 self.inc_stage = 0;
-                self.next_dec = now
-                    + match self.decrease_guard {
-                        LapsDecreaseGuard::Target => 2 * self.target,
-                        LapsDecreaseGuard::Latency => 2 * signal.max_latency,
-                    };
+                match self.decrease_guard {
+                    LapsDecreaseGuard::Target => {
+                        // One adjustment of either kind per 2T: the halving must show in the
+                        // latencies before the rate moves again.
+                        self.next_dec = now + 2 * self.target;
+                        self.next_inc = self.next_dec;
+                    }
+                    LapsDecreaseGuard::Latency => self.next_dec = now + 2 * signal.max_latency,
+                }
             }
         } else if now > self.next_inc {
             if self.inc_stage >= self.hyper_after {
@@ -156,6 +163,9 @@ impl LapsTransport {
             self.tgt_rate = self.tgt_rate.max(self.cur_rate);
             self.inc_stage += 1;
             self.next_inc = now + 2 * self.target;
+            if self.decrease_guard == LapsDecreaseGuard::Target {
+                self.next_dec = self.next_dec.max(self.next_inc);
+            }
         }
     }
 

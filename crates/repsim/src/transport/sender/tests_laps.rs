@@ -101,6 +101,37 @@ fn code_guard_spaces_decreases_by_twice_the_largest_latency() {
 }
 
 #[test]
+fn paper_guard_allows_one_adjustment_of_either_kind_per_2t() {
+    let mut t = transport(&LapsConfig::default());
+    t.update_rate(US, &signal(true));
+    assert_eq!(t.rate(), LINE / 2);
+    // No increase within 2T of the decrease...
+    t.update_rate(US + T, &signal(false));
+    assert_eq!(t.rate(), LINE / 2);
+    t.update_rate(US + 2 * T + NS, &signal(false));
+    assert_eq!(t.rate(), 3 * LINE / 4);
+    // ...and no decrease within 2T of the increase.
+    t.update_rate(US + 3 * T, &signal(true));
+    assert_eq!(t.rate(), 3 * LINE / 4);
+    t.update_rate(US + 4 * T + 2 * NS, &signal(true));
+    assert_eq!(t.rate(), 3 * LINE / 8);
+
+    // The code's guards are independent: a decrease may follow an increase at once.
+    let mut c = transport(&LapsConfig {
+        decrease_guard: LapsDecreaseGuard::Latency,
+        ..Default::default()
+    });
+    c.update_rate(US, &signal(true));
+    c.update_rate(US + T, &signal(false));
+    assert_eq!(c.rate(), 3 * LINE / 4, "increase right after the decrease");
+    c.update_rate(US + 5 * T, &signal(false));
+    assert_eq!(c.rate(), 7 * LINE / 8);
+    // T after that increase, but 2 x 3T after the decrease: halves.
+    c.update_rate(US + 6 * T + NS, &signal(true));
+    assert_eq!(c.rate(), 7 * LINE / 16, "decrease within 2T of an increase");
+}
+
+#[test]
 fn rate_never_goes_below_the_minimum() {
     let mut t = transport(&LapsConfig::default());
     for i in 0..20 {
