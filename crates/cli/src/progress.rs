@@ -41,19 +41,31 @@ impl Progress {
     }
 
     /// Updates the bar from the simulation's state. Progress is the larger of the share of
-    /// payload delivered and the share of simulated time to the end used.
+    /// payload delivered and the share of simulated time to the end used; while a workload
+    /// source still starts flows, the payload to come is unknown and only time counts (the
+    /// flows held so far would read as nearly done).
     pub fn update(&self, sim: &Simulation) {
         if self.bar.is_hidden() {
             return;
         }
-        let delivered: u64 = sim.flows().iter().map(|f| f.delivered).sum();
-        let by_bytes = delivered as f64 / self.total_bytes as f64;
+        let by_bytes = if sim.flows_to_come() {
+            0.0
+        } else {
+            let delivered: u64 = sim.flows().iter().map(|f| f.delivered).sum();
+            let total: u64 = sim.flows().iter().map(|f| f.spec.bytes).sum();
+            delivered as f64 / total.max(self.total_bytes) as f64
+        };
         let by_time = sim.now() as f64 / sim.config().end.max(1) as f64;
         let frac = by_bytes.max(by_time).clamp(0.0, 1.0);
         let secs = self.started.elapsed().as_secs_f64().max(1e-9);
         self.bar.set_position((frac * STEPS as f64) as u64);
+        let arriving = if sim.flows_to_come() {
+            ", flows arriving"
+        } else {
+            ""
+        };
         self.bar.set_message(format!(
-            "t = {:.1} us, {:.2} M events/s",
+            "t = {:.1} us, {:.2} M events/s{arriving}",
             to_us(sim.now()),
             sim.counters().events as f64 / secs / 1e6
         ));

@@ -198,6 +198,12 @@ impl Simulation {
         self.sources.push((source, next));
     }
 
+    /// True while a workload source still has flows to start (the run's total payload is not
+    /// known yet).
+    pub fn flows_to_come(&self) -> bool {
+        self.sources.iter().any(|(_, next)| next.is_some())
+    }
+
     /// A source's next flow is due.
     pub(super) fn on_source(&mut self, i: u32) {
         let (source, pending) = &mut self.sources[i as usize];
