@@ -65,8 +65,10 @@ pub enum LapsDecreaseGuard {
 /// Defaults are the paper's and the reference code's constants (`peers.md` 1.8): beta 1,
 /// 8 ms per-path timeout, N = 6 halving-the-gap increases before the expected rate doubles
 /// (the code's `incStage > 5`; the paper only says "N"), 1 Gb/s minimum rate and additive
-/// floor (the code's; the paper's increase is half the gap alone), window 2 T C, 20 B of
-/// source-route header per data packet and probe (the paper's estimate).
+/// floor (the code's; the paper writes the increase as half the gap, which is no increase
+/// once the rate reaches the expected one, yet calls it linear: the floor is that additive
+/// part, so it stays the default), window 2 T C, 20 B of source-route header per data packet
+/// and probe (the paper's estimate).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LapsConfig {
