@@ -51,13 +51,13 @@ pub static ROWS: &[Row] = &[
         id: "laps-fig7",
         paper: "LAPS Fig. 7",
         title: "Dragonfly, RPC, All2all",
-        status: "not yet: data from scenarios/laps-dragonfly-rpc.toml (sweeps/laps-dragonfly.toml), which deadlocks under PFC (README); figure entry not written",
+        status: "not yet: data from scenarios/laps-dragonfly-rpc.toml (sweeps/laps-dragonfly.toml), PFC as the ns-3 code (pauses run out; README); figure entry not written",
     },
     Row {
         id: "laps-fig8",
         paper: "LAPS Fig. 8",
         title: "Dragonfly, Hadoop, All2all",
-        status: "not yet: data from scenarios/laps-dragonfly-hdp.toml (sweeps/laps-dragonfly.toml), which deadlocks under PFC at 10 ms (README); figure entry not written",
+        status: "not yet: data from scenarios/laps-dragonfly-hdp.toml (sweeps/laps-dragonfly.toml), PFC as the ns-3 code (pauses run out; README); figure entry not written",
     },
     Row {
         id: "laps-table1",
