@@ -279,7 +279,10 @@ fn a_cycle_of_refreshed_pauses_deadlocks_and_pauses_that_run_out_dissolve_it() {
     common::assert_books_balance(&held);
     assert_eq!(delivered(&held), at_1ms, "data moved in a deadlock");
     assert!(held.flows().iter().all(|f| f.finish.is_none()));
-    assert!(held.counters().pfc_frames_sent > frames_at_1ms, "refreshes go on");
+    assert!(
+        held.counters().pfc_frames_sent > frames_at_1ms,
+        "refreshes go on"
+    );
     assert_eq!(held.pfc_buffer_drops(), Some(0));
 
     // Pauses that run out: the same traffic finishes, paying with drops past headroom that
