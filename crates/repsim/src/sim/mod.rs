@@ -482,9 +482,7 @@ impl Simulation {
                 return t < self.cfg.end;
             }
             let (t, ev) = self.world.events.pop().expect("peeked");
-            if let Some(ahead) = self.world.events.peek_ahead(prefetch::DISTANCE) {
-                self.prefetch_for(ahead);
-            }
+            self.prefetch_ahead();
             self.world.now = t;
             self.world.counters.events += 1;
             match ev.kind() {
