@@ -285,6 +285,7 @@ impl Simulation {
             SetupError::Invalid(format!("switch scheme {}: {e}", cfg.switch.name()))
         })?;
         let mut ports = Vec::with_capacity(topo.links.len());
+        crate::engine::hugepage::advise(&ports);
         let mut port_host = vec![NO_HOST; topo.links.len()];
         for (i, link) in topo.links.iter().enumerate() {
             let mut params = if link.from < topo.hosts {
