@@ -7,12 +7,15 @@
 //! fetched, so that no stage waits for memory itself:
 //! - [`FAR`] places ahead: the packet of an arrival or egress; every line of a waking port.
 //! - [`MID`] places ahead: the egress port a packet will be queued at (its `egress` field, or
-//!   the inline ECMP choice of a switch arrival, computed here a second time); the queue slot a
-//!   waking port will serve next.
-//! - [`NEAR`] places ahead: the packet in that queue slot.
-use super::{Simulation, Switching};
+//!   the inline ECMP choice of a switch arrival, computed here a second time), or for a packet
+//!   reaching a host its flow's record; the queue slot a waking port will serve next, or for an
+//!   idle host NIC the record of the flow it will pull a packet from.
+//! - [`NEAR`] places ahead: the packet in that queue slot; the receiver (data) or sender (the
+//!   rest) of a flow whose packet reaches its host; the sender an idle host NIC pulls from.
+use super::{Flow, Simulation, Switching};
 use crate::engine::prefetch::{prefetch, prefetch_all};
 use crate::net::packet::NO_ROUTE;
+use crate::net::Kind;
 use crate::net::port::Port;
 use crate::net::world::{Event, EventKind};
 use crate::routing::ecmp;
@@ -64,30 +67,77 @@ impl Simulation {
                     prefetch_all(port);
                 }
             }
-            EventKind::Arrive(h) => {
-                if let Some(port) = self.ecmp_egress_hint(h) {
+            EventKind::Arrive(h) => match self.ecmp_egress_hint(h) {
+                Some(port) => {
                     if let Some(port) = self.world.ports.get(port as usize) {
                         prefetch_all(port);
                     }
                 }
-            }
-            EventKind::PortWake(p) => {
-                if let Some(slot) = self.world.ports.get(p as usize).and_then(next_slot) {
-                    prefetch(slot);
+                None => {
+                    if let Some(flow) = self.host_arrival_flow(h) {
+                        prefetch_flow(flow);
+                    }
                 }
-            }
+            },
+            EventKind::PortWake(p) => match self.world.ports.get(p as usize).and_then(next_slot) {
+                Some(slot) => prefetch(slot),
+                None => {
+                    if let Some(flow) = self.idle_nic_flow(p) {
+                        prefetch_flow(flow);
+                    }
+                }
+            },
             EventKind::Timer(_) => {}
         }
     }
 
-    /// The packet a waking port serves next.
+    /// The packet a waking port serves next; the endpoint state a packet reaching its host or an
+    /// idle host NIC will use.
     #[inline]
     fn prefetch_near(&self, ev: Event) {
-        if let EventKind::PortWake(p) = ev.kind() {
-            if let Some(&h) = self.world.ports.get(p as usize).and_then(next_slot) {
-                self.world.pkts.prefetch(h);
+        match ev.kind() {
+            EventKind::PortWake(p) => match self.world.ports.get(p as usize).and_then(next_slot) {
+                Some(&h) => self.world.pkts.prefetch(h),
+                None => {
+                    if let Some(sender) = self.idle_nic_flow(p).and_then(|f| f.sender.as_deref()) {
+                        prefetch_all(sender);
+                    }
+                }
+            },
+            EventKind::Arrive(h) => {
+                if let Some(flow) = self.host_arrival_flow(h) {
+                    if self.world.pkts.get(h).kind == Kind::Data {
+                        if let Some(receiver) = flow.receiver.as_deref() {
+                            prefetch_all(receiver);
+                        }
+                    } else if let Some(sender) = flow.sender.as_deref() {
+                        prefetch_all(sender);
+                    }
+                }
             }
+            EventKind::Egress(_) | EventKind::Timer(_) => {}
         }
+    }
+
+    /// The flow of packet `h` if it is arriving at a host.
+    #[inline]
+    fn host_arrival_flow(&self, h: u32) -> Option<&Flow> {
+        let w = &self.world;
+        let pkt = w.pkts.get(h);
+        let node = *w.port_to.get(pkt.egress as usize)?;
+        if node >= w.topo.hosts {
+            return None;
+        }
+        self.flows.get(pkt.flow as usize)
+    }
+
+    /// The flow host NIC `port` would pull its next packet from, if it is a host NIC with
+    /// nothing queued.
+    #[inline]
+    fn idle_nic_flow(&self, port: u32) -> Option<&Flow> {
+        let host = *self.port_host.get(port as usize)?;
+        let &f = self.hosts.get(host as usize)?.ready.front()?;
+        self.flows.get(f as usize)
     }
 
     /// The egress port the inline ECMP fast path of [`Self::on_arrive`] will pick for packet
@@ -114,6 +164,14 @@ impl Simulation {
         }
         Some(ecmp::pick(pkt, *w.salts.get(s as usize)?, cands))
     }
+}
+
+/// The lines of a flow's record its packets read first (phase, sender and receiver).
+#[inline]
+fn prefetch_flow(flow: &Flow) {
+    prefetch(&flow.phase);
+    prefetch(&flow.sender);
+    prefetch(&flow.receiver);
 }
 
 /// The queue slot a port serves next: the front of its header lane, else of its data lane.
