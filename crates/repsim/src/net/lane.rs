@@ -99,7 +99,11 @@ impl Lane {
     /// Inserts `h` so that it becomes the handle `i` places behind the front (`i <= len`;
     /// the handles from `i` on move one place back).
     pub fn insert(&mut self, i: usize, h: Handle) {
-        assert!(i <= self.len(), "lane insert at {i} beyond its {} handles", self.len);
+        assert!(
+            i <= self.len(),
+            "lane insert at {i} beyond its {} handles",
+            self.len
+        );
         self.push_back(h);
         // Walk the new handle forward to its place (rare: PFC frames at the head).
         let mut at = self.len - 1;

@@ -15,9 +15,9 @@
 use super::{Flow, Simulation, Switching};
 use crate::engine::prefetch::{prefetch, prefetch_all};
 use crate::net::packet::NO_ROUTE;
-use crate::net::Kind;
 use crate::net::port::Port;
 use crate::net::world::{Event, EventKind};
+use crate::net::Kind;
 use crate::routing::ecmp;
 
 /// How many events ahead the loop prefetches packets and waking ports.
