@@ -40,6 +40,9 @@ impl<T: Copy> Arena<T> {
             self.slots[h as usize] = value;
             h
         } else {
+            if self.slots.len() == self.slots.capacity() {
+                super::hugepage::grow(&mut self.slots);
+            }
             self.slots.push(value);
             (self.slots.len() - 1) as Handle
         }

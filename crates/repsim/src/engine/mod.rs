@@ -1,6 +1,7 @@
 //! The discrete-event core: integer-picosecond time, the event queue, seeded random streams and
 //! the packet arena. Nothing here knows about networks.
 pub mod arena;
+pub mod hugepage;
 pub mod prefetch;
 pub mod queue;
 pub mod rng;

@@ -15,3 +15,22 @@ pub fn prefetch<T>(value: &T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = value;
 }
+
+/// Asks the CPU to bring every cache line `value` spans (for values larger than one line).
+#[inline(always)]
+pub fn prefetch_all<T>(value: &T) {
+    let start = value as *const T as usize;
+    let first = start & !63;
+    let end = start + std::mem::size_of::<T>();
+    let mut line = first;
+    while line < end {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as in `prefetch`: a hint that reads nothing observable and cannot fault, even
+        // for the part of a line outside `value`.
+        unsafe {
+            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(line as *const i8);
+        }
+        line += 64;
+    }
+}

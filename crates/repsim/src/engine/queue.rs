@@ -236,6 +236,9 @@ impl<E: Copy> EventQueue<E> {
                 n
             }
             None => {
+                if self.chunks.len() == self.chunks.capacity() {
+                    super::hugepage::grow(&mut self.chunks);
+                }
                 self.chunks.push(Chunk {
                     len: 1,
                     next: h,

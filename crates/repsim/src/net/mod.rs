@@ -4,6 +4,7 @@ pub mod candidate_hops;
 pub mod candidates;
 pub mod forwarding;
 pub mod hash;
+pub mod lane;
 pub mod mmu;
 pub mod packet;
 pub mod paths;

@@ -285,6 +285,7 @@ impl Simulation {
             SetupError::Invalid(format!("switch scheme {}: {e}", cfg.switch.name()))
         })?;
         let mut ports = Vec::with_capacity(topo.links.len());
+        crate::engine::hugepage::advise(&ports);
         let mut port_host = vec![NO_HOST; topo.links.len()];
         for (i, link) in topo.links.iter().enumerate() {
             let mut params = if link.from < topo.hosts {
@@ -482,9 +483,7 @@ impl Simulation {
                 return t < self.cfg.end;
             }
             let (t, ev) = self.world.events.pop().expect("peeked");
-            if let Some(ahead) = self.world.events.peek_ahead(prefetch::DISTANCE) {
-                self.prefetch_for(ahead);
-            }
+            self.prefetch_ahead();
             self.world.now = t;
             self.world.counters.events += 1;
             match ev.kind() {
