@@ -12,13 +12,12 @@
 //!   idle host NIC the record of the flow it will pull a packet from.
 //! - [`NEAR`] places ahead: the packet in that queue slot; the receiver (data) or sender (the
 //!   rest) of a flow whose packet reaches its host; the sender an idle host NIC pulls from.
-use super::{Flow, Simulation, Switching};
+use super::switch::inline_ecmp_port;
+use super::{Flow, Simulation};
 use crate::engine::prefetch::{prefetch, prefetch_all};
-use crate::net::packet::NO_ROUTE;
 use crate::net::port::Port;
 use crate::net::world::{Event, EventKind};
 use crate::net::Kind;
-use crate::routing::ecmp;
 
 /// How many events ahead the loop prefetches packets and waking ports.
 pub(super) const FAR: usize = 9;
@@ -148,21 +147,8 @@ impl Simulation {
         let w = &self.world;
         let pkt = w.pkts.get(h);
         let node = *w.port_to.get(pkt.egress as usize)?;
-        let topo = &w.topo;
-        if node < topo.hosts
-            || !matches!(self.switching, Switching::Ecmp)
-            || pkt.route != NO_ROUTE
-            || pkt.dst >= topo.hosts
-            || self.fabric.next_hops.is_some()
-        {
-            return None;
-        }
-        let s = node - topo.hosts;
-        let cands = topo.candidates_to_host(s, pkt.dst);
-        if cands.is_empty() {
-            return None;
-        }
-        Some(ecmp::pick(pkt, *w.salts.get(s as usize)?, cands))
+        let s = node.checked_sub(w.topo.hosts)?;
+        inline_ecmp_port(&self.switching, &self.fabric, &w.topo, &w.salts, s, pkt)
     }
 }
 

@@ -11,6 +11,30 @@ use crate::net::Kind;
 use crate::net::{Packet, Topology};
 use crate::routing::{ecmp, Ingress, SchemeAction, SchemeTimer, SwitchCtx};
 
+/// The hot path of a switch arrival: the egress port plain ECMP picks for `pkt` at switch `s`
+/// when it goes to a host with no explicit route and no candidate next hops; `None` when the
+/// packet takes the general path ([`Simulation::ingress`]). The event loop's prefetch asks the
+/// same question ahead of time.
+#[inline(always)]
+pub(super) fn inline_ecmp_port(
+    switching: &Switching,
+    fabric: &fabric::FabricExtras,
+    topo: &Topology,
+    salts: &[u32],
+    s: u32,
+    pkt: &Packet,
+) -> Option<u32> {
+    if !matches!(switching, Switching::Ecmp)
+        || pkt.route != NO_ROUTE
+        || pkt.dst >= topo.hosts
+        || fabric.next_hops.is_some()
+    {
+        return None;
+    }
+    let cands = topo.candidates_to_host(s, pkt.dst);
+    (!cands.is_empty()).then(|| ecmp::pick(pkt, salts[s as usize], cands))
+}
+
 impl Simulation {
     /// A packet reaches the end of its wire.
     pub(super) fn on_arrive(&mut self, h: Handle) {
@@ -50,22 +74,15 @@ impl Simulation {
             return;
         }
         let s = node - topo.hosts;
-        // The hot path: ECMP towards a host, no explicit route.
-        if let (Switching::Ecmp, crate::net::packet::NO_ROUTE) = (&self.switching, pkt.route) {
-            if pkt.dst < topo.hosts && self.fabric.next_hops.is_none() {
-                let cands = topo.candidates_to_host(s, pkt.dst);
-                if !cands.is_empty() {
-                    let port = ecmp::pick(pkt, salts[s as usize], cands);
-                    let latency = topo.switches[s as usize].latency;
-                    if latency == 0 {
-                        self.enqueue_switch(port, h);
-                    } else {
-                        pkt.egress = port;
-                        events.push(*now + latency, Event::egress(h));
-                    }
-                    return;
-                }
+        if let Some(port) = inline_ecmp_port(&self.switching, &self.fabric, topo, salts, s, pkt) {
+            let latency = topo.switches[s as usize].latency;
+            if latency == 0 {
+                self.enqueue_switch(port, h);
+            } else {
+                pkt.egress = port;
+                events.push(*now + latency, Event::egress(h));
             }
+            return;
         }
         if pkt.kind == Kind::Pause {
             self.books.on_arrived(Kind::Pause);
