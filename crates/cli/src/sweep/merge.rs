@@ -78,16 +78,20 @@ pub fn elephant_collisions(text: &str, lb: &str) -> Option<f64> {
         .skip(1)
         .filter_map(|line| {
             let f: Vec<&str> = line.split(',').collect();
-            (f.len() == 6 && f[0] == lb).then(|| Some((f[1].parse().ok()?, f[5].parse().ok()?)))?
+            if f.len() != 6 || f[0] != lb {
+                return None;
+            }
+            Some((f[1].parse().ok()?, f[5].parse().ok()?))
         })
         .collect();
     let last = samples.iter().map(|s| s.0).fold(f64::NAN, f64::max);
-    let late: Vec<u32> = samples
+    let (late, collided) = samples
         .iter()
         .filter(|s| s.0 > last / 2.0)
-        .map(|s| s.1)
-        .collect();
-    (!late.is_empty()).then(|| late.iter().filter(|&&e| e >= 2).count() as f64 / late.len() as f64)
+        .fold((0usize, 0usize), |(n, c), s| {
+            (n + 1, c + (s.1 >= 2) as usize)
+        });
+    (late > 0).then(|| collided as f64 / late as f64)
 }
 
 /// The derived columns of run `run` (load balancer `lb`) of the point in `dir`.
