@@ -10,10 +10,6 @@ use repsim::Simulation;
 /// queues of 100 packets (trimming off), constant windows of `window` per flow (no reaction
 /// to ECN or losses, so only PFC can keep the fabric lossless), `flows` of 4 MB.
 fn scenario(flows: &[(u32, u32)], window: &str, pfc: &str) -> String {
-    let flows: Vec<String> = flows
-        .iter()
-        .map(|(s, d)| format!("{{ src = {s}, dst = {d}, size = \"4MB\" }}"))
-        .collect();
     format!(
         r#"
 seed = 3
@@ -38,8 +34,17 @@ type = "explicit"
 flows = [{}]
 {pfc}
 "#,
-        flows.join(", ")
+        flow_list(flows, "4MB")
     )
+}
+
+/// The `flows` array of an explicit workload: one flow of `size` per (source, destination).
+fn flow_list(pairs: &[(u32, u32)], size: &str) -> String {
+    let flows: Vec<String> = pairs
+        .iter()
+        .map(|(s, d)| format!("{{ src = {s}, dst = {d}, size = \"{size}\" }}"))
+        .collect();
+    flows.join(", ")
 }
 
 /// Hosts 4-11 (two other ToRs) each send 4 MB to host 0.
@@ -223,14 +228,10 @@ fn without_refresh_a_pause_runs_out_and_overload_drops_past_headroom() {
 /// (minimal and through a third group), with small LAPS-style buffers: the pauses close
 /// cycles between routers.
 fn dragonfly_all_to_all(refresh: bool) -> String {
-    let mut flows = Vec::new();
-    for s in 0..20 {
-        for d in 0..20 {
-            if s / 4 != d / 4 {
-                flows.push(format!("{{ src = {s}, dst = {d}, size = \"100KB\" }}"));
-            }
-        }
-    }
+    let pairs: Vec<(u32, u32)> = (0..20u32)
+        .flat_map(|s| (0..20u32).map(move |d| (s, d)))
+        .filter(|(s, d)| s / 4 != d / 4)
+        .collect();
     format!(
         r#"
 seed = 3
@@ -262,7 +263,7 @@ refresh = {refresh}
 type = "explicit"
 flows = [{}]
 "#,
-        flows.join(", ")
+        flow_list(&pairs, "100KB")
     )
 }
 
