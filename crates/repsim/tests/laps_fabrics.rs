@@ -169,11 +169,27 @@ fn baselines_can_choose_among_the_laps_candidate_next_hops() {
     // One Dragonfly flow across groups under LetFlow at every switch with a flowlet gap so
     // short that every packet draws again: on the candidate routes' next hops it spreads over
     // the routes through every other group, many more global links than its shortest paths.
+    spreads_over_candidate_routes(r#"{ scheme = "letflow", timeout = "1ns" }"#);
+}
+
+#[test]
+fn conga_and_conweave_choose_among_the_laps_candidate_routes() {
+    // The same flow under CONGA (a new flowlet every packet, idle paths tie) and ConWeave (an
+    // epoch per packet, each on a random path): their path ids become the candidate routes,
+    // through the other groups too.
+    spreads_over_candidate_routes(r#"{ scheme = "conga", flowlet = "1ns", replies = true }"#);
+    spreads_over_candidate_routes(r#"{ scheme = "conweave", preset = "laps", tx_expiry = "1ns" }"#);
+}
+
+/// One Dragonfly flow from group 0 to group 8 under switch scheme `switch` crosses at least 4
+/// more global links with `next_hops = "laps-candidates"` than on the shortest paths, and
+/// delivers everything either way.
+fn spreads_over_candidate_routes(switch: &str) {
     let text = |next_hops: &str| {
         format!(
             r#"
 seed = 5
-lb = [{{ scheme = "ecmp", next_hops = "{next_hops}", switch = {{ scheme = "letflow", timeout = "1ns" }} }}]
+lb = [{{ scheme = "ecmp", next_hops = "{next_hops}", switch = {switch} }}]
 [topology]
 type = "dragonfly"
 [queue]
@@ -211,6 +227,6 @@ flows = [{{ src = 0, dst = 143, size = "1MiB" }}]
     let spread = global_links_used("laps-candidates");
     assert!(
         spread >= shortest + 4,
-        "global links carrying data: {spread} (shortest paths: {shortest})"
+        "{switch}: global links carrying data: {spread} (shortest paths: {shortest})"
     );
 }

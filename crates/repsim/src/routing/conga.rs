@@ -38,13 +38,15 @@
 //!   `aux` carries the SACK bitmap). The DRE counts every packet a port sends.
 //! - LAPS values: `flowlet = "10us"`, `dre_period = "200us"`, `aging = "10ms"`,
 //!   `feedback = "global"`, `replies = true`.
-//! - On Dragonfly and rail fabrics the paths are the fabric's shortest ToR-to-ToR paths; the
-//!   LAPS code's choice among its candidate path ids is not modelled.
+//! - Paths: the fabric's shortest ToR-to-ToR paths by default; with the run's
+//!   `next_hops = "laps-candidates"` (the LAPS runs) the LAPS candidate routes of the ToR
+//!   pair, as the LAPS code's CONGA chooses among its path ids, non-minimal ones included
+//!   ([`super::tor_paths`]).
 //! - The DRE decays lazily at period boundaries of the simulation clock (the same instants a
 //!   periodic timer would fire), without a timer per port.
 use serde::{Deserialize, Serialize};
 
-use super::tor_paths::{edge_of_host, follow, from_host, TorPaths};
+use super::tor_paths::{edge_of_host, from_host, TorPaths};
 use super::{ecmp, Hooks, Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::time::US;
 use crate::engine::{Handle, Time};
@@ -187,7 +189,7 @@ pub struct Conga {
 impl Conga {
     fn new(cfg: &CongaConfig, setup: &SchemeSetup) -> Self {
         let topo = setup.topology;
-        let paths = TorPaths::new(topo);
+        let paths = TorPaths::for_run(topo, setup.next_hops);
         let levels = (1u64 << cfg.bits) as f64;
         let period_s = cfg.dre_period.0 as f64 * 1e-12;
         Conga {
@@ -251,7 +253,7 @@ impl Conga {
         &mut self,
         ctx: &mut SwitchCtx,
         pair: u32,
-        level: u8,
+        (level, node): (u8, u32),
         candidates: &[u32],
         start: u32,
     ) -> u8 {
@@ -267,7 +269,8 @@ impl Conga {
         for k in 0..n {
             let index = (start + k) % count;
             let code = self.paths.code(pair, index);
-            let local = self.congestion(follow(code, level, candidates), now);
+            let first_hop = self.paths.port(pair, code, level, node, candidates);
+            let local = self.congestion(first_hop, now);
             let slot = self.paths.slot(pair, index);
             let remote = self.fresh(self.to_leaf[slot], now).unwrap_or(0);
             let cost = local.max(remote);
@@ -313,7 +316,10 @@ impl Conga {
         let pkt = *ctx.packet(h);
         let now = ctx.now();
         let topo = ctx.topology();
-        let level = topo.switches[switch as usize].level;
+        let at = (
+            topo.switches[switch as usize].level,
+            topo.switch_node(switch),
+        );
         let here = topo.edge_index[switch as usize];
         let there = edge_of_host(topo, pkt.dst);
         let pair = self.paths.pair(here, there);
@@ -326,7 +332,7 @@ impl Conga {
             f.code
         } else {
             let start = ctx.rng().below(self.paths.count(pair));
-            self.choose(ctx, pair, level, candidates, start)
+            self.choose(ctx, pair, at, candidates, start)
         };
         self.flowlets[key] = Flowlet {
             last: now,
@@ -346,7 +352,7 @@ impl Conga {
                 p.aux |= FEEDBACK | (index as u64) << 16 | (ce as u64) << 24;
             }
         }
-        follow(code, level, candidates)
+        self.paths.port(pair, code, at.0, at.1, candidates)
     }
 
     /// The destination ToR reads a data packet's path CE and feedback.
@@ -410,10 +416,21 @@ impl SwitchScheme for Conga {
                 return Ingress::Forward(first);
             }
             let level = topo.switches[switch as usize].level;
-            return Ingress::Forward(follow(pkt.scheme as u8, level, candidates));
+            let pair = self
+                .paths
+                .pair(edge_of_host(topo, pkt.src), edge_of_host(topo, pkt.dst));
+            let node = topo.switch_node(switch);
+            let code = pkt.scheme as u8;
+            return Ingress::Forward(self.paths.port(pair, code, level, node, candidates));
         }
-        if candidates.len() > 1 && from_host(topo, pkt.ingress) && pkt.src < topo.hosts {
-            return Ingress::Forward(self.at_source(ctx, switch, h, candidates));
+        if from_host(topo, pkt.ingress) && pkt.src < topo.hosts {
+            let pair = self.paths.pair(
+                topo.edge_index[switch as usize],
+                edge_of_host(topo, pkt.dst),
+            );
+            if self.paths.has_choice(pair, candidates) {
+                return Ingress::Forward(self.at_source(ctx, switch, h, candidates));
+            }
         }
         Ingress::Forward(ecmp::pick(&pkt, self.salts[switch as usize], candidates))
     }
@@ -449,6 +466,7 @@ mod tests {
         let setup = SchemeSetup {
             topology: &w.topo,
             salts: &[0; 64],
+            next_hops: crate::net::candidate_hops::NextHops::Shortest,
         };
         Conga::new(&CongaConfig::default(), &setup)
     }
@@ -491,7 +509,7 @@ mod tests {
         let count = c.paths.count(pair);
         assert_eq!(count, 4);
         let cands = topo.routes.group(a, topo.edge_index[b as usize]).to_vec();
-        let level = topo.switches[a as usize].level;
+        let at = (topo.switches[a as usize].level, topo.switch_node(a));
         let set = |c: &mut Conga, i: u32, ce: u8| {
             c.to_leaf[c.paths.slot(pair, i)] = Metric {
                 ce,
@@ -506,20 +524,22 @@ mod tests {
         let mut actions = Vec::new();
         let mut ctx = SwitchCtx::new(&mut w, &mut rng, 64, &mut actions);
         for start in 0..4 {
-            let code = c.choose(&mut ctx, pair, level, &cands, start);
+            let code = c.choose(&mut ctx, pair, at, &cands, start);
             assert_eq!(c.paths.index(pair, code), 2, "remote metric 1 is least");
         }
         // Load path 2's first hop locally: cost max(local, remote) moves the choice to path 1.
-        let hop = follow(c.paths.code(pair, 2), level, &cands);
+        let hop = c
+            .paths
+            .port(pair, c.paths.code(pair, 2), at.0, at.1, &cands);
         c.dre[hop as usize] = Dre {
             bytes: 1e12,
             period: 0,
         };
-        let code = c.choose(&mut ctx, pair, level, &cands, 0);
+        let code = c.choose(&mut ctx, pair, at, &cands, 0);
         assert_eq!(c.paths.index(pair, code), 1);
         // Two samples from 3 see paths 3 and 0 only: 0 (cost 5) beats 3 (cost 6).
         c.samples = 2;
-        let code = c.choose(&mut ctx, pair, level, &cands, 3);
+        let code = c.choose(&mut ctx, pair, at, &cands, 3);
         assert_eq!(c.paths.index(pair, code), 0);
         // Aged metrics read 0: every cost is equal and ties spread over the sampled paths.
         c.samples = 4;
@@ -528,7 +548,7 @@ mod tests {
         let mut ctx = SwitchCtx::new(&mut w, &mut rng, 64, &mut actions);
         let mut seen = [0u32; 4];
         for _ in 0..400 {
-            let code = c.choose(&mut ctx, pair, level, &cands, 0);
+            let code = c.choose(&mut ctx, pair, at, &cands, 0);
             seen[c.paths.index(pair, code) as usize] += 1;
         }
         assert!(seen.iter().all(|&n| n > 50), "random ties: {seen:?}");

@@ -269,6 +269,7 @@ mod tests {
         let setup = SchemeSetup {
             topology: &w.topo,
             salts: &[0; 64],
+            next_hops: crate::net::candidate_hops::NextHops::Shortest,
         };
         LetFlow::new(
             &LetFlowConfig {

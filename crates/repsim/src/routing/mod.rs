@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::{Handle, Rng, Time};
 use crate::lb::LbEvent;
+use crate::net::candidate_hops::NextHops;
 use crate::net::port::Port;
 use crate::net::world::{Owner, Timer, World};
 use crate::net::{Packet, Topology};
@@ -209,6 +210,9 @@ pub struct SchemeSetup<'a> {
     pub topology: &'a Topology,
     /// Per-switch salts (also usable as a fixed per-switch tie-break order).
     pub salts: &'a [u32],
+    /// The run's next hops: whole-path schemes choose among the LAPS candidate routes when
+    /// they are the candidates'.
+    pub next_hops: NextHops,
 }
 
 /// A switch-side scheme.

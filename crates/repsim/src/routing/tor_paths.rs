@@ -14,7 +14,17 @@
 //! ToR times choices at the next switch (each at most [`MAX_CHOICES`]; a group with more
 //! ports is reached only through its first 16). Symmetric Clos fabrics have the same counts on
 //! every path; asymmetric ones are followed correctly but some paths then share a code.
+//!
+//! **Explicit routes** ([`TorPaths::for_run`] with `next_hops = "laps-candidates"`): the LAPS
+//! experiments give CONGA and ConWeave the same candidate path ids as LAPS (its PIT/PST, up to
+//! 8 routes per pair, non-minimal ones included; `peers.md` section 2). A pair's paths are
+//! then its candidate routes ([`crate::net::candidates`]) in their order, the code is the
+//! route's index, and every switch on the route forwards on the route's link leaving it (a
+//! route crosses a switch at most once). A switch off the route (none, unless a scheme moved
+//! the packet) falls back to the shortest-path rule.
 use crate::engine::Time;
+use crate::net::candidate_hops::NextHops;
+use crate::net::candidates::candidate_routes;
 use crate::net::Topology;
 
 /// Most choices one tier of a path code can name.
@@ -39,9 +49,22 @@ pub struct TorPaths {
     edges: u32,
     pairs: Vec<Pair>,
     slots: usize,
+    /// Explicit routes: per path slot, its range in `hops` (empty: shortest-path codes).
+    routes: Vec<(u32, u32)>,
+    /// Explicit routes: (switch node, link it sends on) for every switch of every route.
+    hops: Vec<(u32, u32)>,
 }
 
 impl TorPaths {
+    /// The paths a run's switch scheme chooses among: the shortest ToR-to-ToR paths, or the
+    /// LAPS candidate routes when the run's next hops are the candidates' (module docs).
+    pub fn for_run(topo: &Topology, next_hops: NextHops) -> Self {
+        match next_hops {
+            NextHops::Shortest => Self::new(topo),
+            NextHops::LapsCandidates => Self::candidates(topo),
+        }
+    }
+
     /// The paths of a network's edge switches, from its forwarding tables.
     pub fn new(topo: &Topology) -> Self {
         let edges = topo.edge_count();
@@ -58,7 +81,64 @@ impl TorPaths {
             edges,
             pairs,
             slots: offset as usize,
+            routes: Vec::new(),
+            hops: Vec::new(),
         }
+    }
+
+    /// Every ToR pair's candidate routes (those of the first host of each edge switch: the
+    /// routes between two edge switches do not depend on which of their hosts talk).
+    pub fn candidates(topo: &Topology) -> Self {
+        let edges = topo.edge_count();
+        let mut first_host = vec![u32::MAX; edges as usize];
+        for h in (0..topo.hosts).rev() {
+            first_host[edge_of_host(topo, h) as usize] = h;
+        }
+        let mut table = TorPaths {
+            edges,
+            pairs: Vec::with_capacity((edges * edges) as usize),
+            slots: 0,
+            routes: Vec::new(),
+            hops: Vec::new(),
+        };
+        for a in 0..edges {
+            for b in 0..edges {
+                let offset = table.routes.len() as u32;
+                let shortest = Self::measure(topo, topo.edges[a as usize], b, offset);
+                let (src, dst) = (first_host[a as usize], first_host[b as usize]);
+                let routes = if a != b && src != u32::MAX && dst != u32::MAX {
+                    candidate_routes(topo, src, dst, 8)
+                } else {
+                    Vec::new()
+                };
+                for route in &routes {
+                    let start = table.hops.len() as u32;
+                    // The links leaving a switch, but the last (the destination ToR sends on
+                    // the real host's downlink).
+                    let inner = &route[1..route.len() - 1];
+                    table
+                        .hops
+                        .extend(inner.iter().map(|&l| (topo.links[l as usize].from, l)));
+                    table.routes.push((start, table.hops.len() as u32 - start));
+                }
+                if routes.is_empty() {
+                    table.routes.push((table.hops.len() as u32, 0));
+                }
+                table.pairs.push(Pair {
+                    first: routes.len().clamp(1, MAX_CHOICES as usize) as u8,
+                    second: 1,
+                    offset,
+                    one_way: shortest.one_way,
+                });
+            }
+        }
+        table.slots = table.routes.len();
+        table
+    }
+
+    /// True when the paths are explicit routes (the LAPS candidates).
+    pub fn explicit(&self) -> bool {
+        !self.routes.is_empty()
     }
 
     fn measure(topo: &Topology, src: u32, dst_edge: u32, offset: u32) -> Pair {
@@ -142,9 +222,36 @@ impl TorPaths {
         low + high * p.first as u32
     }
 
-    /// Round-trip propagation delay between the pair's ToRs (twice the one-way delay).
+    /// Round-trip propagation delay between the pair's ToRs along a shortest path (twice the
+    /// one-way delay).
     pub fn base_rtt(&self, pair: u32) -> Time {
         2 * self.pairs[pair as usize].one_way
+    }
+
+    /// The port switch `node` (at `level`) takes for a packet of `pair` carrying path `code`:
+    /// the route's link leaving `node` for explicit routes, else the code's choice among
+    /// `candidates` (not empty) as [`follow`].
+    #[inline]
+    pub fn port(&self, pair: u32, code: u8, level: u8, node: u32, candidates: &[u32]) -> u32 {
+        if self.explicit() {
+            let (start, len) = self.routes[self.slot(pair, self.index(pair, code))];
+            let route = &self.hops[start as usize..(start + len) as usize];
+            if let Some(&(_, link)) = route.iter().find(|hop| hop.0 == node) {
+                return link;
+            }
+        }
+        follow(code, level, candidates)
+    }
+
+    /// Whether the source ToR has a choice to make for `pair`: more than one candidate port
+    /// (shortest-path codes), or more than one route (explicit routes).
+    #[inline]
+    pub fn has_choice(&self, pair: u32, candidates: &[u32]) -> bool {
+        if self.explicit() {
+            self.count(pair) > 1
+        } else {
+            candidates.len() > 1
+        }
     }
 }
 
@@ -212,5 +319,33 @@ mod tests {
         assert_eq!(follow(code, 1, &[10, 11, 12, 13, 14, 15]), 14);
         assert_eq!(follow(code, 2, &[20, 21]), 21);
         assert_eq!(follow(code, 3, &[30, 31]), 30);
+    }
+
+    #[test]
+    fn explicit_routes_are_the_laps_candidates_followed_switch_by_switch() {
+        let topo = crate::net::DragonflySpec::laps()
+            .build()
+            .expect("a valid fabric");
+        let paths = TorPaths::for_run(&topo, NextHops::LapsCandidates);
+        assert!(paths.explicit());
+        let (src, dst) = (0, topo.hosts - 1);
+        let (a, b) = (edge_of_host(&topo, src), edge_of_host(&topo, dst));
+        let pair = paths.pair(a, b);
+        let routes = candidate_routes(&topo, src, dst, 8);
+        assert_eq!(paths.count(pair), 8, "minimal + one via each other group");
+        assert_eq!(paths.count(paths.pair(a, a)), 1, "a ToR to itself");
+        for (index, route) in routes.iter().enumerate() {
+            let code = paths.code(pair, index as u32);
+            // Each switch of the route sends on the route's next link, whatever the
+            // candidates offered (here a port the route never takes).
+            for &link in &route[1..route.len() - 1] {
+                let node = topo.links[link as usize].from;
+                assert_eq!(paths.port(pair, code, 1, node, &[u32::MAX]), link);
+            }
+        }
+        // Off the route, the shortest-path rule.
+        assert_eq!(paths.port(pair, 0, 1, u32::MAX, &[7, 9]), 7);
+        assert!(paths.has_choice(pair, &[3]), "8 routes, one candidate port");
+        assert!(!TorPaths::new(&topo).explicit());
     }
 }

@@ -341,6 +341,7 @@ mod tests {
         let setup = SchemeSetup {
             topology: &topo,
             salts: &salts,
+            next_hops: crate::net::candidate_hops::NextHops::Shortest,
         };
         let wc = Wcmp::new(&WcmpConfig::default(), &setup);
         assert_eq!(wc.quantum.unit, 100 * G);

@@ -53,8 +53,9 @@ pub struct LbRun {
     /// The congestion control this run uses instead of `[cc]`, if the entry names one
     /// (`{ scheme = "plb", cc = { algo = "dctcp-rate" } }`: the LAPS runs give PLB its own).
     pub cc: Option<CcSpec>,
-    /// Next hops of hashed and flowlet switch schemes in this run (`next_hops =
-    /// "laps-candidates"`: the per-hop union of the LAPS candidate routes; default shortest).
+    /// Next hops of hashed and flowlet switch schemes in this run, and the paths CONGA and
+    /// ConWeave choose among (`next_hops = "laps-candidates"`: the per-hop union of the LAPS
+    /// candidate routes, and the routes themselves as path ids; default shortest).
     pub next_hops: NextHops,
 }
 

@@ -311,6 +311,7 @@ impl Simulation {
                 let scheme = other.build(&SchemeSetup {
                     topology: &topo,
                     salts: &salts,
+                    next_hops: cfg.next_hops,
                 });
                 Switching::Scheme {
                     egress_hook: scheme.hooks().egress,

@@ -42,11 +42,13 @@
 //! - Aging: idle flow state is forgotten after `aging` (checked lazily when the flow's next
 //!   packet comes; a reorder queue in use is never aged).
 //! - Paths are ToR-to-ToR path codes ([`super::tor_paths`]); hosts with several NICs are
-//!   assumed to use their first. On Dragonfly and rail fabrics these are the shortest paths,
-//!   not the LAPS candidate path ids the LAPS code samples from.
+//!   assumed to use their first. By default the fabric's shortest paths; with the run's
+//!   `next_hops = "laps-candidates"` (the LAPS runs) the LAPS candidate routes of the ToR pair,
+//!   the path ids the LAPS code samples from. The base RTT stays the shortest path's either way
+//!   (the LAPS code takes twice the shortest host-to-host propagation).
 use serde::{Deserialize, Serialize};
 
-use super::tor_paths::{edge_of_host, follow, from_host, TorPaths};
+use super::tor_paths::{edge_of_host, from_host, TorPaths};
 use super::{ecmp, Ingress, SchemeSetup, SchemeTimer, SwitchCtx, SwitchScheme};
 use crate::engine::time::{MS, NS, US};
 use crate::engine::{Handle, Time};
@@ -287,7 +289,7 @@ fn stamp(t: Time) -> u32 {
 
 impl ConWeave {
     fn new(p: Params, setup: &SchemeSetup) -> Self {
-        let paths = TorPaths::new(setup.topology);
+        let paths = TorPaths::for_run(setup.topology, setup.next_hops);
         ConWeave {
             p,
             salts: setup.salts.to_vec(),
@@ -345,7 +347,10 @@ impl ConWeave {
         let pkt = *ctx.packet(h);
         let now = ctx.now();
         let topo = ctx.topology();
-        let level = topo.switches[switch as usize].level;
+        let (level, node) = (
+            topo.switches[switch as usize].level,
+            topo.switch_node(switch),
+        );
         let pair = self.paths.pair(
             topo.edge_index[switch as usize],
             edge_of_host(topo, pkt.dst),
@@ -411,7 +416,7 @@ impl ConWeave {
             | code as u16;
         let tail = if phase == 1 { stamp(f.tail_time) } else { 0 };
         p.aux = stamp(now) as u64 | (tail as u64) << 32;
-        follow(code, level, cands)
+        self.paths.port(pair, code, level, node, cands)
     }
 
     /// Sends a control message from destination ToR `switch` to the source ToR of `pkt`.
@@ -645,10 +650,21 @@ impl SwitchScheme for ConWeave {
                 return self.at_destination(ctx, switch, h, first);
             }
             let level = topo.switches[switch as usize].level;
-            return Ingress::Forward(follow(pkt.scheme as u8, level, candidates));
+            let pair = self
+                .paths
+                .pair(edge_of_host(topo, pkt.src), edge_of_host(topo, pkt.dst));
+            let node = topo.switch_node(switch);
+            let code = pkt.scheme as u8;
+            return Ingress::Forward(self.paths.port(pair, code, level, node, candidates));
         }
-        if entering && candidates.len() > 1 && pkt.src < topo.hosts {
-            return Ingress::Forward(self.at_source(ctx, switch, h, candidates));
+        if entering && pkt.src < topo.hosts {
+            let pair = self.paths.pair(
+                topo.edge_index[switch as usize],
+                edge_of_host(topo, pkt.dst),
+            );
+            if self.paths.has_choice(pair, candidates) {
+                return Ingress::Forward(self.at_source(ctx, switch, h, candidates));
+            }
         }
         Ingress::Forward(ecmp::pick(&pkt, self.salts[switch as usize], candidates))
     }

@@ -30,6 +30,7 @@ impl Bench {
         let setup = SchemeSetup {
             topology: &w.topo,
             salts: &[0; 16],
+            next_hops: crate::net::candidate_hops::NextHops::Shortest,
         };
         let cw = ConWeave::new(ConWeaveConfig::default().params(), &setup);
         Bench {

@@ -21,6 +21,7 @@ fn scheme(w: &World, tolerance: u32) -> Reunion {
     let setup = SchemeSetup {
         topology: &w.topo,
         salts: &w.salts,
+        next_hops: crate::net::candidate_hops::NextHops::Shortest,
     };
     Reunion::new(
         &ReunionConfig {
