@@ -106,6 +106,13 @@ fn value_label(v: &toml::Value) -> String {
     }
 }
 
+/// The plain text of a value written as TOML text (a string without its quotes).
+fn plain(text: &str) -> Result<String> {
+    let table: toml::Table = toml::from_str(&format!("v = {text}"))
+        .with_context(|| format!("value {text} is not TOML"))?;
+    Ok(table.get("v").map(value_label).unwrap_or_default())
+}
+
 impl Sweep {
     /// Reads and expands a sweep file.
     pub fn load(path: &Path) -> Result<Sweep> {
@@ -187,9 +194,10 @@ impl Sweep {
         let base_dir = self.file.parent().unwrap_or(Path::new("."));
         for a in &p.values {
             match a.key.as_str() {
-                SCENARIO_KEY => scenario = base_dir.join(&a.label),
+                // The value, not its label: `labels` may name a scenario file "rpc".
+                SCENARIO_KEY => scenario = base_dir.join(plain(&a.value)?),
                 SEED_KEY => {
-                    seed = Some(a.label.parse().with_context(|| {
+                    seed = Some(plain(&a.value)?.parse().with_context(|| {
                         format!("point {}: seed {:?} is not a number", p.index, a.value)
                     })?)
                 }
@@ -305,6 +313,18 @@ mod tests {
         );
         assert_eq!(s.scenario, Path::new("dir/x.toml"));
         assert_eq!(s.out, Path::new("results/sweeps/s"));
+    }
+
+    #[test]
+    fn labelled_scenario_and_seed_axes_resolve_to_their_values() {
+        let s = sweep(
+            "scenario = \"x.toml\"\n[[axis]]\nkey = \"scenario\"\nvalues = [\"../a.toml\"]\n\
+             labels = [\"a\"]\n[[axis]]\nkey = \"seed\"\nvalues = [7]\nlabels = [\"seven\"]\n",
+        )
+        .unwrap();
+        assert_eq!(s.points[0].values[0].label, "a");
+        let (scn, seed, _) = s.resolve(&s.points[0]).unwrap();
+        assert_eq!((scn, seed), (PathBuf::from("dir/../a.toml"), Some(7)));
     }
 
     #[test]
