@@ -1,4 +1,4 @@
-//! `repsim figure`: every REPS figure with an entry runs at `--scale small` (the CI variant) and
+//! `repsim figure`: every figure with an entry (REPS, LAPS, Reunion) runs at `--scale small` (the CI variant) and
 //! writes its plot (PNG, SVG), data CSV, page and our numbers beside the paper's; `figure list`
 //! lists every matrix row, the unsimulatable ones as such.
 mod common;
@@ -26,6 +26,11 @@ const REQUIRED: &[&str] = &[
     "reps-fig20",
     "reps-fig21",
     "reps-fig22",
+    "laps-fig5",
+    "laps-fig6",
+    "laps-fig7",
+    "laps-fig8",
+    "laps-table1",
     "reunion-fig3",
 ];
 

@@ -36,36 +36,6 @@ pub static ROWS: &[Row] = &[
         status: "not a simulation: analytic",
     },
     Row {
-        id: "laps-fig5",
-        paper: "LAPS Fig. 5",
-        title: "Rail, data mining, All2all: avg and p99 FCT vs load, 6 schemes",
-        status: "not yet: data from scenarios/laps-rail-dm.toml (sweeps/laps-rail.toml); figure entry not written",
-    },
-    Row {
-        id: "laps-fig6",
-        paper: "LAPS Fig. 6",
-        title: "Rail, storage, All2all",
-        status: "not yet: data from scenarios/laps-rail-str.toml (sweeps/laps-rail.toml); figure entry not written",
-    },
-    Row {
-        id: "laps-fig7",
-        paper: "LAPS Fig. 7",
-        title: "Dragonfly, RPC, All2all",
-        status: "not yet: data from scenarios/laps-dragonfly-rpc.toml (sweeps/laps-dragonfly.toml), PFC as the ns-3 code (pauses run out; README); figure entry not written",
-    },
-    Row {
-        id: "laps-fig8",
-        paper: "LAPS Fig. 8",
-        title: "Dragonfly, Hadoop, All2all",
-        status: "not yet: data from scenarios/laps-dragonfly-hdp.toml (sweeps/laps-dragonfly.toml), PFC as the ns-3 code (pauses run out; README); figure entry not written",
-    },
-    Row {
-        id: "laps-table1",
-        paper: "LAPS Table 1",
-        title: "Rail, LLM 64 MB incast, with and without random loss",
-        status: "not yet: data from scenarios/laps-llm-incast.toml (sweeps/laps-llm-incast.toml); figure entry not written",
-    },
-    Row {
         id: "laps-fig9",
         paper: "LAPS Fig. 9",
         title: "Receiver out-of-order buffer occupancy under LAPS",

@@ -3,6 +3,7 @@
 //! the paper's stated numbers and what `--scale small` reduces).
 mod design;
 mod failures;
+mod laps;
 mod macro_bench;
 mod micro;
 mod reunion;
@@ -185,5 +186,10 @@ pub static FIGURES: &[Figure] = &[
     macro_bench::FIG21,
     failures::FIG22,
     failures::FIG23,
+    laps::FIG5,
+    laps::FIG6,
+    laps::FIG7,
+    laps::FIG8,
+    laps::TABLE1,
     reunion::FIG3,
 ];
