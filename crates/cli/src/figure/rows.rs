@@ -36,12 +36,6 @@ pub static ROWS: &[Row] = &[
         status: "not a simulation: analytic",
     },
     Row {
-        id: "laps-fig9",
-        paper: "LAPS Fig. 9",
-        title: "Receiver out-of-order buffer occupancy under LAPS",
-        status: "not yet: data from [metrics] reorder in the LAPS scenarios; figure entry not written",
-    },
-    Row {
         id: "laps-table2",
         paper: "LAPS Table 2",
         title: "FPGA resource usage",

@@ -59,12 +59,26 @@ const FIELDS: &[&str] = &[
 /// Derived columns after the summary fields: a collective's completion (the `all` row of the
 /// point's `collectives.csv`; empty when unfinished or not a collective), with mixed traffic
 /// the max FCT of the foreground (`main`) and `background` classes, and with `[metrics]
-/// elephants` the elephant collisions (see [`elephant_collisions`]).
+/// elephants` the elephant collisions (see [`elephant_collisions`]), and with `[metrics]
+/// reorder` the receivers' reordering: the fraction of data packets that arrived out of order
+/// and the mean, p99 and max of the bytes held above the cumulative point ([`REORDER`]).
 const DERIVED: &[&str] = &[
     "collective_us",
     "fct_max_main_us",
     "fct_max_background_us",
     "elephant_collisions",
+    "out_of_order_fraction",
+    "reorder_mean_bytes",
+    "reorder_p99_bytes",
+    "reorder_max_bytes",
+];
+
+/// Where the reorder columns come from in a run's summary (`reorder` entry).
+const REORDER: &[&str] = &[
+    "out_of_order_fraction",
+    "buffer_bytes.mean",
+    "buffer_bytes.p99",
+    "buffer_bytes.max",
 ];
 
 /// Of the (link, period) samples of `lb` in `elephants.csv` text (links that carried an
@@ -132,12 +146,19 @@ fn derived(dir: &Path, run: &serde_json::Value, lb: &str) -> Vec<String> {
         .and_then(|text| elephant_collisions(&text, lb))
         .map(|v| v.to_string())
         .unwrap_or_default();
-    vec![
+    let mut cells = vec![
         collective,
         class_max("main"),
         class_max("background"),
         collisions,
-    ]
+    ];
+    cells.extend(REORDER.iter().map(|path| {
+        match path.split('.').fold(&run["reorder"], |v, part| &v[part]) {
+            serde_json::Value::Null => String::new(),
+            v => v.to_string(),
+        }
+    }));
+    cells
 }
 
 /// Column name of a summary field.

@@ -1,5 +1,6 @@
 //! The LAPS paper's figures: all-to-all traces on the rail cluster and the Dragonfly (Figs.
-//! 5-8) and the rail LLM incast with and without random loss (Table 1), for the five baselines
+//! 5-8), the rail LLM incast with and without random loss (Table 1) and the receivers'
+//! reordering under LAPS (Fig. 9), for the five baselines
 //! as the LAPS experiments configure them, `laps` (paced, the paper) and `laps-window` (the
 //! window-only sender of the code behind the paper's numbers).
 //!
@@ -237,5 +238,83 @@ pub(super) const TABLE1: Figure = Figure {
         Claim { what: "1e-6 loss: ConWeave mean FCT (us)", paper: 610_000.0, ours: table(0, "conweave", "1e-6", MEAN_FCT) },
         Claim { what: "1e-6 loss: LAPS mean FCT (us)", paper: 162_000.0, ours: table(0, "laps", "1e-6", MEAN_FCT) },
         Claim { what: "1e-6 loss: LAPS p99 FCT (us)", paper: 175_000.0, ours: table(1, "laps", "1e-6", P99_FCT) },
+    ],
+};
+
+/// Fig. 9's AllScatter on the rail cluster: one GPU sends 64 MB to each other GPU at once
+/// (no congestion).
+const ALLSCATTER: &str =
+    "workload={ type = \"collective\", collective = \"allscatter\", size = \"64MB\" }";
+/// Fig. 9's AllReduce: the parameter server's gather, every other GPU sending 64 MB to one at
+/// once (severe congestion).
+const ALLREDUCE: &str =
+    "workload={ type = \"incast\", senders = 63, receiver = 0, size = \"64MB\" }";
+
+/// Small scale of Fig. 9: 1 MB per GPU pair.
+const SMALL_COLLECTIVES: &[&str] = &["workload.size=\"1MB\""];
+
+const OUT_OF_ORDER: Metric = Metric {
+    column: "out_of_order_fraction",
+    label: "data packets arriving out of order (share)",
+};
+const REORDER_MEAN: Metric = Metric {
+    column: "reorder_mean_bytes",
+    label: "mean reorder-buffer occupancy (bytes)",
+};
+
+/// A Fig. 9 panel of `metric` under `workload` for LAPS's two senders.
+const fn reorder_panel(
+    name: &'static str,
+    title: &'static str,
+    workload: &'static [&'static str],
+    metric: Metric,
+) -> Panel {
+    Panel {
+        name,
+        title,
+        scenario: "scenarios/laps-llm-incast.toml",
+        lbs: &["laps", "laps-window"],
+        set: workload,
+        small_set: SMALL_COLLECTIVES,
+        axis: None,
+        metric,
+        plot: PlotKind::Bars,
+        series: false,
+    }
+}
+
+/// LAPS Fig. 9.
+pub(super) const FIG9: Figure = Figure {
+    id: "laps-fig9",
+    paper: "LAPS Fig. 9",
+    title: "Receiver reordering under LAPS on the rail cluster, LLM AllScatter (one to all) and AllReduce (all to one, at once): packets out of order and mean reorder-buffer occupancy",
+    small: "1 MB per GPU pair instead of 64 MB",
+    body: Body::Sim(&[
+        reorder_panel("scatter-fraction", "AllScatter: packets arriving out of order", &[ALLSCATTER], OUT_OF_ORDER),
+        reorder_panel("scatter-mean", "AllScatter: mean reorder-buffer occupancy", &[ALLSCATTER], REORDER_MEAN),
+        reorder_panel("reduce-fraction", "AllReduce: packets arriving out of order", &[ALLREDUCE], OUT_OF_ORDER),
+        reorder_panel("reduce-mean", "AllReduce: mean reorder-buffer occupancy", &[ALLREDUCE], REORDER_MEAN),
+    ]),
+    claims: &[
+        Claim {
+            what: "AllScatter: share of packets out of order (0.2 %)",
+            paper: 0.002,
+            ours: Ours::Value(at_p(0, "laps", OUT_OF_ORDER)),
+        },
+        Claim {
+            what: "AllScatter: mean occupancy, bytes (0.003 KB)",
+            paper: 3.0,
+            ours: Ours::Value(at_p(1, "laps", REORDER_MEAN)),
+        },
+        Claim {
+            what: "AllReduce: mean occupancy, bytes (under 16 packets of 1 KB)",
+            paper: 16_000.0,
+            ours: Ours::Value(at_p(3, "laps", REORDER_MEAN)),
+        },
+        Claim {
+            what: "AllReduce, window-only sender: mean occupancy, bytes (under 16 packets)",
+            paper: 16_000.0,
+            ours: Ours::Value(at_p(3, "laps-window", REORDER_MEAN)),
+        },
     ],
 };

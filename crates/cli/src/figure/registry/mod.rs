@@ -191,5 +191,6 @@ pub static FIGURES: &[Figure] = &[
     laps::FIG7,
     laps::FIG8,
     laps::TABLE1,
+    laps::FIG9,
     reunion::FIG3,
 ];
