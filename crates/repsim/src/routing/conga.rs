@@ -415,13 +415,8 @@ impl SwitchScheme for Conga {
                 }
                 return Ingress::Forward(first);
             }
-            let level = topo.switches[switch as usize].level;
-            let pair = self
-                .paths
-                .pair(edge_of_host(topo, pkt.src), edge_of_host(topo, pkt.dst));
-            let node = topo.switch_node(switch);
-            let code = pkt.scheme as u8;
-            return Ingress::Forward(self.paths.port(pair, code, level, node, candidates));
+            let port = self.paths.port_of_tagged(topo, switch, &pkt, candidates);
+            return Ingress::Forward(port);
         }
         if from_host(topo, pkt.ingress) && pkt.src < topo.hosts {
             let pair = self.paths.pair(

@@ -25,7 +25,7 @@
 use crate::engine::Time;
 use crate::net::candidate_hops::NextHops;
 use crate::net::candidates::candidate_routes;
-use crate::net::Topology;
+use crate::net::{Packet, Topology};
 
 /// Most choices one tier of a path code can name.
 pub const MAX_CHOICES: u32 = 16;
@@ -241,6 +241,22 @@ impl TorPaths {
             }
         }
         follow(code, level, candidates)
+    }
+
+    /// The port switch `switch` takes for `pkt`, which its source ToR tagged with a path code
+    /// in the low byte of `Packet::scheme` (CONGA, ConWeave).
+    #[inline]
+    pub fn port_of_tagged(
+        &self,
+        topo: &Topology,
+        switch: u32,
+        pkt: &Packet,
+        candidates: &[u32],
+    ) -> u32 {
+        let pair = self.pair(edge_of_host(topo, pkt.src), edge_of_host(topo, pkt.dst));
+        let level = topo.switches[switch as usize].level;
+        let node = topo.switch_node(switch);
+        self.port(pair, pkt.scheme as u8, level, node, candidates)
     }
 
     /// Whether the source ToR has a choice to make for `pair`: more than one candidate port

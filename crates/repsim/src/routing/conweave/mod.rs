@@ -649,13 +649,8 @@ impl SwitchScheme for ConWeave {
             if topo.links[first as usize].to == pkt.dst {
                 return self.at_destination(ctx, switch, h, first);
             }
-            let level = topo.switches[switch as usize].level;
-            let pair = self
-                .paths
-                .pair(edge_of_host(topo, pkt.src), edge_of_host(topo, pkt.dst));
-            let node = topo.switch_node(switch);
-            let code = pkt.scheme as u8;
-            return Ingress::Forward(self.paths.port(pair, code, level, node, candidates));
+            let port = self.paths.port_of_tagged(topo, switch, &pkt, candidates);
+            return Ingress::Forward(port);
         }
         if entering && pkt.src < topo.hosts {
             let pair = self.paths.pair(
