@@ -167,8 +167,8 @@ impl<E: Copy> EventQueue<E> {
         self.current.last().map(|(k, _)| time_of(*k))
     }
 
-    /// The event `k` places after the next one to pop, if it is already sorted into the bucket
-    /// being drained (for prefetching; `None` says nothing about the rest of the queue).
+    /// The event `k` pops from now (0: the next one to pop), if it is already sorted into the
+    /// bucket being drained (for prefetching; `None` says nothing about the rest of the queue).
     #[inline]
     pub fn peek_ahead(&self, k: usize) -> Option<E> {
         let i = self.current.len().checked_sub(k + 1)?;
