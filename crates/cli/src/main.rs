@@ -108,6 +108,30 @@ fn heap_on_huge_pages() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn heap_on_huge_pages() {}
 
+/// Whether this process's heap asked glibc for huge pages, and why (`repsim check --memory`
+/// prints it): the tunable's value as the process started.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub(crate) fn heap_huge_pages_state() -> String {
+    let tunables = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
+    let value = tunables
+        .split(':')
+        .find_map(|t| t.strip_prefix(HUGE_HEAP_TUNABLE)?.strip_prefix('='));
+    match value {
+        Some(v) if v != "0" => format!("on (GLIBC_TUNABLES {HUGE_HEAP_TUNABLE}={v})"),
+        Some(_) => format!("off (GLIBC_TUNABLES {HUGE_HEAP_TUNABLE}=0)"),
+        None if std::env::var_os("REPSIM_HEAP_HUGE_PAGES").is_some_and(|v| v == "0") => {
+            "off (REPSIM_HEAP_HUGE_PAGES=0)".into()
+        }
+        None => "off (the restart with the tunable failed)".into(),
+    }
+}
+
+/// Without glibc on Linux the heap stays as the allocator gives it.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub(crate) fn heap_huge_pages_state() -> String {
+    "off (needs Linux with glibc)".into()
+}
+
 fn main() {
     heap_on_huge_pages();
     exit_quietly_on_closed_pipe();

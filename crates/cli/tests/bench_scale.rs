@@ -87,3 +87,33 @@ fn check_memory_prints_a_breakdown() {
         "{stdout}"
     );
 }
+
+/// The CLI restarts itself with glibc's huge-page heap tunable (README "Scale") unless told
+/// not to; `check --memory` reports which, so this fails if the restart stops happening.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn the_heap_goes_on_huge_pages_unless_opted_out() {
+    let state = |opt_out: bool| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_repsim"));
+        cmd.current_dir(common::repo())
+            .args(["check", "scenarios/permutation-128.toml", "--memory"])
+            .env_remove("GLIBC_TUNABLES");
+        if opt_out {
+            cmd.env("REPSIM_HEAP_HUGE_PAGES", "0");
+        } else {
+            cmd.env_remove("REPSIM_HEAP_HUGE_PAGES");
+        }
+        let out = cmd.output().expect("run repsim");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|l| l.strip_prefix("heap on huge pages: ").map(String::from))
+            .expect("a heap line")
+    };
+    assert_eq!(state(false), "on (GLIBC_TUNABLES glibc.malloc.hugetlb=1)");
+    assert_eq!(state(true), "off (REPSIM_HEAP_HUGE_PAGES=0)");
+}
