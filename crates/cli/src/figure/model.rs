@@ -63,6 +63,7 @@ pub struct Panel {
 }
 
 /// The swept field of a panel.
+#[derive(Clone, Copy)]
 pub struct Axis {
     /// Dotted key, as for `--set`.
     pub key: &'static str,

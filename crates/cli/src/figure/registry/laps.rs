@@ -88,6 +88,19 @@ const fn trace_panel(
     }
 }
 
+/// The two panels of a trace figure: average and p99 FCT of every LAPS scheme in `scenario`
+/// against `axis`.
+const fn avg_and_p99(
+    scenario: &'static str,
+    axis: Axis,
+    small_set: &'static [&'static str],
+) -> [Panel; 2] {
+    [
+        trace_panel("avg", "Average FCT", scenario, axis, MEAN_FCT, small_set),
+        trace_panel("p99", "p99 FCT", scenario, axis, P99_FCT, small_set),
+    ]
+}
+
 /// Small scale of the rail traces: 100 us of arrivals instead of 10 ms.
 const SMALL_RAIL: &[&str] = &["workload.duration=\"100us\""];
 /// Small scale of the Dragonfly traces: 1 ms of arrivals instead of 10 ms.
@@ -104,10 +117,7 @@ pub(super) const FIG5: Figure = Figure {
     paper: "LAPS Fig. 5",
     title: "Rail 8 x 8, data mining (VL2) all-to-all: average and p99 FCT against the load, 5 baselines, LAPS paced (paper) and window-only (code)",
     small: "100 us of arrivals instead of 10 ms",
-    body: Body::Sim(&[
-        trace_panel("avg", "Average FCT", "scenarios/laps-rail-dm.toml", DM_LOADS, MEAN_FCT, SMALL_RAIL),
-        trace_panel("p99", "p99 FCT", "scenarios/laps-rail-dm.toml", DM_LOADS, P99_FCT, SMALL_RAIL),
-    ]),
+    body: Body::Sim(&avg_and_p99("scenarios/laps-rail-dm.toml", DM_LOADS, SMALL_RAIL)),
     claims: &[
         Claim { what: "80 %: ECMP / LAPS mean FCT", paper: 3.3, ours: at_80("ecmp", "laps", MEAN_FCT) },
         Claim { what: "80 %: LetFlow / LAPS mean FCT", paper: 2.8, ours: at_80("letflow", "laps", MEAN_FCT) },
@@ -120,23 +130,25 @@ pub(super) const FIG5: Figure = Figure {
     ],
 };
 
+/// Our p99 FCT of `lb` at 80 % load (panel 1 of a trace figure).
+const fn p99_at_80(lb: &'static str) -> Ours {
+    Ours::Value(at_x(1, lb, "80", P99_FCT))
+}
+
 /// LAPS Fig. 6.
 pub(super) const FIG6: Figure = Figure {
     id: "laps-fig6",
     paper: "LAPS Fig. 6",
     title: "Rail 8 x 8, storage (AliStorage2019) all-to-all at the load the LAPS code offered: average and p99 FCT",
     small: "100 us of arrivals instead of 10 ms",
-    body: Body::Sim(&[
-        trace_panel("avg", "Average FCT", "scenarios/laps-rail-str.toml", STR_CODE_LOADS, MEAN_FCT, SMALL_RAIL),
-        trace_panel("p99", "p99 FCT", "scenarios/laps-rail-str.toml", STR_CODE_LOADS, P99_FCT, SMALL_RAIL),
-    ]),
+    body: Body::Sim(&avg_and_p99("scenarios/laps-rail-str.toml", STR_CODE_LOADS, SMALL_RAIL)),
     claims: &[
-        Claim { what: "80 %: LAPS p99 FCT (us)", paper: 120.0, ours: Ours::Value(at_x(1, "laps", "80", P99_FCT)) },
-        Claim { what: "80 %: ECMP p99 FCT (us)", paper: 670.0, ours: Ours::Value(at_x(1, "ecmp", "80", P99_FCT)) },
-        Claim { what: "80 %: LetFlow p99 FCT (us)", paper: 700.0, ours: Ours::Value(at_x(1, "letflow", "80", P99_FCT)) },
-        Claim { what: "80 %: PLB p99 FCT (us)", paper: 480.0, ours: Ours::Value(at_x(1, "plb", "80", P99_FCT)) },
-        Claim { what: "80 %: ConWeave p99 FCT (us)", paper: 800.0, ours: Ours::Value(at_x(1, "conweave", "80", P99_FCT)) },
-        Claim { what: "80 %: CONGA p99 FCT (us)", paper: 850.0, ours: Ours::Value(at_x(1, "conga", "80", P99_FCT)) },
+        Claim { what: "80 %: LAPS p99 FCT (us)", paper: 120.0, ours: p99_at_80("laps") },
+        Claim { what: "80 %: ECMP p99 FCT (us)", paper: 670.0, ours: p99_at_80("ecmp") },
+        Claim { what: "80 %: LetFlow p99 FCT (us)", paper: 700.0, ours: p99_at_80("letflow") },
+        Claim { what: "80 %: PLB p99 FCT (us)", paper: 480.0, ours: p99_at_80("plb") },
+        Claim { what: "80 %: ConWeave p99 FCT (us)", paper: 800.0, ours: p99_at_80("conweave") },
+        Claim { what: "80 %: CONGA p99 FCT (us)", paper: 850.0, ours: p99_at_80("conga") },
     ],
 };
 
@@ -147,24 +159,11 @@ pub(super) const FIG7: Figure = Figure {
     title:
         "Dragonfly 9 x 4 x 4, RPC all-to-all at the load the LAPS code offered: average and p99 FCT",
     small: "1 ms of arrivals instead of 10 ms",
-    body: Body::Sim(&[
-        trace_panel(
-            "avg",
-            "Average FCT",
-            "scenarios/laps-dragonfly-rpc.toml",
-            DRAGONFLY_CODE_LOADS,
-            MEAN_FCT,
-            SMALL_DRAGONFLY,
-        ),
-        trace_panel(
-            "p99",
-            "p99 FCT",
-            "scenarios/laps-dragonfly-rpc.toml",
-            DRAGONFLY_CODE_LOADS,
-            P99_FCT,
-            SMALL_DRAGONFLY,
-        ),
-    ]),
+    body: Body::Sim(&avg_and_p99(
+        "scenarios/laps-dragonfly-rpc.toml",
+        DRAGONFLY_CODE_LOADS,
+        SMALL_DRAGONFLY,
+    )),
     // The paper states no number: LAPS has the lowest average and p99 at every load.
     claims: &[],
 };
@@ -175,10 +174,7 @@ pub(super) const FIG8: Figure = Figure {
     paper: "LAPS Fig. 8",
     title: "Dragonfly 9 x 4 x 4, Hadoop (FbHdp2015) all-to-all at the load the LAPS code offered: average and p99 FCT",
     small: "1 ms of arrivals instead of 10 ms",
-    body: Body::Sim(&[
-        trace_panel("avg", "Average FCT", "scenarios/laps-dragonfly-hdp.toml", DRAGONFLY_CODE_LOADS, MEAN_FCT, SMALL_DRAGONFLY),
-        trace_panel("p99", "p99 FCT", "scenarios/laps-dragonfly-hdp.toml", DRAGONFLY_CODE_LOADS, P99_FCT, SMALL_DRAGONFLY),
-    ]),
+    body: Body::Sim(&avg_and_p99("scenarios/laps-dragonfly-hdp.toml", DRAGONFLY_CODE_LOADS, SMALL_DRAGONFLY)),
     claims: &[],
 };
 
