@@ -48,7 +48,8 @@ impl Progress {
         if self.bar.is_hidden() {
             return;
         }
-        let by_bytes = if sim.flows_to_come() {
+        let arriving = sim.flows_to_come();
+        let by_bytes = if arriving {
             0.0
         } else {
             let delivered: u64 = sim.flows().iter().map(|f| f.delivered).sum();
@@ -59,15 +60,11 @@ impl Progress {
         let frac = by_bytes.max(by_time).clamp(0.0, 1.0);
         let secs = self.started.elapsed().as_secs_f64().max(1e-9);
         self.bar.set_position((frac * STEPS as f64) as u64);
-        let arriving = if sim.flows_to_come() {
-            ", flows arriving"
-        } else {
-            ""
-        };
         self.bar.set_message(format!(
-            "t = {:.1} us, {:.2} M events/s{arriving}",
+            "t = {:.1} us, {:.2} M events/s{}",
             to_us(sim.now()),
-            sim.counters().events as f64 / secs / 1e6
+            sim.counters().events as f64 / secs / 1e6,
+            if arriving { ", flows arriving" } else { "" }
         ));
     }
 

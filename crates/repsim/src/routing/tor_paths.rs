@@ -107,6 +107,7 @@ impl TorPaths {
                 let shortest = Self::measure(topo, topo.edges[a as usize], b, offset);
                 let (src, dst) = (first_host[a as usize], first_host[b as usize]);
                 let routes = if a != b && src != u32::MAX && dst != u32::MAX {
+                    // At most 8 (the LAPS sets): a code's low nibble names any of them.
                     candidate_routes(topo, src, dst, 8)
                 } else {
                     Vec::new()
@@ -125,7 +126,7 @@ impl TorPaths {
                     table.routes.push((table.hops.len() as u32, 0));
                 }
                 table.pairs.push(Pair {
-                    first: routes.len().clamp(1, MAX_CHOICES as usize) as u8,
+                    first: routes.len().max(1) as u8,
                     second: 1,
                     offset,
                     one_way: shortest.one_way,

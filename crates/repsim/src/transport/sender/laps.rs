@@ -20,8 +20,8 @@
 //!   halfway to the expected one (by at least `additive_step`), and from the `hyper_after`-th
 //!   consecutive increase on the expected rate doubles first (capped at the line rate). With
 //!   the paper's guard one adjustment of either kind blocks both for 2T (the paper allows one
-//!   rate change per 2T, whichever its direction); with the code's, decreases are 2 x the largest latency
-//!   apart and increases 2T apart, each regardless of the other.
+//!   rate change per 2T, whichever its direction); with the code's, decreases are 2 x the
+//!   largest latency apart and increases 2T apart, each regardless of the other.
 //! - The congestion control the run configures is not used by LAPS connections (the code
 //!   ignores ECN and CNPs in LAPS mode); RTS are never sent.
 use std::collections::VecDeque;
