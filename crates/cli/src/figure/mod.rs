@@ -180,17 +180,30 @@ pub fn run_figure(
     let mut images: Vec<(String, PathBuf)> = Vec::new();
     let mut data = Vec::new();
     let mut panel_rows: Vec<(&Panel, Rows)> = Vec::new();
+    // Sweeps already run for an earlier panel (what they ran, their directory, their CSV): panels
+    // that plot another metric of the same runs (average and p99 FCT) reuse them.
+    let mut swept: Vec<(String, PathBuf, PathBuf)> = Vec::new();
     match &fig.body {
         Body::Sim(panels) => {
             for (k, p) in panels.iter().enumerate() {
                 let name = if p.name.is_empty() { "main" } else { p.name };
-                let dir = out.join(name);
-                std::fs::create_dir_all(&dir)
-                    .with_context(|| format!("creating {}", dir.display()))?;
-                let file = dir.join("sweep.toml");
-                crate::output::write_atomic(&file, panel_sweep(fig, p, scale)?.as_bytes())?;
-                let sweep = Sweep::load(&file)?;
-                let csv = crate::sweep::run_sweep(&sweep, &dir, jobs, quiet)?;
+                let definition = panel_sweep(fig, p, scale)?;
+                // The first line is a comment naming the panel; the rest defines the runs.
+                let runs = definition.split_once('\n').map_or("", |(_, rest)| rest);
+                let (dir, csv) = match swept.iter().find(|(r, _, _)| r == runs) {
+                    Some((_, dir, csv)) => (dir.clone(), csv.clone()),
+                    None => {
+                        let dir = out.join(name);
+                        std::fs::create_dir_all(&dir)
+                            .with_context(|| format!("creating {}", dir.display()))?;
+                        let file = dir.join("sweep.toml");
+                        crate::output::write_atomic(&file, definition.as_bytes())?;
+                        let sweep = Sweep::load(&file)?;
+                        let csv = crate::sweep::run_sweep(&sweep, &dir, jobs, quiet)?;
+                        swept.push((runs.to_string(), dir.clone(), csv.clone()));
+                        (dir, csv)
+                    }
+                };
                 let stem = if panels.len() == 1 {
                     fig.id.to_string()
                 } else {
