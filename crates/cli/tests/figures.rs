@@ -138,6 +138,15 @@ fn every_required_figure_runs_at_small_scale() {
             assert!(v > 0.0, "{file}: no {column} in {line}");
         }
     }
+    // The average and p99 panels of a LAPS trace figure plot the same runs: they run once
+    // (into the first panel's directory), and both panels carry every point's data.
+    let fig7 = base.join("laps-fig7/small");
+    assert!(fig7.join("avg/sweep.csv").is_file());
+    assert!(!fig7.join("p99").exists(), "the p99 panel ran its sweep again");
+    let avg = std::fs::read_to_string(fig7.join("laps-fig7-avg.csv")).unwrap();
+    let p99 = std::fs::read_to_string(fig7.join("laps-fig7-p99.csv")).unwrap();
+    assert_eq!(avg, p99);
+    assert_eq!(avg.lines().count(), 1 + 11 * 7, "{avg}");
     let md = std::fs::read_to_string(&table).unwrap();
     for id in REQUIRED {
         assert!(
