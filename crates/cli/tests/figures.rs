@@ -142,7 +142,10 @@ fn every_required_figure_runs_at_small_scale() {
     // (into the first panel's directory), and both panels carry every point's data.
     let fig7 = base.join("laps-fig7/small");
     assert!(fig7.join("avg/sweep.csv").is_file());
-    assert!(!fig7.join("p99").exists(), "the p99 panel ran its sweep again");
+    assert!(
+        !fig7.join("p99").exists(),
+        "the p99 panel ran its sweep again"
+    );
     let avg = std::fs::read_to_string(fig7.join("laps-fig7-avg.csv")).unwrap();
     let p99 = std::fs::read_to_string(fig7.join("laps-fig7-p99.csv")).unwrap();
     assert_eq!(avg, p99);

@@ -60,8 +60,7 @@ const STR_CODE_LOADS: Axis = Axis {
 const RPC_CODE_LOADS: Axis = Axis {
     key: "workload.load",
     values: &[
-        "0.65", "0.715", "0.78", "0.845", "0.91", "0.975", "1.04", "1.105", "1.17", "1.235",
-        "1.3",
+        "0.65", "0.715", "0.78", "0.845", "0.91", "0.975", "1.04", "1.105", "1.17", "1.235", "1.3",
     ],
     labels: NOMINAL,
     x_label: "nominal load (%; offered: 1.3 x it, as the LAPS code)",
