@@ -221,3 +221,68 @@ fn a_bad_point_index_is_refused() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("has 2 points"));
 }
+
+/// Every sweep shipped in `sweeps/` loads, and each of its points resolves to a scenario that
+/// loads with the point's overrides and has the sweep's load balancers (checked by `--emit
+/// slurm`, which runs nothing).
+#[test]
+fn every_shipped_sweep_can_run_every_point() {
+    let base = fresh("shipped");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(repo().join("sweeps")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let out = base.join(&stem);
+        let o = common::repsim(&[
+            "sweep",
+            path.to_str().unwrap(),
+            "--emit",
+            "slurm",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(
+            o.status.success(),
+            "{stem}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(out.join("sweep.slurm").is_file(), "{stem}: no job script");
+        checked += 1;
+    }
+    assert!(checked >= 6, "only {checked} sweep files found");
+}
+
+/// A point that cannot run (here: its scenario file does not exist) stops the sweep before any
+/// point runs, and the message names it.
+#[test]
+fn a_point_that_cannot_run_stops_the_sweep_before_it_starts() {
+    let base = fresh("unrunnable");
+    let scenario = repo().join("scenarios/reps-micro-symmetric.toml");
+    let text = format!(
+        "lb = [\"reps\"]\nscenario = {:?}\n[[axis]]\nkey = \"scenario\"\nvalues = [{:?}, \"no-such.toml\"]\n",
+        scenario.display().to_string(),
+        scenario.display().to_string(),
+    );
+    let file = base.join("sweep.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = base.join("out");
+    let o = common::repsim(&[
+        "sweep",
+        file.to_str().unwrap(),
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("1 of 2 points cannot run"), "{err}");
+    assert!(
+        err.contains("point 1") && err.contains("no-such.toml"),
+        "{err}"
+    );
+    assert!(!out.join("points").exists(), "a point ran: {err}");
+}

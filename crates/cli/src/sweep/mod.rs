@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
+use repsim::scenario::LoadedScenario;
 
 use crate::output::{json_bytes, write_atomic};
 use crate::run::{CollectMode, RunArgs};
@@ -70,6 +71,7 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     }
     let file = args.file.as_ref().context("give a sweep file")?;
     let sweep = Sweep::load(file)?;
+    check_points(&sweep)?;
     let out = args.out.clone().unwrap_or_else(|| sweep.out.clone());
     if args.emit == Some(Emit::Slurm) {
         let script = slurm::emit(&sweep, &out)?;
@@ -162,6 +164,36 @@ pub fn run_sweep(sweep: &Sweep, out: &Path, jobs: usize, quiet: bool) -> Result<
         );
     }
     write_sweep_csv(sweep, out)
+}
+
+/// Loads every point's scenario with its overrides and selects its load balancers, so that a
+/// point that cannot run (a missing file, a bad override, an unknown load balancer) stops the
+/// sweep before any point spends time running; every such point is reported.
+pub fn check_points(sweep: &Sweep) -> Result<()> {
+    let mut problems = Vec::new();
+    for p in &sweep.points {
+        let check = || -> Result<()> {
+            let (scenario, _seed, set) = sweep.resolve(p)?;
+            let scn = LoadedScenario::load_with(&scenario, &set)?;
+            match &sweep.lb {
+                Some(names) => scn.select(names)?,
+                None => scn.runs()?,
+            };
+            Ok(())
+        };
+        if let Err(e) = check() {
+            problems.push(format!("point {} {}: {e:#}", p.index, describe(p)));
+        }
+    }
+    if !problems.is_empty() {
+        bail!(
+            "{} of {} points cannot run:\n  {}",
+            problems.len(),
+            sweep.points.len(),
+            problems.join("\n  ")
+        );
+    }
+    Ok(())
 }
 
 /// `key=label` pairs of a point, for messages.
