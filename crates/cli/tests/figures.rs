@@ -118,6 +118,23 @@ fn every_required_figure_runs_at_small_scale() {
     let csv = std::fs::read_to_string(base.join("reps-fig15/small/reps-fig15-left.csv")).unwrap();
     assert!(csv.starts_with("point,transport.evs_size,lb,"), "{csv}");
     assert_eq!(csv.lines().count(), 1 + 3 * 2, "{csv}");
+    // A panel of several schemes runs one sweep per scheme side by side; its CSV is what one
+    // sweep of all its schemes (the panel's own `sweep.toml`) writes.
+    let left = base.join("reps-fig15/small/left");
+    assert!(left.join("ops/sweep.csv").is_file() && left.join("reps/sweep.csv").is_file());
+    let whole = base.join("reps-fig15-whole");
+    repsim_ok(&[
+        "sweep",
+        left.join("sweep.toml").to_str().unwrap(),
+        "--quiet",
+        "--out",
+        whole.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        std::fs::read_to_string(whole.join("sweep.csv")).unwrap(),
+        csv,
+        "per-scheme sweeps and one sweep of every scheme differ"
+    );
     // Collective panels carry each run's completion time, mixed traffic its background max FCT.
     for (file, column) in [
         ("reps-fig3/small/reps-fig3-ring.csv", "collective_us"),

@@ -109,8 +109,8 @@ fn unavailable(fig: &Figure) -> Option<String> {
     None
 }
 
-/// The sweep file of panel `p` at `scale`.
-fn panel_sweep(fig: &Figure, p: &Panel, scale: Scale) -> Result<String> {
+/// The sweep file of panel `p` at `scale`, for every load balancer of the panel or `only` one.
+fn panel_sweep(fig: &Figure, p: &Panel, scale: Scale, only: Option<&str>) -> Result<String> {
     let scenario = repo_root()
         .join(p.scenario)
         .canonicalize()
@@ -123,7 +123,16 @@ fn panel_sweep(fig: &Figure, p: &Panel, scale: Scale) -> Result<String> {
         scale.name()
     );
     let _ = writeln!(s, "scenario = {:?}", scenario.display().to_string());
-    let lbs: Vec<String> = p.lbs.iter().map(|l| format!("{l:?}")).collect();
+    if let Some(lb) = only {
+        let panel = if p.name.is_empty() { "main" } else { p.name };
+        let _ = writeln!(s, "name = {:?}", format!("{}-{panel}-{lb}", fig.id));
+    }
+    let lbs: Vec<String> = p
+        .lbs
+        .iter()
+        .filter(|l| only.is_none_or(|o| o == **l))
+        .map(|l| format!("{l:?}"))
+        .collect();
     let _ = writeln!(s, "lb = [{}]", lbs.join(", "));
     let _ = writeln!(
         s,
@@ -187,19 +196,14 @@ pub fn run_figure(
         Body::Sim(panels) => {
             for (k, p) in panels.iter().enumerate() {
                 let name = if p.name.is_empty() { "main" } else { p.name };
-                let definition = panel_sweep(fig, p, scale)?;
+                let definition = panel_sweep(fig, p, scale, None)?;
                 // The first line is a comment naming the panel; the rest defines the runs.
                 let runs = definition.split_once('\n').map_or("", |(_, rest)| rest);
                 let (dir, csv) = match swept.iter().find(|(r, _, _)| r == runs) {
                     Some((_, dir, csv)) => (dir.clone(), csv.clone()),
                     None => {
                         let dir = out.join(name);
-                        std::fs::create_dir_all(&dir)
-                            .with_context(|| format!("creating {}", dir.display()))?;
-                        let file = dir.join("sweep.toml");
-                        crate::output::write_atomic(&file, definition.as_bytes())?;
-                        let sweep = Sweep::load(&file)?;
-                        let csv = crate::sweep::run_sweep(&sweep, &dir, jobs, quiet)?;
+                        let csv = run_panel(fig, p, scale, &definition, &dir, jobs, quiet)?;
                         swept.push((runs.to_string(), dir.clone(), csv.clone()));
                         (dir, csv)
                     }
@@ -263,6 +267,78 @@ pub fn run_figure(
         println!("{}", page.display());
     }
     Ok(result)
+}
+
+/// Runs panel `p` (sweep file text `definition`) into `dir` and returns its `sweep.csv`.
+///
+/// A panel of several load balancers without time series runs one sweep per load balancer
+/// (`dir/<lb>/`), all on one pool of `jobs` threads, so that a figure of few points and many
+/// schemes (LAPS Table 1: 2 x 7) still uses every core; `dir/sweep.csv` then interleaves their
+/// rows point by point in the panel's scheme order, exactly as one sweep of every scheme
+/// writes it (each scheme's run does not depend on the others).
+fn run_panel(
+    fig: &Figure,
+    p: &Panel,
+    scale: Scale,
+    definition: &str,
+    dir: &Path,
+    jobs: usize,
+    quiet: bool,
+) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let file = dir.join("sweep.toml");
+    crate::output::write_atomic(&file, definition.as_bytes())?;
+    if p.series || p.lbs.len() < 2 {
+        let sweep = Sweep::load(&file)?;
+        return crate::sweep::run_sweep(&sweep, dir, jobs, quiet);
+    }
+    let mut sweeps = Vec::new();
+    for lb in p.lbs {
+        let sub = dir.join(lb);
+        std::fs::create_dir_all(&sub).with_context(|| format!("creating {}", sub.display()))?;
+        let file = sub.join("sweep.toml");
+        crate::output::write_atomic(&file, panel_sweep(fig, p, scale, Some(lb))?.as_bytes())?;
+        sweeps.push((Sweep::load(&file)?, sub));
+    }
+    let pool: Vec<(&Sweep, &Path)> = sweeps.iter().map(|(s, d)| (s, d.as_path())).collect();
+    let csvs = crate::sweep::run_sweeps(&pool, jobs, quiet)?;
+    let points = sweeps[0].0.points.len();
+    let csv = dir.join("sweep.csv");
+    crate::output::write_atomic(&csv, interleave_rows(&csvs, points)?.as_bytes())?;
+    Ok(csv)
+}
+
+/// One CSV from per-scheme `sweep.csv` files of `points` rows each: the shared header, then
+/// for every point each file's row, in the files' order.
+fn interleave_rows(csvs: &[PathBuf], points: usize) -> Result<String> {
+    let mut tables = Vec::new();
+    for csv in csvs {
+        let text =
+            std::fs::read_to_string(csv).with_context(|| format!("reading {}", csv.display()))?;
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        if lines.len() != points + 1 {
+            bail!(
+                "{}: {} rows, expected one per point ({points})",
+                csv.display(),
+                lines.len().saturating_sub(1)
+            );
+        }
+        tables.push(lines);
+    }
+    let Some(first) = tables.first() else {
+        bail!("no sweep to combine");
+    };
+    if let Some(t) = tables.iter().find(|t| t[0] != first[0]) {
+        bail!("sweep.csv headers differ: {} and {}", first[0], t[0]);
+    }
+    let mut out = first[0].clone() + "\n";
+    for i in 1..=points {
+        for t in &tables {
+            out += &t[i];
+            out.push('\n');
+        }
+    }
+    Ok(out)
 }
 
 /// The newest `result.json` of figure `id` under `results/figures/<id>/`.

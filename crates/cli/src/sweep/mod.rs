@@ -116,23 +116,51 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
 /// Runs every unfinished point of `sweep` into `out` on `jobs` threads, then writes and returns
 /// `sweep.csv`. Points whose run failed are reported together at the end.
 pub fn run_sweep(sweep: &Sweep, out: &Path, jobs: usize, quiet: bool) -> Result<PathBuf> {
-    write_manifest(sweep, out)?;
-    let total = sweep.points.len();
+    let mut csvs = run_sweeps(&[(sweep, out)], jobs, quiet)?;
+    Ok(csvs.remove(0))
+}
+
+/// Runs the unfinished points of several sweeps (each into its own directory) on one pool of
+/// `jobs` threads, point by point across the sweeps (point 0 of each, then point 1, ...), then
+/// writes and returns each one's `sweep.csv`. A figure runs one sweep per load balancer this
+/// way, so that a point's schemes run side by side.
+pub fn run_sweeps(sweeps: &[(&Sweep, &Path)], jobs: usize, quiet: bool) -> Result<Vec<PathBuf>> {
+    for (sweep, out) in sweeps {
+        write_manifest(sweep, out)?;
+    }
+    let mut tasks: Vec<(usize, &Point)> = sweeps
+        .iter()
+        .enumerate()
+        .flat_map(|(k, (sweep, _))| sweep.points.iter().map(move |p| (k, p)))
+        .collect();
+    tasks.sort_by_key(|&(k, p)| (p.index, k));
+    let total = tasks.len();
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
     let started = Instant::now();
+    // With several sweeps, messages name the sweep as well as the point.
+    let name = |k: usize| {
+        if sweeps.len() > 1 {
+            format!("{} ", sweeps[k].0.name)
+        } else {
+            String::new()
+        }
+    };
     std::thread::scope(|s| {
         for _ in 0..jobs.clamp(1, total.max(1)) {
             s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(p) = sweep.points.get(i) else { break };
+                let n = next.fetch_add(1, Ordering::SeqCst);
+                let Some(&(k, p)) = tasks.get(n) else { break };
+                let (sweep, out) = sweeps[k];
+                let i = p.index;
                 let t = Instant::now();
                 let result = run_point(sweep, p, out);
                 let n = done.fetch_add(1, Ordering::SeqCst) + 1;
                 match result {
                     Ok(ran) if !quiet => eprintln!(
-                        "[{n}/{total}] point {i} {} {}",
+                        "[{n}/{total}] {}point {i} {} {}",
+                        name(k),
                         describe(p),
                         if ran {
                             format!("done in {:.1} s", t.elapsed().as_secs_f64())
@@ -144,7 +172,7 @@ pub fn run_sweep(sweep: &Sweep, out: &Path, jobs: usize, quiet: bool) -> Result<
                     Err(e) => failures
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
-                        .push(format!("point {i} {}: {e:#}", describe(p))),
+                        .push(format!("{}point {i} {}: {e:#}", name(k), describe(p))),
                 }
             });
         }
@@ -163,7 +191,10 @@ pub fn run_sweep(sweep: &Sweep, out: &Path, jobs: usize, quiet: bool) -> Result<
             started.elapsed().as_secs_f64()
         );
     }
-    write_sweep_csv(sweep, out)
+    sweeps
+        .iter()
+        .map(|(sweep, out)| write_sweep_csv(sweep, out))
+        .collect()
 }
 
 /// Loads every point's scenario with its overrides and selects its load balancers, so that a
