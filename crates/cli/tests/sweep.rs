@@ -285,4 +285,27 @@ fn a_point_that_cannot_run_stops_the_sweep_before_it_starts() {
         "{err}"
     );
     assert!(!out.join("points").exists(), "a point ran: {err}");
+    // A Slurm task checks only its own point: point 0 runs.
+    let o = common::repsim(&[
+        "sweep",
+        file.to_str().unwrap(),
+        "--quiet",
+        "--point",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("points/0000/run.complete").is_file());
+    // An empty list of load balancers is refused up front.
+    let empty = base.join("empty.toml");
+    std::fs::write(
+        &empty,
+        format!("lb = []\nscenario = {:?}\n", scenario.display().to_string()),
+    )
+    .unwrap();
+    let o = common::repsim(&["sweep", empty.to_str().unwrap(), "--quiet"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("name at least one load balancer"), "{err}");
 }

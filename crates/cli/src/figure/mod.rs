@@ -288,9 +288,27 @@ fn run_panel(
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let file = dir.join("sweep.toml");
     crate::output::write_atomic(&file, definition.as_bytes())?;
+    let whole = Sweep::load(&file)?;
     if p.series || p.lbs.len() < 2 {
-        let sweep = Sweep::load(&file)?;
-        return crate::sweep::run_sweep(&sweep, dir, jobs, quiet);
+        return crate::sweep::run_sweep(&whole, dir, jobs, quiet);
+    }
+    if dir.join("points").exists() {
+        // Runs of every scheme in one sweep (this panel's layout before it was split): reuse
+        // them if complete, else drop them so that no stale point outlives its replacement.
+        if crate::sweep::all_finished(&whole, dir)? {
+            return crate::sweep::run_sweep(&whole, dir, jobs, quiet);
+        }
+        std::fs::remove_dir_all(dir.join("points"))
+            .with_context(|| format!("removing {}", dir.join("points").display()))?;
+        let _ = std::fs::remove_file(dir.join(crate::sweep::merge::MANIFEST));
+    }
+    if let Some(lb) = p
+        .lbs
+        .iter()
+        .enumerate()
+        .find_map(|(i, l)| p.lbs[..i].contains(l).then_some(l))
+    {
+        bail!("{}: panel {:?} lists {lb} twice", fig.id, p.name);
     }
     let mut sweeps = Vec::new();
     for lb in p.lbs {
@@ -304,15 +322,15 @@ fn run_panel(
     let csvs = crate::sweep::run_sweeps(&pool, jobs, quiet)?;
     let points = sweeps[0].0.points.len();
     let csv = dir.join("sweep.csv");
-    crate::output::write_atomic(&csv, interleave_rows(&csvs, points)?.as_bytes())?;
+    crate::output::write_atomic(&csv, interleave_rows(&csvs, p.lbs, points)?.as_bytes())?;
     Ok(csv)
 }
 
-/// One CSV from per-scheme `sweep.csv` files of `points` rows each: the shared header, then
-/// for every point each file's row, in the files' order.
-fn interleave_rows(csvs: &[PathBuf], points: usize) -> Result<String> {
+/// One CSV from per-scheme `sweep.csv` files (scheme `lbs[k]` in `csvs[k]`) of `points` rows
+/// each: the shared header, then for every point each file's row, in the files' order.
+fn interleave_rows(csvs: &[PathBuf], lbs: &[&str], points: usize) -> Result<String> {
     let mut tables = Vec::new();
-    for csv in csvs {
+    for (csv, lb) in csvs.iter().zip(lbs) {
         let text =
             std::fs::read_to_string(csv).with_context(|| format!("reading {}", csv.display()))?;
         let lines: Vec<String> = text.lines().map(str::to_string).collect();
@@ -323,14 +341,38 @@ fn interleave_rows(csvs: &[PathBuf], points: usize) -> Result<String> {
                 lines.len().saturating_sub(1)
             );
         }
-        tables.push(lines);
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let lb_column = reader
+            .headers()
+            .with_context(|| format!("reading {}", csv.display()))?
+            .iter()
+            .position(|c| c == "lb");
+        for (i, record) in reader.records().enumerate() {
+            let record = record.with_context(|| format!("reading {}", csv.display()))?;
+            let point_ok = record.get(0) == Some(i.to_string().as_str());
+            let lb_ok = lb_column.is_some_and(|k| record.get(k) == Some(*lb));
+            if !(point_ok && lb_ok) {
+                bail!(
+                    "{}: row {} is not point {i} of {lb}: {}",
+                    csv.display(),
+                    i + 1,
+                    lines[i + 1]
+                );
+            }
+        }
+        tables.push((csv, lines));
     }
-    let Some(first) = tables.first() else {
+    let Some((first_csv, first)) = tables.first() else {
         bail!("no sweep to combine");
     };
-    if let Some(t) = tables.iter().find(|t| t[0] != first[0]) {
-        bail!("sweep.csv headers differ: {} and {}", first[0], t[0]);
+    if let Some((csv, _)) = tables.iter().find(|(_, t)| t[0] != first[0]) {
+        bail!(
+            "the headers of {} and {} differ",
+            first_csv.display(),
+            csv.display()
+        );
     }
+    let tables: Vec<&Vec<String>> = tables.iter().map(|(_, t)| t).collect();
     let mut out = first[0].clone() + "\n";
     for i in 1..=points {
         for t in &tables {
@@ -487,5 +529,39 @@ pub fn figure(args: FigureArgs) -> Result<()> {
             run_figure(fig, args.scale, &out, jobs, args.rerun, args.quiet)?;
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Per-scheme CSVs interleave point by point in scheme order; a row of the wrong point or
+    /// scheme, or a different header, is refused.
+    #[test]
+    fn per_scheme_rows_interleave_point_by_point() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let a = write("a.csv", "point,load,lb,x\n0,50,ecmp,1\n1,60,ecmp,2\n");
+        let b = write("b.csv", "point,load,lb,x\n0,50,laps,3\n1,60,laps,4\n");
+        let both = interleave_rows(&[a.clone(), b.clone()], &["ecmp", "laps"], 2).unwrap();
+        assert_eq!(
+            both,
+            "point,load,lb,x\n0,50,ecmp,1\n0,50,laps,3\n1,60,ecmp,2\n1,60,laps,4\n"
+        );
+        let swapped = interleave_rows(&[b.clone(), a.clone()], &["ecmp", "laps"], 2);
+        assert!(swapped
+            .unwrap_err()
+            .to_string()
+            .contains("not point 0 of ecmp"));
+        let short = write("c.csv", "point,load,lb,x\n0,50,plb,5\n");
+        assert!(interleave_rows(&[a.clone(), short], &["ecmp", "plb"], 2).is_err());
+        let other = write("d.csv", "point,load,lb,y\n0,50,plb,5\n1,60,plb,6\n");
+        let err = interleave_rows(&[a, other], &["ecmp", "plb"], 2).unwrap_err();
+        assert!(err.to_string().contains("headers"), "{err}");
     }
 }

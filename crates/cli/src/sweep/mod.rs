@@ -1,5 +1,6 @@
-//! `repsim sweep`: run a scenario over the points of a sweep file in parallel (one simulation
-//! per thread), each point into its own directory with its `run.complete` marker; finished
+//! `repsim sweep`: run a scenario over the points of a sweep file in parallel (one point per
+//! thread, its load balancers one after another), each point into its own directory with its
+//! `run.complete` marker; finished
 //! points are skipped on a re-run, so a killed sweep resumes. `sweep.csv` combines them.
 pub mod merge;
 pub mod slurm;
@@ -71,7 +72,8 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     }
     let file = args.file.as_ref().context("give a sweep file")?;
     let sweep = Sweep::load(file)?;
-    check_points(&sweep)?;
+    // A Slurm array task checks only its own point; everything else checks every point.
+    check_points(&sweep, args.point)?;
     let out = args.out.clone().unwrap_or_else(|| sweep.out.clone());
     if args.emit == Some(Emit::Slurm) {
         let script = slurm::emit(&sweep, &out)?;
@@ -135,6 +137,9 @@ pub fn run_sweeps(sweeps: &[(&Sweep, &Path)], jobs: usize, quiet: bool) -> Resul
         .collect();
     tasks.sort_by_key(|&(k, p)| (p.index, k));
     let total = tasks.len();
+    let threads = jobs.clamp(1, total.max(1));
+    // One sweep counts points; several count runs (a point of one of them).
+    let unit = if sweeps.len() > 1 { "runs" } else { "points" };
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
@@ -148,7 +153,7 @@ pub fn run_sweeps(sweeps: &[(&Sweep, &Path)], jobs: usize, quiet: bool) -> Resul
         }
     };
     std::thread::scope(|s| {
-        for _ in 0..jobs.clamp(1, total.max(1)) {
+        for _ in 0..threads {
             s.spawn(|| loop {
                 let n = next.fetch_add(1, Ordering::SeqCst);
                 let Some(&(k, p)) = tasks.get(n) else { break };
@@ -180,14 +185,14 @@ pub fn run_sweeps(sweeps: &[(&Sweep, &Path)], jobs: usize, quiet: bool) -> Resul
     let failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
     if !failures.is_empty() {
         bail!(
-            "{} of {total} points failed:\n  {}",
+            "{} of {total} {unit} failed:\n  {}",
             failures.len(),
             failures.join("\n  ")
         );
     }
     if !quiet {
         eprintln!(
-            "{total} points in {:.1} s on {jobs} threads",
+            "{total} {unit} in {:.1} s on {threads} threads",
             started.elapsed().as_secs_f64()
         );
     }
@@ -197,12 +202,24 @@ pub fn run_sweeps(sweeps: &[(&Sweep, &Path)], jobs: usize, quiet: bool) -> Resul
         .collect()
 }
 
-/// Loads every point's scenario with its overrides and selects its load balancers, so that a
-/// point that cannot run (a missing file, a bad override, an unknown load balancer) stops the
-/// sweep before any point spends time running; every such point is reported.
-pub fn check_points(sweep: &Sweep) -> Result<()> {
+/// Loads every point's scenario (or only point `only`) with its overrides and selects its load
+/// balancers, so that a point that cannot run (a missing scenario file, a bad override, an
+/// unknown load balancer) stops the sweep before any point spends time running; every such
+/// point is reported. Files a scenario names (CDFs, topologies, faults) are read when its point
+/// is built, not here.
+pub fn check_points(sweep: &Sweep, only: Option<usize>) -> Result<()> {
+    if sweep.lb.as_ref().is_some_and(|l| l.is_empty()) {
+        bail!(
+            "{}: lb = []: name at least one load balancer",
+            sweep.file.display()
+        );
+    }
     let mut problems = Vec::new();
-    for p in &sweep.points {
+    for p in sweep
+        .points
+        .iter()
+        .filter(|p| only.is_none_or(|i| i == p.index))
+    {
         let check = || -> Result<()> {
             let (scenario, _seed, set) = sweep.resolve(p)?;
             let scn = LoadedScenario::load_with(&scenario, &set)?;
@@ -218,13 +235,28 @@ pub fn check_points(sweep: &Sweep) -> Result<()> {
     }
     if !problems.is_empty() {
         bail!(
-            "{} of {} points cannot run:\n  {}",
+            "{}: {} of {} points cannot run:\n  {}",
+            sweep.file.display(),
             problems.len(),
             sweep.points.len(),
             problems.join("\n  ")
         );
     }
     Ok(())
+}
+
+/// Whether every point of `sweep` finished in `out` with its current definition (what a run
+/// would skip).
+pub fn all_finished(sweep: &Sweep, out: &Path) -> Result<bool> {
+    for p in &sweep.points {
+        let dir = point_dir(out, p.index);
+        let definition = point_definition(sweep, p)?;
+        let same = std::fs::read(dir.join("point.json")).ok().as_deref() == Some(&definition);
+        if !(dir.join(MARKER).exists() && same) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// `key=label` pairs of a point, for messages.
@@ -241,13 +273,7 @@ fn describe(p: &Point) -> String {
 /// returns whether it ran.
 pub fn run_point(sweep: &Sweep, p: &Point, out: &Path) -> Result<bool> {
     let dir = point_dir(out, p.index);
-    let definition = json_bytes(&PointRecord {
-        scenario: &sweep.scenario,
-        lb: &sweep.lb,
-        collect: &sweep.collect,
-        set: &sweep.set,
-        point: p,
-    })?;
+    let definition = point_definition(sweep, p)?;
     let record = dir.join("point.json");
     if dir.join(MARKER).exists() && std::fs::read(&record).ok().as_deref() == Some(&definition) {
         return Ok(false);
@@ -275,6 +301,17 @@ pub fn run_point(sweep: &Sweep, p: &Point, out: &Path) -> Result<bool> {
         limits: crate::limits::LimitArgs::default(),
     })?;
     Ok(true)
+}
+
+/// The `point.json` of point `p`.
+fn point_definition(sweep: &Sweep, p: &Point) -> Result<Vec<u8>> {
+    json_bytes(&PointRecord {
+        scenario: &sweep.scenario,
+        lb: &sweep.lb,
+        collect: &sweep.collect,
+        set: &sweep.set,
+        point: p,
+    })
 }
 
 /// What a point directory was run with (`point.json`): a changed sweep file re-runs it.

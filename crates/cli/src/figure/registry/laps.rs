@@ -7,7 +7,7 @@
 //! Figs. 6-8 run at the load the LAPS code actually offered. Its percent-scale CDFs (storage,
 //! Hadoop) have a mean 100 x too large, so a nominal load L offered L / 100 (rail storage) and
 //! L x 1.3 / 100 (Dragonfly Hadoop), the Dragonfly's pattern adding 1.30 x
-//! (`data/cdf/PROVENANCE.md`); the RPC CDF is a fraction-scale file, so Dragonfly RPC offered
+//! (`../shared/data/cdf/PROVENANCE.md`); the RPC CDF is a fraction-scale file, so Dragonfly RPC offered
 //! L x 1.3.
 //! The axis labels give the nominal load; `sweeps/laps-dragonfly.toml` and
 //! `sweeps/laps-rail.toml` run the nominal loads, which are lossy (PFC pauses run out) and
