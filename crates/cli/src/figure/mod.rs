@@ -115,10 +115,11 @@ fn panel_sweep(fig: &Figure, p: &Panel, scale: Scale, only: Option<&str>) -> Res
         .join(p.scenario)
         .canonicalize()
         .with_context(|| format!("{}: scenario {}", fig.id, p.scenario))?;
+    // Nothing panel-specific beyond what defines the runs: panels that plot other metrics of
+    // the same runs get the same file, and `run_figure` runs it once.
     let mut s = format!(
-        "# {} {}: written by `repsim figure {} --scale {}`\n",
+        "# {}: written by `repsim figure {} --scale {}`\n",
         fig.paper,
-        p.title,
         fig.id,
         scale.name()
     );
@@ -189,22 +190,20 @@ pub fn run_figure(
     let mut images: Vec<(String, PathBuf)> = Vec::new();
     let mut data = Vec::new();
     let mut panel_rows: Vec<(&Panel, Rows)> = Vec::new();
-    // Sweeps already run for an earlier panel (what they ran, their directory, their CSV): panels
-    // that plot another metric of the same runs (average and p99 FCT) reuse them.
+    // Sweeps already run for an earlier panel (sweep file, directory, CSV): panels that plot
+    // another metric of the same runs (average and p99 FCT) reuse them.
     let mut swept: Vec<(String, PathBuf, PathBuf)> = Vec::new();
     match &fig.body {
         Body::Sim(panels) => {
             for (k, p) in panels.iter().enumerate() {
                 let name = if p.name.is_empty() { "main" } else { p.name };
                 let definition = panel_sweep(fig, p, scale, None)?;
-                // The first line is a comment naming the panel; the rest defines the runs.
-                let runs = definition.split_once('\n').map_or("", |(_, rest)| rest);
-                let (dir, csv) = match swept.iter().find(|(r, _, _)| r == runs) {
+                let (dir, csv) = match swept.iter().find(|(d, _, _)| *d == definition) {
                     Some((_, dir, csv)) => (dir.clone(), csv.clone()),
                     None => {
                         let dir = out.join(name);
                         let csv = run_panel(fig, p, scale, &definition, &dir, jobs, quiet)?;
-                        swept.push((runs.to_string(), dir.clone(), csv.clone()));
+                        swept.push((definition, dir.clone(), csv.clone()));
                         (dir, csv)
                     }
                 };
@@ -273,9 +272,9 @@ pub fn run_figure(
 ///
 /// A panel of several load balancers without time series runs one sweep per load balancer
 /// (`dir/<lb>/`), all on one pool of `jobs` threads, so that a figure of few points and many
-/// schemes (LAPS Table 1: 2 x 7) still uses every core; `dir/sweep.csv` then interleaves their
-/// rows point by point in the panel's scheme order, exactly as one sweep of every scheme
-/// writes it (each scheme's run does not depend on the others).
+/// schemes (LAPS Table 1: 2 x 7) still uses every core; `dir/sweep.csv` then holds their rows
+/// point by point in the panel's scheme order, exactly as one sweep of every scheme writes it
+/// (each scheme's run does not depend on the others).
 fn run_panel(
     fig: &Figure,
     p: &Panel,
@@ -319,68 +318,10 @@ fn run_panel(
         sweeps.push((Sweep::load(&file)?, sub));
     }
     let pool: Vec<(&Sweep, &Path)> = sweeps.iter().map(|(s, d)| (s, d.as_path())).collect();
-    let csvs = crate::sweep::run_sweeps(&pool, jobs, quiet)?;
-    let points = sweeps[0].0.points.len();
+    crate::sweep::run_sweeps(&pool, jobs, quiet)?;
     let csv = dir.join("sweep.csv");
-    crate::output::write_atomic(&csv, interleave_rows(&csvs, p.lbs, points)?.as_bytes())?;
+    crate::output::write_atomic(&csv, crate::sweep::merge::sweeps_csv(&pool)?.as_bytes())?;
     Ok(csv)
-}
-
-/// One CSV from per-scheme `sweep.csv` files (scheme `lbs[k]` in `csvs[k]`) of `points` rows
-/// each: the shared header, then for every point each file's row, in the files' order.
-fn interleave_rows(csvs: &[PathBuf], lbs: &[&str], points: usize) -> Result<String> {
-    let mut tables = Vec::new();
-    for (csv, lb) in csvs.iter().zip(lbs) {
-        let text =
-            std::fs::read_to_string(csv).with_context(|| format!("reading {}", csv.display()))?;
-        let lines: Vec<String> = text.lines().map(str::to_string).collect();
-        if lines.len() != points + 1 {
-            bail!(
-                "{}: {} rows, expected one per point ({points})",
-                csv.display(),
-                lines.len().saturating_sub(1)
-            );
-        }
-        let mut reader = csv::Reader::from_reader(text.as_bytes());
-        let lb_column = reader
-            .headers()
-            .with_context(|| format!("reading {}", csv.display()))?
-            .iter()
-            .position(|c| c == "lb");
-        for (i, record) in reader.records().enumerate() {
-            let record = record.with_context(|| format!("reading {}", csv.display()))?;
-            let point_ok = record.get(0) == Some(i.to_string().as_str());
-            let lb_ok = lb_column.is_some_and(|k| record.get(k) == Some(*lb));
-            if !(point_ok && lb_ok) {
-                bail!(
-                    "{}: row {} is not point {i} of {lb}: {}",
-                    csv.display(),
-                    i + 1,
-                    lines[i + 1]
-                );
-            }
-        }
-        tables.push((csv, lines));
-    }
-    let Some((first_csv, first)) = tables.first() else {
-        bail!("no sweep to combine");
-    };
-    if let Some((csv, _)) = tables.iter().find(|(_, t)| t[0] != first[0]) {
-        bail!(
-            "the headers of {} and {} differ",
-            first_csv.display(),
-            csv.display()
-        );
-    }
-    let tables: Vec<&Vec<String>> = tables.iter().map(|(_, t)| t).collect();
-    let mut out = first[0].clone() + "\n";
-    for i in 1..=points {
-        for t in &tables {
-            out += &t[i];
-            out.push('\n');
-        }
-    }
-    Ok(out)
 }
 
 /// The newest `result.json` of figure `id` under `results/figures/<id>/`.
@@ -529,39 +470,5 @@ pub fn figure(args: FigureArgs) -> Result<()> {
             run_figure(fig, args.scale, &out, jobs, args.rerun, args.quiet)?;
             Ok(())
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Per-scheme CSVs interleave point by point in scheme order; a row of the wrong point or
-    /// scheme, or a different header, is refused.
-    #[test]
-    fn per_scheme_rows_interleave_point_by_point() {
-        let dir = tempfile::tempdir().unwrap();
-        let write = |name: &str, text: &str| {
-            let path = dir.path().join(name);
-            std::fs::write(&path, text).unwrap();
-            path
-        };
-        let a = write("a.csv", "point,load,lb,x\n0,50,ecmp,1\n1,60,ecmp,2\n");
-        let b = write("b.csv", "point,load,lb,x\n0,50,laps,3\n1,60,laps,4\n");
-        let both = interleave_rows(&[a.clone(), b.clone()], &["ecmp", "laps"], 2).unwrap();
-        assert_eq!(
-            both,
-            "point,load,lb,x\n0,50,ecmp,1\n0,50,laps,3\n1,60,ecmp,2\n1,60,laps,4\n"
-        );
-        let swapped = interleave_rows(&[b.clone(), a.clone()], &["ecmp", "laps"], 2);
-        assert!(swapped
-            .unwrap_err()
-            .to_string()
-            .contains("not point 0 of ecmp"));
-        let short = write("c.csv", "point,load,lb,x\n0,50,plb,5\n");
-        assert!(interleave_rows(&[a.clone(), short], &["ecmp", "plb"], 2).is_err());
-        let other = write("d.csv", "point,load,lb,y\n0,50,plb,5\n1,60,plb,6\n");
-        let err = interleave_rows(&[a, other], &["ecmp", "plb"], 2).unwrap_err();
-        assert!(err.to_string().contains("headers"), "{err}");
     }
 }

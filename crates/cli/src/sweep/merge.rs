@@ -180,22 +180,41 @@ fn cell(s: &str) -> String {
 
 /// Builds `sweep.csv` from the finished points; fails naming the points that are not finished.
 pub fn sweep_csv(sweep: &Sweep, out: &Path) -> Result<String> {
-    let missing: Vec<usize> = sweep
-        .points
-        .iter()
-        .filter(|p| !point_dir(out, p.index).join(MARKER).exists())
-        .map(|p| p.index)
-        .collect();
-    if !missing.is_empty() {
-        bail!(
-            "{} of {} points are not finished (no {MARKER}): {:?}; run them first (repsim sweep FILE, or --point I)",
-            missing.len(),
-            sweep.points.len(),
-            missing
-        );
+    sweeps_csv(&[(sweep, out)])
+}
+
+/// One `sweep.csv` for several sweeps over the same points, each run into its own directory
+/// (a figure panel's one sweep per load balancer): for every point, the rows of each sweep in
+/// turn, so that the file reads exactly as one sweep of all their load balancers would write it.
+pub fn sweeps_csv(parts: &[(&Sweep, &Path)]) -> Result<String> {
+    let Some(&(first, _)) = parts.first() else {
+        bail!("no sweep to write a sweep.csv for");
+    };
+    for (sweep, out) in parts {
+        if sweep.columns != first.columns || sweep.points.len() != first.points.len() {
+            bail!(
+                "{}: not the same points as {}",
+                out.display(),
+                first.file.display()
+            );
+        }
+        let missing: Vec<usize> = sweep
+            .points
+            .iter()
+            .filter(|p| !point_dir(out, p.index).join(MARKER).exists())
+            .map(|p| p.index)
+            .collect();
+        if !missing.is_empty() {
+            bail!(
+                "{} of {} points are not finished (no {MARKER}): {:?}; run them first (repsim sweep FILE, or --point I)",
+                missing.len(),
+                sweep.points.len(),
+                missing
+            );
+        }
     }
     // `lb` and `seed` are result columns already (each row's load balancer and seed).
-    let axis_columns: Vec<&String> = sweep
+    let axis_columns: Vec<&String> = first
         .columns
         .iter()
         .filter(|c| *c != "lb" && *c != "seed")
@@ -206,34 +225,38 @@ pub fn sweep_csv(sweep: &Sweep, out: &Path) -> Result<String> {
     header.extend(FIELDS.iter().map(|f| column(f)));
     header.extend(DERIVED.iter().map(|c| c.to_string()));
     let mut csv = header.join(",") + "\n";
-    for p in &sweep.points {
-        let path = point_dir(out, p.index).join("summary.json");
-        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-        let summary: serde_json::Value = serde_json::from_slice(&bytes)
-            .with_context(|| format!("parsing {}", path.display()))?;
-        let runs = summary["runs"].as_array().cloned().unwrap_or_default();
-        for run in runs {
-            let mut row = vec![p.index.to_string()];
-            for c in &axis_columns {
-                let label = p
-                    .values
-                    .iter()
-                    .find(|a| &&a.key == c)
-                    .map(|a| a.label.as_str());
-                row.push(cell(label.unwrap_or("")));
+    for p in &first.points {
+        for (_, out) in parts {
+            let dir = point_dir(out, p.index);
+            let path = dir.join("summary.json");
+            let bytes =
+                std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            let summary: serde_json::Value = serde_json::from_slice(&bytes)
+                .with_context(|| format!("parsing {}", path.display()))?;
+            let runs = summary["runs"].as_array().cloned().unwrap_or_default();
+            for run in runs {
+                let mut row = vec![p.index.to_string()];
+                for c in &axis_columns {
+                    let label = p
+                        .values
+                        .iter()
+                        .find(|a| &&a.key == c)
+                        .map(|a| a.label.as_str());
+                    row.push(cell(label.unwrap_or("")));
+                }
+                row.push(cell(run["lb"].as_str().unwrap_or("")));
+                for f in FIELDS {
+                    let v = f.split('.').fold(&run, |v, part| &v[part]);
+                    row.push(match v {
+                        serde_json::Value::Null => String::new(),
+                        serde_json::Value::String(s) => cell(s),
+                        other => other.to_string(),
+                    });
+                }
+                let lb = run["lb"].as_str().unwrap_or("");
+                row.extend(derived(&dir, &run, lb));
+                csv += &(row.join(",") + "\n");
             }
-            row.push(cell(run["lb"].as_str().unwrap_or("")));
-            for f in FIELDS {
-                let v = f.split('.').fold(&run, |v, part| &v[part]);
-                row.push(match v {
-                    serde_json::Value::Null => String::new(),
-                    serde_json::Value::String(s) => cell(s),
-                    other => other.to_string(),
-                });
-            }
-            let lb = run["lb"].as_str().unwrap_or("");
-            row.extend(derived(&point_dir(out, p.index), &run, lb));
-            csv += &(row.join(",") + "\n");
         }
     }
     Ok(csv)
@@ -272,5 +295,51 @@ mod tests {
         assert_eq!(elephant_collisions(text, "a"), Some(1.0 / 3.0));
         assert_eq!(elephant_collisions(text, "b"), Some(1.0));
         assert_eq!(elephant_collisions(text, "c"), None);
+    }
+
+    /// Per-scheme sweeps over the same points combine point by point in the given order; a
+    /// sweep over other points is refused.
+    #[test]
+    fn per_scheme_sweeps_combine_point_by_point() {
+        use super::{point_dir, sweeps_csv, MARKER};
+        use crate::sweep::spec::{Sweep, SweepFile};
+        use std::path::Path;
+        let dir = tempfile::tempdir().unwrap();
+        let sweep = |lb: &str, loads: &str| {
+            let text = format!(
+                "scenario = \"x.toml\"\nlb = [\"{lb}\"]\n[[axis]]\nkey = \"workload.load\"\nvalues = [{loads}]\n"
+            );
+            let file: SweepFile = toml::from_str(&text).unwrap();
+            Sweep::from_file(Path::new("s.toml"), file).unwrap()
+        };
+        let (ecmp, laps) = (sweep("ecmp", "0.5, 0.6"), sweep("laps", "0.5, 0.6"));
+        for (lb, points) in [("ecmp", 2), ("laps", 2), ("plb", 1)] {
+            for i in 0..points {
+                let point = point_dir(&dir.path().join(lb), i);
+                std::fs::create_dir_all(&point).unwrap();
+                let summary = format!("{{\"runs\": [{{\"lb\": \"{lb}\", \"seed\": {i}}}]}}");
+                std::fs::write(point.join("summary.json"), summary).unwrap();
+                std::fs::write(point.join(MARKER), "").unwrap();
+            }
+        }
+        let (a, b) = (dir.path().join("ecmp"), dir.path().join("laps"));
+        let csv = sweeps_csv(&[(&ecmp, &a), (&laps, &b)]).unwrap();
+        let rows: Vec<String> = csv
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').take(4).collect::<Vec<_>>().join(","))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                "0,0.5,ecmp,0",
+                "0,0.5,laps,0",
+                "1,0.6,ecmp,1",
+                "1,0.6,laps,1"
+            ]
+        );
+        let plb = sweep("plb", "0.5");
+        let c = dir.path().join("plb");
+        assert!(sweeps_csv(&[(&ecmp, &a), (&plb, &c)]).is_err());
     }
 }

@@ -1,7 +1,7 @@
 //! `repsim sweep`: run a scenario over the points of a sweep file in parallel (one point per
 //! thread, its load balancers one after another), each point into its own directory with its
-//! `run.complete` marker; finished
-//! points are skipped on a re-run, so a killed sweep resumes. `sweep.csv` combines them.
+//! `run.complete` marker; finished points are skipped on a re-run, so a killed sweep resumes.
+//! `sweep.csv` combines them.
 pub mod merge;
 pub mod slurm;
 pub mod spec;
@@ -208,12 +208,6 @@ pub fn run_sweeps(sweeps: &[(&Sweep, &Path)], jobs: usize, quiet: bool) -> Resul
 /// point is reported. Files a scenario names (CDFs, topologies, faults) are read when its point
 /// is built, not here.
 pub fn check_points(sweep: &Sweep, only: Option<usize>) -> Result<()> {
-    if sweep.lb.as_ref().is_some_and(|l| l.is_empty()) {
-        bail!(
-            "{}: lb = []: name at least one load balancer",
-            sweep.file.display()
-        );
-    }
     let mut problems = Vec::new();
     for p in sweep
         .points
@@ -249,14 +243,18 @@ pub fn check_points(sweep: &Sweep, only: Option<usize>) -> Result<()> {
 /// would skip).
 pub fn all_finished(sweep: &Sweep, out: &Path) -> Result<bool> {
     for p in &sweep.points {
-        let dir = point_dir(out, p.index);
-        let definition = point_definition(sweep, p)?;
-        let same = std::fs::read(dir.join("point.json")).ok().as_deref() == Some(&definition);
-        if !(dir.join(MARKER).exists() && same) {
+        if !finished(p, out, &point_definition(sweep, p)?) {
             return Ok(false);
         }
     }
     Ok(true)
+}
+
+/// Whether point `p` finished in `out` with `definition` (its `point.json`).
+fn finished(p: &Point, out: &Path, definition: &[u8]) -> bool {
+    let dir = point_dir(out, p.index);
+    dir.join(MARKER).exists()
+        && std::fs::read(dir.join("point.json")).ok().as_deref() == Some(definition)
 }
 
 /// `key=label` pairs of a point, for messages.
@@ -274,10 +272,10 @@ fn describe(p: &Point) -> String {
 pub fn run_point(sweep: &Sweep, p: &Point, out: &Path) -> Result<bool> {
     let dir = point_dir(out, p.index);
     let definition = point_definition(sweep, p)?;
-    let record = dir.join("point.json");
-    if dir.join(MARKER).exists() && std::fs::read(&record).ok().as_deref() == Some(&definition) {
+    if finished(p, out, &definition) {
         return Ok(false);
     }
+    let record = dir.join("point.json");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     crate::series::clear_marker(&dir)?;
     write_atomic(&record, &definition)?;

@@ -130,6 +130,9 @@ impl Sweep {
         if !file.axis.is_empty() && !file.points.is_empty() {
             bail!("{}: give either [[axis]] or points, not both", ctx());
         }
+        if file.lb.as_ref().is_some_and(|l| l.is_empty()) {
+            bail!("{}: lb = []: name at least one load balancer", ctx());
+        }
         let collect = file.collect.clone().unwrap_or_else(|| "none".into());
         if !["scenario", "all", "none"].contains(&collect.as_str()) {
             bail!(

@@ -7,8 +7,8 @@
 //! Figs. 6-8 run at the load the LAPS code actually offered. Its percent-scale CDFs (storage,
 //! Hadoop) have a mean 100 x too large, so a nominal load L offered L / 100 (rail storage) and
 //! L x 1.3 / 100 (Dragonfly Hadoop), the Dragonfly's pattern adding 1.30 x
-//! (`../shared/data/cdf/PROVENANCE.md`); the RPC CDF is a fraction-scale file, so Dragonfly RPC offered
-//! L x 1.3.
+//! (`../shared/data/cdf/PROVENANCE.md`); the RPC CDF is a fraction-scale file, so Dragonfly
+//! RPC offered L x 1.3.
 //! The axis labels give the nominal load; `sweeps/laps-dragonfly.toml` and
 //! `sweeps/laps-rail.toml` run the nominal loads, which are lossy (PFC pauses run out) and
 //! take hours here.
@@ -35,47 +35,50 @@ const NOMINAL: &[&str] = &[
     "50", "55", "60", "65", "70", "75", "80", "85", "90", "95", "100",
 ];
 
+/// The `workload.load` axis of a trace figure: `values` offered, labelled with the nominal
+/// loads 50-100 %.
+const fn load_axis(values: &'static [&'static str], x_label: &'static str) -> Axis {
+    Axis {
+        key: "workload.load",
+        values,
+        labels: NOMINAL,
+        x_label,
+    }
+}
+
 /// Fig. 5's loads (the data-mining CDF is in bytes: the code offered them as stated).
-const DM_LOADS: Axis = Axis {
-    key: "workload.load",
-    values: &[
+const DM_LOADS: Axis = load_axis(
+    &[
         "0.5", "0.55", "0.6", "0.65", "0.7", "0.75", "0.8", "0.85", "0.9", "0.95", "1.0",
     ],
-    labels: NOMINAL,
-    x_label: "load (%)",
-};
+    "load (%)",
+);
 
 /// Fig. 6's loads as the code offered them: 1 % of the nominal.
-const STR_CODE_LOADS: Axis = Axis {
-    key: "workload.load",
-    values: &[
+const STR_CODE_LOADS: Axis = load_axis(
+    &[
         "0.005", "0.0055", "0.006", "0.0065", "0.007", "0.0075", "0.008", "0.0085", "0.009",
         "0.0095", "0.01",
     ],
-    labels: NOMINAL,
-    x_label: "nominal load (%; offered: 1 % of it, as the LAPS code)",
-};
+    "nominal load (%; offered: 1 % of it, as the LAPS code)",
+);
 
 /// Fig. 7's loads as the code offered them: 1.3 x the nominal (RPC_CDF is in fractions).
-const RPC_CODE_LOADS: Axis = Axis {
-    key: "workload.load",
-    values: &[
+const RPC_CODE_LOADS: Axis = load_axis(
+    &[
         "0.65", "0.715", "0.78", "0.845", "0.91", "0.975", "1.04", "1.105", "1.17", "1.235", "1.3",
     ],
-    labels: NOMINAL,
-    x_label: "nominal load (%; offered: 1.3 x it, as the LAPS code)",
-};
+    "nominal load (%; offered: 1.3 x it, as the LAPS code)",
+);
 
 /// Fig. 8's loads as the code offered them: 1.3 % of the nominal.
-const HDP_CODE_LOADS: Axis = Axis {
-    key: "workload.load",
-    values: &[
+const HDP_CODE_LOADS: Axis = load_axis(
+    &[
         "0.0065", "0.00715", "0.0078", "0.00845", "0.0091", "0.00975", "0.0104", "0.01105",
         "0.0117", "0.01235", "0.013",
     ],
-    labels: NOMINAL,
-    x_label: "nominal load (%; offered: 1.3 % of it, as the LAPS code)",
-};
+    "nominal load (%; offered: 1.3 % of it, as the LAPS code)",
+);
 
 /// A panel of `metric` against `axis` for every LAPS scheme.
 const fn trace_panel(
