@@ -8,6 +8,7 @@ mod plots;
 mod progress;
 mod report;
 mod run;
+mod run_outputs;
 mod scale;
 mod series;
 mod sweep;

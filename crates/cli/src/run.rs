@@ -14,11 +14,11 @@ use repsim::Simulation;
 
 use crate::limits::{LimitArgs, Limiter, Stop};
 use crate::output::{
-    collectives_csv, elephant_rows, finished_row, flow_columns, flow_record, flows_csv, pfc_rows,
-    slowdown_csv, summary_json, write_atomic, ELEPHANTS, PFC,
+    collectives_csv, flow_columns, flows_csv, slowdown_csv, summary_json, write_atomic,
 };
 use crate::progress::Progress;
-use crate::series::{self, Format, RunEntry, RunInfo, Table, Tables};
+use crate::run_outputs::{run_side_by_side, side_by_side_allowed, InTurn, RunOutputs};
+use crate::series::{self, Format, RunInfo, Table, Tables};
 
 /// Arguments of `repsim run`.
 #[derive(Args)]
@@ -51,6 +51,12 @@ pub struct RunArgs {
     /// as in TOML or a bare word, e.g. `--set transport.evs_size=32 --set cc=nscc`.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Override::parse)]
     pub set: Vec<Override>,
+    /// Load balancers simulated at once (default 1: one after another; 0: one per core).
+    /// The outputs are the same; each run's `wall_s` is its own, slowed by the others; memory
+    /// grows with the runs held at once. Trace workloads and `--max-events`, `--max-wall` and
+    /// `--max-memory` run one at a time.
+    #[arg(long, short = 'j', default_value_t = 1)]
+    pub jobs: usize,
     /// Resource limits and stall detection.
     #[command(flatten)]
     pub limits: LimitArgs,
@@ -288,7 +294,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     let streaming = scn.scenario.workload.kind == "trace" && args.format == Format::Csv;
     let mixed = !first.classes.is_empty();
     let reorder = scn.scenario.metrics.reorder;
-    let mut flows_file = if streaming {
+    let flows_file = if streaming {
         Some(Table::streamed(
             "flows",
             &flow_columns(mixed, false, reorder),
@@ -297,8 +303,6 @@ pub fn run(args: RunArgs) -> Result<()> {
     } else {
         None
     };
-    let mut runs = Vec::new();
-    let mut rows = Vec::new();
     let mut tables = if streaming {
         Tables::streamed(&out)?
     } else {
@@ -311,8 +315,6 @@ pub fn run(args: RunArgs) -> Result<()> {
     if reports_paths {
         tables = tables.with_path_columns();
     }
-    let mut elephants = Table::new("elephants", ELEPHANTS);
-    let mut elephants_on = false;
     if streaming
         && prepared
             .iter()
@@ -320,91 +322,44 @@ pub fn run(args: RunArgs) -> Result<()> {
     {
         tables.keep_streamed_ids();
     }
-    let mut entries = Vec::new();
-    let mut unreachable = 0;
-    let mut rto = None;
-    let mut pfc = Table::new("pfc", PFC);
-    let mut pfc_on = false;
-    let mut limiter = Limiter::new(args.limits.clone());
-    // Set when a resource limit stopped the command: the outputs so far are written, marked
-    // incomplete, and the remaining load balancers are not run.
-    let mut incomplete: Option<String> = None;
-    for (lb, p) in lbs.iter().zip(prepared) {
-        if incomplete.is_some() {
-            break;
+    let mut outputs = RunOutputs::new(flows_file, tables, mixed, args.quiet);
+    let jobs = match args.jobs {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let side_by_side = jobs > 1 && prepared.len() > 1;
+    match side_by_side_allowed(streaming, &args.limits) {
+        Ok(()) if side_by_side => {
+            outputs = run_side_by_side(&scn, &lbs, prepared, &args.limits, jobs, outputs)?;
         }
-        let mut take_finished = |sim: &mut Simulation| -> Result<()> {
-            let Some(file) = flows_file.as_mut() else {
-                return Ok(());
+        allowed => {
+            if let (Err(why), true, false) = (allowed, side_by_side, args.quiet) {
+                eprintln!("note: --jobs {jobs}: running one load balancer at a time: {why}");
+            }
+            let turn = InTurn {
+                scn: &scn,
+                progress,
+                streaming,
+                reorder,
             };
-            for f in sim.drop_finished_prefix() {
-                let class = &sim.classes()[f.spec.class as usize].name;
-                file.push(&flow_record(
-                    &finished_row(lb, &f, class, reorder),
-                    mixed,
-                    false,
-                ))?;
-                tables.add_finished(lb, &f)?;
-            }
-            Ok(())
-        };
-        let (sim, wall, stop) = p.simulate(
-            &scn,
-            lb,
-            progress,
-            streaming,
-            &mut limiter,
-            &mut take_finished,
-        )?;
-        rto = Some(sim.rto());
-        let mut summary = sim.summary(wall);
-        match stop {
-            Some(Stop::Stalled(msg)) => {
-                eprintln!("warning: {lb}: {msg}");
-                summary.stalled.push(msg);
-            }
-            Some(Stop::Limit(msg)) => incomplete = Some(format!("{lb}: {msg}")),
-            None => {}
+            turn.run(&lbs, prepared, &args.limits, &mut outputs)?;
         }
-        if summary.flows_completed < summary.flows_total && !args.quiet {
-            eprintln!(
-                "warning: {lb}: {} of {} flows did not finish by t = {:.1} us",
-                summary.flows_total - summary.flows_completed,
-                summary.flows_total,
-                summary.sim_time_us
-            );
-        }
-        for msg in sim.unreachable_flows() {
-            eprintln!("error: {lb}: {msg}");
-            unreachable += 1;
-        }
-        if !args.quiet {
-            for msg in sim.stalled_flows() {
-                eprintln!("warning: {lb}: {msg}");
-            }
-        }
-        match flows_file.as_mut() {
-            Some(file) => {
-                for r in sim.flow_rows() {
-                    file.push(&flow_record(&r, mixed, false))?;
-                }
-            }
-            None => rows.extend(sim.flow_rows()),
-        }
-        pfc_on |= sim.pfc_links().is_some();
-        pfc_rows(&mut pfc, &sim, lb)?;
-        let any_elephants = elephant_rows(&mut elephants, &sim, lb)?;
-        elephants_on |= any_elephants || sim.config().elephants.is_some();
-        tables.add(&sim, lb)?;
-        entries.push(RunEntry {
-            lb: lb.clone(),
-            seed: summary.seed,
-            events: summary.events,
-            wall_s: summary.wall_s,
-            sim_time_us: summary.sim_time_us,
-        });
-        runs.push(summary);
     }
+    let RunOutputs {
+        flows_file,
+        rows,
+        tables,
+        pfc,
+        pfc_on,
+        elephants,
+        elephants_on,
+        entries,
+        runs,
+        rto,
+        unreachable,
+        incomplete,
+        ..
+    } = outputs;
     let resolved = scn.resolved_toml(&lb_runs, rto);
     let summary = summary_json(&runs, incomplete.as_deref())?;
     match flows_file {

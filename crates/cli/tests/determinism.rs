@@ -3,7 +3,8 @@
 //! `repsim run` processes with every time series on (`--collect all`), write every output file
 //! byte for byte the same. Wall-clock fields live only in `run.json` (and the start time in
 //! `run.complete`); `run.json` is compared without them. A second test permutes the rows of a
-//! connection matrix, whose order carries no meaning, and expects the same results.
+//! connection matrix, whose order carries no meaning, and expects the same results. A third
+//! runs load balancers side by side (`-j 3`) and expects the files of one after another.
 mod common;
 
 use std::collections::BTreeMap;
@@ -27,21 +28,26 @@ const CASES: &[(&str, &[&str])] = &[
 
 /// Runs `scenario` into `out` with every collector on.
 fn run(scenario: &str, sets: &[&str], out: &Path) {
+    run_with(scenario, sets, out, &["--quiet"]);
+}
+
+/// Runs `scenario` into `out` with every collector on and `extra` arguments; returns stderr.
+fn run_with(scenario: &str, sets: &[&str], out: &Path, extra: &[&str]) -> String {
     let file = format!("scenarios/{scenario}.toml");
     let mut args = vec![
         "run",
         file.as_str(),
         "--out",
         out.to_str().unwrap(),
-        "--quiet",
         "--collect",
         "all",
     ];
+    args.extend_from_slice(extra);
     for s in sets {
         args.push("--set");
         args.push(s);
     }
-    repsim_ok(&args);
+    String::from_utf8_lossy(&repsim_ok(&args).stderr).into_owned()
 }
 
 /// Every file in `dir` (relative name -> bytes).
@@ -141,6 +147,39 @@ fn ready_scenarios_write_identical_files_in_separate_processes() {
         PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("determinism/ack-coalescing-128-a");
     let chosen = std::fs::read_to_string(faults.join("fault_elements.txt")).unwrap();
     assert!(chosen.lines().count() > 1, "{chosen}");
+}
+
+/// `repsim run -j 3` simulates a scenario's load balancers side by side and writes the files
+/// of one after another; a trace workload, which streams its flows into one file, runs them
+/// one at a time and says so.
+#[test]
+fn load_balancers_side_by_side_write_the_files_of_one_after_another() {
+    for (scenario, sets) in [CASES[0], CASES[1], CASES[2], CASES[5]] {
+        let (a, b) = (
+            out_dir(&format!("{scenario}-in-turn")),
+            out_dir(&format!("{scenario}-side-by-side")),
+        );
+        run(scenario, sets, &a);
+        let stderr = run_with(scenario, sets, &b, &["-j", "3"]);
+        assert!(
+            stderr.contains("load balancers in") && stderr.contains(" threads"),
+            "{scenario}: not run side by side: {stderr}"
+        );
+        let n = assert_same_outputs(scenario, &a, &b);
+        eprintln!("{scenario}: {n} files identical side by side");
+    }
+    let (scenario, sets) = CASES[4];
+    let (a, b) = (
+        out_dir(&format!("{scenario}-in-turn")),
+        out_dir(&format!("{scenario}-jobs")),
+    );
+    run(scenario, sets, &a);
+    let stderr = run_with(scenario, sets, &b, &["-j", "3"]);
+    assert!(
+        stderr.contains("running one load balancer at a time: a trace workload streams"),
+        "{stderr}"
+    );
+    assert_same_outputs(scenario, &a, &b);
 }
 
 #[test]

@@ -188,11 +188,14 @@ fn slurm_array_tasks_then_merge_equal_a_local_sweep() {
     }
     repsim_ok(&["sweep", "merge", cluster.to_str().unwrap()]);
 
+    // 8 threads for 4 points: each point runs its 2 load balancers side by side.
     let local = base.join("local");
     repsim_ok(&[
         "sweep",
         file.to_str().unwrap(),
         "--quiet",
+        "--jobs",
+        "8",
         "--out",
         local.to_str().unwrap(),
     ]);

@@ -1,5 +1,6 @@
 //! `repsim sweep`: run a scenario over the points of a sweep file in parallel (one point per
-//! thread, its load balancers one after another), each point into its own directory with its
+//! thread; with fewer points than threads, a point's load balancers side by side on its share),
+//! each point into its own directory with its
 //! `run.complete` marker; finished points are skipped on a re-run, so a killed sweep resumes.
 //! `sweep.csv` combines them.
 pub mod merge;
@@ -34,7 +35,8 @@ pub struct SweepArgs {
     /// Output directory (default: the file's `out`, else results/sweeps/<name>).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Points run at once (default: every core).
+    /// Threads (default: every core); with fewer points than threads, each point runs its load
+    /// balancers side by side on its share.
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
     /// Run only this point (0-based; what a Slurm array task does); no sweep.csv is written.
@@ -96,23 +98,24 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
             );
         };
         write_manifest(&sweep, &out)?;
-        let ran = run_point(&sweep, p, &out)?;
+        let ran = run_point(&sweep, p, &out, args.jobs.unwrap_or_else(every_core))?;
         if !args.quiet {
             let what = if ran { "finished" } else { "already finished" };
             println!("point {i} {what}: {}", point_dir(&out, i).display());
         }
         return Ok(());
     }
-    let jobs = args.jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
+    let jobs = args.jobs.unwrap_or_else(every_core);
     let csv = run_sweep(&sweep, &out, jobs, args.quiet)?;
     if !args.quiet {
         println!("{}", csv.display());
     }
     Ok(())
+}
+
+/// The number of cores this process may use.
+fn every_core() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Runs every unfinished point of `sweep` into `out` on `jobs` threads, then writes and returns
@@ -138,6 +141,8 @@ pub fn run_sweeps(sweeps: &[(&Sweep, &Path)], jobs: usize, quiet: bool) -> Resul
     tasks.sort_by_key(|&(k, p)| (p.index, k));
     let total = tasks.len();
     let threads = jobs.clamp(1, total.max(1));
+    // Fewer points than threads: each point runs its load balancers side by side on its share.
+    let per_point = (jobs / threads).max(1);
     // One sweep counts points; several count runs (a point of one of them).
     let unit = if sweeps.len() > 1 { "runs" } else { "points" };
     let next = AtomicUsize::new(0);
@@ -160,7 +165,7 @@ pub fn run_sweeps(sweeps: &[(&Sweep, &Path)], jobs: usize, quiet: bool) -> Resul
                 let (sweep, out) = sweeps[k];
                 let i = p.index;
                 let t = Instant::now();
-                let result = run_point(sweep, p, out);
+                let result = run_point(sweep, p, out, per_point);
                 let n = done.fetch_add(1, Ordering::SeqCst) + 1;
                 match result {
                     Ok(ran) if !quiet => eprintln!(
@@ -267,9 +272,9 @@ fn describe(p: &Point) -> String {
     format!("({})", parts.join(" "))
 }
 
-/// Runs point `p` into its directory unless it finished before with the same definition;
-/// returns whether it ran.
-pub fn run_point(sweep: &Sweep, p: &Point, out: &Path) -> Result<bool> {
+/// Runs point `p` into its directory, its load balancers on up to `jobs` threads, unless it
+/// finished before with the same definition; returns whether it ran.
+pub fn run_point(sweep: &Sweep, p: &Point, out: &Path, jobs: usize) -> Result<bool> {
     let dir = point_dir(out, p.index);
     let definition = point_definition(sweep, p)?;
     if finished(p, out, &definition) {
@@ -295,6 +300,7 @@ pub fn run_point(sweep: &Sweep, p: &Point, out: &Path) -> Result<bool> {
         collect,
         format: Format::Csv,
         set,
+        jobs,
         // Sweeps run every point to its end (a figure may plot a stalled run's end time).
         limits: crate::limits::LimitArgs::default(),
     })?;
