@@ -328,22 +328,25 @@ pub fn run(args: RunArgs) -> Result<()> {
         n => n,
     };
     let side_by_side = jobs > 1 && prepared.len() > 1;
-    match side_by_side_allowed(streaming, &args.limits) {
-        Ok(()) if side_by_side => {
-            outputs = run_side_by_side(&scn, &lbs, prepared, &args.limits, jobs, outputs)?;
-        }
-        allowed => {
-            if let (Err(why), true, false) = (allowed, side_by_side, args.quiet) {
-                eprintln!("note: --jobs {jobs}: running one load balancer at a time: {why}");
+    let allowed = side_by_side_allowed(streaming, &args.limits);
+    if side_by_side && allowed.is_ok() {
+        outputs = run_side_by_side(&scn, &lbs, prepared, &args.limits, jobs, outputs)?;
+    } else {
+        if side_by_side && !args.quiet {
+            if let Err(why) = &allowed {
+                eprintln!(
+                    "note: --jobs {}: running one load balancer at a time: {why}",
+                    args.jobs
+                );
             }
-            let turn = InTurn {
-                scn: &scn,
-                progress,
-                streaming,
-                reorder,
-            };
-            turn.run(&lbs, prepared, &args.limits, &mut outputs)?;
         }
+        let turn = InTurn {
+            scn: &scn,
+            progress,
+            streaming,
+            reorder,
+        };
+        turn.run(&lbs, prepared, &args.limits, &mut outputs)?;
     }
     let RunOutputs {
         flows_file,

@@ -5,11 +5,12 @@
 //! finished run; [`run_side_by_side`] runs several at once on a pool of threads and absorbs
 //! them in that same order, so the files are byte for byte those of one run after another
 //! (only the wall-clock times differ).
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use repsim::engine::Time;
 use repsim::metrics::{FlowRow, RunSummary};
 use repsim::scenario::LoadedScenario;
@@ -196,14 +197,20 @@ impl InTurn<'_> {
 
 /// Whose turn it is to be absorbed, and the outputs.
 struct Turn {
+    /// Index of the run to absorb next.
     next: usize,
     outputs: RunOutputs,
+    /// The first run that failed (later runs are then not absorbed).
     failed: Option<anyhow::Error>,
 }
 
 /// Runs `prepared` (labelled `lbs`) on up to `jobs` threads, each with its own stall check
 /// (`limits` must set no command-wide limit: see [`side_by_side_allowed`]), and absorbs them
-/// into `outputs` in their order. Without `quiet`, a line per finished run goes to stderr.
+/// into `outputs` in their order. A run that finishes before an earlier one waits for it,
+/// holding its simulation, so at most `jobs` simulations are in memory (and a slow early run
+/// can leave threads idle). After a run fails (an error, or a panic, which is caught), no
+/// further run starts and the first failure is returned. Without `quiet`, a line per
+/// finished run goes to stderr.
 pub fn run_side_by_side(
     scn: &LoadedScenario,
     lbs: &[String],
@@ -212,12 +219,15 @@ pub fn run_side_by_side(
     jobs: usize,
     outputs: RunOutputs,
 ) -> Result<RunOutputs> {
+    debug_assert!(side_by_side_allowed(false, limits).is_ok());
     let quiet = outputs.quiet;
     let total = prepared.len();
+    let threads = jobs.clamp(1, total.max(1));
     let slots: Vec<Mutex<Option<Prepared>>> =
         prepared.into_iter().map(|p| Mutex::new(Some(p))).collect();
     let claimed = AtomicUsize::new(0);
-    let simulated = AtomicUsize::new(0);
+    let ended = AtomicUsize::new(0);
+    let stop_claiming = AtomicBool::new(false);
     let turn = Mutex::new(Turn {
         next: 0,
         outputs,
@@ -225,47 +235,64 @@ pub fn run_side_by_side(
     });
     let turned = Condvar::new();
     let started = Instant::now();
-    std::thread::scope(|s| {
-        for _ in 0..jobs.clamp(1, total.max(1)) {
-            s.spawn(|| loop {
-                let k = claimed.fetch_add(1, Ordering::SeqCst);
-                let Some(slot) = slots.get(k) else { break };
-                let p = slot
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                if stop_claiming.load(Ordering::SeqCst) {
+                    break;
+                }
+                let index = claimed.fetch_add(1, Ordering::SeqCst);
+                let Some(slot) = slots.get(index) else { break };
+                let run = slot
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .take()
                     .expect("each run is claimed once");
-                let lb = &lbs[k];
-                let t = Instant::now();
-                let result = p.simulate(
-                    scn,
-                    lb,
-                    false,
-                    false,
-                    &mut Limiter::new(limits.clone()),
-                    &mut |_| Ok(()),
-                );
-                let n = simulated.fetch_add(1, Ordering::SeqCst) + 1;
-                if !quiet && result.is_ok() {
+                let lb = &lbs[index];
+                let run_started = Instant::now();
+                let result = caught(lb, || {
+                    run.simulate(
+                        scn,
+                        lb,
+                        false,
+                        false,
+                        &mut Limiter::new(limits.clone()),
+                        &mut |_| Ok(()),
+                    )
+                });
+                let ended_count = ended.fetch_add(1, Ordering::SeqCst) + 1;
+                if !quiet {
+                    let outcome = if result.is_ok() {
+                        "simulated"
+                    } else {
+                        "failed"
+                    };
                     eprintln!(
-                        "[{n}/{total}] {lb}: simulated in {:.1} s",
-                        t.elapsed().as_secs_f64()
+                        "[{ended_count}/{total}] {lb}: {outcome} after {:.1} s",
+                        run_started.elapsed().as_secs_f64()
                     );
                 }
-                // Absorb in load-balancer order: wait for the runs before this one.
-                let mut g = turn.lock().unwrap_or_else(|e| e.into_inner());
-                while g.next != k {
-                    g = turned.wait(g).unwrap_or_else(|e| e.into_inner());
+                if result.is_err() {
+                    stop_claiming.store(true, Ordering::SeqCst);
                 }
-                if g.failed.is_none() {
-                    let absorbed =
-                        result.and_then(|(sim, wall, stop)| g.outputs.absorb(lb, &sim, wall, stop));
+                // Absorb in load-balancer order: wait for the runs before this one. Every
+                // claimed run advances `next` whatever happened to it, so no thread waits for
+                // ever; a run never claimed is after every claimed one.
+                let mut turn_guard = turn.lock().unwrap_or_else(|e| e.into_inner());
+                while turn_guard.next != index {
+                    turn_guard = turned.wait(turn_guard).unwrap_or_else(|e| e.into_inner());
+                }
+                if turn_guard.failed.is_none() {
+                    let absorbed = result.and_then(|(sim, wall, stop)| {
+                        caught(lb, || turn_guard.outputs.absorb(lb, &sim, wall, stop))
+                    });
                     if let Err(e) = absorbed {
-                        g.failed = Some(e.context(format!("running {lb}")));
+                        stop_claiming.store(true, Ordering::SeqCst);
+                        turn_guard.failed = Some(e);
                     }
                 }
-                g.next += 1;
-                drop(g);
+                turn_guard.next += 1;
+                drop(turn_guard);
                 turned.notify_all();
             });
         }
@@ -274,28 +301,103 @@ pub fn run_side_by_side(
     if let Some(e) = turn.failed {
         return Err(e);
     }
-    if !quiet {
-        eprintln!(
-            "{total} load balancers in {:.1} s on {} threads",
-            started.elapsed().as_secs_f64(),
-            jobs.clamp(1, total.max(1))
+    if turn.next != total {
+        bail!(
+            "internal error: {} of {total} runs absorbed with no failure",
+            turn.next
         );
     }
-    if turn.next != total {
-        return Err(anyhow!("{} of {total} runs were absorbed", turn.next));
+    if !quiet {
+        eprintln!(
+            "{total} load balancers in {:.1} s on {threads} threads",
+            started.elapsed().as_secs_f64()
+        );
     }
     Ok(turn.outputs)
 }
 
+/// Runs `work` for load balancer `lb`, turning a panic into an error that names it (so that
+/// the other threads are not left waiting for a run that will never be absorbed).
+fn caught<T>(lb: &str, work: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(AssertUnwindSafe(work)) {
+        Ok(result) => result,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "(no message)".into());
+            Err(anyhow!("{lb}: the simulation panicked: {msg}"))
+        }
+    }
+}
+
 /// Why the load balancers of a command must run one after another even with `--jobs` above 1,
 /// if they must: a trace workload streams its flows to one file as they finish, and
-/// `--max-events`, `--max-wall` and `--max-memory` budget the whole command.
-pub fn side_by_side_allowed(streaming: bool, limits: &LimitArgs) -> Result<(), &'static str> {
+/// `--max-events`, `--max-wall` and `--max-memory` budget the whole command (the message
+/// names those that are set).
+pub fn side_by_side_allowed(streaming: bool, limits: &LimitArgs) -> Result<(), String> {
     if streaming {
-        return Err("a trace workload streams its finished flows into one flows.csv");
+        return Err("a trace workload streams its finished flows into one flows.csv".into());
     }
-    if limits.max_events.is_some() || limits.max_wall.is_some() || limits.max_memory.is_some() {
-        return Err("--max-events, --max-wall and --max-memory budget the whole command");
+    let set: Vec<&str> = [
+        ("--max-events", limits.max_events.is_some()),
+        ("--max-wall", limits.max_wall.is_some()),
+        ("--max-memory", limits.max_memory.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, on)| on.then_some(flag))
+    .collect();
+    if !set.is_empty() {
+        return Err(format!(
+            "{} budget{} the whole command",
+            set.join(" and "),
+            if set.len() == 1 { "s" } else { "" }
+        ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic becomes an error naming the load balancer, so no thread waits for its turn.
+    #[test]
+    fn a_panicking_run_becomes_an_error() {
+        let panicked = caught::<()>("reps", || panic!("queue is full"));
+        let formatted = caught::<()>("ops", || panic!("bad index {}", 7));
+        let msg = format!("{:#}", panicked.unwrap_err());
+        assert_eq!(msg, "reps: the simulation panicked: queue is full");
+        let msg = format!("{:#}", formatted.unwrap_err());
+        assert_eq!(msg, "ops: the simulation panicked: bad index 7");
+        assert_eq!(caught("ecmp", || Ok(3)).unwrap(), 3);
+    }
+
+    /// The fallback names what forces it: streaming, or the limits actually set.
+    #[test]
+    fn the_fallback_names_its_reason() {
+        let none = LimitArgs::default();
+        assert!(side_by_side_allowed(false, &none).is_ok());
+        assert!(side_by_side_allowed(true, &none)
+            .unwrap_err()
+            .contains("trace workload"));
+        let wall = LimitArgs {
+            max_wall: Some(std::time::Duration::from_secs(60)),
+            ..LimitArgs::default()
+        };
+        assert_eq!(
+            side_by_side_allowed(false, &wall).unwrap_err(),
+            "--max-wall budgets the whole command"
+        );
+        let two = LimitArgs {
+            max_events: Some(10),
+            max_memory: Some(1 << 30),
+            ..LimitArgs::default()
+        };
+        assert_eq!(
+            side_by_side_allowed(false, &two).unwrap_err(),
+            "--max-events and --max-memory budget the whole command"
+        );
+    }
 }

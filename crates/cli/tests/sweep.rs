@@ -1,6 +1,7 @@
 //! `repsim sweep`: a sweep killed with SIGKILL midway resumes without re-running finished points
 //! and ends with the same `sweep.csv` as an uninterrupted sweep; a Slurm job array run task by
-//! task (with `SLURM_ARRAY_TASK_ID` set) plus `merge` gives that `sweep.csv` too.
+//! task (with `SLURM_ARRAY_TASK_ID` set) plus `merge` gives that `sweep.csv` too, and the same
+//! per-point files as a local sweep that runs each point's load balancers side by side.
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -207,6 +208,16 @@ fn slurm_array_tasks_then_merge_equal_a_local_sweep() {
         "{merged}"
     );
     assert_eq!(merged, swept);
+    // The tasks ran each point's load balancers one at a time (a task's default), the local
+    // sweep side by side: every point's outputs are the same bytes.
+    for point in 0..4 {
+        let dir = format!("points/{point:04}");
+        for f in ["flows.csv", "summary.json", "slowdown.csv", "scenario.toml"] {
+            let one = std::fs::read(cluster.join(&dir).join(f)).unwrap();
+            let other = std::fs::read(local.join(&dir).join(f)).unwrap();
+            assert!(one == other, "point {point}: {f} differs");
+        }
+    }
 }
 
 #[test]

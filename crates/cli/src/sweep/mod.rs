@@ -35,8 +35,9 @@ pub struct SweepArgs {
     /// Output directory (default: the file's `out`, else results/sweeps/<name>).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Threads (default: every core); with fewer points than threads, each point runs its load
-    /// balancers side by side on its share.
+    /// Threads (default or 0: every core); with fewer unfinished points than threads, each
+    /// point runs its load balancers side by side on its share. With `--point`: that point's
+    /// load balancers run at once (default 1).
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
     /// Run only this point (0-based; what a Slurm array task does); no sweep.csv is written.
@@ -98,14 +99,24 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
             );
         };
         write_manifest(&sweep, &out)?;
-        let ran = run_point(&sweep, p, &out, args.jobs.unwrap_or_else(every_core))?;
+        // A cluster task asks for one core unless told otherwise: its load balancers run one
+        // at a time unless `--jobs` says more.
+        let jobs = match args.jobs {
+            None => 1,
+            Some(0) => every_core(),
+            Some(n) => n,
+        };
+        let ran = run_point(&sweep, p, &out, jobs)?;
         if !args.quiet {
             let what = if ran { "finished" } else { "already finished" };
             println!("point {i} {what}: {}", point_dir(&out, i).display());
         }
         return Ok(());
     }
-    let jobs = args.jobs.unwrap_or_else(every_core);
+    let jobs = match args.jobs {
+        None | Some(0) => every_core(),
+        Some(n) => n,
+    };
     let csv = run_sweep(&sweep, &out, jobs, args.quiet)?;
     if !args.quiet {
         println!("{}", csv.display());
@@ -140,8 +151,16 @@ pub fn run_sweeps(sweeps: &[(&Sweep, &Path)], jobs: usize, quiet: bool) -> Resul
         .collect();
     tasks.sort_by_key(|&(k, p)| (p.index, k));
     let total = tasks.len();
-    let threads = jobs.clamp(1, total.max(1));
-    // Fewer points than threads: each point runs its load balancers side by side on its share.
+    // Fewer unfinished points than threads: each point runs its load balancers side by side on
+    // its share (finished points are skipped and need none).
+    let mut unfinished = 0;
+    for &(k, p) in &tasks {
+        let (sweep, out) = sweeps[k];
+        if !finished(p, out, &point_definition(sweep, p)?) {
+            unfinished += 1;
+        }
+    }
+    let threads = jobs.clamp(1, unfinished.max(1));
     let per_point = (jobs / threads).max(1);
     // One sweep counts points; several count runs (a point of one of them).
     let unit = if sweeps.len() > 1 { "runs" } else { "points" };
