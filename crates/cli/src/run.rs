@@ -52,9 +52,9 @@ pub struct RunArgs {
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Override::parse)]
     pub set: Vec<Override>,
     /// Load balancers simulated at once (default 1: one after another; 0: one per core).
-    /// The outputs are the same; each run's `wall_s` is its own, slowed by the others; memory
-    /// grows with the runs held at once. Trace workloads and `--max-events`, `--max-wall` and
-    /// `--max-memory` run one at a time.
+    /// The outputs are the same; each run's `wall_s` is its own, slowed by the others; up to
+    /// 2 x N simulations are in memory at once. Trace workloads and `--max-events`,
+    /// `--max-wall` and `--max-memory` run one at a time.
     #[arg(long, short = 'j', default_value_t = 1)]
     pub jobs: usize,
     /// Resource limits and stall detection.

@@ -5,6 +5,7 @@
 //! finished run; [`run_side_by_side`] runs several at once on a pool of threads and absorbs
 //! them in that same order, so the files are byte for byte those of one run after another
 //! (only the wall-clock times differ).
+use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -195,29 +196,17 @@ impl InTurn<'_> {
     }
 }
 
-/// Whose turn it is to be absorbed, and the outputs.
-struct Turn {
-    /// Index of the run to absorb next.
-    next: usize,
-    outputs: RunOutputs,
-    /// The first run that failed (later runs are then not absorbed).
-    failed: Option<anyhow::Error>,
-}
-
 /// Runs `prepared` (labelled `lbs`) on up to `jobs` threads, each with its own stall check
 /// (`limits` must set no command-wide limit: see [`side_by_side_allowed`]), and absorbs them
-/// into `outputs` in their order. A run that finishes before an earlier one waits for it,
-/// holding its simulation, so at most `jobs` simulations are in memory (and a slow early run
-/// can leave threads idle). After a run fails (an error, or a panic, which is caught), no
-/// further run starts and the first failure is returned. Without `quiet`, a line per
-/// finished run goes to stderr.
+/// into `outputs` in their order ([`in_order`]: at most 2 x `jobs` simulations in memory; no
+/// run starts after one failed). Without `quiet`, a line per finished run goes to stderr.
 pub fn run_side_by_side(
     scn: &LoadedScenario,
     lbs: &[String],
     prepared: Vec<Prepared>,
     limits: &LimitArgs,
     jobs: usize,
-    outputs: RunOutputs,
+    mut outputs: RunOutputs,
 ) -> Result<RunOutputs> {
     debug_assert!(side_by_side_allowed(false, limits).is_ok());
     let quiet = outputs.quiet;
@@ -225,73 +214,119 @@ pub fn run_side_by_side(
     let threads = jobs.clamp(1, total.max(1));
     let slots: Vec<Mutex<Option<Prepared>>> =
         prepared.into_iter().map(|p| Mutex::new(Some(p))).collect();
-    let claimed = AtomicUsize::new(0);
     let ended = AtomicUsize::new(0);
+    let started = Instant::now();
+    let simulate = |index: usize| -> Result<(Simulation, f64, Option<Stop>)> {
+        let run = slots[index]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .expect("each run is claimed once");
+        let lb = &lbs[index];
+        let run_started = Instant::now();
+        let result = run.simulate(
+            scn,
+            lb,
+            false,
+            false,
+            &mut Limiter::new(limits.clone()),
+            &mut |_| Ok(()),
+        );
+        let ended_count = ended.fetch_add(1, Ordering::SeqCst) + 1;
+        if !quiet {
+            let outcome = if result.is_ok() {
+                "simulated"
+            } else {
+                "failed"
+            };
+            eprintln!(
+                "[{ended_count}/{total}] {lb}: {outcome} after {:.1} s",
+                run_started.elapsed().as_secs_f64()
+            );
+        }
+        result
+    };
+    let mut absorb = |index: usize, (sim, wall, stop): (Simulation, f64, Option<Stop>)| {
+        outputs.absorb(&lbs[index], &sim, wall, stop)
+    };
+    in_order(lbs, threads, &simulate, &mut absorb)?;
+    if !quiet {
+        eprintln!(
+            "{total} load balancers in {:.1} s on {threads} threads",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(outputs)
+}
+
+/// Whose turn it is to be absorbed, and the finished items waiting for it.
+struct Turn<T> {
+    /// Index of the item to absorb next.
+    next: usize,
+    /// Finished items waiting for an earlier one, by index.
+    waiting: BTreeMap<usize, Result<T>>,
+    /// The first item that failed (later items are then not absorbed).
+    failed: Option<anyhow::Error>,
+}
+
+/// Runs `work` for every item (named by `names`) on `threads` threads and hands each result
+/// to `absorb` in item order, as one thread running them in turn would. An item that finishes
+/// before an earlier one waits while its thread goes on with the next item, up to `threads`
+/// waiting items (then the thread waits too); whichever thread finishes the item whose turn it
+/// is absorbs it and every waiting item that follows. A panic in `work` or `absorb` becomes an
+/// error naming the item; after the first error (in item order) nothing more is absorbed, no
+/// item starts, and that error is returned.
+pub fn in_order<T: Send>(
+    names: &[String],
+    threads: usize,
+    work: &(dyn Fn(usize) -> Result<T> + Sync),
+    absorb: &mut (dyn FnMut(usize, T) -> Result<()> + Send),
+) -> Result<()> {
+    let total = names.len();
+    let claimed = AtomicUsize::new(0);
     let stop_claiming = AtomicBool::new(false);
     let turn = Mutex::new(Turn {
         next: 0,
-        outputs,
+        waiting: BTreeMap::new(),
         failed: None,
     });
+    let absorb = Mutex::new(absorb);
     let turned = Condvar::new();
-    let started = Instant::now();
     std::thread::scope(|scope| {
-        for _ in 0..threads {
+        for _ in 0..threads.clamp(1, total.max(1)) {
             scope.spawn(|| loop {
                 if stop_claiming.load(Ordering::SeqCst) {
                     break;
                 }
                 let index = claimed.fetch_add(1, Ordering::SeqCst);
-                let Some(slot) = slots.get(index) else { break };
-                let run = slot
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .take()
-                    .expect("each run is claimed once");
-                let lb = &lbs[index];
-                let run_started = Instant::now();
-                let result = caught(lb, || {
-                    run.simulate(
-                        scn,
-                        lb,
-                        false,
-                        false,
-                        &mut Limiter::new(limits.clone()),
-                        &mut |_| Ok(()),
-                    )
-                });
-                let ended_count = ended.fetch_add(1, Ordering::SeqCst) + 1;
-                if !quiet {
-                    let outcome = if result.is_ok() {
-                        "simulated"
-                    } else {
-                        "failed"
-                    };
-                    eprintln!(
-                        "[{ended_count}/{total}] {lb}: {outcome} after {:.1} s",
-                        run_started.elapsed().as_secs_f64()
-                    );
-                }
+                let Some(name) = names.get(index) else { break };
+                let result = caught(name, || work(index));
                 if result.is_err() {
                     stop_claiming.store(true, Ordering::SeqCst);
                 }
-                // Absorb in load-balancer order: wait for the runs before this one. Every
-                // claimed run advances `next` whatever happened to it, so no thread waits for
-                // ever; a run never claimed is after every claimed one.
+                // Every claimed item ends up absorbed (or skipped after a failure), so no
+                // thread waits for ever: the item whose turn it is is being worked on by a
+                // thread that does not wait, and items never claimed all come after every
+                // claimed one.
                 let mut turn_guard = turn.lock().unwrap_or_else(|e| e.into_inner());
-                while turn_guard.next != index {
+                while turn_guard.next != index && turn_guard.waiting.len() >= threads {
                     turn_guard = turned.wait(turn_guard).unwrap_or_else(|e| e.into_inner());
                 }
-                if turn_guard.failed.is_none() {
-                    let absorbed = result.and_then(|(sim, wall, stop)| {
-                        caught(lb, || turn_guard.outputs.absorb(lb, &sim, wall, stop))
-                    });
-                    if let Err(e) = absorbed {
-                        stop_claiming.store(true, Ordering::SeqCst);
-                        turn_guard.failed = Some(e);
+                turn_guard.waiting.insert(index, result);
+                let turn_now = &mut *turn_guard;
+                while let Some(result) = turn_now.waiting.remove(&turn_now.next) {
+                    let at = turn_now.next;
+                    if turn_now.failed.is_none() {
+                        let mut absorb = absorb.lock().unwrap_or_else(|e| e.into_inner());
+                        let absorbed =
+                            result.and_then(|item| caught(&names[at], || absorb(at, item)));
+                        if let Err(e) = absorbed {
+                            stop_claiming.store(true, Ordering::SeqCst);
+                            turn_now.failed = Some(e);
+                        }
                     }
+                    turn_now.next += 1;
                 }
-                turn_guard.next += 1;
                 drop(turn_guard);
                 turned.notify_all();
             });
@@ -303,21 +338,15 @@ pub fn run_side_by_side(
     }
     if turn.next != total {
         bail!(
-            "internal error: {} of {total} runs absorbed with no failure",
+            "internal error: {} of {total} items absorbed with no failure",
             turn.next
         );
     }
-    if !quiet {
-        eprintln!(
-            "{total} load balancers in {:.1} s on {threads} threads",
-            started.elapsed().as_secs_f64()
-        );
-    }
-    Ok(turn.outputs)
+    Ok(())
 }
 
-/// Runs `work` for load balancer `lb`, turning a panic into an error that names it (so that
-/// the other threads are not left waiting for a run that will never be absorbed).
+/// Runs `work` for item `lb`, turning a panic into an error that names it (so that the other
+/// threads are not left waiting for an item that will never be absorbed).
 fn caught<T>(lb: &str, work: impl FnOnce() -> Result<T>) -> Result<T> {
     match std::panic::catch_unwind(AssertUnwindSafe(work)) {
         Ok(result) => result,
@@ -327,7 +356,7 @@ fn caught<T>(lb: &str, work: impl FnOnce() -> Result<T>) -> Result<T> {
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "(no message)".into());
-            Err(anyhow!("{lb}: the simulation panicked: {msg}"))
+            Err(anyhow!("{lb}: panicked: {msg}"))
         }
     }
 }
@@ -368,10 +397,106 @@ mod tests {
         let panicked = caught::<()>("reps", || panic!("queue is full"));
         let formatted = caught::<()>("ops", || panic!("bad index {}", 7));
         let msg = format!("{:#}", panicked.unwrap_err());
-        assert_eq!(msg, "reps: the simulation panicked: queue is full");
+        assert_eq!(msg, "reps: panicked: queue is full");
         let msg = format!("{:#}", formatted.unwrap_err());
-        assert_eq!(msg, "ops: the simulation panicked: bad index 7");
+        assert_eq!(msg, "ops: panicked: bad index 7");
         assert_eq!(caught("ecmp", || Ok(3)).unwrap(), 3);
+    }
+
+    fn names(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("item-{i}")).collect()
+    }
+
+    /// Items that finish in reverse order are absorbed in item order.
+    #[test]
+    fn items_are_absorbed_in_order_whatever_order_they_finish_in() {
+        let names = names(7);
+        for threads in [1, 2, 3, 7, 16] {
+            let mut absorbed = Vec::new();
+            let work = |i: usize| -> Result<usize> {
+                std::thread::sleep(std::time::Duration::from_millis(3 * (7 - i as u64)));
+                Ok(i)
+            };
+            in_order(&names, threads, &work, &mut |i, value| {
+                assert_eq!(i, value);
+                absorbed.push(i);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(absorbed, (0..7).collect::<Vec<_>>(), "{threads} threads");
+        }
+    }
+
+    /// At most 2 x threads results exist at once while an early item is slow.
+    #[test]
+    fn finished_items_waiting_are_bounded() {
+        use std::sync::Arc;
+        struct Alive(Arc<AtomicUsize>);
+        impl Drop for Alive {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        let alive = Arc::new(AtomicUsize::new(0));
+        let most = AtomicUsize::new(0);
+        let names = names(12);
+        let work = |i: usize| -> Result<Alive> {
+            let now = alive.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(now, Ordering::SeqCst);
+            let ms = if i == 0 { 60 } else { 1 };
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+            Ok(Alive(alive.clone()))
+        };
+        in_order(&names, 3, &work, &mut |_, item| {
+            drop(item);
+            Ok(())
+        })
+        .unwrap();
+        let most = most.load(Ordering::SeqCst);
+        assert!(most <= 6, "{most} items alive at once");
+        assert!(
+            most >= 4,
+            "the later items did not go on while item 0 ran ({most})"
+        );
+    }
+
+    /// A panic stops the pool with an error naming the item; earlier items are absorbed, none
+    /// after it, and nothing hangs.
+    #[test]
+    fn a_panicking_item_stops_the_pool() {
+        let names = names(6);
+        let mut absorbed = Vec::new();
+        let work = |i: usize| -> Result<usize> {
+            if i == 2 {
+                panic!("boom");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            Ok(i)
+        };
+        let err = in_order(&names, 3, &work, &mut |i, _| {
+            absorbed.push(i);
+            Ok(())
+        })
+        .unwrap_err();
+        assert_eq!(format!("{err:#}"), "item-2: panicked: boom");
+        assert_eq!(absorbed, vec![0, 1]);
+    }
+
+    /// After an error no further item starts (one thread: exactly the items up to it).
+    #[test]
+    fn an_error_stops_new_items() {
+        let names = names(5);
+        let started = AtomicUsize::new(0);
+        let work = |i: usize| -> Result<usize> {
+            started.fetch_add(1, Ordering::SeqCst);
+            if i == 1 {
+                bail!("item-1 failed to set up");
+            }
+            Ok(i)
+        };
+        let err = in_order(&names, 1, &work, &mut |_, _| Ok(())).unwrap_err();
+        assert_eq!(format!("{err:#}"), "item-1 failed to set up");
+        assert_eq!(started.load(Ordering::SeqCst), 2);
     }
 
     /// The fallback names what forces it: streaming, or the limits actually set.
