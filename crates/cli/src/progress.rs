@@ -1,12 +1,23 @@
 //! Progress bar for long runs (on a terminal only): simulated time, events/s and an ETA.
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use repsim::engine::time::to_us;
 use repsim::Simulation;
 
 /// Steps of the bar (position is a fraction of the work, in thousandths).
 const STEPS: u64 = 1000;
+
+/// Where a run's progress bar is drawn.
+#[derive(Clone, Copy)]
+pub enum Bars<'a> {
+    /// Nowhere (not a terminal, `--quiet`, or a benchmark).
+    Hidden,
+    /// On its own (one run at a time).
+    Alone,
+    /// Among the bars of the runs beside it (`repsim run -j N`).
+    Among(&'a MultiProgress),
+}
 
 /// A progress bar for one simulation; hidden when progress is off.
 pub struct Progress {
@@ -16,12 +27,12 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// A bar for `lb` (visible only if `show`).
-    pub fn new(lb: &str, sim: &Simulation, show: bool) -> Self {
-        let bar = if show {
-            ProgressBar::new(STEPS)
-        } else {
-            ProgressBar::hidden()
+    /// A bar for `lb`, drawn where `bars` says.
+    pub fn new(lb: &str, sim: &Simulation, bars: Bars) -> Self {
+        let bar = match bars {
+            Bars::Hidden => ProgressBar::hidden(),
+            Bars::Alone => ProgressBar::new(STEPS),
+            Bars::Among(multi) => multi.add(ProgressBar::new(STEPS)),
         };
         bar.set_style(
             ProgressStyle::with_template(

@@ -16,7 +16,7 @@ use crate::limits::{LimitArgs, Limiter, Stop};
 use crate::output::{
     collectives_csv, flow_columns, flows_csv, slowdown_csv, summary_json, write_atomic,
 };
-use crate::progress::Progress;
+use crate::progress::{Bars, Progress};
 use crate::run_outputs::{run_side_by_side, side_by_side_allowed, InTurn, RunOutputs};
 use crate::series::{self, Format, RunInfo, Table, Tables};
 
@@ -143,12 +143,18 @@ impl Prepared {
     /// Runs the simulation to completion without progress bar, streaming or limits (benchmarks);
     /// returns it with the wall-clock seconds it took.
     pub fn simulate_unlimited(self, scn: &LoadedScenario, lb: &str) -> Result<(Simulation, f64)> {
-        let (sim, wall, _) =
-            self.simulate(scn, lb, false, false, &mut Limiter::none(), &mut |_| Ok(()))?;
+        let (sim, wall, _) = self.simulate(
+            scn,
+            lb,
+            Bars::Hidden,
+            false,
+            &mut Limiter::none(),
+            &mut |_| Ok(()),
+        )?;
         Ok((sim, wall))
     }
 
-    /// Runs the simulation to completion, showing a progress bar if `progress`; returns it
+    /// Runs the simulation to completion, showing a progress bar where `bars` says; returns it
     /// with the wall-clock seconds it took, and why it stopped early if `limiter` stopped it.
     /// With `stream`, finished flows leave the simulation as it goes
     /// ([`Simulation::drop_finished_prefix`]) and `on_step` gets the simulation after every
@@ -157,7 +163,7 @@ impl Prepared {
         self,
         scn: &LoadedScenario,
         lb: &str,
-        progress: bool,
+        bars: Bars,
         stream: bool,
         limiter: &mut Limiter,
         on_step: &mut dyn FnMut(&mut Simulation) -> Result<()>,
@@ -171,7 +177,7 @@ impl Prepared {
         if stream {
             sim.stream_finished();
         }
-        let bar = Progress::new(lb, &sim, progress);
+        let bar = Progress::new(lb, &sim, bars);
         let step = 50 * US;
         let mut t = 0;
         limiter.start_run();
@@ -330,7 +336,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     let side_by_side = jobs > 1 && prepared.len() > 1;
     let allowed = side_by_side_allowed(streaming, &args.limits);
     if side_by_side && allowed.is_ok() {
-        outputs = run_side_by_side(&scn, &lbs, prepared, &args.limits, jobs, outputs)?;
+        outputs = run_side_by_side(&scn, &lbs, prepared, &args.limits, jobs, progress, outputs)?;
     } else {
         if side_by_side && !args.quiet {
             if let Err(why) = &allowed {

@@ -12,6 +12,7 @@ use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Result};
+use indicatif::MultiProgress;
 use repsim::engine::Time;
 use repsim::metrics::{FlowRow, RunSummary};
 use repsim::scenario::LoadedScenario;
@@ -19,6 +20,7 @@ use repsim::Simulation;
 
 use crate::limits::{LimitArgs, Limiter, Stop};
 use crate::output::{elephant_rows, finished_row, flow_record, pfc_rows, ELEPHANTS, PFC};
+use crate::progress::Bars;
 use crate::run::Prepared;
 use crate::series::{RunEntry, Table, Tables};
 
@@ -182,10 +184,15 @@ impl InTurn<'_> {
                 }
                 Ok(())
             };
+            let bars = if self.progress {
+                Bars::Alone
+            } else {
+                Bars::Hidden
+            };
             let (sim, wall, stop) = p.simulate(
                 self.scn,
                 lb,
-                self.progress,
+                bars,
                 self.streaming,
                 &mut limiter,
                 &mut take_finished,
@@ -199,13 +206,15 @@ impl InTurn<'_> {
 /// Runs `prepared` (labelled `lbs`) on up to `jobs` threads, each with its own stall check
 /// (`limits` must set no command-wide limit: see [`side_by_side_allowed`]), and absorbs them
 /// into `outputs` in their order ([`in_order`]: at most 2 x `jobs` simulations in memory; no
-/// run starts after one failed). Without `quiet`, a line per finished run goes to stderr.
+/// run starts after one failed). With `progress` (a terminal), each running load balancer has
+/// a bar; without `quiet`, a line per finished run goes to stderr.
 pub fn run_side_by_side(
     scn: &LoadedScenario,
     lbs: &[String],
     prepared: Vec<Prepared>,
     limits: &LimitArgs,
     jobs: usize,
+    progress: bool,
     mut outputs: RunOutputs,
 ) -> Result<RunOutputs> {
     debug_assert!(side_by_side_allowed(false, limits).is_ok());
@@ -216,6 +225,15 @@ pub fn run_side_by_side(
         prepared.into_iter().map(|p| Mutex::new(Some(p))).collect();
     let ended = AtomicUsize::new(0);
     let started = Instant::now();
+    // One bar per running load balancer on a terminal; messages go above the bars.
+    let multi = progress.then(MultiProgress::new);
+    let bars = multi.as_ref().map_or(Bars::Hidden, Bars::Among);
+    let say = |line: String| match &multi {
+        Some(multi) => {
+            let _ = multi.println(line);
+        }
+        None => eprintln!("{line}"),
+    };
     let simulate = |index: usize| -> Result<(Simulation, f64, Option<Stop>)> {
         let run = slots[index]
             .lock()
@@ -227,7 +245,7 @@ pub fn run_side_by_side(
         let result = run.simulate(
             scn,
             lb,
-            false,
+            bars,
             false,
             &mut Limiter::new(limits.clone()),
             &mut |_| Ok(()),
@@ -239,15 +257,20 @@ pub fn run_side_by_side(
             } else {
                 "failed"
             };
-            eprintln!(
+            say(format!(
                 "[{ended_count}/{total}] {lb}: {outcome} after {:.1} s",
                 run_started.elapsed().as_secs_f64()
-            );
+            ));
         }
         result
     };
+    // Its warnings are printed with the bars out of the way.
     let mut absorb = |index: usize, (sim, wall, stop): (Simulation, f64, Option<Stop>)| {
-        outputs.absorb(&lbs[index], &sim, wall, stop)
+        let mut absorb_now = || outputs.absorb(&lbs[index], &sim, wall, stop.clone());
+        match &multi {
+            Some(multi) => multi.suspend(absorb_now),
+            None => absorb_now(),
+        }
     };
     in_order(lbs, threads, &simulate, &mut absorb)?;
     if !quiet {
