@@ -1,7 +1,7 @@
 //! Progress bar for long runs (on a terminal only): simulated time, events/s and an ETA.
 use std::time::{Duration, Instant};
 
-use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressFinish, ProgressStyle};
 use repsim::engine::time::to_us;
 use repsim::Simulation;
 
@@ -29,10 +29,12 @@ pub struct Progress {
 impl Progress {
     /// A bar for `lb`, drawn where `bars` says.
     pub fn new(lb: &str, sim: &Simulation, bars: Bars) -> Self {
+        // Cleared when dropped unfinished too (a run that failed or panicked).
+        let fresh = || ProgressBar::new(STEPS).with_finish(ProgressFinish::AndClear);
         let bar = match bars {
             Bars::Hidden => ProgressBar::hidden(),
-            Bars::Alone => ProgressBar::new(STEPS),
-            Bars::Among(multi) => multi.add(ProgressBar::new(STEPS)),
+            Bars::Alone => fresh(),
+            Bars::Among(multi) => multi.add(fresh()),
         };
         bar.set_style(
             ProgressStyle::with_template(

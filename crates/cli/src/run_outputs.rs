@@ -85,31 +85,44 @@ impl RunOutputs {
         wall: f64,
         stop: Option<Stop>,
     ) -> Result<()> {
+        self.absorb_saying(lb, sim, wall, stop, &|line| eprintln!("{line}"))
+    }
+
+    /// [`Self::absorb`], its warnings and errors handed to `say` (one line each) instead of
+    /// stderr: above the progress bars when several runs are drawn at once.
+    pub fn absorb_saying(
+        &mut self,
+        lb: &str,
+        sim: &Simulation,
+        wall: f64,
+        stop: Option<Stop>,
+        say: &dyn Fn(String),
+    ) -> Result<()> {
         self.rto = Some(sim.rto());
         let mut summary = sim.summary(wall);
         match stop {
             Some(Stop::Stalled(msg)) => {
-                eprintln!("warning: {lb}: {msg}");
+                say(format!("warning: {lb}: {msg}"));
                 summary.stalled.push(msg);
             }
             Some(Stop::Limit(msg)) => self.incomplete = Some(format!("{lb}: {msg}")),
             None => {}
         }
         if summary.flows_completed < summary.flows_total && !self.quiet {
-            eprintln!(
+            say(format!(
                 "warning: {lb}: {} of {} flows did not finish by t = {:.1} us",
                 summary.flows_total - summary.flows_completed,
                 summary.flows_total,
                 summary.sim_time_us
-            );
+            ));
         }
         for msg in sim.unreachable_flows() {
-            eprintln!("error: {lb}: {msg}");
+            say(format!("error: {lb}: {msg}"));
             self.unreachable += 1;
         }
         if !self.quiet {
             for msg in sim.stalled_flows() {
-                eprintln!("warning: {lb}: {msg}");
+                say(format!("warning: {lb}: {msg}"));
             }
         }
         match self.flows_file.as_mut() {
@@ -206,7 +219,7 @@ impl InTurn<'_> {
 /// Runs `prepared` (labelled `lbs`) on up to `jobs` threads, each with its own stall check
 /// (`limits` must set no command-wide limit: see [`side_by_side_allowed`]), and absorbs them
 /// into `outputs` in their order ([`in_order`]: at most 2 x `jobs` simulations in memory; no
-/// run starts after one failed). With `progress` (a terminal), each running load balancer has
+/// run is claimed once one failed). With `progress` (a terminal), each running load balancer has
 /// a bar; without `quiet`, a line per finished run goes to stderr.
 pub fn run_side_by_side(
     scn: &LoadedScenario,
@@ -264,13 +277,10 @@ pub fn run_side_by_side(
         }
         result
     };
-    // Its warnings are printed with the bars out of the way.
+    // A run's warnings go above the bars (nothing runs inside `MultiProgress::suspend`, whose
+    // lock a panic would poison for every other bar).
     let mut absorb = |index: usize, (sim, wall, stop): (Simulation, f64, Option<Stop>)| {
-        let mut absorb_now = || outputs.absorb(&lbs[index], &sim, wall, stop.clone());
-        match &multi {
-            Some(multi) => multi.suspend(absorb_now),
-            None => absorb_now(),
-        }
+        outputs.absorb_saying(&lbs[index], &sim, wall, stop, &say)
     };
     in_order(lbs, threads, &simulate, &mut absorb)?;
     if !quiet {
@@ -282,23 +292,27 @@ pub fn run_side_by_side(
     Ok(outputs)
 }
 
-/// Whose turn it is to be absorbed, and the finished items waiting for it.
-struct Turn<T> {
+/// Whose turn it is to be absorbed, the finished items waiting for it, and what absorbs them
+/// (only ever called with the turn held).
+struct Turn<'a, T> {
     /// Index of the item to absorb next.
     next: usize,
     /// Finished items waiting for an earlier one, by index.
     waiting: BTreeMap<usize, Result<T>>,
     /// The first item that failed (later items are then not absorbed).
     failed: Option<anyhow::Error>,
+    /// Takes each item's result in item order.
+    absorb: &'a mut (dyn FnMut(usize, T) -> Result<()> + Send),
 }
 
 /// Runs `work` for every item (named by `names`) on `threads` threads and hands each result
 /// to `absorb` in item order, as one thread running them in turn would. An item that finishes
 /// before an earlier one waits while its thread goes on with the next item, up to `threads`
-/// waiting items (then the thread waits too); whichever thread finishes the item whose turn it
-/// is absorbs it and every waiting item that follows. A panic in `work` or `absorb` becomes an
-/// error naming the item; after the first error (in item order) nothing more is absorbed, no
-/// item starts, and that error is returned.
+/// waiting items (then the thread waits too), so at most 2 x `threads` results exist at once;
+/// whichever thread finishes the item whose turn it is absorbs it and every waiting item that
+/// follows. A panic in `work` or `absorb` becomes an error naming the item. Once a failure is
+/// seen no new item is claimed (items already running finish first); nothing after the first
+/// failure in item order is absorbed, and that failure is returned.
 pub fn in_order<T: Send>(
     names: &[String],
     threads: usize,
@@ -306,17 +320,18 @@ pub fn in_order<T: Send>(
     absorb: &mut (dyn FnMut(usize, T) -> Result<()> + Send),
 ) -> Result<()> {
     let total = names.len();
+    let threads = threads.clamp(1, total.max(1));
     let claimed = AtomicUsize::new(0);
     let stop_claiming = AtomicBool::new(false);
     let turn = Mutex::new(Turn {
         next: 0,
         waiting: BTreeMap::new(),
         failed: None,
+        absorb,
     });
-    let absorb = Mutex::new(absorb);
     let turned = Condvar::new();
     std::thread::scope(|scope| {
-        for _ in 0..threads.clamp(1, total.max(1)) {
+        for _ in 0..threads {
             scope.spawn(|| loop {
                 if stop_claiming.load(Ordering::SeqCst) {
                     break;
@@ -340,7 +355,7 @@ pub fn in_order<T: Send>(
                 while let Some(result) = turn_now.waiting.remove(&turn_now.next) {
                     let at = turn_now.next;
                     if turn_now.failed.is_none() {
-                        let mut absorb = absorb.lock().unwrap_or_else(|e| e.into_inner());
+                        let absorb = &mut turn_now.absorb;
                         let absorbed =
                             result.and_then(|item| caught(&names[at], || absorb(at, item)));
                         if let Err(e) = absorbed {
@@ -520,6 +535,42 @@ mod tests {
         let err = in_order(&names, 1, &work, &mut |_, _| Ok(())).unwrap_err();
         assert_eq!(format!("{err:#}"), "item-1 failed to set up");
         assert_eq!(started.load(Ordering::SeqCst), 2);
+    }
+
+    /// An error or a panic in `absorb` stops the pool like one in `work`; with two failures,
+    /// the earlier item's is returned, as in turn.
+    #[test]
+    fn failures_in_absorb_and_the_earliest_failure_win() {
+        let names = names(6);
+        let work = |i: usize| -> Result<usize> {
+            std::thread::sleep(std::time::Duration::from_millis(2 * (6 - i as u64)));
+            if i == 4 {
+                bail!("item-4 failed");
+            }
+            Ok(i)
+        };
+        let mut absorbed = Vec::new();
+        let err = in_order(&names, 3, &work, &mut |i, _| {
+            if i == 2 {
+                bail!("item-2 could not be written");
+            }
+            absorbed.push(i);
+            Ok(())
+        })
+        .unwrap_err();
+        assert_eq!(format!("{err:#}"), "item-2 could not be written");
+        assert_eq!(absorbed, vec![0, 1]);
+        let mut absorbed = Vec::new();
+        let err = in_order(&names, 2, &work, &mut |i, _| {
+            if i == 1 {
+                panic!("disk full");
+            }
+            absorbed.push(i);
+            Ok(())
+        })
+        .unwrap_err();
+        assert_eq!(format!("{err:#}"), "item-1: panicked: disk full");
+        assert_eq!(absorbed, vec![0]);
     }
 
     /// The fallback names what forces it: streaming, or the limits actually set.
