@@ -329,10 +329,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         tables.keep_streamed_ids();
     }
     let mut outputs = RunOutputs::new(flows_file, tables, mixed, args.quiet);
-    let jobs = match args.jobs {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
+    let jobs = jobs_or_every_core(args.jobs);
     let side_by_side = jobs > 1 && prepared.len() > 1;
     let allowed = side_by_side_allowed(streaming, &args.limits);
     if side_by_side && allowed.is_ok() {
@@ -443,6 +440,14 @@ pub fn run(args: RunArgs) -> Result<()> {
         bail!("{unreachable} flow(s) could not reach their destination (see the messages above); results in {}", out.display());
     }
     Ok(())
+}
+
+/// A `--jobs` value as a thread count: 0 means one per core this process may use.
+pub fn jobs_or_every_core(jobs: usize) -> usize {
+    match jobs {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
 }
 
 /// `repsim check`.

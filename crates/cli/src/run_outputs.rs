@@ -77,20 +77,10 @@ impl RunOutputs {
         }
     }
 
-    /// Takes the finished run of `lb` (`wall` seconds; `stop`: why it ended early, if it did).
+    /// Takes the finished run of `lb` (`wall` seconds; `stop`: why it ended early, if it did);
+    /// its warnings and errors go to `say`, a line each (stderr, or above the progress bars
+    /// when several runs are drawn at once).
     pub fn absorb(
-        &mut self,
-        lb: &str,
-        sim: &Simulation,
-        wall: f64,
-        stop: Option<Stop>,
-    ) -> Result<()> {
-        self.absorb_saying(lb, sim, wall, stop, &|line| eprintln!("{line}"))
-    }
-
-    /// [`Self::absorb`], its warnings and errors handed to `say` (one line each) instead of
-    /// stderr: above the progress bars when several runs are drawn at once.
-    pub fn absorb_saying(
         &mut self,
         lb: &str,
         sim: &Simulation,
@@ -210,7 +200,7 @@ impl InTurn<'_> {
                 &mut limiter,
                 &mut take_finished,
             )?;
-            outputs.absorb(lb, &sim, wall, stop)?;
+            outputs.absorb(lb, &sim, wall, stop, &|line| eprintln!("{line}"))?;
         }
         Ok(())
     }
@@ -234,8 +224,6 @@ pub fn run_side_by_side(
     let quiet = outputs.quiet;
     let total = prepared.len();
     let threads = jobs.clamp(1, total.max(1));
-    let slots: Vec<Mutex<Option<Prepared>>> =
-        prepared.into_iter().map(|p| Mutex::new(Some(p))).collect();
     let ended = AtomicUsize::new(0);
     let started = Instant::now();
     // One bar per running load balancer on a terminal; messages go above the bars.
@@ -247,12 +235,7 @@ pub fn run_side_by_side(
         }
         None => eprintln!("{line}"),
     };
-    let simulate = |index: usize| -> Result<(Simulation, f64, Option<Stop>)> {
-        let run = slots[index]
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .expect("each run is claimed once");
+    let simulate = |index: usize, run: Prepared| -> Result<(Simulation, f64, Option<Stop>)> {
         let lb = &lbs[index];
         let run_started = Instant::now();
         let result = run.simulate(
@@ -280,9 +263,9 @@ pub fn run_side_by_side(
     // A run's warnings go above the bars (nothing runs inside `MultiProgress::suspend`, whose
     // lock a panic would poison for every other bar).
     let mut absorb = |index: usize, (sim, wall, stop): (Simulation, f64, Option<Stop>)| {
-        outputs.absorb_saying(&lbs[index], &sim, wall, stop, &say)
+        outputs.absorb(&lbs[index], &sim, wall, stop, &say)
     };
-    in_order(lbs, threads, &simulate, &mut absorb)?;
+    in_order(lbs, prepared, threads, &simulate, &mut absorb)?;
     if !quiet {
         eprintln!(
             "{total} load balancers in {:.1} s on {threads} threads",
@@ -305,21 +288,27 @@ struct Turn<'a, T> {
     absorb: &'a mut (dyn FnMut(usize, T) -> Result<()> + Send),
 }
 
-/// Runs `work` for every item (named by `names`) on `threads` threads and hands each result
-/// to `absorb` in item order, as one thread running them in turn would. An item that finishes
+/// Runs `work` for every item of `items` (named by `names`, one each) on `threads` threads and
+/// hands each result to `absorb` in item order, as one thread running them in turn would. An item that finishes
 /// before an earlier one waits while its thread goes on with the next item, up to `threads`
 /// waiting items (then the thread waits too), so at most 2 x `threads` results exist at once;
 /// whichever thread finishes the item whose turn it is absorbs it and every waiting item that
 /// follows. A panic in `work` or `absorb` becomes an error naming the item. Once a failure is
 /// seen no new item is claimed (items already running finish first); nothing after the first
 /// failure in item order is absorbed, and that failure is returned.
-pub fn in_order<T: Send>(
+pub fn in_order<I: Send, T: Send>(
     names: &[String],
+    items: Vec<I>,
     threads: usize,
-    work: &(dyn Fn(usize) -> Result<T> + Sync),
+    work: &(dyn Fn(usize, I) -> Result<T> + Sync),
     absorb: &mut (dyn FnMut(usize, T) -> Result<()> + Send),
 ) -> Result<()> {
     let total = names.len();
+    if items.len() != total {
+        bail!("internal error: {} items, {total} names", items.len());
+    }
+    // Each slot is taken by the one thread that claims its index.
+    let slots: Vec<Mutex<Option<I>>> = items.into_iter().map(|i| Mutex::new(Some(i))).collect();
     let threads = threads.clamp(1, total.max(1));
     let claimed = AtomicUsize::new(0);
     let stop_claiming = AtomicBool::new(false);
@@ -338,7 +327,12 @@ pub fn in_order<T: Send>(
                 }
                 let index = claimed.fetch_add(1, Ordering::SeqCst);
                 let Some(name) = names.get(index) else { break };
-                let result = caught(name, || work(index));
+                let item = slots[index]
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take();
+                let item = item.expect("an index is claimed once");
+                let result = caught(name, || work(index, item));
                 if result.is_err() {
                     stop_claiming.store(true, Ordering::SeqCst);
                 }
@@ -445,17 +439,21 @@ mod tests {
         (0..n).map(|i| format!("item-{i}")).collect()
     }
 
+    fn items(n: usize) -> Vec<usize> {
+        (0..n).collect()
+    }
+
     /// Items that finish in reverse order are absorbed in item order.
     #[test]
     fn items_are_absorbed_in_order_whatever_order_they_finish_in() {
         let names = names(7);
         for threads in [1, 2, 3, 7, 16] {
             let mut absorbed = Vec::new();
-            let work = |i: usize| -> Result<usize> {
+            let work = |i: usize, _: usize| -> Result<usize> {
                 std::thread::sleep(std::time::Duration::from_millis(3 * (7 - i as u64)));
                 Ok(i)
             };
-            in_order(&names, threads, &work, &mut |i, value| {
+            in_order(&names, items(7), threads, &work, &mut |i, value| {
                 assert_eq!(i, value);
                 absorbed.push(i);
                 Ok(())
@@ -478,14 +476,14 @@ mod tests {
         let alive = Arc::new(AtomicUsize::new(0));
         let most = AtomicUsize::new(0);
         let names = names(12);
-        let work = |i: usize| -> Result<Alive> {
+        let work = |i: usize, _: usize| -> Result<Alive> {
             let now = alive.fetch_add(1, Ordering::SeqCst) + 1;
             most.fetch_max(now, Ordering::SeqCst);
             let ms = if i == 0 { 60 } else { 1 };
             std::thread::sleep(std::time::Duration::from_millis(ms));
             Ok(Alive(alive.clone()))
         };
-        in_order(&names, 3, &work, &mut |_, item| {
+        in_order(&names, items(12), 3, &work, &mut |_, item| {
             drop(item);
             Ok(())
         })
@@ -504,14 +502,14 @@ mod tests {
     fn a_panicking_item_stops_the_pool() {
         let names = names(6);
         let mut absorbed = Vec::new();
-        let work = |i: usize| -> Result<usize> {
+        let work = |i: usize, _: usize| -> Result<usize> {
             if i == 2 {
                 panic!("boom");
             }
             std::thread::sleep(std::time::Duration::from_millis(2));
             Ok(i)
         };
-        let err = in_order(&names, 3, &work, &mut |i, _| {
+        let err = in_order(&names, items(6), 3, &work, &mut |i, _| {
             absorbed.push(i);
             Ok(())
         })
@@ -525,14 +523,14 @@ mod tests {
     fn an_error_stops_new_items() {
         let names = names(5);
         let started = AtomicUsize::new(0);
-        let work = |i: usize| -> Result<usize> {
+        let work = |i: usize, _: usize| -> Result<usize> {
             started.fetch_add(1, Ordering::SeqCst);
             if i == 1 {
                 bail!("item-1 failed to set up");
             }
             Ok(i)
         };
-        let err = in_order(&names, 1, &work, &mut |_, _| Ok(())).unwrap_err();
+        let err = in_order(&names, items(5), 1, &work, &mut |_, _| Ok(())).unwrap_err();
         assert_eq!(format!("{err:#}"), "item-1 failed to set up");
         assert_eq!(started.load(Ordering::SeqCst), 2);
     }
@@ -542,35 +540,34 @@ mod tests {
     #[test]
     fn failures_in_absorb_and_the_earliest_failure_win() {
         let names = names(6);
-        let work = |i: usize| -> Result<usize> {
+        let work = |i: usize, _: usize| -> Result<usize> {
             std::thread::sleep(std::time::Duration::from_millis(2 * (6 - i as u64)));
             if i == 4 {
                 bail!("item-4 failed");
             }
             Ok(i)
         };
-        let mut absorbed = Vec::new();
-        let err = in_order(&names, 3, &work, &mut |i, _| {
-            if i == 2 {
-                bail!("item-2 could not be written");
-            }
-            absorbed.push(i);
-            Ok(())
-        })
-        .unwrap_err();
-        assert_eq!(format!("{err:#}"), "item-2 could not be written");
-        assert_eq!(absorbed, vec![0, 1]);
-        let mut absorbed = Vec::new();
-        let err = in_order(&names, 2, &work, &mut |i, _| {
-            if i == 1 {
-                panic!("disk full");
-            }
-            absorbed.push(i);
-            Ok(())
-        })
-        .unwrap_err();
-        assert_eq!(format!("{err:#}"), "item-1: panicked: disk full");
-        assert_eq!(absorbed, vec![0]);
+        // (threads, item whose absorb fails, by panicking?, error, items absorbed before it)
+        let cases = [
+            (3, 2, false, "item-2 could not be written", vec![0, 1]),
+            (2, 1, true, "item-1: panicked: disk full", vec![0]),
+        ];
+        for (threads, bad, panics, want, before) in cases {
+            let mut absorbed = Vec::new();
+            let err = in_order(&names, items(6), threads, &work, &mut |i, _| {
+                if i == bad && panics {
+                    panic!("disk full");
+                }
+                if i == bad {
+                    bail!("item-{i} could not be written");
+                }
+                absorbed.push(i);
+                Ok(())
+            })
+            .unwrap_err();
+            assert_eq!(format!("{err:#}"), want);
+            assert_eq!(absorbed, before);
+        }
     }
 
     /// The fallback names what forces it: streaming, or the limits actually set.

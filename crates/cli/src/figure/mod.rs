@@ -34,7 +34,7 @@ pub struct FigureArgs {
     /// Output directory (default: results/figures/<id>/<scale>); for `all`, the parent.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Simulations run at once (default: every core).
+    /// Simulations run at once (default or 0: every core).
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
     /// With `all`: write the table of our results against the paper's into this Markdown file.
@@ -421,11 +421,7 @@ fn table(results: &[(&Figure, Option<FigureResult>)]) -> String {
 
 /// `repsim figure`.
 pub fn figure(args: FigureArgs) -> Result<()> {
-    let jobs = args.jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
+    let jobs = crate::run::jobs_or_every_core(args.jobs.unwrap_or(0));
     match args.id.as_str() {
         "list" => {
             list();

@@ -1,8 +1,7 @@
 //! `repsim sweep`: run a scenario over the points of a sweep file in parallel (one point per
-//! thread; with fewer points than threads, a point's load balancers side by side on its share),
-//! each point into its own directory with its
-//! `run.complete` marker; finished points are skipped on a re-run, so a killed sweep resumes.
-//! `sweep.csv` combines them.
+//! thread; with fewer unfinished points than threads, a point's load balancers side by side on
+//! its share), each point into its own directory with its `run.complete` marker; finished
+//! points are skipped on a re-run, so a killed sweep resumes. `sweep.csv` combines them.
 pub mod merge;
 pub mod slurm;
 pub mod spec;
@@ -17,7 +16,7 @@ use clap::{Args, Subcommand};
 use repsim::scenario::LoadedScenario;
 
 use crate::output::{json_bytes, write_atomic};
-use crate::run::{CollectMode, RunArgs};
+use crate::run::{jobs_or_every_core, CollectMode, RunArgs};
 use crate::series::{Format, MARKER};
 use merge::{point_dir, write_manifest, write_sweep_csv};
 use spec::{Point, Sweep};
@@ -101,32 +100,19 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         write_manifest(&sweep, &out)?;
         // A cluster task asks for one core unless told otherwise: its load balancers run one
         // at a time unless `--jobs` says more.
-        let jobs = match args.jobs {
-            None => 1,
-            Some(0) => every_core(),
-            Some(n) => n,
-        };
-        let ran = run_point(&sweep, p, &out, jobs)?;
+        let ran = run_point(&sweep, p, &out, jobs_or_every_core(args.jobs.unwrap_or(1)))?;
         if !args.quiet {
             let what = if ran { "finished" } else { "already finished" };
             println!("point {i} {what}: {}", point_dir(&out, i).display());
         }
         return Ok(());
     }
-    let jobs = match args.jobs {
-        None | Some(0) => every_core(),
-        Some(n) => n,
-    };
+    let jobs = jobs_or_every_core(args.jobs.unwrap_or(0));
     let csv = run_sweep(&sweep, &out, jobs, args.quiet)?;
     if !args.quiet {
         println!("{}", csv.display());
     }
     Ok(())
-}
-
-/// The number of cores this process may use.
-fn every_core() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Runs every unfinished point of `sweep` into `out` on `jobs` threads, then writes and returns
