@@ -1,8 +1,8 @@
 //! DCQCN as Mellanox NICs run it (the timer-driven variant of the ConWeave and LAPS reference
 //! RNICs, taken from the HPCC code): rate-based, no window unless one is configured.
 //!
-//! State: the current rate `R_C` (starts at line rate), the target rate `R_T`, `alpha` and an
-//! increase stage.
+//! State: the current rate `R_C` (starts at line rate, or at `start_rate`), the target rate
+//! `R_T`, `alpha` and an increase stage.
 //! - The first CNP sets `alpha = 1`, `R_T = R_C = rate_on_first_cnp x R_C` (1: the current
 //!   rate) and starts the clock of the alpha updates (every `alpha_interval`, 1 us) and of
 //!   the decrease checks (every `decrease_interval`, 4 us, the first one period later).
@@ -65,6 +65,10 @@ pub struct DcqcnConfig {
     /// Bytes in flight allowed as well (default: none, rate only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<SizeQ>,
+    /// The rate a connection starts at (default: line rate). Below line rate it stays there
+    /// until the first CNP, since no increase timer runs before one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_rate: Option<RateQ>,
 }
 
 impl Default for DcqcnConfig {
@@ -81,6 +85,7 @@ impl Default for DcqcnConfig {
             rate_on_first_cnp: 1.0,
             clamp_target_rate: false,
             window: None,
+            start_rate: None,
         }
     }
 }
@@ -110,6 +115,9 @@ impl DcqcnConfig {
         }
         if self.window.is_some_and(|w| w.0.bytes(4150) == 0) {
             return Err("window: must be positive".into());
+        }
+        if self.start_rate.is_some_and(|r| r.0 == 0) {
+            return Err("start_rate: must be positive".into());
         }
         Ok(())
     }
@@ -171,7 +179,7 @@ impl Dcqcn {
             window: c
                 .window
                 .map_or(u64::MAX, |w| w.0.bytes(p.mtu).max(p.mtu as u64)),
-            rate: line,
+            rate: c.start_rate.map_or(line, |r| (r.0 as f64).min(line)),
             target: line,
             alpha: 1.0,
             first_cnp: None,

@@ -189,3 +189,35 @@ fn config_checks_name_the_field() {
         .starts_with("decrease_interval:"));
     assert!(DcqcnConfig::default().validate().is_ok());
 }
+
+#[test]
+fn a_connection_below_line_rate_stays_there_until_its_first_cnp() {
+    let mut d = controller(DcqcnConfig {
+        start_rate: Some(RateQ(1_000_000_000)),
+        ..DcqcnConfig::default()
+    });
+    assert_eq!(d.pacing_rate(), Some(1_000_000_000));
+    // No increase timer runs before a CNP: a second of quiet changes nothing.
+    assert_eq!(d.next_timer(), None);
+    run_until(&mut d, 1_000_000 * US);
+    assert!(close(d.rate(), 1e9));
+    // The first CNP keeps the rate (rate_on_first_cnp = 1) and makes it the target; the cut
+    // 4 us later nearly halves it (alpha = 1, decayed over four quiet periods), and from then
+    // on the increase timer runs.
+    d.on_cnp(1_000_000 * US);
+    assert!(close(d.target(), 1e9));
+    run_until(&mut d, 1_000_004 * US);
+    assert!(close(d.rate(), 1e9 * (1.0 - (1.0 - G).powi(4) / 2.0)));
+    assert!(d.next_timer().is_some());
+    // A start rate above line rate is line rate; zero is refused by name.
+    let fast = controller(DcqcnConfig {
+        start_rate: Some(RateQ(10 * LINE as u64)),
+        ..DcqcnConfig::default()
+    });
+    assert!(close(fast.rate(), LINE));
+    let bad = DcqcnConfig {
+        start_rate: Some(RateQ(0)),
+        ..DcqcnConfig::default()
+    };
+    assert!(bad.validate().unwrap_err().starts_with("start_rate:"));
+}
