@@ -142,7 +142,13 @@ pub struct Port {
     pub stats: PortStats,
     /// Node at the far end of the link.
     pub to_node: u32,
+    /// The host whose NIC this port is, or [`SWITCH_PORT`] (kept here, in the port's last line,
+    /// because serving a port asks it first and the port's lines are already fetched).
+    pub host: u32,
 }
+
+/// [`Port::host`] of a switch port.
+pub const SWITCH_PORT: u32 = u32::MAX;
 
 // Three cache lines, no more: the event loop prefetches each of them for every packet moved.
 const _: () = assert!(std::mem::size_of::<Port>() == 192);
@@ -168,6 +174,7 @@ impl Port {
             wakeup_pending: false,
             rng,
             stats: PortStats::default(),
+            host: SWITCH_PORT,
         }
     }
 

@@ -186,7 +186,7 @@ impl Simulation {
                 let port = &mut self.world.ports[p];
                 fs.original[p].get_or_insert((port.rate_bps, port.params));
                 port.rate_bps = rate_bps;
-                if self.port_host[p] == NO_HOST {
+                if port.host == NO_HOST {
                     let speed = queue.rate_scale(self.world.topo.links[p].rate_bps);
                     port.params = queue.port_params(buffer_scale * speed, header);
                     port.params.capacity = port.params.capacity.max(mtu);

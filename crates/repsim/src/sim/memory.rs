@@ -57,9 +57,7 @@ impl Simulation {
             MemoryItem {
                 name: "ports",
                 count: w.ports.len(),
-                bytes: w.ports.capacity() * size_of::<Port>()
-                    + w.port_to.capacity() * 4
-                    + self.port_host.capacity() * 4,
+                bytes: w.ports.capacity() * size_of::<Port>() + w.port_to.capacity() * 4,
             },
             MemoryItem {
                 name: "port queues (packet handles)",

@@ -175,15 +175,13 @@ enum Switching {
     },
 }
 
-const NO_HOST: u32 = u32::MAX;
+const NO_HOST: u32 = crate::net::port::SWITCH_PORT;
 
 /// A complete simulation: build it, run it, read its flows and counters.
 pub struct Simulation {
     label: String,
     cfg: SimConfig,
     world: World,
-    /// Host owning each port (its NIC), or `NO_HOST` for switch ports.
-    port_host: Vec<u32>,
     hosts: Vec<HostState>,
     flows: flow_table::FlowTable,
     /// Flow id -> index, for dependencies.
@@ -286,10 +284,8 @@ impl Simulation {
         })?;
         let mut ports = Vec::with_capacity(topo.links.len());
         crate::engine::hugepage::advise(&ports);
-        let mut port_host = vec![NO_HOST; topo.links.len()];
         for (i, link) in topo.links.iter().enumerate() {
             let mut params = if link.from < topo.hosts {
-                port_host[i] = link.from;
                 QueueConfig::host_params(t.header)
             } else {
                 let scale = link.buffer_scale * cfg.queue.rate_scale(link.rate_bps);
@@ -300,7 +296,11 @@ impl Simulation {
                 params.capacity = u64::MAX / 2;
             }
             let rng = Rng::derive(cfg.seed, Stream::Port, i as u64);
-            ports.push(Port::new(link.to, link.rate_bps, link.latency, params, rng));
+            let mut port = Port::new(link.to, link.rate_bps, link.latency, params, rng);
+            if link.from < topo.hosts {
+                port.host = link.from;
+            }
+            ports.push(port);
         }
         let salts: Vec<u32> = (0..topo.switches.len() as u64)
             .map(|s| Rng::derive(cfg.seed, Stream::SwitchSalt, s).next_u32())
@@ -342,7 +342,6 @@ impl Simulation {
                 salts,
                 counters: Counters::default(),
             },
-            port_host,
             hosts,
             flows: flow_table::FlowTable::new(),
             flow_index: BTreeMap::new(),

@@ -26,7 +26,7 @@ impl Simulation {
 
     /// The port's wire is free: put its next packet on it.
     pub(super) fn start_next(&mut self, port: u32) {
-        let host = self.port_host[port as usize];
+        let host = self.world.ports[port as usize].host;
         let marks_before = self.world.ports[port as usize].stats.ecn_marks;
         // PFC: the bytes to credit to the packet's ingress account once it is on the wire.
         let mut pfc_credit = None;

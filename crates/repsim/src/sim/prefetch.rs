@@ -144,7 +144,7 @@ impl Simulation {
     /// nothing queued.
     #[inline]
     fn idle_nic_flow(&self, port: u32) -> Option<&Flow> {
-        let host = *self.port_host.get(port as usize)?;
+        let host = self.world.ports.get(port as usize)?.host;
         let &f = self.hosts.get(host as usize)?.ready.front()?;
         self.flows.get(f as usize)
     }
