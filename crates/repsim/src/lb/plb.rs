@@ -30,6 +30,18 @@
 //! default) uses k as given; `threshold_mode = "reference"` truncates it to an integer as the
 //! reference does.
 //!
+//! **Rounds as the LAPS code counts them** (`round = "window"`, `peers.md` 7.1). The LAPS
+//! reference's PLB runs on its RNIC's DCTCP rounds instead: a round ends at the first ACK of a
+//! packet sent after the round began (its sequence passes `snd_nxt` as it was then), so it
+//! lasts one real round trip, queueing included, rather than one base RTT. A round's size is
+//! the packets then in flight plus one (`in flight / MTU + 1`); it was congested when its
+//! marked ACKs and NACKs reach `threshold` of that size (`>=`, capped at 1); the first round
+//! only sets the count up. After `rounds` congested rounds in a row, or 3 with nothing left in
+//! flight, the connection re-paths. A timeout does not re-path: it resets the run and stops
+//! PLB for the rest of the run (the reference pauses it for 60-120 s). Under this incast-heavy
+//! load the difference is large: on LAPS Table 1's incast, base-RTT rounds re-path each
+//! congested connection about every 0.5 ms.
+//!
 //! **Next hops.** Its EVs are hashed by the switches over their shortest-path groups, or, in a
 //! run whose `lb` entry says `next_hops = "laps-candidates"` (the LAPS runs), over the next
 //! links of the LAPS candidate routes ([`crate::net::candidate_hops`]).
@@ -50,6 +62,17 @@ pub enum ThresholdMode {
     Reference,
 }
 
+/// What one PLB round is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoundMode {
+    /// One base RTT of time (the REPS reference's PLB).
+    BaseRtt,
+    /// One window of packets: until an ACK of a packet sent after the round began (the LAPS
+    /// reference's PLB, on its DCTCP rounds).
+    Window,
+}
+
 /// `lb = { scheme = "plb", rounds = 2, threshold = 0.25, threshold_mode = "fractional" }`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -63,6 +86,8 @@ pub struct PlbConfig {
     pub threshold: f64,
     /// Whether `threshold` is used as a fraction or truncated as the reference does.
     pub threshold_mode: ThresholdMode,
+    /// What a round is (`base_rtt`, the default, or `window`).
+    pub round: RoundMode,
 }
 
 impl Default for PlbConfig {
@@ -72,6 +97,7 @@ impl Default for PlbConfig {
             rounds: 2,
             threshold: 0.25,
             threshold_mode: ThresholdMode::Fractional,
+            round: RoundMode::BaseRtt,
         }
     }
 }
@@ -131,7 +157,24 @@ pub struct Plb {
     congested_rounds: u32,
     /// A timeout re-paths only after this time.
     timeout_hold: Time,
+    /// Window rounds (`None`: base-RTT rounds).
+    window: Option<WindowRounds>,
 }
+
+/// The state of window rounds.
+struct WindowRounds {
+    mtu: u64,
+    /// The current round began then: an ACK of a packet sent at or after it closes the round.
+    round_start: Time,
+    /// The round's size in packets (0 in the first round, which only sets it).
+    batch: u64,
+    /// A timeout stopped PLB for the rest of the run.
+    stopped: bool,
+}
+
+/// Congested rounds in a row after which a connection with nothing in flight re-paths
+/// (window rounds).
+const IDLE_REPATH_ROUNDS: u32 = 3;
 
 impl Plb {
     /// A connection's state with a random initial EV.
@@ -150,7 +193,49 @@ impl Plb {
             round_end: 0,
             congested_rounds: 0,
             timeout_hold: 0,
+            window: (config.round == RoundMode::Window).then_some(WindowRounds {
+                mtu: ctx.mtu.max(1) as u64,
+                round_start: 0,
+                batch: 0,
+                stopped: false,
+            }),
         }
+    }
+
+    /// One ACK or NACK under window rounds: `sent_at` is when the packet acknowledged was
+    /// sent (`None` for NACKs and ACKs of nothing outstanding, which never close a round).
+    fn window_feedback(
+        &mut self,
+        congested: bool,
+        now: Time,
+        sent_at: Option<Time>,
+        in_flight: i64,
+    ) -> Option<LbEvent> {
+        let w = self.window.as_mut().expect("window rounds");
+        if congested {
+            self.congested += 1;
+        }
+        if sent_at.is_none_or(|at| at < w.round_start) {
+            return None;
+        }
+        if w.batch > 0 {
+            let fraction = (self.congested as f64 / w.batch as f64).min(1.0);
+            if fraction >= self.threshold {
+                self.congested_rounds += 1;
+            } else {
+                self.congested_rounds = 0;
+            }
+        }
+        self.congested = 0;
+        w.round_start = now;
+        w.batch = in_flight.max(0) as u64 / w.mtu + 1;
+        let idle = in_flight <= 0 && self.congested_rounds >= IDLE_REPATH_ROUNDS;
+        if !w.stopped && (self.congested_rounds >= self.rounds || idle) {
+            self.congested_rounds = 0;
+            self.repath_pending = true;
+            return Some(LbEvent::Rerouted);
+        }
+        None
     }
 
     /// One ACK or NACK; reports a re-path when it closes the last round of a congested run.
@@ -189,14 +274,26 @@ impl LoadBalancer for Plb {
     }
 
     fn on_ack(&mut self, ack: &AckFeedback) -> Option<LbEvent> {
+        if self.window.is_some() {
+            let sent_at = ack.rtt.map(|rtt| ack.now.saturating_sub(rtt));
+            return self.window_feedback(ack.ecn, ack.now, sent_at, ack.in_flight);
+        }
         self.feedback(ack.ecn, ack.now)
     }
 
     fn on_nack(&mut self, _ev: u16, now: Time) -> Option<LbEvent> {
+        if self.window.is_some() {
+            return self.window_feedback(true, now, None, 0);
+        }
         self.feedback(true, now)
     }
 
     fn on_timeout(&mut self, _ev: u16, now: Time) -> Option<LbEvent> {
+        if let Some(w) = self.window.as_mut() {
+            w.stopped = true;
+            self.congested_rounds = 0;
+            return None;
+        }
         if now <= self.timeout_hold {
             return None;
         }
@@ -427,6 +524,98 @@ mod tests {
         }
     }
 
+    /// An ACK under window rounds of a packet sent at `sent`, with `in_flight` bytes left.
+    fn wack(plb: &mut Plb, ecn: bool, now: Time, sent: Time, in_flight: i64) -> Option<LbEvent> {
+        plb.on_ack(&AckFeedback {
+            ecn,
+            rtt: Some(now - sent),
+            in_flight,
+            ..AckFeedback::example(0, now)
+        })
+    }
+
+    fn windowed(rounds: u32) -> (Plb, Rng) {
+        plb(PlbConfig {
+            rounds,
+            threshold: 0.5,
+            round: RoundMode::Window,
+            ..PlbConfig::default()
+        })
+    }
+
+    #[test]
+    fn window_rounds_end_at_the_first_ack_of_a_packet_sent_after_they_began() {
+        let mtu = ctx().mtu as i64;
+        let (mut lb, _) = windowed(12);
+        // The first ACK only sets the round up: 4 packets in flight, a round of 5.
+        assert_eq!(wack(&mut lb, true, 100, 10, 4 * mtu), None);
+        let w = lb.window.as_ref().unwrap();
+        assert_eq!((w.round_start, w.batch), (100, 5));
+        assert_eq!(lb.congested_rounds, 0, "the first round is not judged");
+        // ACKs of packets sent before t = 100 stay in the round, however late they come.
+        for t in [150, 300, 10_000] {
+            assert_eq!(wack(&mut lb, true, t, 99, 4 * mtu), None);
+        }
+        assert_eq!(
+            lb.on_nack(0, 10_001),
+            None,
+            "a NACK counts but never closes"
+        );
+        assert_eq!(lb.congested, 4);
+        // The ACK of a packet sent at the round's start closes it: 4 of 5 >= 0.5.
+        assert_eq!(wack(&mut lb, false, 10_002, 100, 0), None);
+        assert_eq!(lb.congested_rounds, 1);
+        let w = lb.window.as_ref().unwrap();
+        assert_eq!((w.round_start, w.batch), (10_002, 1));
+    }
+
+    #[test]
+    fn window_rounds_are_congested_from_the_threshold_on() {
+        // Rounds of 4 packets (3 in flight at the start, plus one): 2 marked is half.
+        let mtu = ctx().mtu as i64;
+        for (marked, congested) in [(1, 0), (2, 1), (4, 1)] {
+            let (mut lb, _) = windowed(12);
+            wack(&mut lb, false, 10, 0, 3 * mtu);
+            for i in 0..marked {
+                wack(&mut lb, true, 11 + i, 5, 3 * mtu);
+            }
+            wack(&mut lb, false, 20, 10, 3 * mtu);
+            assert_eq!(lb.congested_rounds, congested, "{marked} of 4 marked");
+        }
+    }
+
+    #[test]
+    fn window_rounds_repath_after_the_run_or_when_idle_and_timeouts_stop_them() {
+        let mtu = ctx().mtu as i64;
+        // A fully marked round from `start` (its closing ACK marked too) with `left` in flight.
+        let congested_round =
+            |lb: &mut Plb, start: Time, left: i64| wack(lb, true, start + 5, start + 1, left);
+        let (mut lb, mut rng) = windowed(3);
+        let ev0 = lb.next(0, &mut rng).ev;
+        wack(&mut lb, false, 10, 0, mtu);
+        assert_eq!(congested_round(&mut lb, 10, mtu), None);
+        assert_eq!(congested_round(&mut lb, 15, mtu), None);
+        assert_eq!(congested_round(&mut lb, 20, mtu), Some(LbEvent::Rerouted));
+        assert_ne!(lb.next(30, &mut rng).ev, ev0);
+        // Nothing in flight: three congested rounds suffice even with a longer run asked.
+        let (mut lb, _) = windowed(12);
+        wack(&mut lb, false, 10, 0, mtu);
+        assert_eq!(congested_round(&mut lb, 10, mtu), None);
+        assert_eq!(congested_round(&mut lb, 15, mtu), None);
+        assert_eq!(congested_round(&mut lb, 20, 0), Some(LbEvent::Rerouted));
+        // A timeout re-paths nothing and stops PLB: the run counts on but moves nothing.
+        let (mut lb, mut rng) = windowed(3);
+        let ev0 = lb.next(0, &mut rng).ev;
+        wack(&mut lb, false, 10, 0, mtu);
+        assert_eq!(congested_round(&mut lb, 10, mtu), None);
+        assert_eq!(lb.on_timeout(ev0, 12), None);
+        assert_eq!(lb.congested_rounds, 0, "the run is reset");
+        for k in 0..6 {
+            assert_eq!(congested_round(&mut lb, 15 + 5 * k, mtu), None);
+        }
+        assert_eq!(lb.next(100, &mut rng).ev, ev0);
+    }
+
     #[test]
     fn validate_names_the_field() {
         let bad = |c: PlbConfig| c.validate().unwrap_err();
@@ -457,5 +646,8 @@ mod tests {
         assert_eq!(c.rounds, 3);
         assert_eq!(c.effective_threshold(), 0.0);
         assert!(toml::from_str::<PlbConfig>("round = 3").is_err());
+        let c: PlbConfig = toml::from_str("round = \"window\"").unwrap();
+        assert_eq!(c.round, RoundMode::Window);
+        assert!(toml::from_str::<PlbConfig>("round = \"rtt\"").is_err());
     }
 }
