@@ -97,7 +97,7 @@ pub struct BenchArgs {
     /// Load balancer.
     #[arg(long, default_value = "reps")]
     pub lb: String,
-    /// Repetitions (the fastest is reported).
+    /// Repetitions (the fastest is reported; with `--scale`, of every step).
     #[arg(long, default_value_t = 1)]
     pub repeat: u32,
     /// Time series to collect while timing (`none`, `all` or `scenario`).
@@ -489,6 +489,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             lb: args.lb,
             csv: args.csv,
             set: args.set,
+            repeat: args.repeat,
         });
     }
     let scn = LoadedScenario::load_with(&args.scenario, &args.set)?;

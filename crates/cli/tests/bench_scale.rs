@@ -54,6 +54,38 @@ fn scale_series_small_step_writes_table_and_csv() {
 }
 
 #[test]
+fn scale_series_repeats_each_step_and_reports_one_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("scale.csv");
+    let out = repsim_ok(&[
+        "bench",
+        "--scale",
+        "--max-hosts",
+        "1024",
+        "--repeat",
+        "2",
+        "--set",
+        "workload.size=20KB",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("1024 hosts, run 1 of 2"), "{stderr}");
+    assert!(stderr.contains("1024 hosts, run 2 of 2"), "{stderr}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(
+        text.lines().count(),
+        2,
+        "header and the fastest run:\n{text}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !stdout.contains("relative to"),
+        "no share with a single step:\n{stdout}"
+    );
+}
+
+#[test]
 fn scale_series_rejects_an_empty_selection() {
     let o = common::repsim(&["bench", "--scale", "--max-hosts", "100"]);
     assert!(!o.status.success());
