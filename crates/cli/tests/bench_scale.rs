@@ -7,20 +7,23 @@ use common::repsim_ok;
 const COLUMNS: &str = "hosts,tiers,ports,flows,completed,wall_s,events,mevents_per_s,peak_packets,\
 peak_rss_mb,bytes_per_host,bytes_per_port,bytes_per_flow,fct_max_us";
 
-#[test]
-fn scale_series_small_step_writes_table_and_csv() {
+/// Runs the series' 1,024-host step with flows of `size` and the `extra` arguments; returns
+/// the command's output and the CSV it wrote.
+fn small_step(size: &str, extra: &[&str]) -> (std::process::Output, String) {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("scale.csv");
-    let out = repsim_ok(&[
-        "bench",
-        "--scale",
-        "--max-hosts",
-        "1024",
-        "--set",
-        "workload.size=100KB",
-        "--csv",
-        csv.to_str().unwrap(),
-    ]);
+    let set = format!("workload.size={size}");
+    let mut args = vec!["bench", "--scale", "--max-hosts", "1024", "--set", &set];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--csv", csv.to_str().unwrap()]);
+    let out = repsim_ok(&args);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    (out, text)
+}
+
+#[test]
+fn scale_series_small_step_writes_table_and_csv() {
+    let (out, text) = small_step("100KB", &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let header: Vec<&str> = COLUMNS.split(',').collect();
     let mut lines = stdout.lines();
@@ -30,7 +33,6 @@ fn scale_series_small_step_writes_table_and_csv() {
     assert_eq!(row.len(), header.len(), "one cell per column: {row:?}");
     assert_eq!(row[0], "1024", "only the 1,024-host step runs");
 
-    let text = std::fs::read_to_string(&csv).unwrap();
     let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 2, "header and one step:\n{text}");
     assert_eq!(rows[0], header);
@@ -55,24 +57,10 @@ fn scale_series_small_step_writes_table_and_csv() {
 
 #[test]
 fn scale_series_repeats_each_step_and_reports_one_row() {
-    let dir = tempfile::tempdir().unwrap();
-    let csv = dir.path().join("scale.csv");
-    let out = repsim_ok(&[
-        "bench",
-        "--scale",
-        "--max-hosts",
-        "1024",
-        "--repeat",
-        "2",
-        "--set",
-        "workload.size=20KB",
-        "--csv",
-        csv.to_str().unwrap(),
-    ]);
+    let (out, text) = small_step("20KB", &["--repeat", "2"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("1024 hosts, run 1 of 2"), "{stderr}");
     assert!(stderr.contains("1024 hosts, run 2 of 2"), "{stderr}");
-    let text = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(
         text.lines().count(),
         2,
