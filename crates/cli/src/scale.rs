@@ -57,6 +57,8 @@ pub struct ScaleOptions {
 /// One measured step.
 struct Row {
     values: Vec<String>,
+    /// The step's hosts.
+    hosts: u32,
     /// Wall-clock seconds of the simulation.
     wall: f64,
     /// Events per second.
@@ -100,6 +102,7 @@ fn run_step(hosts: u32, text: &str, opts: &ScaleOptions) -> Result<Row> {
     }
     let rate = s.events as f64 / wall.max(1e-9);
     Ok(Row {
+        hosts,
         wall,
         rate,
         values: vec![
@@ -185,14 +188,12 @@ pub fn scale(opts: &ScaleOptions) -> Result<()> {
             opts.max_hosts
         );
     }
+    let repeat = opts.repeat.max(1);
     let mut rows: Vec<Row> = Vec::new();
     for (hosts, text) in steps {
         let mut fastest: Option<Row> = None;
-        for i in 1..=opts.repeat.max(1) {
-            eprintln!(
-                "scale: {hosts} hosts, run {i} of {} ...",
-                opts.repeat.max(1)
-            );
+        for i in 1..=repeat {
+            eprintln!("scale: {hosts} hosts, run {i} of {repeat} ...");
             let row =
                 run_step(*hosts, text, opts).with_context(|| format!("step {hosts} hosts"))?;
             eprintln!("{}", table(std::slice::from_ref(&row)));
@@ -223,14 +224,14 @@ fn relative_rates(rows: &[Row]) -> Option<String> {
         .map(|r| {
             format!(
                 "{} hosts {:.0} %",
-                r.values[0],
+                r.hosts,
                 100.0 * r.rate / first.rate.max(1e-9)
             )
         })
         .collect();
     Some(format!(
         "events/s relative to {} hosts: {}",
-        first.values[0],
+        first.hosts,
         shares.join(", ")
     ))
 }
@@ -271,9 +272,10 @@ pub fn print_memory(sim: &Simulation) {
 mod tests {
     use super::*;
 
-    fn row(hosts: &str, rate: f64) -> Row {
+    fn row(hosts: u32, rate: f64) -> Row {
         Row {
-            values: vec![hosts.to_string()],
+            values: Vec::new(),
+            hosts,
             wall: 1.0,
             rate,
         }
@@ -281,9 +283,9 @@ mod tests {
 
     #[test]
     fn later_steps_are_shares_of_the_first_steps_rate() {
-        assert_eq!(relative_rates(&[row("1024", 8e6)]), None, "one step");
+        assert_eq!(relative_rates(&[row(1024, 8e6)]), None, "one step");
         assert_eq!(
-            relative_rates(&[row("1024", 8e6), row("8192", 4.6e6), row("32768", 2e6)]).unwrap(),
+            relative_rates(&[row(1024, 8e6), row(8192, 4.6e6), row(32768, 2e6)]).unwrap(),
             "events/s relative to 1024 hosts: 8192 hosts 58 %, 32768 hosts 25 %"
         );
     }

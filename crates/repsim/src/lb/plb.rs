@@ -218,27 +218,37 @@ impl Plb {
         if sent_at.is_none_or(|at| at < w.round_start) {
             return None;
         }
-        if w.batch > 0 {
-            let fraction = (self.congested as f64 / w.batch as f64).min(1.0);
-            if fraction >= self.threshold {
-                self.congested_rounds += 1;
-            } else {
-                self.congested_rounds = 0;
-            }
-        }
-        self.congested = 0;
+        // The first round only sets the size up.
+        let verdict = (w.batch > 0)
+            .then(|| (self.congested as f64 / w.batch as f64).min(1.0) >= self.threshold);
         w.round_start = now;
         w.batch = in_flight.max(0) as u64 / w.mtu + 1;
-        let idle = in_flight <= 0 && self.congested_rounds >= IDLE_REPATH_ROUNDS;
-        if !w.stopped && (self.congested_rounds >= self.rounds || idle) {
-            self.congested_rounds = 0;
-            self.repath_pending = true;
-            return Some(LbEvent::Rerouted);
-        }
-        None
+        self.congested = 0;
+        self.end_round(verdict, in_flight <= 0)
     }
 
-    /// One ACK or NACK; reports a re-path when it closes the last round of a congested run.
+    /// Counts a closed round into the run of congested ones (`None`: a round not judged) and
+    /// re-paths once the run reaches `rounds`, or (window rounds, with nothing in flight:
+    /// `idle`) [`IDLE_REPATH_ROUNDS`]; the run then starts again. A stopped PLB (window rounds,
+    /// after a timeout) counts but never re-paths.
+    fn end_round(&mut self, congested: Option<bool>, idle: bool) -> Option<LbEvent> {
+        match congested {
+            Some(true) => self.congested_rounds += 1,
+            Some(false) => self.congested_rounds = 0,
+            None => {}
+        }
+        let idle = idle && self.congested_rounds >= IDLE_REPATH_ROUNDS;
+        let stopped = self.window.as_ref().is_some_and(|w| w.stopped);
+        if stopped || (self.congested_rounds < self.rounds && !idle) {
+            return None;
+        }
+        self.congested_rounds = 0;
+        self.repath_pending = true;
+        Some(LbEvent::Rerouted)
+    }
+
+    /// One ACK or NACK under base-RTT rounds; reports a re-path when it closes the last round
+    /// of a congested run.
     fn feedback(&mut self, congested: bool, now: Time) -> Option<LbEvent> {
         self.delivered += 1;
         if congested {
@@ -247,20 +257,11 @@ impl Plb {
         if now <= self.round_end {
             return None;
         }
-        if self.congested as f64 > self.threshold * self.delivered as f64 {
-            self.congested_rounds += 1;
-        } else {
-            self.congested_rounds = 0;
-        }
+        let verdict = self.congested as f64 > self.threshold * self.delivered as f64;
         self.delivered = 0;
         self.congested = 0;
         self.round_end = now + self.base_rtt;
-        if self.congested_rounds >= self.rounds {
-            self.congested_rounds = 0;
-            self.repath_pending = true;
-            return Some(LbEvent::Rerouted);
-        }
-        None
+        self.end_round(Some(verdict), false)
     }
 }
 

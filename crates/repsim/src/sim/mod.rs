@@ -285,7 +285,8 @@ impl Simulation {
         let mut ports = Vec::with_capacity(topo.links.len());
         crate::engine::hugepage::advise(&ports);
         for (i, link) in topo.links.iter().enumerate() {
-            let mut params = if link.from < topo.hosts {
+            let nic = link.from < topo.hosts;
+            let mut params = if nic {
                 QueueConfig::host_params(t.header)
             } else {
                 let scale = link.buffer_scale * cfg.queue.rate_scale(link.rate_bps);
@@ -297,7 +298,7 @@ impl Simulation {
             }
             let rng = Rng::derive(cfg.seed, Stream::Port, i as u64);
             let mut port = Port::new(link.to, link.rate_bps, link.latency, params, rng);
-            if link.from < topo.hosts {
+            if nic {
                 port.host = link.from;
             }
             ports.push(port);
