@@ -115,4 +115,12 @@ fn transport_mode_keys_are_checked() {
     assert!(e.contains("transport.irn_rto_low"), "{e}");
     let e = with("[transport]\nnack_interval = \"0us\"").unwrap_err();
     assert!(e.contains("transport.nack_interval"), "{e}");
+    assert!(with("[transport]\nmode = \"gbn\"\ngbn_rewind = \"every-nack\"").is_ok());
+    let e = with("[transport]\nmode = \"irn\"\ngbn_rewind = \"every-nack\"").unwrap_err();
+    assert!(
+        e.contains("transport.gbn_rewind") && e.contains("gbn"),
+        "{e}"
+    );
+    let e = with("[transport]\nmode = \"gbn\"\ngbn_rewind = \"always\"").unwrap_err();
+    assert!(e.contains("every-nack"), "{e}");
 }

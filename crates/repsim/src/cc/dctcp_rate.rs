@@ -12,9 +12,14 @@
 //!   in flight are acknowledged (so at most one cut per window).
 //! - Outside a reduction, each new round adds `ai` (1 Gb/s) to the rate, up to line rate.
 //!
-//! Losses (NACKs, timeouts) change nothing: the reference runs it on lossless fabrics. The
-//! rate starts at line rate; there is no window unless `window` sets one (the LAPS runs put a
-//! window of one network BDP on every scheme).
+//! Marks: by default (`mark = "ecn"`) an ACK is marked when it echoes an ECN mark, and losses
+//! (NACKs, timeouts) change nothing, as DCTCP is defined. The LAPS reference reads the CNP flag
+//! of its ACKs instead, and its receiver flags every new go-back-N NACK as well as the ACKs of
+//! ECN-marked packets, so there a NACK is a marked ACK (it counts toward `alpha` and may cut
+//! the rate); `mark = "cnp"` does that: an ACK or NACK carrying a CNP flag counts as marked
+//! too (in the RoCE modes every NACK carries one; in `uec` CNPs come only with
+//! `cnp_interval`). The rate starts at line rate; there is no window unless `window` sets one
+//! (the LAPS runs put a window of one network BDP on every scheme).
 use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CcParams, CongestionControl};
@@ -36,6 +41,19 @@ pub struct DctcpRateConfig {
     /// Bytes in flight allowed as well (default: none, rate only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<SizeQ>,
+    /// What counts as a marked ACK.
+    pub mark: DctcpMark,
+}
+
+/// What a rate-based DCTCP counts as a marked ACK (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DctcpMark {
+    /// An echoed ECN mark (DCTCP as defined).
+    #[default]
+    Ecn,
+    /// An echoed ECN mark or a CNP flag (the LAPS reference: every go-back-N NACK too).
+    Cnp,
 }
 
 impl Default for DctcpRateConfig {
@@ -46,6 +64,7 @@ impl Default for DctcpRateConfig {
             ai: RateQ(1_000_000_000),
             min_rate: RateQ(100_000_000),
             window: None,
+            mark: DctcpMark::Ecn,
         }
     }
 }
@@ -80,6 +99,8 @@ pub struct DctcpRate {
     line_rate: f64,
     mtu: u64,
     window: u64,
+    /// CNP flags count as marks.
+    mark_on_cnp: bool,
     rate: f64,
     alpha: f64,
     /// Bytes acknowledged so far.
@@ -109,6 +130,7 @@ impl DctcpRate {
             window: c
                 .window
                 .map_or(u64::MAX, |w| w.0.bytes(p.mtu).max(p.mtu as u64)),
+            mark_on_cnp: c.mark == DctcpMark::Cnp,
             rate: line,
             alpha: c.initial_alpha,
             acked: 0,
@@ -146,7 +168,8 @@ impl CongestionControl for DctcpRate {
 
     fn on_ack(&mut self, ack: &AckSample) {
         self.acked += ack.acked;
-        if ack.ecn {
+        let marked = ack.ecn || (self.mark_on_cnp && ack.cnp);
+        if marked {
             self.marked += 1;
         }
         let in_flight = ack.in_flight.max(0) as u64;
@@ -165,7 +188,7 @@ impl CongestionControl for DctcpRate {
         if self.reduction_end.is_some_and(|end| self.acked > end) {
             self.reduction_end = None;
         }
-        if ack.ecn && self.reduction_end.is_none() {
+        if marked && self.reduction_end.is_none() {
             self.reduction_end = Some(self.acked + in_flight);
             self.rate = (self.rate * (1.0 - self.alpha / 2.0)).max(self.min_rate);
         } else if new_round && self.reduction_end.is_none() {
@@ -234,6 +257,36 @@ mod tests {
         d.on_ack(&ack(1000, false, 1000));
         assert_eq!(d.rate(), 52e9);
         assert!((d.alpha() - alpha * (1.0 - 1.0 / 256.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_cnp_flag_is_a_mark_only_when_asked() {
+        let cnp = AckSample {
+            cnp: true,
+            ..ack(1000, false, 10_000)
+        };
+        let mut plain = controller();
+        plain.on_ack(&ack(1000, false, 10_000));
+        plain.on_ack(&cnp);
+        assert_eq!(plain.rate(), 100e9, "by default a CNP flag is not a mark");
+        let mut reference = DctcpRate::new(
+            &DctcpRateConfig {
+                mark: DctcpMark::Cnp,
+                ..DctcpRateConfig::default()
+            },
+            &CcParams {
+                mtu: 1000,
+                line_rate: 100_000_000_000,
+                ..CcParams::example()
+            },
+        );
+        reference.on_ack(&ack(1000, false, 10_000));
+        reference.on_ack(&cnp);
+        assert_eq!(
+            reference.rate(),
+            50e9,
+            "a flagged ACK (or NACK) cuts like a marked one"
+        );
     }
 
     #[test]

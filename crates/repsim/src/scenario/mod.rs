@@ -167,6 +167,9 @@ pub struct TransportSection {
     /// gbn: at most one NACK per this interval for the same expected PSN (default 4us).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nack_interval: Option<TimeQ>,
+    /// gbn: which NACKs rewind the sender, "fresh" (default) or "every-nack" (the reference).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gbn_rewind: Option<crate::transport::GbnRewind>,
     /// irn: bytes in flight allowed (default: largest base RTT x the sender NIC's rate).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub irn_bdp: Option<SizeQ>,
@@ -192,6 +195,7 @@ impl Default for TransportSection {
             reuse_connections: false,
             mode: TransportMode::Uec,
             nack_interval: None,
+            gbn_rewind: None,
             irn_bdp: None,
             irn_rto_low: None,
             irn_rto_high: None,

@@ -6,6 +6,8 @@
 //! mtu = "1048B"             # the references' RoCE packets: 1000 B payload ...
 //! header = "48B"            # ... plus 48 B of headers (mtu is the wire size, header included)
 //! nack_interval = "4us"     # gbn: one NACK per interval for the same expected PSN
+//! gbn_rewind = "fresh"      # gbn: rewind on NACKs of packets sent after the last rewind
+//!                           #   (default) | "every-nack" (the LAPS/HPCC reference RNIC)
 //! # irn_bdp = "104000B"     # irn: bytes in flight (default: largest base RTT x NIC rate)
 //! # irn_rto_low = "100us"   # irn: timeout while at most 3 MTU are in flight
 //! # irn_rto_high = "320us"  # irn: timeout otherwise
@@ -44,6 +46,19 @@ impl LoadedScenario {
                     ),
                 ));
             }
+        }
+        if let Some(rewind) = t.gbn_rewind {
+            if t.mode != TransportMode::Gbn {
+                return Err(self.err(
+                    "transport.gbn_rewind",
+                    format!(
+                        "\"{}\" applies to mode = \"gbn\" only (this run's mode is \"{}\")",
+                        rewind.name(),
+                        t.mode.name()
+                    ),
+                ));
+            }
+            config.gbn_rewind = rewind;
         }
         config.mode = t.mode;
         config.ack.mode = t.mode;

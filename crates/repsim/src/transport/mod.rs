@@ -14,7 +14,7 @@ pub mod mode;
 pub mod receiver;
 pub mod sender;
 
-pub use mode::{Recovery, TransportMode};
+pub use mode::{GbnRewind, Recovery, TransportMode};
 pub use receiver::{AckPolicy, DataArrival, Receiver, Reply, RxOutcome};
 pub use sender::{
     record_flags, AckInfo, AckOutcome, ConnectionState, LapsTransport, PsnRecord, PsnState,
@@ -45,6 +45,8 @@ pub struct TransportConfig {
     pub reuse_connections: bool,
     /// Loss recovery and acknowledgement style (the receiver's half is in `ack`).
     pub mode: TransportMode,
+    /// Go-back-N: which NACKs rewind the sender.
+    pub gbn_rewind: GbnRewind,
     /// IRN: bytes in flight allowed (`None`: the largest base RTT x the sender NIC's rate).
     pub irn_bdp: Option<u64>,
     /// IRN: timeout while at most 3 full packets are in flight.
@@ -70,7 +72,7 @@ impl TransportConfig {
     pub fn recovery(&self, line_rate: u64, max_base_rtt: Time) -> Recovery {
         match self.mode {
             TransportMode::Uec => Recovery::UEC,
-            TransportMode::Gbn => Recovery::gbn(),
+            TransportMode::Gbn => Recovery::gbn(self.gbn_rewind),
             TransportMode::Irn => {
                 let bdp = self.irn_bdp.unwrap_or_else(|| {
                     (max_base_rtt as u128 * line_rate as u128
@@ -97,6 +99,7 @@ impl Default for TransportConfig {
             evs_size: crate::lb::DEFAULT_EVS_SIZE,
             reuse_connections: false,
             mode: TransportMode::Uec,
+            gbn_rewind: GbnRewind::Fresh,
             irn_bdp: None,
             irn_rto_low: mode::DEFAULT_IRN_RTO_LOW,
             irn_rto_high: mode::DEFAULT_IRN_RTO_HIGH,

@@ -3,16 +3,20 @@
 use super::{AckInfo, PsnState, Sender};
 use crate::engine::Time;
 use crate::lb::LbEvent;
+use crate::transport::GbnRewind;
 
 impl Sender {
     /// A go-back-N NACK: it acknowledges every PSN below the one it expects (not the PSN that
-    /// triggered it, which the receiver discarded) and, unless the packet that triggered it
-    /// left before the latest rewind (old news), sends the sender back to its cumulative
-    /// point.
+    /// triggered it, which the receiver discarded) and sends the sender back to its cumulative
+    /// point, unless the packet that triggered it left before the latest rewind (old news)
+    /// and the run rewinds on fresh NACKs only.
     pub(super) fn on_gbn_nack(&mut self, now: Time, ack: &AckInfo) -> Option<LbEvent> {
         let lb_event = self.absorb_ack(now, ack, false);
-        let fresh = self.last_rewind.is_none_or(|t| ack.sent_at >= t);
-        if fresh {
+        let rewinds = match self.recovery.gbn_rewind {
+            GbnRewind::Fresh => self.last_rewind.is_none_or(|t| ack.sent_at >= t),
+            GbnRewind::EveryNack => true,
+        };
+        if rewinds {
             let first = self.declare_outstanding_lost();
             if first > 0 {
                 self.last_rewind = Some(now);

@@ -3,7 +3,7 @@ use super::*;
 use crate::cc::{CcParams, CcSpec};
 use crate::engine::time::US;
 use crate::lb::{LbContext, LbSpec};
-use crate::transport::Recovery;
+use crate::transport::{GbnRewind, Recovery};
 use crate::units::{Size, SizeQ};
 
 const MTU: u32 = 1048;
@@ -55,7 +55,7 @@ fn answer(nack: bool, psn: u32, sent_at: Time, cum: u32, sack_bits: u64) -> AckI
 
 #[test]
 fn go_back_n_resends_from_the_first_hole_and_everything_after() {
-    let mut s = sender(20, 8.0, Recovery::gbn());
+    let mut s = sender(20, 8.0, Recovery::gbn(GbnRewind::Fresh));
     let mut t = 0;
     assert_eq!(fill(&mut s, &mut t), (0..8).collect::<Vec<_>>());
     let mut stats = FlowStats::default();
@@ -81,8 +81,24 @@ fn go_back_n_resends_from_the_first_hole_and_everything_after() {
 }
 
 #[test]
+fn go_back_n_rewinds_on_every_nack_when_asked() {
+    let mut s = sender(20, 8.0, Recovery::gbn(GbnRewind::EveryNack));
+    let mut t = 0;
+    fill(&mut s, &mut t);
+    let mut stats = FlowStats::default();
+    s.on_ack(100, &answer(false, 0, 0, 1, 0), &mut stats);
+    s.on_ack(101, &answer(true, 2, 2, 1, 0), &mut stats);
+    let mut t = 200;
+    assert_eq!(fill(&mut s, &mut t), (1..9).collect::<Vec<_>>());
+    // A NACK triggered by a packet that left before that rewind sends it back again.
+    s.on_ack(300, &answer(true, 5, 5, 1, 0), &mut stats);
+    assert!((1..9).all(|p| s.record(p).state == PsnState::Queued));
+    assert_eq!(stats.nacks, 2);
+}
+
+#[test]
 fn go_back_n_timeout_resends_everything_outstanding() {
-    let mut s = sender(20, 4.0, Recovery::gbn());
+    let mut s = sender(20, 4.0, Recovery::gbn(GbnRewind::Fresh));
     let mut t = 0;
     fill(&mut s, &mut t);
     s.on_ack(10, &answer(false, 0, 0, 1, 0), &mut FlowStats::default());
@@ -134,7 +150,7 @@ fn irn_caps_bytes_in_flight_at_its_bdp() {
     let mut t = 0;
     assert_eq!(fill(&mut s, &mut t).len(), 5);
     // Without the cap the window (100 packets) would have let all 40 go.
-    let mut g = sender(40, 100.0, Recovery::gbn());
+    let mut g = sender(40, 100.0, Recovery::gbn(GbnRewind::Fresh));
     assert_eq!(fill(&mut g, &mut t).len(), 40);
 }
 
