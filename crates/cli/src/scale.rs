@@ -1,8 +1,8 @@
 //! `repsim bench --scale`: the scale series. One 2 MB permutation with REPS per fabric size
 //! (1,024 and 8,192 hosts on 2-tier fat trees, 32,768 and 131,072 on 3-tier ones; the
-//! scenarios are `bench/scale-*.toml`, built into the binary), each timed `--repeat` times
-//! (the fastest run is reported: on a shared machine the one-second 1,024-host step varies by
-//! half from run to run), reported as a table on stdout and as CSV, then each step's events
+//! scenarios are `bench/scale-*.toml`, built into the binary), each timed `--repeat` times in
+//! rounds over the steps (the fastest run is reported: on a shared machine the one-second
+//! 1,024-host step varies by half from run to run, and the machine's speed drifts), reported as a table on stdout and as CSV, then each step's events
 //! per second relative to the first step's.
 use std::path::{Path, PathBuf};
 
@@ -55,6 +55,7 @@ pub struct ScaleOptions {
 }
 
 /// One measured step.
+#[derive(Clone)]
 struct Row {
     values: Vec<String>,
     /// The step's hosts.
@@ -189,27 +190,33 @@ pub fn scale(opts: &ScaleOptions) -> Result<()> {
         );
     }
     let repeat = opts.repeat.max(1);
-    let mut rows: Vec<Row> = Vec::new();
-    for (hosts, text) in steps {
-        let mut fastest: Option<Row> = None;
-        for i in 1..=repeat {
+    // Repetitions go round the steps (1,024, 8,192, ..., then again), so that a machine whose
+    // speed drifts during the series slows every step alike and the shares below stay fair.
+    let mut fastest: Vec<Option<Row>> = steps.iter().map(|_| None).collect();
+    for i in 1..=repeat {
+        for (k, (hosts, text)) in steps.iter().enumerate() {
             eprintln!("scale: {hosts} hosts, run {i} of {repeat} ...");
             let row =
                 run_step(*hosts, text, opts).with_context(|| format!("step {hosts} hosts"))?;
             eprintln!("{}", table(std::slice::from_ref(&row)));
-            if fastest.as_ref().is_none_or(|f| row.wall < f.wall) {
-                fastest = Some(row);
+            if fastest[k].as_ref().is_none_or(|f| row.wall < f.wall) {
+                fastest[k] = Some(row);
             }
+            write_csv(&opts.csv, &fastest_so_far(&fastest))?;
         }
-        rows.push(fastest.expect("at least one run"));
-        write_csv(&opts.csv, &rows)?;
     }
+    let rows = fastest_so_far(&fastest);
     println!("{}", table(&rows));
     println!("(CSV: {})", opts.csv.display());
     if let Some(line) = relative_rates(&rows) {
         println!("{line}");
     }
     Ok(())
+}
+
+/// The fastest run of each step that has run so far, in step order.
+fn fastest_so_far(fastest: &[Option<Row>]) -> Vec<Row> {
+    fastest.iter().flatten().cloned().collect()
 }
 
 /// Each later step's events per second as a share of the first step's (the series' measure of

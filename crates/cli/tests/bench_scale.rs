@@ -74,6 +74,54 @@ fn scale_series_repeats_each_step_and_reports_one_row() {
 }
 
 #[test]
+fn scale_series_repeats_in_rounds_over_the_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("scale.csv");
+    let out = repsim_ok(&[
+        "bench",
+        "--scale",
+        "--max-hosts",
+        "8192",
+        "--repeat",
+        "2",
+        "--set",
+        "workload.size=8KB",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let at = |run: &str| {
+        stderr
+            .find(run)
+            .unwrap_or_else(|| panic!("no {run:?} in:\n{stderr}"))
+    };
+    // 1,024 then 8,192 hosts, then both again: a drifting machine slows both steps alike.
+    let order = [
+        at("1024 hosts, run 1 of 2"),
+        at("8192 hosts, run 1 of 2"),
+        at("1024 hosts, run 2 of 2"),
+        at("8192 hosts, run 2 of 2"),
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{stderr}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let hosts: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(
+        hosts,
+        ["1024", "8192"],
+        "one row per step, in step order:\n{text}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("events/s relative to 1024 hosts: 8192 hosts"),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn scale_series_rejects_an_empty_selection() {
     let o = common::repsim(&["bench", "--scale", "--max-hosts", "100"]);
     assert!(!o.status.success());
