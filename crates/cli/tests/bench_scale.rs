@@ -114,6 +114,16 @@ fn scale_series_repeats_in_rounds_over_the_steps() {
         ["1024", "8192"],
         "one row per step, in step order:\n{text}"
     );
+    // The memory columns are those of each step's first run (printed to stderr as it ends).
+    let rss = COLUMNS.split(',').position(|c| c == "peak_rss_mb").unwrap();
+    for (step, line) in text.lines().skip(1).enumerate() {
+        let first_run = stderr
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|cells| cells.len() == 14 && cells[0] == hosts[step])
+            .unwrap_or_else(|| panic!("no run of step {step} in:\n{stderr}"));
+        assert_eq!(line.split(',').nth(rss), Some(first_run[rss]), "{text}");
+    }
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("events/s relative to 1024 hosts: 8192 hosts"),
