@@ -145,20 +145,32 @@ pub struct Plb {
     repath_pending: bool,
     rounds: u32,
     threshold: f64,
+    /// Marked ACKs and NACKs in the current round.
+    congested: u64,
+    /// Consecutive congested rounds so far.
+    congested_rounds: u32,
+    /// What a round is, with the state that kind of round keeps.
+    kind: Rounds,
+}
+
+/// The two kinds of round (see [`RoundMode`]).
+enum Rounds {
+    /// One base RTT each.
+    BaseRtt(TimedRounds),
+    /// One window each.
+    Window(WindowRounds),
+}
+
+/// The state of base-RTT rounds.
+struct TimedRounds {
     base_rtt: Time,
     rto: Time,
     /// Feedbacks in the current round.
     delivered: u64,
-    /// Marked ACKs and NACKs in the current round.
-    congested: u64,
     /// The current round closes at the first feedback after this time.
     round_end: Time,
-    /// Consecutive congested rounds so far.
-    congested_rounds: u32,
     /// A timeout re-paths only after this time.
     timeout_hold: Time,
-    /// Window rounds (`None`: base-RTT rounds).
-    window: Option<WindowRounds>,
 }
 
 /// The state of window rounds.
@@ -186,45 +198,64 @@ impl Plb {
             repath_pending: false,
             rounds: config.rounds,
             threshold: config.effective_threshold(),
-            base_rtt: ctx.base_rtt,
-            rto: ctx.rto,
-            delivered: 0,
             congested: 0,
-            round_end: 0,
             congested_rounds: 0,
-            timeout_hold: 0,
-            window: (config.round == RoundMode::Window).then_some(WindowRounds {
-                mtu: ctx.mtu.max(1) as u64,
-                round_start: 0,
-                batch: 0,
-                stopped: false,
-            }),
+            kind: match config.round {
+                RoundMode::BaseRtt => Rounds::BaseRtt(TimedRounds {
+                    base_rtt: ctx.base_rtt,
+                    rto: ctx.rto,
+                    delivered: 0,
+                    round_end: 0,
+                    timeout_hold: 0,
+                }),
+                RoundMode::Window => Rounds::Window(WindowRounds {
+                    mtu: ctx.mtu.max(1) as u64,
+                    round_start: 0,
+                    batch: 0,
+                    stopped: false,
+                }),
+            },
         }
     }
 
-    /// One ACK or NACK under window rounds: `sent_at` is when the packet acknowledged was
-    /// sent (`None` for NACKs and ACKs of nothing outstanding, which never close a round).
-    fn window_feedback(
+    /// One ACK or NACK; reports a re-path when it closes the last round of a congested run.
+    /// `sent_at` is when the packet acknowledged was sent (`None` for NACKs and ACKs of
+    /// nothing outstanding: they never close a window round), `in_flight` the bytes left.
+    fn feedback(
         &mut self,
         congested: bool,
         now: Time,
         sent_at: Option<Time>,
         in_flight: i64,
     ) -> Option<LbEvent> {
-        let w = self.window.as_mut().expect("window rounds");
         if congested {
             self.congested += 1;
         }
-        if sent_at.is_none_or(|at| at < w.round_start) {
-            return None;
-        }
-        // The first round only sets the size up.
-        let verdict = (w.batch > 0)
-            .then(|| (self.congested as f64 / w.batch as f64).min(1.0) >= self.threshold);
-        w.round_start = now;
-        w.batch = in_flight.max(0) as u64 / w.mtu + 1;
+        let (verdict, idle) = match &mut self.kind {
+            Rounds::BaseRtt(r) => {
+                r.delivered += 1;
+                if now <= r.round_end {
+                    return None;
+                }
+                let verdict = self.congested as f64 > self.threshold * r.delivered as f64;
+                r.delivered = 0;
+                r.round_end = now + r.base_rtt;
+                (Some(verdict), false)
+            }
+            Rounds::Window(w) => {
+                if sent_at.is_none_or(|at| at < w.round_start) {
+                    return None;
+                }
+                // The first round only sets the size up.
+                let verdict = (w.batch > 0)
+                    .then(|| (self.congested as f64 / w.batch as f64).min(1.0) >= self.threshold);
+                w.round_start = now;
+                w.batch = in_flight.max(0) as u64 / w.mtu + 1;
+                (verdict, in_flight <= 0)
+            }
+        };
         self.congested = 0;
-        self.end_round(verdict, in_flight <= 0)
+        self.end_round(verdict, idle)
     }
 
     /// Counts a closed round into the run of congested ones (`None`: a round not judged) and
@@ -238,30 +269,13 @@ impl Plb {
             None => {}
         }
         let idle = idle && self.congested_rounds >= IDLE_REPATH_ROUNDS;
-        let stopped = self.window.as_ref().is_some_and(|w| w.stopped);
+        let stopped = matches!(&self.kind, Rounds::Window(w) if w.stopped);
         if stopped || (self.congested_rounds < self.rounds && !idle) {
             return None;
         }
         self.congested_rounds = 0;
         self.repath_pending = true;
         Some(LbEvent::Rerouted)
-    }
-
-    /// One ACK or NACK under base-RTT rounds; reports a re-path when it closes the last round
-    /// of a congested run.
-    fn feedback(&mut self, congested: bool, now: Time) -> Option<LbEvent> {
-        self.delivered += 1;
-        if congested {
-            self.congested += 1;
-        }
-        if now <= self.round_end {
-            return None;
-        }
-        let verdict = self.congested as f64 > self.threshold * self.delivered as f64;
-        self.delivered = 0;
-        self.congested = 0;
-        self.round_end = now + self.base_rtt;
-        self.end_round(Some(verdict), false)
     }
 }
 
@@ -275,33 +289,31 @@ impl LoadBalancer for Plb {
     }
 
     fn on_ack(&mut self, ack: &AckFeedback) -> Option<LbEvent> {
-        if self.window.is_some() {
-            let sent_at = ack.rtt.map(|rtt| ack.now.saturating_sub(rtt));
-            return self.window_feedback(ack.ecn, ack.now, sent_at, ack.in_flight);
-        }
-        self.feedback(ack.ecn, ack.now)
+        let sent_at = ack.rtt.map(|rtt| ack.now.saturating_sub(rtt));
+        self.feedback(ack.ecn, ack.now, sent_at, ack.in_flight)
     }
 
     fn on_nack(&mut self, _ev: u16, now: Time) -> Option<LbEvent> {
-        if self.window.is_some() {
-            return self.window_feedback(true, now, None, 0);
-        }
-        self.feedback(true, now)
+        self.feedback(true, now, None, 0)
     }
 
     fn on_timeout(&mut self, _ev: u16, now: Time) -> Option<LbEvent> {
-        if let Some(w) = self.window.as_mut() {
-            w.stopped = true;
-            self.congested_rounds = 0;
-            return None;
+        match &mut self.kind {
+            Rounds::Window(w) => {
+                w.stopped = true;
+                self.congested_rounds = 0;
+                None
+            }
+            Rounds::BaseRtt(r) => {
+                if now <= r.timeout_hold {
+                    return None;
+                }
+                r.timeout_hold = now + r.rto;
+                self.congested_rounds = 0;
+                self.repath_pending = true;
+                Some(LbEvent::Rerouted)
+            }
         }
-        if now <= self.timeout_hold {
-            return None;
-        }
-        self.timeout_hold = now + self.rto;
-        self.congested_rounds = 0;
-        self.repath_pending = true;
-        Some(LbEvent::Rerouted)
     }
 }
 
@@ -317,6 +329,22 @@ mod tests {
             base_rtt: RTT,
             rto: 40 * US,
             ..LbContext::example()
+        }
+    }
+
+    /// The state of base-RTT rounds.
+    fn timed(lb: &Plb) -> &TimedRounds {
+        match &lb.kind {
+            Rounds::BaseRtt(r) => r,
+            Rounds::Window(_) => panic!("window rounds"),
+        }
+    }
+
+    /// The state of window rounds.
+    fn window(lb: &Plb) -> &WindowRounds {
+        match &lb.kind {
+            Rounds::Window(w) => w,
+            Rounds::BaseRtt(_) => panic!("base-RTT rounds"),
         }
     }
 
@@ -348,7 +376,7 @@ mod tests {
     /// start.
     fn open(plb: &mut Plb) -> Time {
         assert_eq!(ack(plb, false, 1), None);
-        assert_eq!(plb.round_end, 1 + RTT);
+        assert_eq!(timed(plb).round_end, 1 + RTT);
         1
     }
 
@@ -418,13 +446,21 @@ mod tests {
         // Marked ACKs up to and at round_end stay in the round.
         assert_eq!(ack(&mut lb, true, t + 5), None);
         assert_eq!(ack(&mut lb, true, t + RTT), None);
-        assert_eq!(lb.delivered, 2, "round_end itself is inside the round");
+        assert_eq!(
+            timed(&lb).delivered,
+            2,
+            "round_end itself is inside the round"
+        );
         assert_eq!(lb.congested_rounds, 0);
         // The closing ACK counts in the round it closes: 2 of 3 marked.
         assert_eq!(ack(&mut lb, false, t + RTT + 1), None);
         assert_eq!(lb.congested_rounds, 1);
-        assert_eq!((lb.delivered, lb.congested), (0, 0), "counters reset");
-        assert_eq!(lb.round_end, t + RTT + 1 + RTT);
+        assert_eq!(
+            (timed(&lb).delivered, lb.congested),
+            (0, 0),
+            "counters reset"
+        );
+        assert_eq!(timed(&lb).round_end, t + RTT + 1 + RTT);
     }
 
     #[test]
@@ -550,7 +586,7 @@ mod tests {
         let (mut lb, _) = windowed(12);
         // The first ACK only sets the round up: 4 packets in flight, a round of 5.
         assert_eq!(wack(&mut lb, true, 100, 10, 4 * mtu), None);
-        let w = lb.window.as_ref().unwrap();
+        let w = window(&lb);
         assert_eq!((w.round_start, w.batch), (100, 5));
         assert_eq!(lb.congested_rounds, 0, "the first round is not judged");
         // ACKs of packets sent before t = 100 stay in the round, however late they come.
@@ -566,7 +602,7 @@ mod tests {
         // The ACK of a packet sent at the round's start closes it: 4 of 5 >= 0.5.
         assert_eq!(wack(&mut lb, false, 10_002, 100, 0), None);
         assert_eq!(lb.congested_rounds, 1);
-        let w = lb.window.as_ref().unwrap();
+        let w = window(&lb);
         assert_eq!((w.round_start, w.batch), (10_002, 1));
     }
 
