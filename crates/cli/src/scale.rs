@@ -321,4 +321,37 @@ mod tests {
             "events/s relative to 1024 hosts: 8192 hosts 58 %, 32768 hosts 25 %"
         );
     }
+
+    #[test]
+    fn a_faster_repetition_keeps_the_first_runs_memory_columns() {
+        let cells =
+            |tag: &str| -> Vec<String> { COLUMNS.iter().map(|c| format!("{tag}-{c}")).collect() };
+        let first = Row {
+            values: cells("first"),
+            ..row(1024, 8e6)
+        };
+        let later = Row {
+            values: cells("later"),
+            wall: 0.5,
+            ..row(1024, 16e6)
+        };
+        assert!(
+            MEMORY_COLUMNS.iter().all(|m| COLUMNS.contains(m)),
+            "names of columns"
+        );
+        let kept = later.with_memory_of(&first);
+        assert_eq!(
+            (kept.wall, kept.rate),
+            (0.5, 16e6),
+            "the faster run's timing"
+        );
+        for (c, value) in COLUMNS.iter().zip(&kept.values) {
+            let from = if MEMORY_COLUMNS.contains(c) {
+                "first"
+            } else {
+                "later"
+            };
+            assert_eq!(value, &format!("{from}-{c}"));
+        }
+    }
 }

@@ -99,8 +99,8 @@ pub struct DctcpRate {
     line_rate: f64,
     mtu: u64,
     window: u64,
-    /// CNP flags count as marks.
-    mark_on_cnp: bool,
+    /// What counts as a marked ACK.
+    mark: DctcpMark,
     rate: f64,
     alpha: f64,
     /// Bytes acknowledged so far.
@@ -130,7 +130,7 @@ impl DctcpRate {
             window: c
                 .window
                 .map_or(u64::MAX, |w| w.0.bytes(p.mtu).max(p.mtu as u64)),
-            mark_on_cnp: c.mark == DctcpMark::Cnp,
+            mark: c.mark,
             rate: line,
             alpha: c.initial_alpha,
             acked: 0,
@@ -168,7 +168,7 @@ impl CongestionControl for DctcpRate {
 
     fn on_ack(&mut self, ack: &AckSample) {
         self.acked += ack.acked;
-        let marked = ack.ecn || (self.mark_on_cnp && ack.cnp);
+        let marked = ack.ecn || (self.mark == DctcpMark::Cnp && ack.cnp);
         if marked {
             self.marked += 1;
         }

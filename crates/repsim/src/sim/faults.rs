@@ -2,7 +2,7 @@
 //! on or taken off a wire. Nothing here runs without a fault plan, apart from one `Option`
 //! test per packet put on or taken off a wire.
 use super::observer::{DropCause, PacketDrop};
-use super::{Phase, Simulation, NO_HOST};
+use super::{Phase, Simulation};
 use crate::engine::time::to_us;
 use crate::engine::Handle;
 use crate::fault::{ActionKind, FaultPlan, FaultState, FaultStats, Verdict};
@@ -186,7 +186,7 @@ impl Simulation {
                 let port = &mut self.world.ports[p];
                 fs.original[p].get_or_insert((port.rate_bps, port.params));
                 port.rate_bps = rate_bps;
-                if port.host == NO_HOST {
+                if port.host == crate::net::port::SWITCH_PORT {
                     let speed = queue.rate_scale(self.world.topo.links[p].rate_bps);
                     port.params = queue.port_params(buffer_scale * speed, header);
                     port.params.capacity = port.params.capacity.max(mtu);

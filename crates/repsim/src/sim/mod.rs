@@ -175,8 +175,6 @@ enum Switching {
     },
 }
 
-const NO_HOST: u32 = crate::net::port::SWITCH_PORT;
-
 /// A complete simulation: build it, run it, read its flows and counters.
 pub struct Simulation {
     label: String,

@@ -1,8 +1,8 @@
 //! Port service: when a port is free, the next packet goes on its wire (a switch port serves
 //! its header lane, then its data lane; a host NIC its header lane, then its host's senders).
-use super::{Simulation, Switching, NO_HOST};
+use super::{Simulation, Switching};
 use crate::engine::Handle;
-use crate::net::port::Admission;
+use crate::net::port::{Admission, SWITCH_PORT};
 use crate::net::world::Event;
 use crate::routing::SwitchCtx;
 use crate::sim::observer::DropCause;
@@ -30,7 +30,7 @@ impl Simulation {
         let marks_before = self.world.ports[port as usize].stats.ecn_marks;
         // PFC: the bytes to credit to the packet's ingress account once it is on the wire.
         let mut pfc_credit = None;
-        let next = if host == NO_HOST {
+        let next = if host == SWITCH_PORT {
             let h = if self.pfc.is_some() {
                 let (h, credit) = self.pfc_dequeue(port);
                 pfc_credit = credit;
@@ -69,7 +69,7 @@ impl Simulation {
             );
         }
         let more =
-            !p.is_empty() || (host != NO_HOST && !self.hosts[host as usize].ready.is_empty());
+            !p.is_empty() || (host != SWITCH_PORT && !self.hosts[host as usize].ready.is_empty());
         if more {
             let at = p.busy_until;
             self.world.ports[port as usize].wakeup_pending = true;
