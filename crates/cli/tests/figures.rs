@@ -166,7 +166,7 @@ fn every_required_figure_runs_at_small_scale() {
     let avg = std::fs::read_to_string(fig7.join("laps-fig7-avg.csv")).unwrap();
     let p99 = std::fs::read_to_string(fig7.join("laps-fig7-p99.csv")).unwrap();
     assert_eq!(avg, p99);
-    assert_eq!(avg.lines().count(), 1 + 11 * 7, "{avg}");
+    assert_eq!(avg.lines().count(), 1 + 11 * 8, "{avg}");
     let md = std::fs::read_to_string(&table).unwrap();
     for id in REQUIRED {
         assert!(
