@@ -2,8 +2,9 @@
 //! (1,024 and 8,192 hosts on 2-tier fat trees, 32,768 and 131,072 on 3-tier ones; the
 //! scenarios are `bench/scale-*.toml`, built into the binary), each timed `--repeat` times in
 //! rounds over the steps (the fastest run is reported: on a shared machine the one-second
-//! 1,024-host step varies by half from run to run, and the machine's speed drifts), reported as a table on stdout and as CSV, then each step's events
-//! per second relative to the first step's.
+//! 1,024-host step varies by half from run to run, and the machine's speed drifts), reported
+//! as a table on stdout and as CSV, then each step's events per second relative to the first
+//! step's.
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};

@@ -116,11 +116,13 @@ fn scale_series_repeats_in_rounds_over_the_steps() {
     );
     // The memory columns are those of each step's first run (printed to stderr as it ends).
     let rss = COLUMNS.split(',').position(|c| c == "peak_rss_mb").unwrap();
+    // A run's row on stderr: one cell per column.
+    let columns = COLUMNS.split(',').count();
     for (step, line) in text.lines().skip(1).enumerate() {
         let first_run = stderr
             .lines()
             .map(|l| l.split_whitespace().collect::<Vec<_>>())
-            .find(|cells| cells.len() == 14 && cells[0] == hosts[step])
+            .find(|cells| cells.len() == columns && cells[0] == hosts[step])
             .unwrap_or_else(|| panic!("no run of step {step} in:\n{stderr}"));
         assert_eq!(line.split(',').nth(rss), Some(first_run[rss]), "{text}");
     }

@@ -8,6 +8,7 @@ use crate::engine::Handle;
 use crate::fault::{ActionKind, FaultPlan, FaultState, FaultStats, Verdict};
 use crate::net::forwarding;
 use crate::net::packet::flags;
+use crate::net::port::SWITCH_PORT;
 use crate::net::world::{Owner, Timer};
 use crate::net::Kind;
 
@@ -186,7 +187,7 @@ impl Simulation {
                 let port = &mut self.world.ports[p];
                 fs.original[p].get_or_insert((port.rate_bps, port.params));
                 port.rate_bps = rate_bps;
-                if port.host == crate::net::port::SWITCH_PORT {
+                if port.host == SWITCH_PORT {
                     let speed = queue.rate_scale(self.world.topo.links[p].rate_bps);
                     port.params = queue.port_params(buffer_scale * speed, header);
                     port.params.capacity = port.params.capacity.max(mtu);
