@@ -4,13 +4,13 @@
 
 /// Asks the CPU to bring `value`'s first cache line closer (a hint: no effect on results).
 #[inline(always)]
-pub fn prefetch<T>(value: &T) {
+pub fn prefetch<T: ?Sized>(value: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch only hints the cache hierarchy: it reads nothing the program can
     // observe, cannot fault, and `value` is a valid reference in any case.
     unsafe {
         use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast());
+        _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast::<i8>());
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = value;

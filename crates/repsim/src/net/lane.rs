@@ -59,6 +59,15 @@ impl Lane {
         self.len += 1;
     }
 
+    /// The slot the next [`Self::push_back`] writes, if it needs no growing.
+    #[inline]
+    pub fn next_slot(&self) -> Option<&Handle> {
+        if self.len() == self.slots.len() {
+            return None;
+        }
+        Some(&self.slots[self.slot(self.len)])
+    }
+
     /// Removes the front handle.
     #[inline]
     pub fn pop_front(&mut self) -> Option<Handle> {
@@ -171,5 +180,25 @@ mod tests {
             assert_eq!(lane.pop_front(), Some(h));
         }
         assert!(lane.is_empty() && lane.pop_front().is_none() && lane.pop_back().is_none());
+    }
+
+    /// `next_slot` is where the next push lands, and there is none when the ring is full.
+    #[test]
+    fn next_slot_is_where_the_next_push_lands() {
+        let mut lane = Lane::new();
+        assert!(lane.next_slot().is_none(), "nothing allocated yet");
+        for h in 0..100u32 {
+            if let Some(slot) = lane.next_slot() {
+                let at: *const Handle = slot;
+                lane.push_back(h);
+                assert_eq!(at, lane.get(lane.len() - 1).unwrap() as *const Handle);
+            } else {
+                assert_eq!(lane.len(), lane.capacity(), "no slot only when full");
+                lane.push_back(h);
+            }
+            if h % 3 == 0 {
+                lane.pop_front();
+            }
+        }
     }
 }

@@ -57,7 +57,8 @@ impl Simulation {
             MemoryItem {
                 name: "ports",
                 count: w.ports.len(),
-                bytes: w.ports.capacity() * size_of::<Port>() + w.port_to.capacity() * 4,
+                bytes: w.ports.capacity() * size_of::<Port>()
+                    + (w.port_to.capacity() + self.port_hosts.capacity()) * 4,
             },
             MemoryItem {
                 name: "port queues (packet handles)",

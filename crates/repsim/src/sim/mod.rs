@@ -181,6 +181,9 @@ pub struct Simulation {
     cfg: SimConfig,
     world: World,
     hosts: Vec<HostState>,
+    /// Per port, the host whose NIC it is (`SWITCH_PORT` for a switch port): a compact copy
+    /// of the ports' `host` that the prefetcher reads before the port itself has arrived.
+    port_hosts: Vec<u32>,
     flows: flow_table::FlowTable,
     /// Flow id -> index, for dependencies.
     flow_index: BTreeMap<u64, u32>,
@@ -328,6 +331,7 @@ impl Simulation {
         };
         let fabric = fabric::FabricExtras::new(&cfg, &topo);
         let hosts = (0..topo.hosts).map(|_| HostState::default()).collect();
+        let port_hosts = ports.iter().map(|p| p.host).collect();
         let mut sim = Simulation {
             label,
             world: World {
@@ -342,6 +346,7 @@ impl Simulation {
                 counters: Counters::default(),
             },
             hosts,
+            port_hosts,
             flows: flow_table::FlowTable::new(),
             flow_index: BTreeMap::new(),
             dependents: BTreeMap::new(),

@@ -5,23 +5,34 @@
 //!
 //! What an event touches is found in stages, each one reading only what the stage before
 //! fetched, so that no stage waits for memory itself:
-//! - [`FAR`] places ahead: the packet of an arrival or egress; every line of a waking port.
+//! - [`FAR`] places ahead: the packet of an arrival or egress; every line of a waking port,
+//!   and for a host NIC the slot at the front of its host's ready list (found through
+//!   `port_hosts`, a compact copy of the ports' `host`, since the port itself is not there yet).
 //! - [`MID`] places ahead: the egress port a packet will be queued at (its `egress` field, or
 //!   the inline ECMP choice of a switch arrival, computed here a second time), or for a packet
-//!   reaching a host its flow's record; the queue slot a waking port will serve next, or for an
-//!   idle host NIC the record of the flow it will pull a packet from.
+//!   reaching a host its flow's record, and for data the host's NIC port its ACK will leave
+//!   by; the queue slot a waking port will serve next, or for an idle host NIC the record of
+//!   the flow it will pull a packet from.
 //! - [`NEAR`] places ahead: the packet in that queue slot; the receiver (data) or sender (the
-//!   rest) of a flow whose packet reaches its host; the sender an idle host NIC pulls from.
+//!   rest) of a flow whose packet reaches its host, and the header-lane slot the ACK of a data
+//!   packet will take; the sender an idle host NIC pulls from.
+//! - [`LAST`] places ahead: the word of arrival bits a data packet sets at its receiver; the
+//!   PSN record an ACK acknowledges and its sender's congestion-control and load-balancer
+//!   state; the same two for the sender an idle host NIC pulls from.
 //!
 //! On the 8,192-host run (first 25 us, interleaved pairs) the loop takes 2.0x the CPU time
-//! with no prefetching and 1.8x with only the [`FAR`] stage. Tried on top, each without a
-//! consistent win (CPU-time ratios 0.94 to 1.14 over 3 to 10 interleaved pairs): a fourth
-//! stage one or two events ahead (the sender's PSN record an ACK reads, the receiver's
-//! arrival bits, the record and send-list slots a transmission writes, the header-lane slot a
-//! reply takes); the idle-NIC chain as three stages (host state, ready-list slot, flow)
-//! instead of repeated loads; the reply's port at [`MID`]; distances 12/8/4; and an event
-//! queue that sorts the following buckets early so that the stages also reach past the end of
-//! a bucket.
+//! with no prefetching and 1.8x with only the [`FAR`] stage. The reply's port and slot, the
+//! [`LAST`] stage and the ready-list slot at [`FAR`] were added together later, each measured
+//! as the fastest of 5 to 6 interleaved full runs of the 8,192-host step (wall seconds, the
+//! machine's speed drifting by up to 20 % between runs): 9.41 -> 9.03 (reply port and slot)
+//! -> 8.60 (fourth stage, its distance 2 as fast as 1) -> 8.47 (ready-list slot) -> about 2 %
+//! more (congestion-control and load-balancer state); reading the ready-list slot through
+//! the topology's 32-byte link records instead of `port_hosts` was slower (8.82 against 8.47).
+//! Tried earlier without a consistent win (CPU-time ratios 0.94 to 1.14 over 3 to 10
+//! interleaved pairs, a noisier measure): the record and send-list slots a transmission
+//! writes; the idle-NIC chain as three stages (host state, ready-list slot, flow) instead of
+//! repeated loads; distances 12/8/4; and an event queue that sorts the following buckets early
+//! so that the stages also reach past the end of a bucket.
 use super::switch::inline_ecmp_port;
 use super::{Flow, Simulation};
 use crate::engine::prefetch::{prefetch, prefetch_all};
@@ -35,6 +46,9 @@ pub(super) const FAR: usize = 9;
 pub(super) const MID: usize = 6;
 /// How many events ahead it prefetches the packet a waking port will serve.
 pub(super) const NEAR: usize = 3;
+/// How many events ahead it prefetches the arrival bits, PSN record and sender controls a
+/// packet reaching its host, or an idle host NIC, will update.
+pub(super) const LAST: usize = 2;
 
 impl Simulation {
     /// Starts fetching what the events [`FAR`], [`MID`] and [`NEAR`] places ahead will touch.
@@ -50,6 +64,44 @@ impl Simulation {
         if let Some(ev) = events.peek_ahead(NEAR) {
             self.prefetch_near(ev);
         }
+        match events.peek_ahead(LAST).map(Event::kind) {
+            Some(EventKind::Arrive(h)) => self.prefetch_last(h),
+            Some(EventKind::PortWake(p)) => {
+                let port = self.world.ports.get(p as usize);
+                if port.is_some_and(|port| port.headers.is_empty()) {
+                    if let Some(sender) = self.idle_nic_flow(p).and_then(|f| f.sender.as_deref()) {
+                        sender.prefetch_controls();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The receiver's arrival bits a data packet reaching its host sets; the sender's record
+    /// of the PSN an ACK reaching its host acknowledges.
+    #[inline]
+    fn prefetch_last(&self, h: u32) {
+        let Some(flow) = self.host_arrival_flow(h) else {
+            return;
+        };
+        let pkt = self.world.pkts.get(h);
+        match pkt.kind {
+            Kind::Data => {
+                if let Some(word) = flow.receiver.as_deref().and_then(|r| r.word_of(pkt.psn)) {
+                    prefetch(word);
+                }
+            }
+            Kind::Ack => {
+                if let Some(sender) = flow.sender.as_deref() {
+                    sender.prefetch_controls();
+                    if let Some(record) = sender.record_ref(pkt.psn) {
+                        prefetch(record);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 
     /// The packet of an arrival or egress; a waking port.
@@ -60,6 +112,13 @@ impl Simulation {
             EventKind::PortWake(p) => {
                 if let Some(port) = self.world.ports.get(p as usize) {
                     prefetch_all(port);
+                }
+                // A host NIC may pull from its ready list: the slot of the flow it would serve.
+                let host = self.port_hosts.get(p as usize).copied();
+                if let Some(host) = host.and_then(|h| self.hosts.get(h as usize)) {
+                    if let Some(front) = host.ready.as_slices().0.first() {
+                        prefetch(front);
+                    }
                 }
             }
             EventKind::Timer(_) => {}
@@ -85,6 +144,9 @@ impl Simulation {
                 None => {
                     if let Some(flow) = self.host_arrival_flow(h) {
                         prefetch_flow(flow);
+                        if let Some(port) = self.reply_port(h) {
+                            prefetch_all(port);
+                        }
                     }
                 }
             },
@@ -119,6 +181,9 @@ impl Simulation {
                         if let Some(receiver) = flow.receiver.as_deref() {
                             prefetch_all(receiver);
                         }
+                        if let Some(slot) = self.reply_port(h).and_then(|p| p.headers.next_slot()) {
+                            prefetch(slot);
+                        }
                     } else if let Some(sender) = flow.sender.as_deref() {
                         prefetch_all(sender);
                     }
@@ -138,6 +203,18 @@ impl Simulation {
             return None;
         }
         self.flows.get(pkt.flow as usize)
+    }
+
+    /// The NIC port of the host a data packet `h` reaches, which its ACK or NACK leaves by.
+    #[inline]
+    fn reply_port(&self, h: u32) -> Option<&Port> {
+        let w = &self.world;
+        let pkt = w.pkts.get(h);
+        if pkt.kind != Kind::Data {
+            return None;
+        }
+        let &port = w.topo.host_uplink.get(pkt.dst as usize)?;
+        w.ports.get(port as usize)
     }
 
     /// The flow host NIC `port` would pull its next packet from, if it is a host NIC with

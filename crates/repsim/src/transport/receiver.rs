@@ -179,6 +179,13 @@ impl Receiver {
             .is_some_and(|w| w >> (psn % 64) & 1 == 1)
     }
 
+    /// The word of the arrival bits that holds `psn`, if it is allocated (for prefetching).
+    #[inline]
+    pub fn word_of(&self, psn: u32) -> Option<&u64> {
+        let word = (psn / 64).checked_sub(self.base_word)?;
+        self.bits.get(word as usize)
+    }
+
     /// Records a new arrival and advances the cumulative point; false for duplicates.
     pub fn accept(&mut self, psn: u32) -> bool {
         if psn < self.expected || self.has(psn) {
@@ -352,6 +359,20 @@ mod tests {
         assert!(r.accept(1));
         assert_eq!(r.expected, 3);
         assert_eq!(r.out_of_order, 1);
+    }
+
+    /// `word_of` is the word `has` reads, and none below the kept words or beyond them.
+    #[test]
+    fn word_of_points_at_the_arrival_bits() {
+        let mut r = Receiver::new(1 << 20, AckPolicy::default());
+        assert!(r.word_of(0).is_none(), "no words before the first arrival");
+        for p in [3, 70, 130] {
+            r.accept(p);
+        }
+        for p in [3, 70, 130] {
+            assert_eq!(r.word_of(p).map(|w| w >> (p % 64) & 1), Some(1), "psn {p}");
+        }
+        assert!(r.word_of(64 * 100).is_none());
     }
 
     #[test]

@@ -189,6 +189,20 @@ impl Sender {
         }
     }
 
+    /// Starts fetching the congestion control's and load balancer's state, which every
+    /// transmission and ACK reads (they live in allocations of their own).
+    #[inline]
+    pub fn prefetch_controls(&self) {
+        crate::engine::prefetch::prefetch(&*self.cc);
+        crate::engine::prefetch::prefetch(&*self.lb);
+    }
+
+    /// The stored record of `psn`, if it has one (for prefetching).
+    #[inline]
+    pub fn record_ref(&self, psn: u32) -> Option<&PsnRecord> {
+        self.records.get(psn.checked_sub(self.base)? as usize)
+    }
+
     #[inline]
     fn record_mut(&mut self, psn: u32) -> &mut PsnRecord {
         &mut self.records[(psn - self.base) as usize]

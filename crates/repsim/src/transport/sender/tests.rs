@@ -287,3 +287,16 @@ fn credit_gates_sending_and_pulls_reopen_it() {
     assert!(tx.retransmit);
     assert_eq!(s.backlog(), 17 * MTU as u64);
 }
+
+/// `record_ref` is the record `record` returns, for every PSN sent and none past them.
+#[test]
+fn record_ref_is_the_stored_record() {
+    let mut s = sender(4);
+    let sent = fill(&mut s, 1_000);
+    assert!(!sent.is_empty());
+    for &psn in &sent {
+        assert_eq!(s.record_ref(psn).copied(), Some(s.record(psn)), "psn {psn}");
+        assert_eq!(s.record(psn).state, PsnState::InFlight);
+    }
+    assert!(s.record_ref(1_000).is_none());
+}
