@@ -13,12 +13,14 @@
 //!   reaching a host its flow's record, and for data the host's NIC port its ACK will leave
 //!   by; the queue slot a waking port will serve next, or for an idle host NIC the record of
 //!   the flow it will pull a packet from.
-//! - [`NEAR`] places ahead: the packet in that queue slot; the receiver (data) or sender (the
-//!   rest) of a flow whose packet reaches its host, and the header-lane slot the ACK of a data
-//!   packet will take; the sender an idle host NIC pulls from.
+//! - [`NEAR`] places ahead: the packet in that queue slot; the lane slot a packet arriving at
+//!   a switch will be queued in (the inline ECMP choice computed a third time); the receiver
+//!   (data) or sender (the rest) of a flow whose packet reaches its host, and the header-lane
+//!   slot the ACK of a data packet will take; the sender an idle host NIC pulls from.
 //! - [`LAST`] places ahead: the word of arrival bits a data packet sets at its receiver; the
 //!   PSN record an ACK acknowledges and its sender's congestion-control and load-balancer
-//!   state; the same two for the sender an idle host NIC pulls from.
+//!   state; for the sender an idle host NIC pulls from, that state and the ends of its PSN
+//!   records and send order.
 //!
 //! On the 8,192-host run (first 25 us, interleaved pairs) the loop takes 2.0x the CPU time
 //! with no prefetching and 1.8x with only the [`FAR`] stage. The reply's port and slot, the
@@ -26,7 +28,8 @@
 //! as the fastest of 5 to 6 interleaved full runs of the 8,192-host step (wall seconds, the
 //! machine's speed drifting by up to 20 % between runs): 9.41 -> 9.03 (reply port and slot)
 //! -> 8.60 (fourth stage, its distance 2 as fast as 1) -> 8.47 (ready-list slot) -> about 2 %
-//! more (congestion-control and load-balancer state); reading the ready-list slot through
+//! more (congestion-control and load-balancer state) -> 5 % more (the switch lane slot and
+//! the send lists' ends; 8.83 -> 8.51, means 9.31 -> 8.81); reading the ready-list slot through
 //! the topology's 32-byte link records instead of `port_hosts` was slower (8.82 against 8.47).
 //! Tried earlier without a consistent win (CPU-time ratios 0.94 to 1.14 over 3 to 10
 //! interleaved pairs, a noisier measure): the record and send-list slots a transmission
@@ -71,6 +74,7 @@ impl Simulation {
                 if port.is_some_and(|port| port.headers.is_empty()) {
                     if let Some(sender) = self.idle_nic_flow(p).and_then(|f| f.sender.as_deref()) {
                         sender.prefetch_controls();
+                        sender.prefetch_send_lists();
                     }
                 }
             }
@@ -176,7 +180,18 @@ impl Simulation {
                 }
             },
             EventKind::Arrive(h) => {
-                if let Some(flow) = self.host_arrival_flow(h) {
+                if let Some(port) = self.ecmp_egress_hint(h) {
+                    // The lane slot the packet will be queued in.
+                    let port = &self.world.ports[port as usize];
+                    let lane = if self.world.pkts.get(h).is_header() {
+                        &port.headers
+                    } else {
+                        &port.data
+                    };
+                    if let Some(slot) = lane.next_slot() {
+                        prefetch(slot);
+                    }
+                } else if let Some(flow) = self.host_arrival_flow(h) {
                     if self.world.pkts.get(h).kind == Kind::Data {
                         if let Some(receiver) = flow.receiver.as_deref() {
                             prefetch_all(receiver);

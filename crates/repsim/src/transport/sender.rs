@@ -197,6 +197,18 @@ impl Sender {
         crate::engine::prefetch::prefetch(&*self.lb);
     }
 
+    /// Starts fetching the ends of the PSN records and the send order a transmission appends
+    /// to (the last entries: the next one is usually on the same cache line).
+    #[inline]
+    pub fn prefetch_send_lists(&self) {
+        if let Some(record) = self.records.last() {
+            crate::engine::prefetch::prefetch(record);
+        }
+        if let Some(entry) = self.send_order.back() {
+            crate::engine::prefetch::prefetch(entry);
+        }
+    }
+
     /// The stored record of `psn`, if it has one (for prefetching).
     #[inline]
     pub fn record_ref(&self, psn: u32) -> Option<&PsnRecord> {
