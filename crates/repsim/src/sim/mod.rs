@@ -184,6 +184,8 @@ pub struct Simulation {
     /// Per port, the host whose NIC it is (`SWITCH_PORT` for a switch port): a compact copy
     /// of the ports' `host` that the prefetcher reads before the port itself has arrived.
     port_hosts: Vec<u32>,
+    /// Egress ports the prefetcher computed for the events ahead.
+    hints: prefetch::Hints,
     flows: flow_table::FlowTable,
     /// Flow id -> index, for dependencies.
     flow_index: BTreeMap<u64, u32>,
@@ -347,6 +349,7 @@ impl Simulation {
             },
             hosts,
             port_hosts,
+            hints: prefetch::Hints::default(),
             flows: flow_table::FlowTable::new(),
             flow_index: BTreeMap::new(),
             dependents: BTreeMap::new(),

@@ -14,7 +14,7 @@
 //!   by; the queue slot a waking port will serve next, or for an idle host NIC the record of
 //!   the flow it will pull a packet from.
 //! - [`NEAR`] places ahead: the packet in that queue slot; the lane slot a packet arriving at
-//!   a switch will be queued in (the inline ECMP choice computed a third time); the receiver
+//!   a switch will be queued in (the inline ECMP choice [`MID`] computed, kept in [`Hints`]); the receiver
 //!   (data) or sender (the rest) of a flow whose packet reaches its host, and the header-lane
 //!   slot the ACK of a data packet will take; the sender an idle host NIC pulls from.
 //! - [`LAST`] places ahead: the word of arrival bits a data packet sets at its receiver; the
@@ -29,13 +29,17 @@
 //! machine's speed drifting by up to 20 % between runs): 9.41 -> 9.03 (reply port and slot)
 //! -> 8.60 (fourth stage, its distance 2 as fast as 1) -> 8.47 (ready-list slot) -> about 2 %
 //! more (congestion-control and load-balancer state) -> 5 % more (the switch lane slot and
-//! the send lists' ends; 8.83 -> 8.51, means 9.31 -> 8.81); reading the ready-list slot through
+//! the send lists' ends; 8.83 -> 8.51, means 9.31 -> 8.81) -> 4 % more (keeping [`MID`]'s
+//! ECMP choice for [`NEAR`] instead of computing it again; 8.44 -> 8.07, means 8.86 -> 8.67);
+//! reading the ready-list slot through
 //! the topology's 32-byte link records instead of `port_hosts` was slower (8.82 against 8.47).
 //! Tried earlier without a consistent win (CPU-time ratios 0.94 to 1.14 over 3 to 10
 //! interleaved pairs, a noisier measure): the record and send-list slots a transmission
 //! writes; the idle-NIC chain as three stages (host state, ready-list slot, flow) instead of
 //! repeated loads; distances 12/8/4; and an event queue that sorts the following buckets early
 //! so that the stages also reach past the end of a bucket.
+use std::cell::Cell;
+
 use super::switch::inline_ecmp_port;
 use super::{Flow, Simulation};
 use crate::engine::prefetch::{prefetch, prefetch_all};
@@ -141,6 +145,8 @@ impl Simulation {
             }
             EventKind::Arrive(h) => match self.ecmp_egress_hint(h) {
                 Some(port) => {
+                    self.hints
+                        .put(self.world.counters.events + MID as u64, ev, port);
                     if let Some(port) = self.world.ports.get(port as usize) {
                         prefetch_all(port);
                     }
@@ -180,7 +186,11 @@ impl Simulation {
                 }
             },
             EventKind::Arrive(h) => {
-                if let Some(port) = self.ecmp_egress_hint(h) {
+                let hint = match self.hints.get(self.world.counters.events + NEAR as u64, ev) {
+                    Some(port) => Some(port),
+                    None => self.ecmp_egress_hint(h),
+                };
+                if let Some(port) = hint {
                     // The lane slot the packet will be queued in.
                     let port = &self.world.ports[port as usize];
                     let lane = if self.world.pkts.get(h).is_header() {
@@ -254,6 +264,34 @@ impl Simulation {
     }
 }
 
+/// The egress ports [`MID`] computed for switch arrivals, kept for [`NEAR`] to find the lane
+/// slot without computing them again: slot `n % HINTS` holds the hint for the event that was
+/// `n`-th to pop, with the event itself, since a later push into the bucket being drained can
+/// shift the events ahead (a mismatch is recomputed).
+#[derive(Default)]
+pub(super) struct Hints([Cell<(Option<Event>, u32)>; HINTS]);
+
+/// Slots of [`Hints`]: more than [`MID`] - [`NEAR`] + 1, a power of two.
+const HINTS: usize = 8;
+const _: () = assert!(HINTS > MID - NEAR && HINTS.is_power_of_two());
+
+impl Hints {
+    /// Keeps `port` for `ev`, expected to be the `at`-th event to pop.
+    #[inline]
+    fn put(&self, at: u64, ev: Event, port: u32) {
+        self.0[at as usize % HINTS].set((Some(ev), port));
+    }
+
+    /// The port kept for `ev` as the `at`-th event to pop, if that is what was kept.
+    #[inline]
+    fn get(&self, at: u64, ev: Event) -> Option<u32> {
+        match self.0[at as usize % HINTS].get() {
+            (Some(kept), port) if kept == ev => Some(port),
+            _ => None,
+        }
+    }
+}
+
 /// The lines of a flow's record its packets read first (phase, sender and receiver).
 #[inline]
 fn prefetch_flow(flow: &Flow) {
@@ -266,4 +304,30 @@ fn prefetch_flow(flow: &Flow) {
 #[inline]
 fn next_slot(port: &Port) -> Option<&u32> {
     port.headers.front().or_else(|| port.data.front())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hint comes back only for the event it was kept for, at the same pop count.
+    #[test]
+    fn hints_answer_only_for_their_event() {
+        let hints = Hints::default();
+        let (a, b) = (Event::arrive(7), Event::arrive(8));
+        hints.put(100 + MID as u64, a, 42);
+        assert_eq!(hints.get(100 + MID as u64, a), Some(42));
+        assert_eq!(
+            hints.get(100 + MID as u64, b),
+            None,
+            "another event took its place"
+        );
+        assert_eq!(hints.get(101 + MID as u64, a), None, "another slot");
+        hints.put(100 + MID as u64 + HINTS as u64, b, 9);
+        assert_eq!(
+            hints.get(100 + MID as u64, a),
+            None,
+            "overwritten a ring later"
+        );
+    }
 }
