@@ -21,7 +21,7 @@ const HUGE_PAGE: usize = 2 << 20;
 const MIN_BYTES: usize = 2 * HUGE_PAGE;
 
 /// Makes room for at least one more element, with the same capacities `Vec::push` would
-/// choose; a new buffer of at least [`MIN_BYTES`] is asked to live on huge pages before any of
+/// choose; a new buffer of at least `MIN_BYTES` is asked to live on huge pages before any of
 /// it is touched.
 #[cold]
 #[inline(never)]

@@ -3,8 +3,8 @@
 //! timeline, workload sources, collectors and an observer), and the loop that routes every
 //! event to its owner.
 //!
-//! A packet's path: a host NIC ([`host`]) pulls it from a sender and puts it on its wire; at
-//! each switch ([`switch`]) the scheme (ECMP by default, or the packet's explicit route) picks
+//! A packet's path: a host NIC (`host`) pulls it from a sender and puts it on its wire; at
+//! each switch (`switch`) the scheme (ECMP by default, or the packet's explicit route) picks
 //! an egress port, where it queues (trimmed or dropped if the buffer is full) until the port
 //! serializes it onto the next wire; at the destination host the receiver answers with an ACK
 //! or NACK that travels back the same way; the ACK drives the sender's congestion control and

@@ -88,7 +88,7 @@ pub struct TrafficClass {
     pub switch_exempt: bool,
 }
 
-/// A whole run: what [`Simulation::new`] builds from (a scenario's `build` makes one).
+/// A whole run: what [`crate::Simulation::new`] builds from (a scenario's `build` makes one).
 pub struct RunSpec {
     /// Name of the run in outputs (usually the load balancer's name).
     pub label: String,

@@ -73,7 +73,7 @@ impl PsnRecord {
     }
 }
 
-/// What [`Sender::transmit`] chose to send.
+/// What [`super::Sender::transmit`] chose to send.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Transmission {
     /// Its PSN.
