@@ -267,11 +267,12 @@ impl Simulation {
 /// The egress ports [`MID`] computed for switch arrivals, kept for [`NEAR`] to find the lane
 /// slot without computing them again: slot `n % HINTS` holds the hint for the event that was
 /// `n`-th to pop, with the event itself, since a later push into the bucket being drained can
-/// shift the events ahead (a mismatch is recomputed).
+/// shift the events ahead (a mismatch is recomputed; a stale entry left by an earlier hop of
+/// the same packet can only make it prefetch the wrong slot).
 #[derive(Default)]
 pub(super) struct Hints([Cell<(Option<Event>, u32)>; HINTS]);
 
-/// Slots of [`Hints`]: more than [`MID`] - [`NEAR`] + 1, a power of two.
+/// Slots of [`Hints`]: more than [`MID`] - [`NEAR`], a power of two.
 const HINTS: usize = 8;
 const _: () = assert!(HINTS > MID - NEAR && HINTS.is_power_of_two());
 
