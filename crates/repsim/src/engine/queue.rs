@@ -18,9 +18,11 @@
 //! single events cost one dependent cache miss per event when drained (on the 8,192-host 2 MB
 //! permutation, 25 % of the run's CPU time went to draining and linking buckets; with chunks, 5 %
 //! and 27 % less CPU time in all), while chunks are read sequentially, one dependent miss per
-//! chunk. An entry is 16 bytes (for 8-byte events): the time's offset inside its bucket and the
-//! sequence number share one `u64` key, which orders entries of one bucket exactly as (time,
-//! sequence) does. Chunks return to the pool as soon as their bucket is drained and are reused
+//! chunk; and while one bucket is drained, the next occupied bucket's chunk list is walked
+//! one chunk per pop into the cache (on the 8,192-host step the queue's share of the run
+//! fell from 6.9 to 4.1 %, and the run by about 3 % over 6 interleaved pairs). An entry is
+//! 16 bytes (for 8-byte events): the time's offset inside its bucket and the sequence number
+//! share one `u64` key, which orders entries of one bucket exactly as (time, sequence) does. Chunks return to the pool as soon as their bucket is drained and are reused
 //! last-in first-out, so memory follows the number of pending events and the chunks in use stay
 //! warm.
 use std::cmp::{Ordering, Reverse};
@@ -104,6 +106,8 @@ pub struct EventQueue<E: Copy> {
     far: BinaryHeap<Reverse<Far<E>>>,
     next_seq: u64,
     len: usize,
+    /// The chunk of the next occupied bucket to bring into the cache next (see [`Self::pop`]).
+    warm: u32,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -125,6 +129,7 @@ impl<E: Copy> EventQueue<E> {
             far: BinaryHeap::new(),
             next_seq: 0,
             len: 0,
+            warm: NIL,
         }
     }
 
@@ -155,7 +160,24 @@ impl<E: Copy> EventQueue<E> {
         }
         let (key, event) = self.current.pop().expect("advance filled it");
         self.len -= 1;
+        self.warm_step();
         Some((time_of(key), event))
+    }
+
+    /// One step down the chunk list of the bucket after the one being drained: the chunk
+    /// fetched at the previous pop names the next one, which is fetched now, so that the list
+    /// is in the cache when its turn comes instead of costing a dependent miss per chunk.
+    /// Only a hint: chunks appended meanwhile are warm anyway, and a stale index (the bucket
+    /// was drained first) reads some chunk or none.
+    #[inline]
+    fn warm_step(&mut self) {
+        if self.warm == NIL {
+            return;
+        }
+        self.warm = self.chunks.get(self.warm as usize).map_or(NIL, |c| c.next);
+        if let Some(next) = self.chunks.get(self.warm as usize) {
+            super::prefetch::prefetch_all(next);
+        }
     }
 
     /// The time of the earliest event.
@@ -203,6 +225,12 @@ impl<E: Copy> EventQueue<E> {
                 self.occupied[slot / 64] &= !(1 << (slot % 64));
                 self.current
                     .sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
+                self.warm = self
+                    .next_occupied()
+                    .map_or(NIL, |b| self.head[(b & MASK) as usize]);
+                if let Some(first) = self.chunks.get(self.warm as usize) {
+                    super::prefetch::prefetch_all(first);
+                }
                 return true;
             }
             // The ring is empty: jump to the earliest far event.
