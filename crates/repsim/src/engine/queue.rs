@@ -22,9 +22,9 @@
 //! one chunk per pop into the cache (on the 8,192-host step the queue's share of the run
 //! fell from 6.9 to 4.1 %, and the run by about 3 % over 6 interleaved pairs). An entry is
 //! 16 bytes (for 8-byte events): the time's offset inside its bucket and the sequence number
-//! share one `u64` key, which orders entries of one bucket exactly as (time, sequence) does. Chunks return to the pool as soon as their bucket is drained and are reused
-//! last-in first-out, so memory follows the number of pending events and the chunks in use stay
-//! warm.
+//! share one `u64` key, which orders entries of one bucket exactly as (time, sequence) does.
+//! Chunks return to the pool as soon as their bucket is drained and are reused last-in
+//! first-out, so memory follows the number of pending events and the chunks in use stay warm.
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
@@ -106,7 +106,8 @@ pub struct EventQueue<E: Copy> {
     far: BinaryHeap<Reverse<Far<E>>>,
     next_seq: u64,
     len: usize,
-    /// The chunk of the next occupied bucket to bring into the cache next (see [`Self::pop`]).
+    /// The chunk of the next occupied bucket to bring into the cache next (see
+    /// [`Self::warm_step`]).
     warm: u32,
 }
 

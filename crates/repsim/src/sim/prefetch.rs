@@ -14,9 +14,10 @@
 //!   by; the queue slot a waking port will serve next, or for an idle host NIC the record of
 //!   the flow it will pull a packet from.
 //! - [`NEAR`] places ahead: the packet in that queue slot; the lane slot a packet arriving at
-//!   a switch will be queued in (the inline ECMP choice [`MID`] computed, kept in [`Hints`]); the receiver
-//!   (data) or sender (the rest) of a flow whose packet reaches its host, and the header-lane
-//!   slot the ACK of a data packet will take; the sender an idle host NIC pulls from.
+//!   a switch will be queued in (the inline ECMP choice [`MID`] computed, kept in
+//!   [`Hints`]); the receiver (data) or sender (the rest) of a flow whose packet reaches its
+//!   host, and the header-lane slot the ACK of a data packet will take; the sender an idle
+//!   host NIC pulls from.
 //! - [`LAST`] places ahead: the word of arrival bits a data packet sets at its receiver; the
 //!   PSN record an ACK acknowledges and its sender's congestion-control and load-balancer
 //!   state; for the sender an idle host NIC pulls from, that state and the ends of its PSN
