@@ -466,7 +466,8 @@ impl Topology {
     }
 
     /// The candidate egress ports at switch `s` for a packet to node `dst` (a host, or an edge
-    /// switch); empty when no route is left. Use [`crate::net::forwarding::next_hops_to_switch`] for other switches.
+    /// switch); empty when no route is left. For other switches, use
+    /// [`crate::net::forwarding::next_hops_to_switch`].
     #[inline]
     pub fn candidates(&self, s: u32, dst: u32) -> &[u32] {
         if dst < self.hosts {
