@@ -24,21 +24,26 @@
 //!   records and send order.
 //!
 //! On the 8,192-host run (first 25 us, interleaved pairs) the loop takes 2.0x the CPU time
-//! with no prefetching and 1.8x with only the [`FAR`] stage. The reply's port and slot, the
-//! [`LAST`] stage and the ready-list slot at [`FAR`] were added together later, each measured
-//! as the fastest of 5 to 6 interleaved full runs of the 8,192-host step (wall seconds, the
-//! machine's speed drifting by up to 20 % between runs): 9.41 -> 9.03 (reply port and slot)
-//! -> 8.60 (fourth stage, its distance 2 as fast as 1) -> 8.47 (ready-list slot) -> about 2 %
-//! more (congestion-control and load-balancer state) -> 5 % more (the switch lane slot and
-//! the send lists' ends; 8.83 -> 8.51, means 9.31 -> 8.81) -> 4 % more (keeping [`MID`]'s
-//! ECMP choice for [`NEAR`] instead of computing it again; 8.44 -> 8.07, means 8.86 -> 8.67);
-//! reading the ready-list slot through
-//! the topology's 32-byte link records instead of `port_hosts` was slower (8.82 against 8.47).
-//! Tried earlier without a consistent win (CPU-time ratios 0.94 to 1.14 over 3 to 10
-//! interleaved pairs, a noisier measure): the record and send-list slots a transmission
-//! writes; the idle-NIC chain as three stages (host state, ready-list slot, flow) instead of
-//! repeated loads; distances 12/8/4; and an event queue that sorts the following buckets early
-//! so that the stages also reach past the end of a bucket.
+//! with no prefetching and 1.8x with only the [`FAR`] stage. The rest was added later, each
+//! step timed against the one before as the fastest of 5 to 6 interleaved full runs of the
+//! 8,192-host step (wall seconds; the machine's speed drifts by up to 20 % between runs, so
+//! only pairs from one sitting compare): the reply's port and slot 9.41 -> 9.03; the
+//! [`LAST`] stage 9.03 -> 8.60 (same sitting; distance 1 gave 8.69); the ready-list slot at
+//! [`FAR`] 8.78 -> 8.47 (found through the topology's 32-byte link records instead of
+//! `port_hosts`, it was slower than no such prefetch: 8.82 against 7.77); the
+//! congestion-control and load-balancer state 8.69 -> 8.58 and 9.39 -> 9.08 (means within
+//! 2 %: a small win at best); the switch lane slot and the send lists' ends 8.83 -> 8.51
+//! (means 9.31 -> 8.81); keeping [`MID`]'s ECMP choice for [`NEAR`] 8.44 -> 8.07 (means
+//! 8.86 -> 8.67). All together, with the event queue's walk of the next bucket: means 10.69
+//! -> 9.00 over 8 pairs. Distances 10/7/4/2 and 12/8/4/2 then changed nothing measurable
+//! (means within 2 %).
+//!
+//! Tried in an earlier round without a consistent win (CPU-time ratios 0.94 to 1.14 over 3
+//! to 10 interleaved pairs, a noisier measure): the record and send-list slots a transmission
+//! writes (as exact slots, not the lists' last entries); the idle-NIC chain as three stages
+//! (host state, ready-list slot, flow) instead of repeated loads; distances 12/8/4; and an
+//! event queue that sorts the following buckets early so that the stages also reach past the
+//! end of a bucket.
 use std::cell::Cell;
 
 use super::switch::inline_ecmp_port;
@@ -47,6 +52,7 @@ use crate::engine::prefetch::{prefetch, prefetch_all};
 use crate::net::port::Port;
 use crate::net::world::{Event, EventKind};
 use crate::net::Kind;
+use crate::transport::Sender;
 
 /// How many events ahead the loop prefetches packets and waking ports.
 pub(super) const FAR: usize = 9;
@@ -75,12 +81,9 @@ impl Simulation {
         match events.peek_ahead(LAST).map(Event::kind) {
             Some(EventKind::Arrive(h)) => self.prefetch_last(h),
             Some(EventKind::PortWake(p)) => {
-                let port = self.world.ports.get(p as usize);
-                if port.is_some_and(|port| port.headers.is_empty()) {
-                    if let Some(sender) = self.idle_nic_flow(p).and_then(|f| f.sender.as_deref()) {
-                        sender.prefetch_controls();
-                        sender.prefetch_send_lists();
-                    }
+                if let Some(sender) = self.idle_nic_sender(p) {
+                    sender.prefetch_controls();
+                    sender.prefetch_send_lists();
                 }
             }
             _ => {}
@@ -181,16 +184,16 @@ impl Simulation {
             EventKind::PortWake(p) => match self.world.ports.get(p as usize).and_then(next_slot) {
                 Some(&h) => self.world.pkts.prefetch(h),
                 None => {
-                    if let Some(sender) = self.idle_nic_flow(p).and_then(|f| f.sender.as_deref()) {
+                    if let Some(sender) = self.idle_nic_sender(p) {
                         prefetch_all(sender);
                     }
                 }
             },
             EventKind::Arrive(h) => {
-                let hint = match self.hints.get(self.world.counters.events + NEAR as u64, ev) {
-                    Some(port) => Some(port),
-                    None => self.ecmp_egress_hint(h),
-                };
+                let hint = self
+                    .hints
+                    .get(self.world.counters.events + NEAR as u64, ev)
+                    .or_else(|| self.ecmp_egress_hint(h));
                 if let Some(port) = hint {
                     // The lane slot the packet will be queued in.
                     let port = &self.world.ports[port as usize];
@@ -243,13 +246,29 @@ impl Simulation {
         w.ports.get(port as usize)
     }
 
-    /// The flow host NIC `port` would pull its next packet from, if it is a host NIC with
-    /// nothing queued.
+    /// The flow host NIC `port` would pull its next packet from when it has nothing queued
+    /// (not checked here), if it is a host NIC.
     #[inline]
     fn idle_nic_flow(&self, port: u32) -> Option<&Flow> {
         let host = self.world.ports.get(port as usize)?.host;
         let &f = self.hosts.get(host as usize)?.ready.front()?;
         self.flows.get(f as usize)
+    }
+
+    /// The sender host NIC `port` will pull its next packet from, if it is a host NIC with
+    /// nothing queued.
+    #[inline]
+    fn idle_nic_sender(&self, port: u32) -> Option<&Sender> {
+        if self
+            .world
+            .ports
+            .get(port as usize)
+            .and_then(next_slot)
+            .is_some()
+        {
+            return None;
+        }
+        self.idle_nic_flow(port)?.sender.as_deref()
     }
 
     /// The egress port the inline ECMP fast path of [`Self::on_arrive`] will pick for packet

@@ -170,16 +170,12 @@ impl Receiver {
     /// True if `psn` has arrived.
     #[inline]
     pub fn has(&self, psn: u32) -> bool {
-        let word = psn / 64;
-        if word < self.base_word {
-            return true;
-        }
-        self.bits
-            .get((word - self.base_word) as usize)
-            .is_some_and(|w| w >> (psn % 64) & 1 == 1)
+        // Words below `base_word` were dropped because every PSN in them had arrived.
+        psn / 64 < self.base_word || self.word_of(psn).is_some_and(|w| w >> (psn % 64) & 1 == 1)
     }
 
-    /// The word of the arrival bits that holds `psn`, if it is allocated (for prefetching).
+    /// The word of the arrival bits that holds `psn`, if it is allocated (what [`Self::has`]
+    /// reads; the prefetcher fetches it ahead).
     #[inline]
     pub fn word_of(&self, psn: u32) -> Option<&u64> {
         let word = (psn / 64).checked_sub(self.base_word)?;

@@ -18,6 +18,7 @@ pub use records::{
 
 use super::{FlowStats, Recovery, Sizes, TransportMode};
 use crate::cc::{AckSample, CongestionControl};
+use crate::engine::prefetch::prefetch;
 use crate::engine::time::serialization;
 use crate::engine::{Rng, Time};
 use crate::lb::{AckFeedback, LbEvent, LoadBalancer};
@@ -193,8 +194,8 @@ impl Sender {
     /// transmission and ACK reads (they live in allocations of their own).
     #[inline]
     pub fn prefetch_controls(&self) {
-        crate::engine::prefetch::prefetch(&*self.cc);
-        crate::engine::prefetch::prefetch(&*self.lb);
+        prefetch(&*self.cc);
+        prefetch(&*self.lb);
     }
 
     /// Starts fetching the ends of the PSN records and the send order a transmission appends
@@ -202,10 +203,10 @@ impl Sender {
     #[inline]
     pub fn prefetch_send_lists(&self) {
         if let Some(record) = self.records.last() {
-            crate::engine::prefetch::prefetch(record);
+            prefetch(record);
         }
         if let Some(entry) = self.send_order.back() {
-            crate::engine::prefetch::prefetch(entry);
+            prefetch(entry);
         }
     }
 
