@@ -5,7 +5,6 @@ use super::{Action, ActionKind, FaultPlan, LossMode};
 use crate::engine::rng::Stream;
 use crate::engine::{Rng, Time};
 use crate::net::forwarding::Forwarding;
-use crate::net::port::QueueParams;
 
 /// Counters of what faults did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -55,8 +54,8 @@ pub struct FaultState {
     pub active: Vec<bool>,
     /// Per-port drop streams.
     pub rng: Vec<Rng>,
-    /// Original rate and queue of ports whose rate changed.
-    pub original: Vec<Option<(u64, QueueParams)>>,
+    /// Original class (rate, latency and queue) of ports whose rate changed.
+    pub original: Vec<Option<u32>>,
     /// Routes before any reconvergence.
     pub base_routes: Forwarding,
     /// Routing snapshots (time due, alive bit per port until used), indexed by Reroute events.

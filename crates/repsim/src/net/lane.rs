@@ -2,7 +2,7 @@
 //!
 //! A ring buffer whose capacity is a power of two, so wrapping is a mask. It does what the
 //! port asked of `VecDeque` in 24 bytes instead of 32, which lets a whole [`super::port::Port`]
-//! fit in three cache lines (the event loop fetches a port's lines for every packet it moves).
+//! fit in two cache lines (the event loop fetches a port's lines for every packet it moves).
 use crate::engine::Handle;
 
 /// Smallest capacity a lane allocates.

@@ -9,10 +9,12 @@
 //!
 //! Occupancy counts the packet being serialized until its last bit leaves, as in the reference.
 //!
-//! Moving one packet through a port touches most of the port, so a port is laid out as three
-//! whole cache lines (asserted), the fields every packet reads first: the lanes and the wire
-//! state, then the rate, latency and thresholds, then the random stream and counters. The
-//! event loop fetches all three ahead of time (`sim/prefetch.rs`).
+//! Moving one packet through a port touches most of the port, so a port is laid out as two
+//! whole cache lines (asserted): the lanes and the wire state, then the service word, the
+//! random stream and the counters. What ports of one kind share (link speed and latency,
+//! buffer and ECN thresholds) is a [`PortClass`], stored once per run, which stays in the
+//! cache however many ports there are. The event loop fetches both lines of a port ahead of
+//! time (`sim/prefetch.rs`).
 use crate::engine::{Arena, Handle, Rng, Time};
 use crate::net::lane::Lane;
 use crate::net::packet::{flags, Packet};
@@ -115,6 +117,82 @@ pub enum Admission {
     Dropped(Handle),
 }
 
+/// What ports of one kind share: their link's speed and latency and their queue parameters.
+/// Kept out of [`Port`] (which holds its class's index) so that a port is two cache lines.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PortClass {
+    /// Link bit rate.
+    pub rate_bps: u64,
+    /// Link propagation latency.
+    pub latency: Time,
+    /// Buffer and ECN parameters (already scaled for degraded links).
+    pub params: QueueParams,
+}
+
+impl PortClass {
+    /// The bits that tell two classes apart (the float by its bit pattern).
+    fn key(&self) -> [u64; 8] {
+        let p = &self.params;
+        [
+            self.rate_bps,
+            self.latency,
+            p.capacity,
+            p.ecn_min,
+            p.ecn_max,
+            p.ecn_pmax.to_bits(),
+            p.trimming as u64,
+            p.header_size as u64,
+        ]
+    }
+}
+
+/// The distinct port classes of a run, each stored once; ports name theirs by index.
+#[derive(Clone, Debug, Default)]
+pub struct PortClasses {
+    classes: Vec<PortClass>,
+    /// Class key -> index (looked up when a port is set up or changes class).
+    index: std::collections::BTreeMap<[u64; 8], u32>,
+}
+
+impl PortClasses {
+    /// No classes yet.
+    pub fn new() -> Self {
+        PortClasses::default()
+    }
+
+    /// The index of `class`, added if it is new.
+    pub fn intern(&mut self, class: PortClass) -> u32 {
+        let next = self.classes.len() as u32;
+        let i = *self.index.entry(class.key()).or_insert(next);
+        if i == next {
+            self.classes.push(class);
+        }
+        i
+    }
+
+    /// Class number `i`.
+    #[inline(always)]
+    pub fn get(&self, i: u32) -> &PortClass {
+        &self.classes[i as usize]
+    }
+
+    /// Number of distinct classes.
+    pub fn len(&self) -> usize {
+        self.classes.len()
+    }
+
+    /// True when there is none.
+    pub fn is_empty(&self) -> bool {
+        self.classes.is_empty()
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.classes.capacity() * std::mem::size_of::<PortClass>()
+            + self.index.len() * (std::mem::size_of::<[u64; 8]>() + 4)
+    }
+}
+
 /// One egress queue and the link it feeds (`repr(C)`: fields in the order of the module docs).
 #[repr(C, align(64))]
 pub struct Port {
@@ -126,32 +204,25 @@ pub struct Port {
     pub data_bytes: u64,
     /// The wire is busy until this time.
     pub busy_until: Time,
-    /// Link bit rate.
-    pub rate_bps: u64,
-    /// Link propagation latency.
-    pub latency: Time,
-    /// Buffer and ECN parameters (already scaled for degraded links).
-    pub params: QueueParams,
-    /// Size of the data packet being serialized (0 for a header).
-    pub in_service_data: u32,
-    /// A service-completion event is scheduled.
-    pub wakeup_pending: bool,
+    /// Size of the data packet being serialized (0 for a header) in the low 31 bits; the top
+    /// bit says a service-completion event is scheduled (one word, to keep two lines).
+    service: u32,
+    /// Index of its [`PortClass`] (link speed, latency, queue parameters).
+    pub class: u32,
     /// Random stream for ECN and overflow choices.
     pub rng: Rng,
     /// Counters.
     pub stats: PortStats,
-    /// Node at the far end of the link.
-    pub to_node: u32,
-    /// The host whose NIC this port is, or [`SWITCH_PORT`] (kept here, in the port's last line,
-    /// because serving a port asks it first and the port's lines are already fetched).
-    pub host: u32,
 }
 
-/// [`Port::host`] of a switch port.
+/// The host a port belongs to when it is a switch's (in `Simulation::port_hosts`).
 pub const SWITCH_PORT: u32 = u32::MAX;
 
-// Three cache lines, no more: the event loop prefetches each of them for every packet moved.
-const _: () = assert!(std::mem::size_of::<Port>() == 192);
+/// The bit of `Port::service` that marks a scheduled service completion.
+const WAKEUP_PENDING: u32 = 1 << 31;
+
+// Two cache lines, no more: the event loop prefetches both for every packet moved.
+const _: () = assert!(std::mem::size_of::<Port>() == 128);
 
 impl Port {
     /// Bytes its queues hold on the heap (packet handles, at their capacities).
@@ -159,22 +230,45 @@ impl Port {
         (self.headers.capacity() + self.data.capacity()) * std::mem::size_of::<Handle>()
     }
 
-    /// A port with empty queues.
-    pub fn new(to_node: u32, rate_bps: u64, latency: Time, params: QueueParams, rng: Rng) -> Self {
+    /// A port of class `class` with empty queues.
+    pub fn new(class: u32, rng: Rng) -> Self {
         Port {
-            to_node,
-            rate_bps,
-            latency,
-            params,
             headers: Lane::new(),
             data: Lane::new(),
             data_bytes: 0,
             busy_until: 0,
-            in_service_data: 0,
-            wakeup_pending: false,
+            service: 0,
+            class,
             rng,
             stats: PortStats::default(),
-            host: SWITCH_PORT,
+        }
+    }
+
+    /// Size of the data packet being serialized (0 for a header).
+    #[inline]
+    pub fn in_service_data(&self) -> u32 {
+        self.service & !WAKEUP_PENDING
+    }
+
+    #[inline]
+    fn set_in_service_data(&mut self, size: u32) {
+        debug_assert!(size < WAKEUP_PENDING, "packet size {size} out of range");
+        self.service = (self.service & WAKEUP_PENDING) | size;
+    }
+
+    /// A service-completion event is scheduled.
+    #[inline]
+    pub fn wakeup_pending(&self) -> bool {
+        self.service & WAKEUP_PENDING != 0
+    }
+
+    /// Records whether a service-completion event is scheduled.
+    #[inline]
+    pub fn set_wakeup_pending(&mut self, pending: bool) {
+        if pending {
+            self.service |= WAKEUP_PENDING;
+        } else {
+            self.service &= !WAKEUP_PENDING;
         }
     }
 
@@ -183,7 +277,7 @@ impl Port {
     pub fn occupancy(&self, now: Time) -> u64 {
         self.data_bytes
             + if now < self.busy_until {
-                self.in_service_data as u64
+                self.in_service_data() as u64
             } else {
                 0
             }
@@ -201,8 +295,15 @@ impl Port {
         self.headers.is_empty() && self.data.is_empty()
     }
 
-    /// Puts a packet in the right lane, applying the overflow policy to data packets.
-    pub fn enqueue(&mut self, h: Handle, pkts: &mut Arena<Packet>, now: Time) -> Admission {
+    /// Puts a packet in the right lane, applying the overflow policy (`params`: its class's)
+    /// to data packets.
+    pub fn enqueue(
+        &mut self,
+        h: Handle,
+        pkts: &mut Arena<Packet>,
+        now: Time,
+        params: &QueueParams,
+    ) -> Admission {
         let pkt = pkts.get(h);
         if pkt.is_header() {
             self.headers.push_back(h);
@@ -210,7 +311,7 @@ impl Port {
         }
         let size = pkt.size as u64;
         let occ = self.occupancy(now);
-        if occ + size <= self.params.capacity {
+        if occ + size <= params.capacity {
             self.data.push_back(h);
             self.data_bytes += size;
             if occ + size > self.stats.max_occupancy {
@@ -227,9 +328,9 @@ impl Port {
         } else {
             h
         };
-        if self.params.trimming {
+        if params.trimming {
             let v = pkts.get_mut(victim);
-            v.size = self.params.header_size;
+            v.size = params.header_size;
             v.flags |= flags::TRIMMED;
             self.headers.push_back(victim);
             self.stats.trims += 1;
@@ -244,22 +345,23 @@ impl Port {
     #[inline]
     pub fn dequeue_header(&mut self) -> Option<Handle> {
         let h = self.headers.pop_front()?;
-        self.in_service_data = 0;
+        self.set_in_service_data(0);
         Some(h)
     }
 
-    /// Takes the next packet to serialize: headers first, then data (deciding its ECN mark).
-    pub fn dequeue(&mut self, pkts: &mut Arena<Packet>) -> Option<Handle> {
+    /// Takes the next packet to serialize: headers first, then data (deciding its ECN mark by
+    /// `params`, its class's).
+    pub fn dequeue(&mut self, pkts: &mut Arena<Packet>, params: &QueueParams) -> Option<Handle> {
         if let Some(h) = self.headers.pop_front() {
-            self.in_service_data = 0;
+            self.set_in_service_data(0);
             return Some(h);
         }
         let h = self.data.pop_front()?;
         let pkt = pkts.get_mut(h);
         self.data_bytes -= pkt.size as u64;
-        self.in_service_data = pkt.size;
+        self.set_in_service_data(pkt.size);
         let q = self.data_bytes;
-        let p = &self.params;
+        let p = params;
         let mark = if q > p.ecn_max {
             true
         } else if q > p.ecn_min {
@@ -317,46 +419,97 @@ mod tests {
         assert_eq!(at(100_000_000_000).ecn_min, 400_000);
     }
 
-    fn port(trimming: bool) -> Port {
-        let params = QueueParams {
+    fn params(trimming: bool) -> QueueParams {
+        QueueParams {
             capacity: 3 * 1000,
             ecn_min: 1000,
             ecn_max: 2000,
             ecn_pmax: 1.0,
             trimming,
             header_size: 64,
+        }
+    }
+
+    fn port() -> Port {
+        Port::new(0, Rng::new(1))
+    }
+
+    #[test]
+    fn classes_are_stored_once_and_told_apart_by_every_field() {
+        let base = PortClass {
+            rate_bps: 400_000_000_000,
+            latency: 1_000_000,
+            params: params(true),
         };
-        Port::new(1, 400_000_000_000, 1_000_000, params, Rng::new(1))
+        let mut classes = PortClasses::new();
+        assert_eq!(classes.intern(base), 0);
+        assert_eq!(classes.intern(base), 0);
+        let mut other = base;
+        other.params.ecn_pmax = 0.5;
+        assert_eq!(classes.intern(other), 1);
+        other = base;
+        other.latency += 1;
+        assert_eq!(classes.intern(other), 2);
+        assert_eq!(classes.len(), 3);
+        assert_eq!(
+            *classes.get(1),
+            PortClass {
+                params: QueueParams {
+                    ecn_pmax: 0.5,
+                    ..base.params
+                },
+                ..base
+            }
+        );
+    }
+
+    #[test]
+    fn the_service_word_keeps_size_and_wakeup_apart() {
+        let mut a = Arena::new();
+        let mut p = port();
+        let q = params(true);
+        let d = a.alloc(data(1000));
+        p.enqueue(d, &mut a, 0, &q);
+        p.set_wakeup_pending(true);
+        p.dequeue(&mut a, &q);
+        assert_eq!((p.in_service_data(), p.wakeup_pending()), (1000, true));
+        p.set_wakeup_pending(false);
+        assert_eq!((p.in_service_data(), p.wakeup_pending()), (1000, false));
+        p.busy_until = 10;
+        assert_eq!(p.occupancy(5), 1000);
+        assert_eq!(p.occupancy(10), 0);
     }
 
     #[test]
     fn headers_overtake_data() {
         let mut a = Arena::new();
-        let mut p = port(true);
+        let mut p = port();
+        let q = params(true);
         let d = a.alloc(data(1000));
         let mut ack = data(64);
         ack.kind = Kind::Ack;
         let k = a.alloc(ack);
-        assert_eq!(p.enqueue(d, &mut a, 0), Admission::Queued);
-        assert_eq!(p.enqueue(k, &mut a, 0), Admission::Queued);
-        assert_eq!(p.dequeue(&mut a), Some(k));
-        assert_eq!(p.dequeue(&mut a), Some(d));
-        assert_eq!(p.dequeue(&mut a), None);
+        assert_eq!(p.enqueue(d, &mut a, 0, &q), Admission::Queued);
+        assert_eq!(p.enqueue(k, &mut a, 0, &q), Admission::Queued);
+        assert_eq!(p.dequeue(&mut a, &q), Some(k));
+        assert_eq!(p.dequeue(&mut a, &q), Some(d));
+        assert_eq!(p.dequeue(&mut a, &q), None);
     }
 
     #[test]
     fn overflow_trims_or_drops_one_victim() {
         for trimming in [true, false] {
             let mut a = Arena::new();
-            let mut p = port(trimming);
+            let mut p = port();
+            let q = params(trimming);
             let hs: Vec<Handle> = (0..3).map(|_| a.alloc(data(1000))).collect();
             for &h in &hs {
-                assert_eq!(p.enqueue(h, &mut a, 0), Admission::Queued);
+                assert_eq!(p.enqueue(h, &mut a, 0, &q), Admission::Queued);
             }
             let mut victims = 0;
             for _ in 0..20 {
                 let h = a.alloc(data(1000));
-                match p.enqueue(h, &mut a, 0) {
+                match p.enqueue(h, &mut a, 0, &q) {
                     Admission::Queued => panic!("queue is full"),
                     Admission::Trimmed(v) => {
                         assert!(trimming);
@@ -378,19 +531,22 @@ mod tests {
     #[test]
     fn ecn_marks_above_kmax_never_below_kmin() {
         let mut a = Arena::new();
-        let mut p = port(true);
-        p.params.capacity = 100_000;
+        let mut p = port();
+        let q = QueueParams {
+            capacity: 100_000,
+            ..params(true)
+        };
         let hs: Vec<Handle> = (0..5).map(|_| a.alloc(data(1000))).collect();
         for &h in &hs {
-            p.enqueue(h, &mut a, 0);
+            p.enqueue(h, &mut a, 0, &q);
         }
         // Leaves 4000, 3000 (> Kmax: marked), then 2000, 1000, 0 behind.
-        let h0 = p.dequeue(&mut a).unwrap();
-        let h1 = p.dequeue(&mut a).unwrap();
+        let h0 = p.dequeue(&mut a, &q).unwrap();
+        let h1 = p.dequeue(&mut a, &q).unwrap();
         assert!(a.get(h0).has(flags::ECN) && a.get(h1).has(flags::ECN));
-        p.dequeue(&mut a);
-        let h3 = p.dequeue(&mut a).unwrap();
-        let h4 = p.dequeue(&mut a).unwrap();
+        p.dequeue(&mut a, &q);
+        let h3 = p.dequeue(&mut a, &q).unwrap();
+        let h4 = p.dequeue(&mut a, &q).unwrap();
         assert!(!a.get(h3).has(flags::ECN) && !a.get(h4).has(flags::ECN));
     }
 }

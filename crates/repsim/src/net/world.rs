@@ -5,7 +5,7 @@
 use crate::engine::time::serialization;
 use crate::engine::{Arena, EventQueue, Handle, Time};
 use crate::net::paths::PathTable;
-use crate::net::port::{Admission, Port};
+use crate::net::port::{Admission, Port, PortClass, PortClasses};
 use crate::net::{Kind, Packet, Topology};
 
 /// The component a timer belongs to (the simulation dispatches on it).
@@ -183,6 +183,9 @@ pub struct World {
     pub pkts: Arena<Packet>,
     /// Egress ports (index = link id).
     pub ports: Vec<Port>,
+    /// What ports of one kind share (speed, latency, queue parameters), named by
+    /// [`Port::class`].
+    pub port_classes: PortClasses,
     /// The node at the far end of every port (compact copy for the arrival path).
     pub port_to: Vec<u32>,
     /// The network graph and its forwarding tables.
@@ -203,6 +206,27 @@ impl World {
         self.events.push(at, event);
     }
 
+    /// The class (speed, latency, queue parameters) port `port` has now.
+    #[inline]
+    pub fn port_class(&self, port: u32) -> &PortClass {
+        self.port_classes.get(self.ports[port as usize].class)
+    }
+
+    /// Gives port `port` the class `class` (a fault changed its speed or buffer, or a scheme
+    /// its thresholds).
+    pub fn set_port_class(&mut self, port: u32, class: PortClass) {
+        let i = self.port_classes.intern(class);
+        self.ports[port as usize].class = i;
+    }
+
+    /// Takes port `port`'s next packet to serialize (headers first; see [`Port::dequeue`]).
+    #[inline]
+    pub fn dequeue(&mut self, port: u32) -> Option<Handle> {
+        let p = &mut self.ports[port as usize];
+        let params = &self.port_classes.get(p.class).params;
+        p.dequeue(&mut self.pkts, params)
+    }
+
     /// Schedules a timer.
     #[inline]
     pub fn set_timer(&mut self, at: Time, timer: Timer) {
@@ -213,7 +237,9 @@ impl World {
     /// happened; trims and drops are counted here, and the caller frees a dropped victim.
     #[inline]
     pub fn admit(&mut self, port: u32, h: Handle) -> Admission {
-        let a = self.ports[port as usize].enqueue(h, &mut self.pkts, self.now);
+        let p = &mut self.ports[port as usize];
+        let params = &self.port_classes.get(p.class).params;
+        let a = p.enqueue(h, &mut self.pkts, self.now, params);
         // The data counters count data packets only: a LAPS probe also travels in the data
         // lane, and its losses are in the per-kind books alone.
         match a {
@@ -236,14 +262,16 @@ impl World {
     pub fn transmit(&mut self, port: u32, h: Handle, deliver: bool) -> Time {
         let now = self.now;
         let p = &mut self.ports[port as usize];
+        let class = self.port_classes.get(p.class);
         let pkt = self.pkts.get_mut(h);
-        let ser = serialization(pkt.size, p.rate_bps);
+        let ser = serialization(pkt.size, class.rate_bps);
         p.busy_until = now + ser;
         p.stats.tx_packets += 1;
         p.stats.tx_bytes += pkt.size as u64;
         pkt.egress = port;
         if deliver {
-            self.events.push(now + ser + p.latency, Event::arrive(h));
+            self.events
+                .push(now + ser + class.latency, Event::arrive(h));
         }
         ser
     }

@@ -108,7 +108,7 @@ mod tests {
         for (port, n) in [(0usize, 3), (1, 1), (2, 2)] {
             for _ in 0..n {
                 let h = w.pkts.alloc(Packet::blank(Kind::Data, 4150));
-                w.ports[port].enqueue(h, &mut w.pkts, 0);
+                w.admit(port as u32, h);
             }
         }
         {
@@ -118,7 +118,7 @@ mod tests {
         // Headers count too.
         let mut w = world();
         let h = w.pkts.alloc(Packet::blank(Kind::Ack, 64));
-        w.ports[2].enqueue(h, &mut w.pkts, 0);
+        w.admit(2, h);
         let ctx = SwitchCtx::new(&mut w, &mut rng, 64, &mut actions);
         assert_eq!(ar.select(&ctx, 0, &[0, 1, 2]), 0);
     }
@@ -139,7 +139,7 @@ mod tests {
             let hashed = crate::routing::ecmp::pick(&pkt, 2, &candidates);
             for _ in 0..4 {
                 let h = w.pkts.alloc(Packet::blank(Kind::Data, 4150));
-                w.ports[hashed as usize].enqueue(h, &mut w.pkts, 0);
+                w.admit(hashed, h);
             }
             pkt.flags = flags::SWITCH_EXEMPT;
             let exempt = w.pkts.alloc(pkt);

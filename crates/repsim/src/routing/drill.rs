@@ -217,7 +217,7 @@ mod tests {
     fn load(w: &mut World, port: usize, n: usize) {
         for _ in 0..n {
             let h = w.pkts.alloc(Packet::blank(Kind::Data, 4150));
-            w.ports[port].enqueue(h, &mut w.pkts, 0);
+            w.admit(port as u32, h);
         }
     }
 

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{Handle, Rng, Time};
 use crate::lb::LbEvent;
 use crate::net::candidate_hops::NextHops;
-use crate::net::port::Port;
+use crate::net::port::{Port, PortClass};
 use crate::net::world::{Owner, Timer, World};
 use crate::net::{Packet, Topology};
 
@@ -142,6 +142,12 @@ impl<'a> SwitchCtx<'a> {
     #[inline]
     pub fn port(&self, port: u32) -> &Port {
         &self.world.ports[port as usize]
+    }
+
+    /// An egress port's class: its current speed, latency and queue parameters.
+    #[inline]
+    pub fn port_class(&self, port: u32) -> &PortClass {
+        self.world.port_class(port)
     }
 
     /// Bytes waiting in a port, both lanes, including a data packet still being serialized.
@@ -393,15 +399,25 @@ pub(crate) fn test_world(rates: &[u64], salt: u32) -> World {
     let topo = FatTreeSpec::uniform(2, 8, 4, 0, 1, 400_000_000_000, 1_000_000, 0)
         .and_then(|spec| spec.build())
         .expect("a valid tree");
+    let mut port_classes = crate::net::port::PortClasses::new();
+    let ports = rates
+        .iter()
+        .enumerate()
+        .map(|(i, &rate_bps)| {
+            let class = port_classes.intern(PortClass {
+                rate_bps,
+                latency: 1_000_000,
+                params,
+            });
+            Port::new(class, Rng::new(i as u64))
+        })
+        .collect();
     World {
         now: 0,
         events: EventQueue::new(),
         pkts: Arena::new(),
-        ports: rates
-            .iter()
-            .enumerate()
-            .map(|(i, &r)| Port::new(i as u32, r, 1_000_000, params, Rng::new(i as u64)))
-            .collect(),
+        ports,
+        port_classes,
         port_to: (0..rates.len() as u32).collect(),
         topo,
         paths: PathTable::new(),

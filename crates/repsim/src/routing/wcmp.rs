@@ -145,7 +145,7 @@ impl Wcmp {
     #[inline]
     fn weight(&self, ctx: &SwitchCtx, port: u32) -> u32 {
         if self.follow {
-            self.quantum.weight(ctx.port(port).rate_bps)
+            self.quantum.weight(ctx.port_class(port).rate_bps)
         } else {
             self.weights[port as usize]
         }
@@ -293,7 +293,9 @@ mod tests {
         let rates = [400 * G, 400 * G];
         let mut w = world(&rates);
         // A fault slows port 1 to 100 G after start.
-        w.ports[1].rate_bps = 100 * G;
+        let mut slowed = *w.port_class(1);
+        slowed.rate_bps = 100 * G;
+        w.set_port_class(1, slowed);
         let mut fixed = wcmp(&rates, 128, false);
         let share = shares(&choices(&mut fixed, &mut w, &[0, 1], 32, 512), 2)[1];
         assert!((share - 0.5).abs() < 0.02, "static weights: {share}");

@@ -83,7 +83,7 @@ impl Simulation {
 
     /// Current bit rate of a port (changes with `rate` faults).
     pub fn link_rate(&self, port: u32) -> u64 {
-        self.world.ports[port as usize].rate_bps
+        self.world.port_class(port).rate_bps
     }
 
     /// Starts collecting time series (see [`crate::metrics::collect`]); replaces any collector.
@@ -96,7 +96,7 @@ impl Simulation {
         let ports = cfg.resolve(&self.world.topo).map_err(SetupError::Invalid)?;
         let kmin = ports
             .iter()
-            .map(|&p| self.world.ports[p as usize].params.ecn_min)
+            .map(|&p| self.world.port_class(p).params.ecn_min)
             .collect();
         self.collector = Some(Box::new(Collector::new(
             cfg,

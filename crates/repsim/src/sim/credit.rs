@@ -52,12 +52,15 @@ impl Simulation {
             .collect();
         self.credit = Some(Box::new(first.pacers(&rates, self.cfg.transport.mtu)));
         if configs.iter().any(|c| !c.ecn_at_last_hop) {
-            for (i, link) in topo.links.iter().enumerate() {
-                if link.from >= topo.hosts && link.to < topo.hosts {
-                    let p = &mut self.world.ports[i].params;
-                    p.ecn_min = u64::MAX / 2;
-                    p.ecn_max = u64::MAX / 2;
-                }
+            let last_hops: Vec<u32> = (topo.links.iter().enumerate())
+                .filter(|(_, link)| link.from >= topo.hosts && link.to < topo.hosts)
+                .map(|(i, _)| i as u32)
+                .collect();
+            for port in last_hops {
+                let mut class = *self.world.port_class(port);
+                class.params.ecn_min = u64::MAX / 2;
+                class.params.ecn_max = u64::MAX / 2;
+                self.world.set_port_class(port, class);
             }
         }
     }

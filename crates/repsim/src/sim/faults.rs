@@ -184,19 +184,19 @@ impl Simulation {
                 rate_bps,
                 buffer_scale,
             } => {
-                let port = &mut self.world.ports[p];
-                fs.original[p].get_or_insert((port.rate_bps, port.params));
-                port.rate_bps = rate_bps;
-                if port.host == SWITCH_PORT {
+                let mut class = *self.world.port_class(a.port);
+                fs.original[p].get_or_insert(self.world.ports[p].class);
+                class.rate_bps = rate_bps;
+                if self.port_hosts[p] == SWITCH_PORT {
                     let speed = queue.rate_scale(self.world.topo.links[p].rate_bps);
-                    port.params = queue.port_params(buffer_scale * speed, header);
-                    port.params.capacity = port.params.capacity.max(mtu);
+                    class.params = queue.port_params(buffer_scale * speed, header);
+                    class.params.capacity = class.params.capacity.max(mtu);
                 }
+                self.world.set_port_class(a.port, class);
             }
             ActionKind::RestoreRate => {
-                if let Some((rate, params)) = fs.original[p].take() {
-                    self.world.ports[p].rate_bps = rate;
-                    self.world.ports[p].params = params;
+                if let Some(class) = fs.original[p].take() {
+                    self.world.ports[p].class = class;
                 }
             }
             _ => {

@@ -22,7 +22,7 @@ use crate::fault::FaultState;
 use crate::lb::{LbRecord, Route};
 use crate::metrics::collect::{CollectConfig, Collector};
 use crate::net::paths::{self, PathTable};
-use crate::net::port::{Port, PortStats, QueueConfig};
+use crate::net::port::{Port, PortClass, PortClasses, PortStats, QueueConfig, SWITCH_PORT};
 use crate::net::world::{Counters, EventKind, Owner, Timer, World};
 use crate::net::Topology;
 use crate::routing::{SchemeAction, SchemeSetup, SwitchScheme, SwitchSpec};
@@ -181,8 +181,8 @@ pub struct Simulation {
     cfg: SimConfig,
     world: World,
     hosts: Vec<HostState>,
-    /// Per port, the host whose NIC it is (`SWITCH_PORT` for a switch port): a compact copy
-    /// of the ports' `host` that the prefetcher reads before the port itself has arrived.
+    /// Per port, the host whose NIC it is (`SWITCH_PORT` for a switch port): a compact array
+    /// apart from the ports, which the prefetcher can read before the port itself arrives.
     port_hosts: Vec<u32>,
     /// Egress ports the prefetcher computed for the events ahead.
     hints: prefetch::Hints,
@@ -287,6 +287,7 @@ impl Simulation {
         })?;
         let mut ports = Vec::with_capacity(topo.links.len());
         crate::engine::hugepage::advise(&ports);
+        let mut port_classes = PortClasses::new();
         for (i, link) in topo.links.iter().enumerate() {
             let nic = link.from < topo.hosts;
             let mut params = if nic {
@@ -300,11 +301,12 @@ impl Simulation {
                 params.capacity = u64::MAX / 2;
             }
             let rng = Rng::derive(cfg.seed, Stream::Port, i as u64);
-            let mut port = Port::new(link.to, link.rate_bps, link.latency, params, rng);
-            if nic {
-                port.host = link.from;
-            }
-            ports.push(port);
+            let class = port_classes.intern(PortClass {
+                rate_bps: link.rate_bps,
+                latency: link.latency,
+                params,
+            });
+            ports.push(Port::new(class, rng));
         }
         let salts: Vec<u32> = (0..topo.switches.len() as u64)
             .map(|s| Rng::derive(cfg.seed, Stream::SwitchSalt, s).next_u32())
@@ -333,7 +335,15 @@ impl Simulation {
         };
         let fabric = fabric::FabricExtras::new(&cfg, &topo);
         let hosts = (0..topo.hosts).map(|_| HostState::default()).collect();
-        let port_hosts = ports.iter().map(|p| p.host).collect();
+        let port_hosts = (topo.links.iter())
+            .map(|l| {
+                if l.from < topo.hosts {
+                    l.from
+                } else {
+                    SWITCH_PORT
+                }
+            })
+            .collect();
         let mut sim = Simulation {
             label,
             world: World {
@@ -342,6 +352,7 @@ impl Simulation {
                 pkts: Arena::new(),
                 port_to: topo.links.iter().map(|l| l.to).collect(),
                 ports,
+                port_classes,
                 topo,
                 paths: PathTable::new(),
                 salts,
@@ -496,7 +507,7 @@ impl Simulation {
             match ev.kind() {
                 EventKind::Arrive(h) => self.on_arrive(h),
                 EventKind::PortWake(p) => {
-                    self.world.ports[p as usize].wakeup_pending = false;
+                    self.world.ports[p as usize].set_wakeup_pending(false);
                     self.start_next(p);
                 }
                 EventKind::Egress(h) => {

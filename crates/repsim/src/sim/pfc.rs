@@ -173,11 +173,10 @@ impl Simulation {
     pub(super) fn pfc_dequeue(&mut self, port: u32) -> (Option<Handle>, Option<(u32, u64)>) {
         let now = self.world.now;
         let pfc = self.pfc.as_deref().expect("PFC on");
-        let p = &mut self.world.ports[port as usize];
         let h = if pfc.paused(port, now) {
-            p.dequeue_header()
+            self.world.ports[port as usize].dequeue_header()
         } else {
-            p.dequeue(&mut self.world.pkts)
+            self.world.dequeue(port)
         };
         let Some(h) = h else { return (None, None) };
         let pkt = self.world.pkts.get(h);

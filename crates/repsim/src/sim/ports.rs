@@ -12,11 +12,11 @@ impl Simulation {
     pub(super) fn kick(&mut self, port: u32) {
         let now = self.world.now;
         let p = &mut self.world.ports[port as usize];
-        if p.wakeup_pending {
+        if p.wakeup_pending() {
             return;
         }
         if p.busy(now) {
-            p.wakeup_pending = true;
+            p.set_wakeup_pending(true);
             let at = p.busy_until;
             self.world.schedule(at, Event::port_wake(port));
         } else {
@@ -26,7 +26,7 @@ impl Simulation {
 
     /// The port's wire is free: put its next packet on it.
     pub(super) fn start_next(&mut self, port: u32) {
-        let host = self.world.ports[port as usize].host;
+        let host = self.port_hosts[port as usize];
         let marks_before = self.world.ports[port as usize].stats.ecn_marks;
         // PFC: the bytes to credit to the packet's ingress account once it is on the wire.
         let mut pfc_credit = None;
@@ -36,7 +36,7 @@ impl Simulation {
                 pfc_credit = credit;
                 h
             } else {
-                self.world.ports[port as usize].dequeue(&mut self.world.pkts)
+                self.world.dequeue(port)
             };
             if let (
                 Some(h),
@@ -72,7 +72,7 @@ impl Simulation {
             !p.is_empty() || (host != SWITCH_PORT && !self.hosts[host as usize].ready.is_empty());
         if more {
             let at = p.busy_until;
-            self.world.ports[port as usize].wakeup_pending = true;
+            self.world.ports[port as usize].set_wakeup_pending(true);
             self.world.schedule(at, Event::port_wake(port));
         }
         if !deliver {

@@ -7,7 +7,7 @@
 //! fetched, so that no stage waits for memory itself:
 //! - [`FAR`] places ahead: the packet of an arrival or egress; every line of a waking port,
 //!   and for a host NIC the slot at the front of its host's ready list (found through
-//!   `port_hosts`, a compact copy of the ports' `host`, since the port itself is not there yet).
+//!   `port_hosts`, the compact port -> host array, since the port itself is not there yet).
 //! - [`MID`] places ahead: the egress port a packet will be queued at (its `egress` field, or
 //!   the inline ECMP choice of a switch arrival, computed here a second time), or for a packet
 //!   reaching a host its flow's record, and for data the host's NIC port its ACK will leave
@@ -250,7 +250,7 @@ impl Simulation {
     /// (not checked here), if it is a host NIC.
     #[inline]
     fn idle_nic_flow(&self, port: u32) -> Option<&Flow> {
-        let host = self.world.ports.get(port as usize)?.host;
+        let host = *self.port_hosts.get(port as usize)?;
         let &f = self.hosts.get(host as usize)?.ready.front()?;
         self.flows.get(f as usize)
     }
