@@ -252,6 +252,7 @@ impl Port {
 
     #[inline]
     fn set_in_service_data(&mut self, size: u32) {
+        // Packet sizes stay far below the flag bit: the scenario caps the MTU at 65,535 B.
         debug_assert!(size < WAKEUP_PENDING, "packet size {size} out of range");
         self.service = (self.service & WAKEUP_PENDING) | size;
     }
