@@ -52,11 +52,12 @@ impl Simulation {
             .collect();
         self.credit = Some(Box::new(first.pacers(&rates, self.cfg.transport.mtu)));
         if configs.iter().any(|c| !c.ecn_at_last_hop) {
-            let last_hops: Vec<u32> = (topo.links.iter().enumerate())
-                .filter(|(_, link)| link.from >= topo.hosts && link.to < topo.hosts)
-                .map(|(i, _)| i as u32)
-                .collect();
-            for port in last_hops {
+            let hosts = self.world.topo.hosts;
+            for port in 0..self.world.topo.links.len() as u32 {
+                let link = &self.world.topo.links[port as usize];
+                if link.from < hosts || link.to >= hosts {
+                    continue;
+                }
                 let mut class = *self.world.port_class(port);
                 class.params.ecn_min = u64::MAX / 2;
                 class.params.ecn_max = u64::MAX / 2;

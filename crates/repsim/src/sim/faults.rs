@@ -184,8 +184,9 @@ impl Simulation {
                 rate_bps,
                 buffer_scale,
             } => {
-                let mut class = *self.world.port_class(a.port);
-                fs.original[p].get_or_insert(self.world.ports[p].class);
+                let current = self.world.ports[p].class;
+                fs.original[p].get_or_insert(current);
+                let mut class = *self.world.port_classes.get(current);
                 class.rate_bps = rate_bps;
                 if self.port_hosts[p] == SWITCH_PORT {
                     let speed = queue.rate_scale(self.world.topo.links[p].rate_bps);

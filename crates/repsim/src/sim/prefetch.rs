@@ -65,7 +65,8 @@ pub(super) const NEAR: usize = 3;
 pub(super) const LAST: usize = 2;
 
 impl Simulation {
-    /// Starts fetching what the events [`FAR`], [`MID`] and [`NEAR`] places ahead will touch.
+    /// Starts fetching what the events [`FAR`], [`MID`], [`NEAR`] and [`LAST`] places ahead will
+    /// touch.
     #[inline]
     pub(super) fn prefetch_ahead(&self) {
         let events = &self.world.events;

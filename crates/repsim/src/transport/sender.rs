@@ -186,7 +186,7 @@ impl Sender {
         if psn < self.base {
             PsnRecord::ACKED
         } else {
-            self.records[(psn - self.base) as usize]
+            *self.record_ref(psn).expect("a PSN handed out")
         }
     }
 
