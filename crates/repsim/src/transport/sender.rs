@@ -11,6 +11,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 pub use laps::LapsTransport;
+use records::PsnRing;
 pub use records::{
     record_flags, AckInfo, AckOutcome, ConnectionState, PsnRecord, PsnState, RtoCheck, Timeout,
     Transmission,
@@ -32,11 +33,8 @@ pub struct Sender {
     next_psn: u32,
     /// All PSNs below this are acknowledged.
     cum_acked: u32,
-    /// PSN of `records[0]`.
-    base: u32,
-    /// One record per PSN from `base` to `next_psn`; the acknowledged prefix below
-    /// `cum_acked` is cut off once it is half of the vector (amortized O(1), plain indexing).
-    records: Vec<PsnRecord>,
+    /// A record per PSN from the ring's base (at most `cum_acked`) to `next_psn`.
+    records: PsnRing,
     /// Bytes sent and not yet acknowledged or declared lost. Signed: a lost RTS is taken off
     /// without ever having been added (the reference's accounting).
     in_flight: i64,
@@ -95,8 +93,7 @@ impl Sender {
             next_data: 0,
             next_psn: 0,
             cum_acked: 0,
-            base: 0,
-            records: Vec::new(),
+            records: PsnRing::default(),
             in_flight: 0,
             send_order: VecDeque::new(),
             retransmit: BinaryHeap::new(),
@@ -183,7 +180,7 @@ impl Sender {
     /// The record of `psn` (PSNs below the ring are acknowledged).
     #[inline]
     pub fn record(&self, psn: u32) -> PsnRecord {
-        if psn < self.base {
+        if psn < self.records.base() {
             PsnRecord::ACKED
         } else {
             *self.record_ref(psn).expect("a PSN handed out")
@@ -213,17 +210,17 @@ impl Sender {
     /// The stored record of `psn`, if it has one (for prefetching).
     #[inline]
     pub fn record_ref(&self, psn: u32) -> Option<&PsnRecord> {
-        self.records.get(psn.checked_sub(self.base)? as usize)
+        self.records.get(psn)
     }
 
     #[inline]
     fn record_mut(&mut self, psn: u32) -> &mut PsnRecord {
-        &mut self.records[(psn - self.base) as usize]
+        self.records.get_mut(psn)
     }
 
     /// A fresh PSN, with an unsent record.
     fn take_psn(&mut self) -> u32 {
-        self.records.push(PsnRecord::UNSENT);
+        self.records.push(self.cum_acked);
         self.next_psn += 1;
         self.next_psn - 1
     }
@@ -409,11 +406,10 @@ impl Sender {
     /// given back.
     #[inline]
     pub fn mark_acked(&mut self, psn: u32) -> u64 {
-        if psn < self.base {
+        if psn < self.records.base() {
             return 0;
         }
-        let i = (psn - self.base) as usize;
-        let r = self.records[i];
+        let r = *self.record_mut(psn);
         let newly = match r.state {
             PsnState::Acked => return 0,
             PsnState::InFlight => {
@@ -432,7 +428,7 @@ impl Sender {
             }
             PsnState::Unsent => r.wire as u64,
         };
-        self.records[i].state = PsnState::Acked;
+        self.record_mut(psn).state = PsnState::Acked;
         if self.list_covered {
             self.covered.push(r.ev);
         }
@@ -452,16 +448,12 @@ impl Sender {
         wire as u64
     }
 
-    /// Advances the cumulative point over acknowledged PSNs and frees their records.
+    /// Advances the cumulative point over acknowledged PSNs (their records become free for
+    /// later PSNs).
     fn advance_cumulative(&mut self) {
         while self.cum_acked < self.next_psn && self.record(self.cum_acked).state == PsnState::Acked
         {
             self.cum_acked += 1;
-        }
-        let dead = (self.cum_acked - self.base) as usize;
-        if dead >= 64 && dead * 2 >= self.records.len() {
-            self.records.drain(..dead);
-            self.base = self.cum_acked;
         }
     }
 
@@ -541,9 +533,9 @@ impl Sender {
                 self.end_irn_recovery_if_done();
             }
             // Drop acknowledged entries from the send order's front before the next timer does
-            // once it is much longer than the outstanding range, so its length follows the
-            // window.
-            if self.send_order.len() > 2 * (self.next_psn - self.cum_acked) as usize + 64 {
+            // once it is longer than the outstanding range, so its length (and the memory it
+            // spans) follows the window.
+            if self.send_order.len() > (self.next_psn - self.cum_acked) as usize + 16 {
                 self.oldest_in_flight();
             }
             let cwnd_before = self.cc.cwnd();
@@ -678,7 +670,7 @@ impl Sender {
 
     /// Releases the per-PSN memory of a finished connection.
     pub fn release(&mut self) {
-        self.records = Vec::new();
+        self.records.release();
         self.send_order = VecDeque::new();
         self.retransmit = BinaryHeap::new();
         self.covered = Vec::new();

@@ -73,6 +73,101 @@ impl PsnRecord {
     }
 }
 
+/// The records of the PSNs from `base` up to (not including) `end`, in a ring indexed by PSN
+/// whose capacity is a power of two. PSNs below `base` are acknowledged (their records are
+/// gone); `base` moves up to the cumulative point only when the ring is full, so the ring
+/// grows only when the outstanding range outgrows it, and a sender's records stay in one
+/// block the size of its window, reused in turn (a vector cut at the front, as before, kept up
+/// to twice that and copied records on every cut).
+#[derive(Debug, Default)]
+pub(super) struct PsnRing {
+    /// Slots; the record of PSN `p` is in slot `p & (len - 1)`.
+    slots: Box<[PsnRecord]>,
+    /// Lowest PSN with a record.
+    base: u32,
+    /// One past the highest PSN handed out.
+    end: u32,
+}
+
+impl PsnRing {
+    /// Lowest PSN with a record (every PSN below it is acknowledged).
+    #[inline]
+    pub(super) fn base(&self) -> u32 {
+        self.base
+    }
+
+    /// The record of `psn`, if it has one (`base <= psn < end`).
+    #[inline]
+    pub(super) fn get(&self, psn: u32) -> Option<&PsnRecord> {
+        if psn.wrapping_sub(self.base) < self.end - self.base {
+            Some(&self.slots[psn as usize & (self.slots.len() - 1)])
+        } else {
+            None
+        }
+    }
+
+    /// The record of `psn`, which must have one.
+    #[inline]
+    pub(super) fn get_mut(&mut self, psn: u32) -> &mut PsnRecord {
+        assert!(
+            psn.wrapping_sub(self.base) < self.end - self.base,
+            "PSN {psn} has no record (records {}..{})",
+            self.base,
+            self.end
+        );
+        let mask = self.slots.len() - 1;
+        &mut self.slots[psn as usize & mask]
+    }
+
+    /// The record of the latest PSN handed out.
+    #[inline]
+    pub(super) fn last(&self) -> Option<&PsnRecord> {
+        self.get(self.end.wrapping_sub(1))
+    }
+
+    /// Hands out PSN `end` with an unsent record; `acked_below` is the cumulative point, below
+    /// which records may be dropped to make room.
+    #[inline]
+    pub(super) fn push(&mut self, acked_below: u32) {
+        if (self.end - self.base) as usize == self.slots.len() {
+            self.base = acked_below;
+            if (self.end - self.base) as usize == self.slots.len() {
+                self.grow();
+            }
+        }
+        let mask = self.slots.len() - 1;
+        self.slots[self.end as usize & mask] = PsnRecord::UNSENT;
+        self.end += 1;
+    }
+
+    /// Frees the slots; every PSN handed out then reads as acknowledged.
+    pub(super) fn release(&mut self) {
+        self.slots = Box::default();
+        self.base = self.end;
+    }
+
+    /// Records the ring can hold.
+    pub(super) fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Doubles the capacity, moving each record to its slot in the larger ring.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let capacity = (self.slots.len() * 2).max(MIN_RING);
+        let mut slots = vec![PsnRecord::UNSENT; capacity].into_boxed_slice();
+        for psn in self.base..self.end {
+            slots[psn as usize & (capacity - 1)] =
+                self.slots[psn as usize & (self.slots.len() - 1)];
+        }
+        self.slots = slots;
+    }
+}
+
+/// Smallest capacity a [`PsnRing`] allocates.
+const MIN_RING: usize = 8;
+
 /// What [`super::Sender::transmit`] chose to send.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Transmission {
@@ -164,4 +259,71 @@ pub struct ConnectionState {
     pub cc: Box<dyn CongestionControl>,
     /// The load balancer.
     pub lb: Box<dyn LoadBalancer>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sent(psn: u32) -> PsnRecord {
+        PsnRecord {
+            sent_at: psn as Time * 1000,
+            wire: 4096 + psn,
+            state: PsnState::InFlight,
+            ..PsnRecord::UNSENT
+        }
+    }
+
+    /// Records survive wrapping and growing; the acknowledged prefix is dropped only when the
+    /// ring is full, so a window that slides keeps one allocation.
+    #[test]
+    fn ring_slides_wraps_and_grows() {
+        let mut ring = PsnRing::default();
+        let mut cum = 0;
+        for psn in 0..10_000u32 {
+            // Up to 100 PSNs outstanding: the ring settles at 128 slots.
+            if psn >= 100 {
+                cum = psn - 100;
+            }
+            ring.push(cum);
+            *ring.get_mut(psn) = sent(psn);
+            assert!(ring.base() <= cum, "never past the cumulative point");
+            for p in cum..=psn {
+                assert_eq!(ring.get(p), Some(&sent(p)), "PSN {p} at {psn}");
+            }
+            assert_eq!(ring.get(psn + 1), None, "not handed out yet");
+            assert_eq!(ring.last(), Some(&sent(psn)));
+        }
+        assert_eq!(ring.capacity(), 128);
+        assert_eq!(
+            ring.get(ring.base().wrapping_sub(1)),
+            None,
+            "below the base"
+        );
+    }
+
+    /// A ring with more outstanding PSNs than slots grows and keeps every record.
+    #[test]
+    fn ring_grows_when_the_outstanding_range_does() {
+        let mut ring = PsnRing::default();
+        for psn in 0..1000u32 {
+            ring.push(0);
+            *ring.get_mut(psn) = sent(psn);
+        }
+        assert_eq!(ring.capacity(), 1024);
+        assert!((0..1000).all(|p| ring.get(p) == Some(&sent(p))));
+        ring.release();
+        assert_eq!((ring.capacity(), ring.base(), ring.get(5)), (0, 1000, None));
+    }
+
+    /// Writing a record the ring does not hold is a bug, not a silent overwrite of another.
+    #[test]
+    #[should_panic(expected = "has no record")]
+    fn ring_refuses_a_psn_outside_it() {
+        let mut ring = PsnRing::default();
+        for _ in 0..20 {
+            ring.push(0);
+        }
+        ring.get_mut(20);
+    }
 }
