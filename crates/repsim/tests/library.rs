@@ -354,3 +354,30 @@ size = "1MiB"
     assert_ne!(per_ack, reuse);
     assert_ne!(carry, reuse);
 }
+
+/// The memory breakdown after a run still counts the senders' and receivers' windows, which
+/// finished flows free: never less than while the flows were running.
+#[test]
+fn memory_breakdown_keeps_finished_flows_windows() {
+    let endpoints = |s: &Simulation| {
+        s.memory_breakdown()
+            .into_iter()
+            .find(|i| i.name.starts_with("senders and receivers"))
+            .expect("a line for them")
+            .bytes
+    };
+    let flows = (0..8)
+        .map(|i| FlowSpec::new(i as u64 + 1, i, 8 + i, 1 << 20, 0))
+        .collect();
+    let mut s = sim("reps", flows);
+    s.run_until(10 * US);
+    let running = endpoints(&s);
+    assert!(running > 0, "windows allocated while the flows run");
+    s.run_until_idle();
+    assert!(s.flows().iter().all(|f| f.phase == Phase::Done));
+    assert!(
+        endpoints(&s) >= running,
+        "after the run: {} B, while running: {running} B",
+        endpoints(&s)
+    );
+}

@@ -295,6 +295,7 @@ impl Simulation {
             to_us(now)
         );
         fs.gave_up.push((!path_exists, msg));
+        self.endpoint_bytes_released += super::memory::endpoint_bytes(&self.flows[fi]);
         let flow = &mut self.flows[fi];
         flow.phase = Phase::GaveUp;
         let src = flow.spec.src as usize;

@@ -380,6 +380,7 @@ impl Simulation {
     /// Flow `f` has every byte acknowledged.
     pub(super) fn finish_flow(&mut self, f: u32) {
         let now = self.world.now;
+        self.endpoint_bytes_released += super::memory::endpoint_bytes(&self.flows[f as usize]);
         let flow = &mut self.flows[f as usize];
         flow.phase = super::Phase::Done;
         flow.finish = Some(now);

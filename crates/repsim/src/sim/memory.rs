@@ -1,11 +1,26 @@
 //! Where a simulation's memory goes: bytes per structure (`repsim check --memory`, `repsim bench
 //! --scale`). Counts what each structure holds on the heap now (capacities, which never shrink
-//! during a run, so after a run they show its peak), not allocator overhead.
+//! during a run, so after a run they show its peak), not allocator overhead. The exception is a
+//! flow's sender and receiver, whose windows are freed when the flow ends: those of finished
+//! flows are counted with what they held then, so after a run that line is the sum over all
+//! flows, the peak when every flow overlaps the others (a permutation) and more than it
+//! otherwise.
 use std::mem::size_of;
 
-use super::{HostState, Simulation};
+use super::{Flow, HostState, Simulation};
 use crate::net::port::Port;
 use crate::net::Packet;
+
+/// Heap bytes of a flow's sender and receiver (both boxed: their structs are heap too).
+pub(super) fn endpoint_bytes(flow: &Flow) -> usize {
+    flow.sender
+        .as_deref()
+        .map_or(0, |s| size_of_val(s) + s.heap_bytes())
+        + flow
+            .receiver
+            .as_deref()
+            .map_or(0, |r| size_of_val(r) + r.heap_bytes())
+}
 
 /// One line of a memory breakdown.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,18 +41,8 @@ impl Simulation {
         let routes = &topo.routes;
         let port_queues: usize = w.ports.iter().map(Port::heap_bytes).sum();
         let flows = self.flows.held();
-        let endpoints: usize = flows
-            .iter()
-            .map(|f| {
-                // Both are boxed: their structs are heap too.
-                f.sender
-                    .as_deref()
-                    .map_or(0, |s| size_of_val(s) + s.heap_bytes())
-                    + f.receiver
-                        .as_deref()
-                        .map_or(0, |r| size_of_val(r) + r.heap_bytes())
-            })
-            .sum();
+        let endpoints: usize =
+            flows.iter().map(endpoint_bytes).sum::<usize>() + self.endpoint_bytes_released;
         let host_lists: usize = self
             .hosts
             .iter()

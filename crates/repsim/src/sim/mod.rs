@@ -219,6 +219,9 @@ pub struct Simulation {
     /// Per-pair connection reuse: the congestion control and load balancer a finished flow
     /// left, by (source, destination, class), for the next flow between the pair.
     idle_connections: BTreeMap<(u32, u32, u16), ConnectionState>,
+    /// Heap bytes the senders and receivers of finished flows held when they let them go
+    /// (for the memory breakdown).
+    endpoint_bytes_released: usize,
     /// Flows offered by observers or sources that could not be added.
     rejected: Vec<String>,
     /// Fast increase switches on at the first switch-queue arrival after this (MAX: never).
@@ -384,6 +387,7 @@ impl Simulation {
             completions: Vec::new(),
             routes: BTreeMap::new(),
             idle_connections: BTreeMap::new(),
+            endpoint_bytes_released: 0,
             rejected: Vec::new(),
             fast_increase_from: cfg.cc.fast_increase_after().unwrap_or(Time::MAX),
             fast_increase_on: false,
