@@ -39,11 +39,6 @@ const SEQ_BITS: u32 = 64 - BUCKET_SHIFT;
 /// Entries per chunk: with 8-byte events, 15 entries of 16 bytes plus the chunk's 8-byte
 /// header fill four cache lines (chunks are cache-line aligned).
 pub const CHUNK: usize = 15;
-/// Entries a drain gathers before it stops taking further buckets (more than the event loop's
-/// farthest prefetch distance).
-const BATCH: usize = 24;
-/// Buckets a drain may span at most (so that pushes landing in it stay rare).
-const BATCH_SPAN: u64 = 64;
 
 #[inline]
 fn key_of(at: Time, seq: u64) -> u128 {
@@ -210,22 +205,25 @@ impl<E: Copy> EventQueue<E> {
         }
         loop {
             // Next occupied ring slot after the current bucket, within the ring's horizon.
-            if let Some(first) = self.next_occupied() {
-                // Drain whole buckets until the batch is long enough for the event loop's
-                // prefetcher to look ahead (it sees only what is sorted into `current`).
-                let mut bucket = first;
-                loop {
-                    self.current_bucket = bucket;
-                    self.pull_far();
-                    self.take_bucket(bucket);
-                    if self.current.len() >= BATCH {
-                        break;
+            if let Some(bucket) = self.next_occupied() {
+                self.current_bucket = bucket;
+                self.pull_far();
+                let slot = (bucket & MASK) as usize;
+                let base = bucket << BUCKET_SHIFT;
+                let mut c = self.head[slot];
+                while c != NIL {
+                    let chunk = &self.chunks[c as usize];
+                    // Newest entries first: the order the descending sort below wants.
+                    for &(key, event) in chunk.entries[..chunk.len as usize].iter().rev() {
+                        let at = base | (key >> SEQ_BITS);
+                        let seq = key & ((1 << SEQ_BITS) - 1);
+                        self.current.push((key_of(at, seq), event));
                     }
-                    match self.next_occupied() {
-                        Some(b) if b - first < BATCH_SPAN => bucket = b,
-                        _ => break,
-                    }
+                    self.free.push(c);
+                    c = chunk.next;
                 }
+                self.head[slot] = NIL;
+                self.occupied[slot / 64] &= !(1 << (slot % 64));
                 self.current
                     .sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
                 self.warm = self
@@ -243,26 +241,6 @@ impl<E: Copy> EventQueue<E> {
             self.current_bucket = (time_of(*key) >> BUCKET_SHIFT) - 1;
             self.pull_far();
         }
-    }
-
-    /// Moves every entry of ring bucket `bucket` into `current` (unsorted) and frees its chunks.
-    fn take_bucket(&mut self, bucket: u64) {
-        let slot = (bucket & MASK) as usize;
-        let base = bucket << BUCKET_SHIFT;
-        let mut c = self.head[slot];
-        while c != NIL {
-            let chunk = &self.chunks[c as usize];
-            // Newest entries first: the order the descending sort wants.
-            for &(key, event) in chunk.entries[..chunk.len as usize].iter().rev() {
-                let at = base | (key >> SEQ_BITS);
-                let seq = key & ((1 << SEQ_BITS) - 1);
-                self.current.push((key_of(at, seq), event));
-            }
-            self.free.push(c);
-            c = chunk.next;
-        }
-        self.head[slot] = NIL;
-        self.occupied[slot / 64] &= !(1 << (slot % 64));
     }
 
     /// Appends an entry to a ring bucket (a new chunk when its newest one is full).
