@@ -130,18 +130,31 @@ pub struct PortClass {
 }
 
 impl PortClass {
-    /// The bits that tell two classes apart (the float by its bit pattern).
+    /// The bits that tell two classes apart (the float by its bit pattern). Destructured in
+    /// full, so that a field added to either struct cannot be left out of the key.
     fn key(&self) -> [u64; 8] {
-        let p = &self.params;
+        let PortClass {
+            rate_bps,
+            latency,
+            params:
+                QueueParams {
+                    capacity,
+                    ecn_min,
+                    ecn_max,
+                    ecn_pmax,
+                    trimming,
+                    header_size,
+                },
+        } = *self;
         [
-            self.rate_bps,
-            self.latency,
-            p.capacity,
-            p.ecn_min,
-            p.ecn_max,
-            p.ecn_pmax.to_bits(),
-            p.trimming as u64,
-            p.header_size as u64,
+            rate_bps,
+            latency,
+            capacity,
+            ecn_min,
+            ecn_max,
+            ecn_pmax.to_bits(),
+            trimming as u64,
+            header_size as u64,
         ]
     }
 }
