@@ -409,7 +409,9 @@ impl Sender {
         if psn < self.records.base() {
             return 0;
         }
-        let r = *self.record_mut(psn);
+        let record = self.record_mut(psn);
+        let r = *record;
+        record.state = PsnState::Acked;
         let newly = match r.state {
             PsnState::Acked => return 0,
             PsnState::InFlight => {
@@ -428,7 +430,6 @@ impl Sender {
             }
             PsnState::Unsent => r.wire as u64,
         };
-        self.record_mut(psn).state = PsnState::Acked;
         if self.list_covered {
             self.covered.push(r.ev);
         }
