@@ -412,6 +412,7 @@ impl Sender {
         let record = self.record_mut(psn);
         let r = *record;
         record.state = PsnState::Acked;
+        self.records.set_acked(psn);
         let newly = match r.state {
             PsnState::Acked => return 0,
             PsnState::InFlight => {
@@ -452,8 +453,7 @@ impl Sender {
     /// Advances the cumulative point over acknowledged PSNs (their records become free for
     /// later PSNs).
     fn advance_cumulative(&mut self) {
-        while self.cum_acked < self.next_psn && self.record(self.cum_acked).state == PsnState::Acked
-        {
+        while self.cum_acked < self.next_psn && self.records.is_acked(self.cum_acked) {
             self.cum_acked += 1;
         }
     }
@@ -518,13 +518,15 @@ impl Sender {
                 None
             };
             for psn in self.cum_acked..ack.cum_ack.min(self.next_psn) {
-                newly += self.mark_acked(psn);
+                if !self.records.is_acked(psn) {
+                    newly += self.mark_acked(psn);
+                }
             }
             let mut bits = ack.sack_bits;
             while bits != 0 {
                 let psn = ack.sack_base + bits.trailing_zeros();
                 bits &= bits - 1;
-                if psn < self.next_psn {
+                if psn < self.next_psn && !self.records.is_acked(psn) {
                     newly += self.mark_acked(psn);
                 }
             }

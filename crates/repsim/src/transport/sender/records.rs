@@ -79,10 +79,18 @@ impl PsnRecord {
 /// grows only when the outstanding range outgrows it, and a sender's records stay in one
 /// block the size of its window, reused in turn (a vector cut at the front, as before, kept up
 /// to twice that and copied records on every cut).
+///
+/// Beside the records, one bit per slot says whether its PSN is acknowledged: every ACK
+/// carries a 64-bit selective-ACK map and a cumulative point, most of whose PSNs earlier ACKs
+/// already acknowledged (13 of 14 on the 8,192-host permutation), and those bits are checked
+/// in one word instead of a 16-byte record each.
 #[derive(Debug, Default)]
 pub(super) struct PsnRing {
     /// Slots; the record of PSN `p` is in slot `p & (len - 1)`.
     slots: Box<[PsnRecord]>,
+    /// Bit `p & (len - 1)` (word by word): PSN `p`'s record is [`PsnState::Acked`]. A ring of
+    /// fewer than 64 slots uses the low bits of one word.
+    acked: Box<[u64]>,
     /// Lowest PSN with a record.
     base: u32,
     /// One past the highest PSN handed out.
@@ -119,6 +127,29 @@ impl PsnRing {
         &mut self.slots[psn as usize & mask]
     }
 
+    /// True if `psn` is acknowledged: below the ring, or its record says so (through the
+    /// bit set, without reading the record). PSNs not handed out yet are not.
+    #[inline]
+    pub(super) fn is_acked(&self, psn: u32) -> bool {
+        if psn < self.base {
+            return true;
+        }
+        if psn >= self.end {
+            return false;
+        }
+        let slot = psn as usize & (self.slots.len() - 1);
+        self.acked[slot / 64] & (1 << (slot % 64)) != 0
+    }
+
+    /// Notes that `psn`'s record (which it must have) is now acknowledged; a PSN never goes
+    /// back from that state, and its bit is cleared only when the slot takes a new PSN.
+    #[inline]
+    pub(super) fn set_acked(&mut self, psn: u32) {
+        debug_assert!(psn >= self.base && psn < self.end);
+        let slot = psn as usize & (self.slots.len() - 1);
+        self.acked[slot / 64] |= 1 << (slot % 64);
+    }
+
     /// The record of the latest PSN handed out.
     #[inline]
     pub(super) fn last(&self) -> Option<&PsnRecord> {
@@ -135,14 +166,16 @@ impl PsnRing {
                 self.grow();
             }
         }
-        let mask = self.slots.len() - 1;
-        self.slots[self.end as usize & mask] = PsnRecord::UNSENT;
+        let slot = self.end as usize & (self.slots.len() - 1);
+        self.slots[slot] = PsnRecord::UNSENT;
+        self.acked[slot / 64] &= !(1 << (slot % 64));
         self.end += 1;
     }
 
     /// Frees the slots; every PSN handed out then reads as acknowledged.
     pub(super) fn release(&mut self) {
         self.slots = Box::default();
+        self.acked = Box::default();
         self.base = self.end;
     }
 
@@ -157,11 +190,16 @@ impl PsnRing {
     fn grow(&mut self) {
         let capacity = (self.slots.len() * 2).max(MIN_RING);
         let mut slots = vec![PsnRecord::UNSENT; capacity].into_boxed_slice();
+        let mut acked = vec![0u64; capacity.div_ceil(64)].into_boxed_slice();
         for psn in self.base..self.end {
-            slots[psn as usize & (capacity - 1)] =
-                self.slots[psn as usize & (self.slots.len() - 1)];
+            let slot = psn as usize & (capacity - 1);
+            slots[slot] = self.slots[psn as usize & (self.slots.len() - 1)];
+            if slots[slot].state == PsnState::Acked {
+                acked[slot / 64] |= 1 << (slot % 64);
+            }
         }
         self.slots = slots;
+        self.acked = acked;
     }
 }
 
@@ -314,6 +352,38 @@ mod tests {
         assert!((0..1000).all(|p| ring.get(p) == Some(&sent(p))));
         ring.release();
         assert_eq!((ring.capacity(), ring.base(), ring.get(5)), (0, 1000, None));
+    }
+
+    /// The acknowledged bits follow the records through wrapping, growing and reuse of slots:
+    /// a PSN reads as acknowledged exactly when it is below the ring or its record says so.
+    #[test]
+    fn acked_bits_follow_the_records() {
+        let mut ring = PsnRing::default();
+        let mut rng = crate::engine::Rng::new(7);
+        let mut cum = 0;
+        for psn in 0..5_000u32 {
+            ring.push(cum);
+            *ring.get_mut(psn) = sent(psn);
+            // Acknowledge a random earlier PSN (out of order), and move the cumulative point
+            // over what is acknowledged; the window varies between 1 and about 300.
+            let back = (rng.next_u64() % 300) as u32;
+            let p = psn.saturating_sub(back);
+            if p >= ring.base() && ring.get(p).unwrap().state != PsnState::Acked {
+                ring.get_mut(p).state = PsnState::Acked;
+                ring.set_acked(p);
+            }
+            while cum <= psn && ring.is_acked(cum) {
+                cum += 1;
+            }
+            for q in psn.saturating_sub(400)..psn + 2 {
+                let by_record = ring.get(q).map(|r| r.state == PsnState::Acked);
+                let expected = by_record.unwrap_or(q < ring.base());
+                assert_eq!(ring.is_acked(q), expected, "PSN {q} after {psn}");
+            }
+        }
+        assert!(ring.capacity() >= 256, "it grew: {}", ring.capacity());
+        ring.release();
+        assert!(ring.is_acked(4_999) && !ring.is_acked(5_000));
     }
 
     /// Writing a record the ring does not hold is a bug, not a silent overwrite of another.
