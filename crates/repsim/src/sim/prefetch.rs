@@ -314,12 +314,11 @@ impl Hints {
     }
 }
 
-/// The lines of a flow's record its packets read first (phase, sender and receiver).
+/// The two lines of a flow's record its packets read (see [`Flow`]'s layout).
 #[inline]
 fn prefetch_flow(flow: &Flow) {
-    prefetch(&flow.phase);
-    prefetch(&flow.sender);
-    prefetch(&flow.receiver);
+    prefetch(flow);
+    prefetch(&flow.stats);
 }
 
 /// The queue slot a port serves next: the front of its header lane, else of its data lane.

@@ -151,8 +151,10 @@ impl Sizes {
     }
 }
 
-/// Per-connection counters.
+/// Per-connection counters (`repr(C)`: the scalar counters, which packets update, fill the
+/// first 64 bytes; see `sim::Flow`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct FlowStats {
     /// Data packets sent, first transmissions and retransmissions.
     pub data_sent: u64,

@@ -12,8 +12,10 @@ pub use source::{FlowSource, ListSource};
 use crate::engine::rng::Stream;
 use crate::engine::{Rng, Time};
 
-/// One flow (connection) of the workload.
+/// One flow (connection) of the workload (`repr(C)`: `src` and `dst` within its first 16
+/// bytes, which the simulation's flow record keeps in the line its packets read).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[repr(C)]
 pub struct FlowSpec {
     /// User-visible id (from the workload file, or 1.. in order); unique within a run.
     pub id: u64,
