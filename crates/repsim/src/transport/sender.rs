@@ -406,7 +406,9 @@ impl Sender {
     /// given back.
     #[inline]
     pub fn mark_acked(&mut self, psn: u32) -> u64 {
-        if psn < self.records.base() {
+        // Most PSNs an ACK covers were acknowledged before: the ring's bit says so without
+        // reading the record.
+        if self.records.is_acked(psn) {
             return 0;
         }
         let record = self.record_mut(psn);
@@ -414,7 +416,7 @@ impl Sender {
         record.state = PsnState::Acked;
         self.records.set_acked(psn);
         let newly = match r.state {
-            PsnState::Acked => return 0,
+            PsnState::Acked => unreachable!("PSN {psn} acknowledged without its bit"),
             PsnState::InFlight => {
                 let counted = r.counted();
                 self.in_flight -= counted;
@@ -518,15 +520,13 @@ impl Sender {
                 None
             };
             for psn in self.cum_acked..ack.cum_ack.min(self.next_psn) {
-                if !self.records.is_acked(psn) {
-                    newly += self.mark_acked(psn);
-                }
+                newly += self.mark_acked(psn);
             }
             let mut bits = ack.sack_bits;
             while bits != 0 {
                 let psn = ack.sack_base + bits.trailing_zeros();
                 bits &= bits - 1;
-                if psn < self.next_psn && !self.records.is_acked(psn) {
+                if psn < self.next_psn {
                     newly += self.mark_acked(psn);
                 }
             }
