@@ -23,6 +23,12 @@
 //! fell from 6.9 to 4.1 %, and the run by about 3 % over 6 interleaved pairs). An entry is
 //! 16 bytes (for 8-byte events): the time's offset inside its bucket and the sequence number
 //! share one `u64` key, which orders entries of one bucket exactly as (time, sequence) does.
+//! A drained bucket's entries come out in descending sequence order (newest chunk first, each
+//! read backwards), so a stable counting sort on the 6-bit time offset orders a crowded
+//! bucket in two linear passes; buckets of fewer than 24 entries (`COUNTING_SORT_FROM`) are
+//! sorted by comparison. On the 8,192-host step (about 78 events per bucket) comparison
+//! sorting took 4 ns per event against 2 at 1,024 hosts; the counting sort made that step
+//! 2 % faster (two sittings of 5 interleaved pairs, M events/s 8.67 -> 8.83 and 8.60 -> 8.80).
 //! Chunks return to the pool as soon as their bucket is drained and are reused last-in
 //! first-out, so memory follows the number of pending events and the chunks in use stay warm.
 use std::cmp::{Ordering, Reverse};
@@ -39,6 +45,10 @@ const SEQ_BITS: u32 = 64 - BUCKET_SHIFT;
 /// Entries per chunk: with 8-byte events, 15 entries of 16 bytes plus the chunk's 8-byte
 /// header fill four cache lines (chunks are cache-line aligned).
 pub const CHUNK: usize = 15;
+
+/// Buckets with fewer entries are sorted by comparison: below this, walking the offsets'
+/// counters costs more than the comparisons it saves.
+const COUNTING_SORT_FROM: usize = 24;
 
 #[inline]
 fn key_of(at: Time, seq: u64) -> u128 {
@@ -96,6 +106,8 @@ pub struct EventQueue<E: Copy> {
     current_bucket: u64,
     /// Entries of the current bucket, sorted by key descending (pop from the end).
     current: Vec<(u128, E)>,
+    /// The entries of the bucket being moved into `current` (kept for its capacity).
+    gathered: Vec<(u64, E)>,
     /// Chunk storage shared by all buckets.
     chunks: Vec<Chunk<E>>,
     /// Chunks not in use, reused last-in first-out.
@@ -123,6 +135,7 @@ impl<E: Copy> EventQueue<E> {
         EventQueue {
             current_bucket: 0,
             current: Vec::new(),
+            gathered: Vec::new(),
             chunks: Vec::new(),
             free: Vec::new(),
             head: vec![NIL; RING],
@@ -211,21 +224,23 @@ impl<E: Copy> EventQueue<E> {
                 let slot = (bucket & MASK) as usize;
                 let base = bucket << BUCKET_SHIFT;
                 let mut c = self.head[slot];
+                // Newest chunk first and each chunk's entries newest first: appended entries
+                // arrive in descending sequence order, so a stable counting sort by time
+                // offset (descending) leaves them in descending key order.
+                let mut count = [0u32; 1 << BUCKET_SHIFT];
+                self.gathered.clear();
                 while c != NIL {
                     let chunk = &self.chunks[c as usize];
-                    // Newest entries first: the order the descending sort below wants.
-                    for &(key, event) in chunk.entries[..chunk.len as usize].iter().rev() {
-                        let at = base | (key >> SEQ_BITS);
-                        let seq = key & ((1 << SEQ_BITS) - 1);
-                        self.current.push((key_of(at, seq), event));
+                    for &entry in chunk.entries[..chunk.len as usize].iter().rev() {
+                        count[(entry.0 >> SEQ_BITS) as usize] += 1;
+                        self.gathered.push(entry);
                     }
                     self.free.push(c);
                     c = chunk.next;
                 }
                 self.head[slot] = NIL;
                 self.occupied[slot / 64] &= !(1 << (slot % 64));
-                self.current
-                    .sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
+                self.sort_gathered(base, &mut count);
                 self.warm = self
                     .next_occupied()
                     .map_or(NIL, |b| self.head[(b & MASK) as usize]);
@@ -240,6 +255,46 @@ impl<E: Copy> EventQueue<E> {
             };
             self.current_bucket = (time_of(*key) >> BUCKET_SHIFT) - 1;
             self.pull_far();
+        }
+    }
+
+    /// Moves the entries gathered from a bucket starting at time `base` into `current`,
+    /// sorted by key descending: a stable counting sort by time offset (`count`: entries per
+    /// offset), which is the whole sort when the entries came in descending sequence order
+    /// (appended in push order and read newest first), and a comparison sort when they did not
+    /// (far events pulled in late, entries already in `current`).
+    #[inline]
+    fn sort_gathered(&mut self, base: Time, count: &mut [u32; 1 << BUCKET_SHIFT]) {
+        let before = self.current.len();
+        let full_key = |(key, event): (u64, E)| {
+            let at = base | (key >> SEQ_BITS);
+            (key_of(at, key & ((1 << SEQ_BITS) - 1)), event)
+        };
+        if self.gathered.len() < COUNTING_SORT_FROM {
+            self.current
+                .extend(self.gathered.iter().map(|&entry| full_key(entry)));
+            self.current
+                .sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
+            return;
+        }
+        // Where each offset's entries start, highest offset first.
+        let mut next = before as u32;
+        for c in count.iter_mut().rev() {
+            let n = *c;
+            *c = next;
+            next += n;
+        }
+        self.current
+            .extend(self.gathered.iter().map(|&entry| full_key(entry)));
+        for &entry in &self.gathered {
+            let at = &mut count[(entry.0 >> SEQ_BITS) as usize];
+            self.current[*at as usize] = full_key(entry);
+            *at += 1;
+        }
+        let from = before.saturating_sub(1);
+        if !self.current[from..].windows(2).all(|w| w[0].0 > w[1].0) {
+            self.current
+                .sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
         }
     }
 
@@ -353,6 +408,7 @@ impl<E: Copy> EventQueue<E> {
             + self.chunks.capacity() * std::mem::size_of::<Chunk<E>>()
             + self.free.capacity() * 4
             + self.current.capacity() * std::mem::size_of::<(u128, E)>()
+            + self.gathered.capacity() * std::mem::size_of::<(u64, E)>()
             + self.far.capacity() * std::mem::size_of::<Reverse<Far<E>>>()
     }
 }
@@ -414,6 +470,64 @@ mod tests {
         }
         assert!(q.pop().is_none());
         assert!(q.is_empty());
+    }
+
+    /// A crowded bucket whose first entries came from the far heap (pushed beyond the ring's
+    /// horizon, pulled into the ring in key order) pops in (time, sequence) order.
+    #[test]
+    fn far_events_in_a_crowded_bucket_keep_their_order() {
+        let horizon = (RING as u64) << BUCKET_SHIFT;
+        let mut q = EventQueue::new();
+        let mut reference = BinaryHeap::new();
+        let target = horizon + 5_000;
+        let mut seq = 0u64;
+        let mut push =
+            |q: &mut EventQueue<u64>, reference: &mut BinaryHeap<Reverse<(u64, u64)>>, at: u64| {
+                q.push(at, seq);
+                reference.push(Reverse((at, seq)));
+                seq += 1;
+            };
+        // Far events first (older sequence numbers), all in the target bucket.
+        for i in 0..10 {
+            push(&mut q, &mut reference, target + (i * 7) % 64);
+        }
+        push(&mut q, &mut reference, 10);
+        // Pop the early event so that the target bucket comes inside the horizon, then crowd
+        // it with newer events at the same times.
+        assert_eq!(q.pop(), Some((10, 10)));
+        assert_eq!(reference.pop(), Some(Reverse((10, 10))));
+        for i in 0..60 {
+            push(
+                &mut q,
+                &mut reference,
+                target - (target % 64) + (i * 13) % 64,
+            );
+        }
+        while let Some(Reverse((rt, re))) = reference.pop() {
+            assert_eq!(q.pop(), Some((rt, re)));
+        }
+        assert!(q.pop().is_none());
+    }
+
+    /// Gathered entries that are not in descending sequence order within an offset (which
+    /// appending in push order never produces) still come out sorted: the order check falls
+    /// back to the comparison sort; entries already in `current` are merged too.
+    #[test]
+    fn counting_sort_falls_back_when_the_order_is_not_what_it_expects() {
+        let mut q: EventQueue<u64> = EventQueue::new();
+        let base = 7 << BUCKET_SHIFT;
+        q.current.push((key_of(base + 63, 1_000), 1_000));
+        let mut count = [0u32; 1 << BUCKET_SHIFT];
+        for seq in 0..40u64 {
+            // Ascending sequence numbers: the reverse of what the counting sort relies on.
+            let entry = (bucket_key(base + seq % 3, seq), seq);
+            count[(entry.0 >> SEQ_BITS) as usize] += 1;
+            q.gathered.push(entry);
+        }
+        q.sort_gathered(base, &mut count);
+        assert_eq!(q.current.len(), 41);
+        assert!(q.current.windows(2).all(|w| w[0].0 > w[1].0));
+        assert_eq!(q.current[0].1, 1_000, "the latest time first");
     }
 
     /// Crowded buckets (many chunks each, times inside one bucket out of order, pushes into the
