@@ -78,8 +78,8 @@ impl Simulation {
             },
             MemoryItem {
                 name: "forwarding port groups",
-                count: routes.groups.len(),
-                bytes: routes.groups.capacity() * 8 + routes.group_ports.capacity() * 4,
+                count: routes.group_count(),
+                bytes: routes.group_ports.capacity() * 4,
             },
             MemoryItem {
                 name: "topology (nodes, links, adjacency)",
