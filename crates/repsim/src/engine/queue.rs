@@ -260,9 +260,10 @@ impl<E: Copy> EventQueue<E> {
 
     /// Moves the entries gathered from a bucket starting at time `base` into `current`,
     /// sorted by key descending: a stable counting sort by time offset (`count`: entries per
-    /// offset), which is the whole sort when the entries came in descending sequence order
-    /// (appended in push order and read newest first), and a comparison sort when they did not
-    /// (far events pulled in late, entries already in `current`).
+    /// offset), which is the whole sort when each offset's entries came in descending sequence
+    /// order (appended in push order, far events pulled in key order, read newest first), and
+    /// a comparison sort when the result is not in order (entries already in `current`, or an
+    /// append order nothing produces today: the check keeps the order right regardless).
     #[inline]
     fn sort_gathered(&mut self, base: Time, count: &mut [u32; 1 << BUCKET_SHIFT]) {
         let before = self.current.len();
