@@ -26,9 +26,11 @@
 //! A drained bucket's entries come out in descending sequence order (newest chunk first, each
 //! read backwards), so a stable counting sort on the 6-bit time offset orders a crowded
 //! bucket in two linear passes; buckets of fewer than 24 entries (`COUNTING_SORT_FROM`) are
-//! sorted by comparison. On the 8,192-host step (about 78 events per bucket) comparison
-//! sorting took 4 ns per event against 2 at 1,024 hosts; the counting sort made that step
-//! 2 % faster (two sittings of 5 interleaved pairs, M events/s 8.67 -> 8.83 and 8.60 -> 8.80).
+//! sorted by comparison. Counted, a drained bucket holds 282 entries on average on the
+//! 8,192-host step and 37 on the 1,024-host one; comparison sorting took 4 ns per event there
+//! against 2 (`perf`), and the counting sort made the 8,192-host step 2 % faster (two sittings
+//! of 5 interleaved pairs, M events/s 8.67 -> 8.83 and 8.60 -> 8.80). Used for every bucket,
+//! it made the 1,024-host step 4 % slower (8 pairs), hence the threshold.
 //! Chunks return to the pool as soon as their bucket is drained and are reused last-in
 //! first-out, so memory follows the number of pending events and the chunks in use stay warm.
 use std::cmp::{Ordering, Reverse};
@@ -46,8 +48,8 @@ const SEQ_BITS: u32 = 64 - BUCKET_SHIFT;
 /// header fill four cache lines (chunks are cache-line aligned).
 pub const CHUNK: usize = 15;
 
-/// Buckets with fewer entries are sorted by comparison: below this, walking the offsets'
-/// counters costs more than the comparisons it saves.
+/// Buckets with fewer entries are sorted by comparison, which is cheap for a few entries
+/// while the counting sort always walks its 64 counters (the value is a choice, not tuned).
 const COUNTING_SORT_FROM: usize = 24;
 
 #[inline]
@@ -58,6 +60,13 @@ fn key_of(at: Time, seq: u64) -> u128 {
 #[inline]
 fn time_of(key: u128) -> Time {
     (key >> 64) as Time
+}
+
+/// The full (time, sequence) key of `entry`, an entry of the bucket starting at time `base`.
+#[inline]
+fn full_key<E>(base: Time, (key, event): (u64, E)) -> (u128, E) {
+    let at = base | (key >> SEQ_BITS);
+    (key_of(at, key & ((1 << SEQ_BITS) - 1)), event)
 }
 
 /// The key of an entry inside its bucket: time offset in the bucket, then sequence number.
@@ -224,23 +233,18 @@ impl<E: Copy> EventQueue<E> {
                 let slot = (bucket & MASK) as usize;
                 let base = bucket << BUCKET_SHIFT;
                 let mut c = self.head[slot];
-                // Newest chunk first and each chunk's entries newest first: appended entries
-                // arrive in descending sequence order, so a stable counting sort by time
-                // offset (descending) leaves them in descending key order.
-                let mut count = [0u32; 1 << BUCKET_SHIFT];
+                // Newest chunk first, each read backwards: what `sort_gathered` relies on.
                 self.gathered.clear();
                 while c != NIL {
                     let chunk = &self.chunks[c as usize];
-                    for &entry in chunk.entries[..chunk.len as usize].iter().rev() {
-                        count[(entry.0 >> SEQ_BITS) as usize] += 1;
-                        self.gathered.push(entry);
-                    }
+                    self.gathered
+                        .extend(chunk.entries[..chunk.len as usize].iter().rev());
                     self.free.push(c);
                     c = chunk.next;
                 }
                 self.head[slot] = NIL;
                 self.occupied[slot / 64] &= !(1 << (slot % 64));
-                self.sort_gathered(base, &mut count);
+                self.sort_gathered(base);
                 self.warm = self
                     .next_occupied()
                     .map_or(NIL, |b| self.head[(b & MASK) as usize]);
@@ -259,43 +263,54 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Moves the entries gathered from a bucket starting at time `base` into `current`,
-    /// sorted by key descending: a stable counting sort by time offset (`count`: entries per
-    /// offset), which is the whole sort when each offset's entries came in descending sequence
-    /// order (appended in push order, far events pulled in key order, read newest first), and
-    /// a comparison sort when the result is not in order (entries already in `current`, or an
-    /// append order nothing produces today: the check keeps the order right regardless).
+    /// sorted by key descending: a stable counting sort by time offset, which is the whole
+    /// sort when each offset's entries came in descending sequence order (appended in push
+    /// order, far events pulled in key order, read newest first), and a comparison sort when
+    /// the result is not in order (entries already in `current`, or an append order nothing
+    /// produces today: the check keeps the order right regardless).
     #[inline]
-    fn sort_gathered(&mut self, base: Time, count: &mut [u32; 1 << BUCKET_SHIFT]) {
+    fn sort_gathered(&mut self, base: Time) {
         let before = self.current.len();
-        let full_key = |(key, event): (u64, E)| {
-            let at = base | (key >> SEQ_BITS);
-            (key_of(at, key & ((1 << SEQ_BITS) - 1)), event)
-        };
-        if self.gathered.len() < COUNTING_SORT_FROM {
+        if self.gathered.len() >= COUNTING_SORT_FROM {
+            self.append_by_offset(base);
+            let joined = &self.current[before.saturating_sub(1)..];
+            if joined.windows(2).all(|w| w[0].0 > w[1].0) {
+                return;
+            }
+        } else {
+            let gathered = self.gathered.iter();
             self.current
-                .extend(self.gathered.iter().map(|&entry| full_key(entry)));
-            self.current
-                .sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
-            return;
-        }
-        // Where each offset's entries start, highest offset first.
-        let mut next = before as u32;
-        for c in count.iter_mut().rev() {
-            let n = *c;
-            *c = next;
-            next += n;
+                .extend(gathered.map(|&entry| full_key(base, entry)));
         }
         self.current
-            .extend(self.gathered.iter().map(|&entry| full_key(entry)));
-        for &entry in &self.gathered {
-            let at = &mut count[(entry.0 >> SEQ_BITS) as usize];
-            self.current[*at as usize] = full_key(entry);
-            *at += 1;
+            .sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
+    }
+
+    /// Appends the gathered entries (of the bucket starting at time `base`) to `current`,
+    /// highest time offset first and in gathered order within an offset: a stable counting
+    /// sort on the offset.
+    fn append_by_offset(&mut self, base: Time) {
+        let Some(&first) = self.gathered.first() else {
+            return;
+        };
+        let before = self.current.len();
+        // Where each offset's entries go, highest offset first.
+        let mut next = [0u32; 1 << BUCKET_SHIFT];
+        for &(key, _) in &self.gathered {
+            next[(key >> SEQ_BITS) as usize] += 1;
         }
-        let from = before.saturating_sub(1);
-        if !self.current[from..].windows(2).all(|w| w[0].0 > w[1].0) {
-            self.current
-                .sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
+        let mut at = before as u32;
+        for slot in next.iter_mut().rev() {
+            let n = *slot;
+            *slot = at;
+            at += n;
+        }
+        self.current
+            .resize(before + self.gathered.len(), full_key(base, first));
+        for &entry in &self.gathered {
+            let at = &mut next[(entry.0 >> SEQ_BITS) as usize];
+            self.current[*at as usize] = full_key(base, entry);
+            *at += 1;
         }
     }
 
@@ -419,6 +434,37 @@ mod tests {
     use super::*;
     use crate::engine::Rng;
 
+    /// The queue under test beside a reference binary heap of (time, sequence number); each
+    /// event is its sequence number.
+    struct Mirrored {
+        q: EventQueue<u64>,
+        reference: BinaryHeap<Reverse<(u64, u64)>>,
+        seq: u64,
+    }
+
+    impl Mirrored {
+        fn new() -> Self {
+            Mirrored {
+                q: EventQueue::new(),
+                reference: BinaryHeap::new(),
+                seq: 0,
+            }
+        }
+
+        fn push(&mut self, at: u64) {
+            self.q.push(at, self.seq);
+            self.reference.push(Reverse((at, self.seq)));
+            self.seq += 1;
+        }
+
+        /// Pops both, asserting they agree (`what` names the pop in a failure).
+        fn pop(&mut self, what: impl std::fmt::Display) -> Option<(u64, u64)> {
+            let expected = self.reference.pop().map(|Reverse(e)| e);
+            assert_eq!(self.q.pop(), expected, "{what}");
+            expected
+        }
+    }
+
     #[test]
     fn pops_in_time_then_insertion_order() {
         let mut q = EventQueue::new();
@@ -436,23 +482,13 @@ mod tests {
     #[test]
     fn matches_reference_order() {
         let mut rng = Rng::new(9);
-        let mut q = EventQueue::new();
-        let mut reference = BinaryHeap::new();
-        let mut seq = 0u64;
+        let mut m = Mirrored::new();
         let mut now = 0;
-        let mut push =
-            |q: &mut EventQueue<u64>, reference: &mut BinaryHeap<Reverse<(u64, u64)>>, at: u64| {
-                q.push(at, seq);
-                reference.push(Reverse((at, seq)));
-                seq += 1;
-            };
         for _ in 0..1000 {
-            push(&mut q, &mut reference, rng.below(5_000_000) as u64);
+            m.push(rng.below(5_000_000) as u64);
         }
-        for _ in 0..200_000 {
-            let (t, e) = q.pop().unwrap();
-            let Reverse((rt, re)) = reference.pop().unwrap();
-            assert_eq!((t, e), (rt, re));
+        for i in 0..200_000 {
+            let (t, _) = m.pop(i).unwrap();
             assert!(t >= now);
             now = t;
             let inc = match rng.below(10) {
@@ -461,16 +497,14 @@ mod tests {
                 6..=8 => rng.below(2_000_000) as u64,
                 _ => rng.below(200_000_000) as u64,
             };
-            push(&mut q, &mut reference, now + inc);
+            m.push(now + inc);
             if rng.below(3) == 0 {
-                push(&mut q, &mut reference, now + inc);
+                m.push(now + inc);
             }
         }
-        while let Some(Reverse((rt, re))) = reference.pop() {
-            assert_eq!(q.pop(), Some((rt, re)));
-        }
-        assert!(q.pop().is_none());
-        assert!(q.is_empty());
+        while m.pop("draining").is_some() {}
+        assert!(m.q.pop().is_none());
+        assert!(m.q.is_empty());
     }
 
     /// A crowded bucket whose first entries came from the far heap (pushed beyond the ring's
@@ -478,36 +512,21 @@ mod tests {
     #[test]
     fn far_events_in_a_crowded_bucket_keep_their_order() {
         let horizon = (RING as u64) << BUCKET_SHIFT;
-        let mut q = EventQueue::new();
-        let mut reference = BinaryHeap::new();
+        let mut m = Mirrored::new();
         let target = horizon + 5_000;
-        let mut seq = 0u64;
-        let mut push =
-            |q: &mut EventQueue<u64>, reference: &mut BinaryHeap<Reverse<(u64, u64)>>, at: u64| {
-                q.push(at, seq);
-                reference.push(Reverse((at, seq)));
-                seq += 1;
-            };
         // Far events first (older sequence numbers), all in the target bucket.
         for i in 0..10 {
-            push(&mut q, &mut reference, target + (i * 7) % 64);
+            m.push(target + (i * 7) % 64);
         }
-        push(&mut q, &mut reference, 10);
+        m.push(10);
         // Pop the early event so that the target bucket comes inside the horizon, then crowd
         // it with newer events at the same times.
-        assert_eq!(q.pop(), Some((10, 10)));
-        assert_eq!(reference.pop(), Some(Reverse((10, 10))));
+        assert_eq!(m.pop("the early event"), Some((10, 10)));
         for i in 0..60 {
-            push(
-                &mut q,
-                &mut reference,
-                target - (target % 64) + (i * 13) % 64,
-            );
+            m.push(target - (target % 64) + (i * 13) % 64);
         }
-        while let Some(Reverse((rt, re))) = reference.pop() {
-            assert_eq!(q.pop(), Some((rt, re)));
-        }
-        assert!(q.pop().is_none());
+        while m.pop("draining").is_some() {}
+        assert!(m.q.pop().is_none());
     }
 
     /// Gathered entries that are not in descending sequence order within an offset (which
@@ -518,17 +537,31 @@ mod tests {
         let mut q: EventQueue<u64> = EventQueue::new();
         let base = 7 << BUCKET_SHIFT;
         q.current.push((key_of(base + 63, 1_000), 1_000));
-        let mut count = [0u32; 1 << BUCKET_SHIFT];
         for seq in 0..40u64 {
             // Ascending sequence numbers: the reverse of what the counting sort relies on.
-            let entry = (bucket_key(base + seq % 3, seq), seq);
-            count[(entry.0 >> SEQ_BITS) as usize] += 1;
-            q.gathered.push(entry);
+            q.gathered.push((bucket_key(base + seq % 3, seq), seq));
         }
-        q.sort_gathered(base, &mut count);
+        q.sort_gathered(base);
         assert_eq!(q.current.len(), 41);
         assert!(q.current.windows(2).all(|w| w[0].0 > w[1].0));
         assert_eq!(q.current[0].1, 1_000, "the latest time first");
+    }
+
+    /// The counting sort alone orders entries gathered as appending leaves them (descending
+    /// sequence numbers, offsets in any order), after what `current` already holds.
+    #[test]
+    fn counting_sort_orders_entries_in_descending_sequence_order() {
+        let mut rng = Rng::new(5);
+        let mut q: EventQueue<u64> = EventQueue::new();
+        let base = 3 << BUCKET_SHIFT;
+        q.current.push((key_of(base + 100, 0), 0));
+        for seq in (1..=300u64).rev() {
+            q.gathered
+                .push((bucket_key(base + rng.below(64) as u64, seq), seq));
+        }
+        q.append_by_offset(base);
+        assert_eq!(q.current.len(), 301);
+        assert!(q.current.windows(2).all(|w| w[0].0 > w[1].0));
     }
 
     /// Crowded buckets (many chunks each, times inside one bucket out of order, pushes into the
@@ -536,30 +569,22 @@ mod tests {
     #[test]
     fn crowded_buckets_keep_time_then_insertion_order() {
         let mut rng = Rng::new(3);
-        let mut q = EventQueue::new();
-        let mut reference = BinaryHeap::new();
-        let mut seq = 0u64;
+        let mut m = Mirrored::new();
         for _ in 0..5_000 {
             // 5,000 events over 8 buckets: about 40 chunks per bucket.
-            let at = 1_000 + rng.below(512) as u64;
-            q.push(at, seq);
-            reference.push(Reverse((at, seq)));
-            seq += 1;
+            m.push(1_000 + rng.below(512) as u64);
         }
-        assert_eq!(q.pending().len(), 5_000);
+        assert_eq!(m.q.pending().len(), 5_000);
         let mut popped = 0;
-        while let Some(Reverse((rt, re))) = reference.pop() {
-            assert_eq!(q.pop(), Some((rt, re)), "event {popped}");
+        while let Some((rt, _)) = m.pop(format_args!("event {popped}")) {
             popped += 1;
             if popped % 7 == 0 {
                 // Same time as the event just popped, and a little later.
                 for at in [rt, rt + rng.below(200) as u64] {
-                    q.push(at, seq);
-                    reference.push(Reverse((at, seq)));
-                    seq += 1;
+                    m.push(at);
                 }
             }
         }
-        assert!(q.pop().is_none());
+        assert!(m.q.pop().is_none());
     }
 }

@@ -26,8 +26,8 @@ pub struct Forwarding {
     /// Where the group of (switch `s`, destination edge `e`) starts in `group_ports`:
     /// `table[s * edges + e]`.
     pub table: Vec<u32>,
-    /// Number of distinct groups, the empty one included.
-    pub groups: u32,
+    /// Number of distinct groups, the empty one included ([`Self::group_count`]).
+    groups: u32,
     /// Number of edge switches (the table's row width).
     pub edges: u32,
 }
