@@ -1,4 +1,5 @@
 //! Progress bar for long runs (on a terminal only): simulated time, events/s and an ETA.
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressFinish, ProgressStyle};
@@ -7,6 +8,9 @@ use repsim::Simulation;
 
 /// Steps of the bar (position is a fraction of the work, in thousandths).
 const STEPS: u64 = 1000;
+
+/// Least wall time between two updates from [`Progress::tick`].
+const TICK: Duration = Duration::from_millis(200);
 
 /// Where a run's progress bar is drawn.
 #[derive(Clone, Copy)]
@@ -24,6 +28,8 @@ pub struct Progress {
     bar: ProgressBar,
     started: Instant,
     total_bytes: u64,
+    /// When the bar's position and message were last set.
+    updated: Cell<Instant>,
 }
 
 impl Progress {
@@ -36,6 +42,11 @@ impl Progress {
             Bars::Alone => fresh(),
             Bars::Among(multi) => multi.add(fresh()),
         };
+        Self::with_bar(bar, lb, sim)
+    }
+
+    /// A progress display on `bar`, styled and labelled `lb`.
+    fn with_bar(bar: ProgressBar, lb: &str, sim: &Simulation) -> Self {
         bar.set_style(
             ProgressStyle::with_template(
                 "{prefix:>6} [{bar:30.cyan/blue}] {percent:>3}%  {msg}  ETA {eta}",
@@ -50,6 +61,21 @@ impl Progress {
             bar,
             started: Instant::now(),
             total_bytes,
+            updated: Cell::new(Instant::now()),
+        }
+    }
+
+    /// Whether the bar is drawn (a terminal, and not hidden on purpose).
+    pub fn is_visible(&self) -> bool {
+        !self.bar.is_hidden()
+    }
+
+    /// [`Self::update`], unless the last update is less than [`TICK`] old: for calls within a
+    /// step, which come every microsecond of simulated time (on a small fabric far more often
+    /// than the flows' bytes are worth summing; on a 131,072-host one every few seconds).
+    pub fn tick(&self, sim: &Simulation) {
+        if self.is_visible() && self.updated.get().elapsed() >= TICK {
+            self.update(sim);
         }
     }
 
@@ -61,6 +87,7 @@ impl Progress {
         if self.bar.is_hidden() {
             return;
         }
+        self.updated.set(Instant::now());
         let arriving = sim.flows_to_come();
         let by_bytes = if arriving {
             0.0
@@ -84,5 +111,110 @@ impl Progress {
     /// Removes the bar.
     pub fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use indicatif::{ProgressDrawTarget, TermLike};
+    use repsim::engine::time::US;
+    use repsim::scenario::LoadedScenario;
+
+    use super::*;
+
+    /// A terminal that draws nowhere but counts as one (so the bar is not hidden).
+    #[derive(Debug)]
+    struct NoScreen;
+
+    impl TermLike for NoScreen {
+        fn width(&self) -> u16 {
+            100
+        }
+        fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn write_line(&self, _: &str) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn write_str(&self, _: &str) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn clear_line(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn flush(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A 16-host permutation of 1 MB flows, 10 us into its run.
+    fn running_simulation() -> Simulation {
+        let text = r#"
+            name = "progress"
+            seed = 1
+            end = "10ms"
+            lb = ["reps"]
+            [topology]
+            type = "fat_tree"
+            tiers = 2
+            hosts = 16
+            hosts_per_tor = 4
+            link_speed = "100Gbps"
+            [workload]
+            type = "permutation"
+            size = "1MB"
+        "#;
+        let scn = LoadedScenario::parse_with(text, Path::new("progress.toml"), &[])
+            .expect("a valid scenario");
+        let run = scn
+            .select(&["reps".to_string()])
+            .expect("its load balancer")
+            .pop()
+            .expect("one run");
+        let mut sim = Simulation::new(scn.build_run(&run, None).expect("built")).expect("set up");
+        sim.run_until(10 * US);
+        assert!(
+            sim.flows().iter().any(|f| f.delivered > 0),
+            "data delivered"
+        );
+        sim
+    }
+
+    #[test]
+    fn a_tick_redraws_only_once_the_last_update_is_old_enough() {
+        let sim = running_simulation();
+        let bar = ProgressBar::with_draw_target(
+            Some(STEPS),
+            ProgressDrawTarget::term_like(Box::new(NoScreen)),
+        );
+        let progress = Progress::with_bar(bar, "reps", &sim);
+        assert!(progress.is_visible());
+        progress.tick(&sim);
+        assert_eq!(progress.bar.position(), 0, "updated less than TICK ago");
+        progress.updated.set(Instant::now() - TICK);
+        progress.tick(&sim);
+        assert!(progress.bar.position() > 0, "moved once TICK had passed");
+    }
+
+    #[test]
+    fn a_hidden_bar_is_not_visible_and_never_moves() {
+        let sim = running_simulation();
+        let progress = Progress::new("reps", &sim, Bars::Hidden);
+        assert!(!progress.is_visible());
+        progress.updated.set(Instant::now() - TICK);
+        progress.tick(&sim);
+        progress.update(&sim);
+        assert_eq!(progress.bar.position(), 0);
     }
 }

@@ -119,6 +119,9 @@ pub struct BenchArgs {
     /// Scale series: CSV file (rewritten after every step).
     #[arg(long, default_value = "results/bench-scale.csv")]
     pub csv: PathBuf,
+    /// Scale series: no progress bar while a step runs (it is only drawn on a terminal).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// One load balancer's run, built and checked but not started.
@@ -140,17 +143,16 @@ impl Prepared {
         Ok(Prepared { built, collect })
     }
 
-    /// Runs the simulation to completion without progress bar, streaming or limits (benchmarks);
-    /// returns it with the wall-clock seconds it took.
-    pub fn simulate_unlimited(self, scn: &LoadedScenario, lb: &str) -> Result<(Simulation, f64)> {
-        let (sim, wall, _) = self.simulate(
-            scn,
-            lb,
-            Bars::Hidden,
-            false,
-            &mut Limiter::none(),
-            &mut |_| Ok(()),
-        )?;
+    /// Runs the simulation to completion without streaming or limits (benchmarks), with a
+    /// progress bar where `bars` says; returns it with the wall-clock seconds it took.
+    pub fn simulate_unlimited(
+        self,
+        scn: &LoadedScenario,
+        lb: &str,
+        bars: Bars,
+    ) -> Result<(Simulation, f64)> {
+        let (sim, wall, _) =
+            self.simulate(scn, lb, bars, false, &mut Limiter::none(), &mut |_| Ok(()))?;
         Ok((sim, wall))
     }
 
@@ -184,15 +186,18 @@ impl Prepared {
         let mut stop = None;
         loop {
             t += step;
-            // Event and wall-clock limits are checked every microsecond of simulated time (a
-            // big fabric runs millions of events in one 50 us step); the rest every step.
+            // Event and wall-clock limits are checked, and a visible bar moved, every
+            // microsecond of simulated time (a big fabric runs millions of events in one 50 us
+            // step: the 131,072-host scale step is two such steps of several minutes each); the
+            // rest every step. Results do not depend on where the run pauses.
             let mut more = true;
-            if limiter.checks_finely() {
+            if limiter.checks_finely() || bar.is_visible() {
                 let mut sub = t - step;
                 while more && stop.is_none() && sub < t {
                     sub += US;
                     more = sim.run_until(sub);
                     stop = limiter.check_fine(&sim);
+                    bar.tick(&sim);
                 }
             } else {
                 more = sim.run_until(t);
@@ -490,6 +495,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             csv: args.csv,
             set: args.set,
             repeat: args.repeat,
+            progress: !args.quiet && std::io::stderr().is_terminal(),
         });
     }
     let scn = LoadedScenario::load_with(&args.scenario, &args.set)?;
@@ -499,8 +505,11 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             .select(std::slice::from_ref(&args.lb))?
             .pop()
             .expect("one name, one run");
-        let (sim, wall) =
-            Prepared::new(&scn, &run, None, args.collect)?.simulate_unlimited(&scn, &args.lb)?;
+        let (sim, wall) = Prepared::new(&scn, &run, None, args.collect)?.simulate_unlimited(
+            &scn,
+            &args.lb,
+            Bars::Hidden,
+        )?;
         let s = sim.summary(wall);
         eprintln!(
             "run {}: {:.2} s wall, {} events, {:.2} M events/s, {}/{} flows, max FCT {:.1} us",

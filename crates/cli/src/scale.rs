@@ -11,6 +11,7 @@ use anyhow::{bail, Context, Result};
 use repsim::scenario::{LoadedScenario, Override};
 use repsim::Simulation;
 
+use crate::progress::Bars;
 use crate::run::{peak_rss, CollectMode, Prepared};
 
 /// The steps of the series: hosts and the scenario text.
@@ -53,6 +54,8 @@ pub struct ScaleOptions {
     pub set: Vec<Override>,
     /// Runs per step; the fastest is reported.
     pub repeat: u32,
+    /// Show a progress bar while a step runs (a terminal, without `--quiet`).
+    pub progress: bool,
 }
 
 /// One measured step.
@@ -87,8 +90,13 @@ fn run_step(hosts: u32, text: &str, opts: &ScaleOptions) -> Result<Row> {
         .pop()
         .context("one load balancer, one run")?;
     let exact_peak = reset_peak_rss();
-    let (sim, wall) =
-        Prepared::new(&scn, &run, None, CollectMode::None)?.simulate_unlimited(&scn, &opts.lb)?;
+    let bars = if opts.progress {
+        Bars::Alone
+    } else {
+        Bars::Hidden
+    };
+    let (sim, wall) = Prepared::new(&scn, &run, None, CollectMode::None)?
+        .simulate_unlimited(&scn, &opts.lb, bars)?;
     let rss = peak_rss().unwrap_or(0);
     let s = sim.summary(wall);
     let ports = sim.topology().links.len() as u64;
