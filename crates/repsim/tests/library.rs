@@ -246,6 +246,25 @@ fn retired_flows_are_handed_out_once_and_free_their_state() {
 }
 
 #[test]
+fn where_a_run_pauses_does_not_change_it() {
+    // The command line pauses a run every microsecond while a progress bar or a limit watches
+    // it, and every 50 us otherwise; the results must not depend on it.
+    let flows = || repsim::workload::permutation(16, 1 << 20, 0, 3);
+    let mut whole = sim("reps", flows());
+    whole.run_until_idle();
+    let mut stepped = sim("reps", flows());
+    let mut t = 0;
+    while stepped.run_until(t) || t == 0 {
+        t += US;
+    }
+    let finishes = |s: &Simulation| s.flows().iter().map(|f| f.finish).collect::<Vec<_>>();
+    assert!(whole.all_done() && stepped.all_done());
+    assert!(t > 20 * US, "paused many times ({} us)", t / US);
+    assert_eq!(finishes(&whole), finishes(&stepped));
+    assert_eq!(whole.counters(), stepped.counters());
+}
+
+#[test]
 fn a_simulation_moves_to_another_thread_and_runs_the_same() {
     let flows = || repsim::workload::permutation(16, 1 << 20, 0, 3);
     let mut here = sim("reps", flows());
