@@ -1,5 +1,6 @@
 //! Progress bar for long runs (on a terminal only): simulated time, events/s and an ETA.
 use std::cell::Cell;
+use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressFinish, ProgressStyle};
@@ -21,6 +22,22 @@ pub enum Bars<'a> {
     Alone,
     /// Among the bars of the runs beside it (`repsim run -j N`).
     Among(&'a MultiProgress),
+}
+
+impl Bars<'_> {
+    /// On its own when `shown`, else nowhere.
+    pub fn alone_if(shown: bool) -> Self {
+        if shown {
+            Bars::Alone
+        } else {
+            Bars::Hidden
+        }
+    }
+}
+
+/// Whether a command shows progress bars: on a terminal, unless asked to be quiet.
+pub fn wanted(quiet: bool) -> bool {
+    !quiet && std::io::stderr().is_terminal()
 }
 
 /// A progress bar for one simulation; hidden when progress is off.
@@ -72,7 +89,8 @@ impl Progress {
 
     /// [`Self::update`], unless the last update is less than [`TICK`] old: for calls within a
     /// step, which come every microsecond of simulated time (on a small fabric far more often
-    /// than the flows' bytes are worth summing; on a 131,072-host one every few seconds).
+    /// than the flows' bytes are worth summing; on the 131,072-host scale step about every 7 s,
+    /// 22 M events at 3 M events/s).
     pub fn tick(&self, sim: &Simulation) {
         if self.is_visible() && self.updated.get().elapsed() >= TICK {
             self.update(sim);

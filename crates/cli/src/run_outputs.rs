@@ -187,11 +187,7 @@ impl InTurn<'_> {
                 }
                 Ok(())
             };
-            let bars = if self.progress {
-                Bars::Alone
-            } else {
-                Bars::Hidden
-            };
+            let bars = Bars::alone_if(self.progress);
             let (sim, wall, stop) = p.simulate(
                 self.scn,
                 lb,

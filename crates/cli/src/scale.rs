@@ -90,13 +90,11 @@ fn run_step(hosts: u32, text: &str, opts: &ScaleOptions) -> Result<Row> {
         .pop()
         .context("one load balancer, one run")?;
     let exact_peak = reset_peak_rss();
-    let bars = if opts.progress {
-        Bars::Alone
-    } else {
-        Bars::Hidden
-    };
-    let (sim, wall) = Prepared::new(&scn, &run, None, CollectMode::None)?
-        .simulate_unlimited(&scn, &opts.lb, bars)?;
+    let (sim, wall) = Prepared::new(&scn, &run, None, CollectMode::None)?.simulate_unlimited(
+        &scn,
+        &opts.lb,
+        Bars::alone_if(opts.progress),
+    )?;
     let rss = peak_rss().unwrap_or(0);
     let s = sim.summary(wall);
     let ports = sim.topology().links.len() as u64;
