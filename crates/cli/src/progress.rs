@@ -134,11 +134,11 @@ impl Progress {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use indicatif::{ProgressDrawTarget, TermLike};
     use repsim::engine::time::US;
-    use repsim::scenario::LoadedScenario;
+    use repsim::lb::LbSpec;
+    use repsim::net::topology::fat_tree::FatTreeSpec;
+    use repsim::{RunSpec, SimConfig};
 
     use super::*;
 
@@ -176,31 +176,17 @@ mod tests {
         }
     }
 
-    /// A 16-host permutation of 1 MB flows, 10 us into its run.
+    /// A 16-host permutation of 1 MB flows (REPS, two-tier fat tree), 10 us into its run.
     fn running_simulation() -> Simulation {
-        let text = r#"
-            name = "progress"
-            seed = 1
-            end = "10ms"
-            lb = ["reps"]
-            [topology]
-            type = "fat_tree"
-            tiers = 2
-            hosts = 16
-            hosts_per_tor = 4
-            link_speed = "100Gbps"
-            [workload]
-            type = "permutation"
-            size = "1MB"
-        "#;
-        let scn = LoadedScenario::parse_with(text, Path::new("progress.toml"), &[])
-            .expect("a valid scenario");
-        let run = scn
-            .select(&["reps".to_string()])
-            .expect("its load balancer")
-            .pop()
-            .expect("one run");
-        let mut sim = Simulation::new(scn.build_run(&run, None).expect("built")).expect("set up");
+        let tree = FatTreeSpec::uniform(2, 16, 4, 16, 1, 100_000_000_000, US, 0)
+            .and_then(|spec| spec.build())
+            .expect("a valid tree");
+        let config = SimConfig {
+            lb: LbSpec::named("reps").expect("built in"),
+            ..SimConfig::default()
+        };
+        let flows = repsim::workload::permutation(16, 1 << 20, 0, 1);
+        let mut sim = Simulation::new(RunSpec::new(config, tree, flows)).expect("set up");
         sim.run_until(10 * US);
         assert!(
             sim.flows().iter().any(|f| f.delivered > 0),

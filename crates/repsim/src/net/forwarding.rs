@@ -213,9 +213,9 @@ pub fn shortest_paths(topo: &Topology, alive: &[bool]) -> Forwarding {
             graph.closer(s, &dist, &mut ports);
             let g = latest[s as usize];
             let same = b.out.group_at(g) == &ports[..];
-            let id = if same { g } else { b.intern(&ports) };
-            latest[s as usize] = id;
-            b.out.table[s as usize * b.out.edges as usize + e] = id;
+            let at = if same { g } else { b.intern(&ports) };
+            latest[s as usize] = at;
+            b.out.table[s as usize * b.out.edges as usize + e] = at;
         }
     }
     b.out
