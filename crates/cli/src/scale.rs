@@ -62,7 +62,7 @@ pub struct ScaleOptions {
 #[derive(Clone)]
 struct Row {
     values: Vec<String>,
-    /// The step's hosts.
+    /// Hosts of the fabric that ran (the step's, unless `--set` resized it).
     hosts: u32,
     /// Wall-clock seconds of the simulation.
     wall: f64,
@@ -97,6 +97,8 @@ fn run_step(hosts: u32, text: &str, opts: &ScaleOptions) -> Result<Row> {
     )?;
     let rss = peak_rss().unwrap_or(0);
     let s = sim.summary(wall);
+    // The fabric that ran, not the step's name: `--set topology.hosts=...` changes it.
+    let hosts = sim.topology().hosts;
     let ports = sim.topology().links.len() as u64;
     let flows = s.flows_total as u64;
     let per = |n: u64| rss.checked_div(n).unwrap_or(0);

@@ -55,6 +55,28 @@ fn scale_series_small_step_writes_table_and_csv() {
     assert!(cell("fct_max_us") > 0.0);
 }
 
+/// `--set topology.hosts=...` resizes a step: its row names the fabric that ran, and the bytes
+/// per host divide by that fabric's hosts, not by the step's name.
+#[test]
+fn scale_series_reports_the_hosts_that_ran() {
+    let (_, text) = small_step("8KB", &["--set", "topology.hosts=256"]);
+    let header: Vec<&str> = COLUMNS.split(',').collect();
+    let row: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
+    let cell = |name: &str| -> f64 {
+        let i = header.iter().position(|c| *c == name).unwrap();
+        row[i].parse().unwrap()
+    };
+    assert_eq!(cell("hosts"), 256.0, "{text}");
+    assert_eq!(cell("flows"), 256.0, "{text}");
+    // Peak RSS is printed to 0.1 MB: bytes per host times hosts lies within that of it.
+    let rss = cell("peak_rss_mb") * 1e6;
+    let per_host = cell("bytes_per_host");
+    assert!(
+        (per_host * 256.0 - rss).abs() <= 0.05e6 + 256.0,
+        "bytes_per_host {per_host} x 256 hosts vs peak RSS {rss}: {text}"
+    );
+}
+
 #[test]
 fn scale_series_repeats_each_step_and_reports_one_row() {
     let (out, text) = small_step("20KB", &["--repeat", "2"]);
