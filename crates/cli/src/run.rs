@@ -96,8 +96,8 @@ pub struct BenchArgs {
     /// Load balancer.
     #[arg(long, default_value = "reps")]
     pub lb: String,
-    /// Repetitions (the fastest is reported; with `--scale`, of every step).
-    #[arg(long, default_value_t = 1)]
+    /// Repetitions (the fastest is reported; with `--scale`, of every step); at least 1.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
     /// Time series to collect while timing (`none`, `all` or `scenario`).
     #[arg(long, value_enum, default_value = "none")]

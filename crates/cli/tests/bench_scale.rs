@@ -164,6 +164,19 @@ fn scale_series_rejects_an_empty_selection() {
 }
 
 #[test]
+fn bench_refuses_zero_repetitions() {
+    for args in [
+        &["bench", "--repeat", "0"][..],
+        &["bench", "--scale", "--repeat", "0"][..],
+    ] {
+        let o = common::repsim(args);
+        assert!(!o.status.success(), "{args:?} ran");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("--repeat") && err.contains('0'), "{err}");
+    }
+}
+
+#[test]
 fn check_memory_prints_a_breakdown() {
     let out = repsim_ok(&["check", "scenarios/permutation-128.toml", "--memory"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
