@@ -188,7 +188,7 @@ impl Simulation {
                 fs.original[p].get_or_insert(current);
                 let mut class = *self.world.port_classes.get(current);
                 class.rate_bps = rate_bps;
-                if self.port_hosts[p] == SWITCH_PORT {
+                if self.port_hosts[p].host == SWITCH_PORT {
                     let speed = queue.rate_scale(self.world.topo.links[p].rate_bps);
                     class.params = queue.port_params(buffer_scale * speed, header);
                     class.params.capacity = class.params.capacity.max(mtu);

@@ -63,8 +63,14 @@ impl Simulation {
         }
         flow.in_ready_list = true;
         let src = flow.spec.src;
-        self.hosts[src as usize].ready.push_back(f);
+        let ready = &mut self.hosts[src as usize].ready;
+        ready.push_back(f);
+        let first = ready.len() == 1;
         let port = self.world.topo.host_uplink[src as usize];
+        if first {
+            // The prefetcher's hint: this flow is the one the NIC's next pull serves.
+            self.port_hosts[port as usize].next_pull = f;
+        }
         self.kick(port);
     }
 

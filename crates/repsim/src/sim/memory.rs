@@ -63,7 +63,8 @@ impl Simulation {
                 name: "ports",
                 count: w.ports.len(),
                 bytes: w.ports.capacity() * size_of::<Port>()
-                    + (w.port_to.capacity() + self.port_hosts.capacity()) * 4
+                    + w.port_to.capacity() * 4
+                    + self.port_hosts.capacity() * size_of::<super::PortHost>()
                     + w.port_classes.heap_bytes(),
             },
             MemoryItem {

@@ -193,15 +193,30 @@ enum Switching {
     },
 }
 
+/// A port's host and the flow its next pull from the host's ready list is expected to serve.
+#[derive(Clone, Copy, Debug)]
+struct PortHost {
+    /// The host whose NIC it is, or `SWITCH_PORT` for a switch port.
+    host: u32,
+    /// The flow at the front of the host's ready list when the NIC last pulled or a flow
+    /// joined an empty list ([`NO_PULL`] if none): only a hint for the prefetcher, which
+    /// reaches the flow in one load this way instead of through the host and its list.
+    next_pull: u32,
+}
+
+/// [`PortHost::next_pull`] with no flow expected.
+const NO_PULL: u32 = u32::MAX;
+
 /// A complete simulation: build it, run it, read its flows and counters.
 pub struct Simulation {
     label: String,
     cfg: SimConfig,
     world: World,
     hosts: Vec<HostState>,
-    /// Per port, the host whose NIC it is (`SWITCH_PORT` for a switch port): a compact array
-    /// apart from the ports, which the prefetcher can read before the port itself arrives.
-    port_hosts: Vec<u32>,
+    /// Per port, the host whose NIC it is and the flow its next pull is expected to serve: a
+    /// compact array apart from the ports, which the prefetcher can read before the port itself
+    /// arrives.
+    port_hosts: Vec<PortHost>,
     /// Egress ports the prefetcher computed for the events ahead.
     hints: prefetch::Hints,
     flows: flow_table::FlowTable,
@@ -357,12 +372,13 @@ impl Simulation {
         let fabric = fabric::FabricExtras::new(&cfg, &topo);
         let hosts = (0..topo.hosts).map(|_| HostState::default()).collect();
         let port_hosts = (topo.links.iter())
-            .map(|l| {
-                if l.from < topo.hosts {
+            .map(|l| PortHost {
+                host: if l.from < topo.hosts {
                     l.from
                 } else {
                     SWITCH_PORT
-                }
+                },
+                next_pull: NO_PULL,
             })
             .collect();
         let mut sim = Simulation {

@@ -1,6 +1,6 @@
 //! Port service: when a port is free, the next packet goes on its wire (a switch port serves
 //! its header lane, then its data lane; a host NIC its header lane, then its host's senders).
-use super::{Simulation, Switching};
+use super::{Simulation, Switching, NO_PULL};
 use crate::engine::Handle;
 use crate::net::port::{Admission, SWITCH_PORT};
 use crate::net::world::Event;
@@ -26,7 +26,7 @@ impl Simulation {
 
     /// The port's wire is free: put its next packet on it.
     pub(super) fn start_next(&mut self, port: u32) {
-        let host = self.port_hosts[port as usize];
+        let host = self.port_hosts[port as usize].host;
         let marks_before = self.world.ports[port as usize].stats.ecn_marks;
         // PFC: the bytes to credit to the packet's ingress account once it is on the wire.
         let mut pfc_credit = None;
@@ -52,7 +52,17 @@ impl Simulation {
             match self.world.ports[port as usize].headers.pop_front() {
                 Some(h) => Some(h),
                 None if self.pfc.is_some() && self.pfc_host_paused(port) => None,
-                None => self.pull_data(host),
+                None => {
+                    let pulled = self.pull_data(host);
+                    // The flow the next pull will serve, for the prefetcher (only a hint: the
+                    // ready list may change before then).
+                    self.port_hosts[port as usize].next_pull = self.hosts[host as usize]
+                        .ready
+                        .front()
+                        .copied()
+                        .unwrap_or(NO_PULL);
+                    pulled
+                }
             }
         };
         let Some(h) = next else { return };

@@ -6,18 +6,18 @@
 //! What an event touches is found in stages, each one reading only what the stage before
 //! fetched, so that no stage waits for memory itself:
 //! - [`FAR`] places ahead: the packet of an arrival or egress; every line of a waking port,
-//!   and for a host NIC the slot at the front of its host's ready list (found through
-//!   `port_hosts`, the compact port -> host array, since the port itself is not there yet).
+//!   and its entry of `port_hosts` (the compact port -> host array, with the flow a host NIC
+//!   expects to pull from next, kept as it pulls: no load needed here).
 //! - [`MID`] places ahead: the egress port a packet will be queued at (its `egress` field, or
 //!   the inline ECMP choice of a switch arrival, computed here a second time), or for a packet
 //!   reaching a host its flow's record, and for data the host's NIC port its ACK will leave
-//!   by; the queue slot a waking port will serve next, or for an idle host NIC the record of
-//!   the flow it will pull a packet from.
+//!   by; the queue slot a waking port will serve next, or for an idle host NIC its host's
+//!   state and the record of the flow it expects to pull a packet from.
 //! - [`NEAR`] places ahead: the packet in that queue slot; the lane slot a packet arriving at
 //!   a switch will be queued in (the inline ECMP choice [`MID`] computed, kept in
 //!   [`Hints`]); the receiver (data) or sender (the rest) of a flow whose packet reaches its
 //!   host, and the header-lane slot the ACK of a data packet will take; the sender an idle
-//!   host NIC pulls from.
+//!   host NIC pulls from and the slot at the front of its host's ready list.
 //! - [`LAST`] places ahead: the word of arrival bits a data packet sets at its receiver; the
 //!   PSN record an ACK acknowledges and its sender's congestion-control and load-balancer
 //!   state; for the sender an idle host NIC pulls from, that state and the ends of its PSN
@@ -38,6 +38,14 @@
 //! -> 9.00 over 8 pairs. Distances 10/7/4/2 and 12/8/4/2 then changed nothing measurable
 //! (means within 2 %).
 //!
+//! The expected flow in `port_hosts` (2026-11-25) replaced a chain that read, at [`FAR`],
+//! the port's host and that host's ready list to prefetch the list's front slot: two loads
+//! that waited for memory at 8,192 hosts (about 5 ns per event by `perf`). The 8,192-host
+//! step's M events/s, 12 interleaved pairs: 9.19 -> 9.41 on average (8 of 12 faster); the
+//! 1,024-host step's, 5 pairs: 11.41 -> 11.79. Without the host state at [`MID`] and the
+//! ready-list slot at [`NEAR`] (only the expected flow) it was no faster (6 pairs: 9.22 ->
+//! 8.98), the wait having moved to the pull itself.
+//!
 //! Tried in an earlier round without a consistent win (CPU-time ratios 0.94 to 1.14 over 3
 //! to 10 interleaved pairs, a noisier measure): the record and send-list slots a transmission
 //! writes (as exact slots, not the lists' last entries); the idle-NIC chain as three stages
@@ -47,7 +55,7 @@
 use std::cell::Cell;
 
 use super::switch::inline_ecmp_port;
-use super::{Flow, Simulation};
+use super::{Flow, HostState, Simulation};
 use crate::engine::prefetch::{prefetch, prefetch_all};
 use crate::net::port::Port;
 use crate::net::world::{Event, EventKind};
@@ -126,12 +134,9 @@ impl Simulation {
                 if let Some(port) = self.world.ports.get(p as usize) {
                     prefetch_all(port);
                 }
-                // A host NIC may pull from its ready list: the slot of the flow it would serve.
-                let host = self.port_hosts.get(p as usize).copied();
-                if let Some(host) = host.and_then(|h| self.hosts.get(h as usize)) {
-                    if let Some(front) = host.ready.as_slices().0.first() {
-                        prefetch(front);
-                    }
+                // A host NIC may pull from its ready list: its host and the flow it expects.
+                if let Some(nic) = self.port_hosts.get(p as usize) {
+                    prefetch(nic);
                 }
             }
             EventKind::Timer(_) => {}
@@ -168,6 +173,9 @@ impl Simulation {
             EventKind::PortWake(p) => match self.world.ports.get(p as usize).and_then(next_slot) {
                 Some(slot) => prefetch(slot),
                 None => {
+                    if let Some(host) = self.nic_host(p) {
+                        prefetch(host);
+                    }
                     if let Some(flow) = self.idle_nic_flow(p) {
                         prefetch_flow(flow);
                     }
@@ -187,6 +195,10 @@ impl Simulation {
                 None => {
                     if let Some(sender) = self.idle_nic_sender(p) {
                         prefetch_all(sender);
+                    }
+                    let front = self.nic_host(p).and_then(|h| h.ready.as_slices().0.first());
+                    if let Some(front) = front {
+                        prefetch(front);
                     }
                 }
             },
@@ -247,12 +259,18 @@ impl Simulation {
         w.ports.get(port as usize)
     }
 
-    /// The flow host NIC `port` would pull its next packet from when it has nothing queued
-    /// (not checked here), if it is a host NIC.
+    /// The state of the host whose NIC `port` is, if it is a host NIC.
+    #[inline]
+    fn nic_host(&self, port: u32) -> Option<&HostState> {
+        let host = self.port_hosts.get(port as usize)?.host;
+        self.hosts.get(host as usize)
+    }
+
+    /// The flow host NIC `port` is expected to pull its next packet from when it has nothing
+    /// queued (not checked here), if it is a host NIC.
     #[inline]
     fn idle_nic_flow(&self, port: u32) -> Option<&Flow> {
-        let host = *self.port_hosts.get(port as usize)?;
-        let &f = self.hosts.get(host as usize)?.ready.front()?;
+        let f = self.port_hosts.get(port as usize)?.next_pull;
         self.flows.get(f as usize)
     }
 
