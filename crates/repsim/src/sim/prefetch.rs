@@ -36,7 +36,7 @@
 //! (means 9.31 -> 8.81); keeping [`MID`]'s ECMP choice for [`NEAR`] 8.44 -> 8.07 (means
 //! 8.86 -> 8.67). All together, with the event queue's walk of the next bucket: means 10.69
 //! -> 9.00 over 8 pairs. Distances 10/7/4/2 and 12/8/4/2 then changed nothing measurable
-//! (means within 2 %).
+//! (means within 2 %), at that stage.
 //!
 //! The expected flow in `port_hosts` (2026-11-25) replaced a chain that read, at [`FAR`],
 //! the port's host and that host's ready list to prefetch the list's front slot: two loads
@@ -49,6 +49,16 @@
 //! NIC sends the ACK), since a NIC reads its host's ready list after every transmission:
 //! 12 pairs, 9.09 -> 9.19 (9 of 12 faster; `perf`: that read went from 24 to 8 % of
 //! `start_next`).
+//!
+//! With that, distances 12/8/4/2 (they were 9/6/3/2) did win: a waking port's chain (the
+//! port, then its queue slot, then the packet) has four events per link instead of three, and
+//! at 8,192 hosts about 80,000 events pass between two services of a port, so each link of it
+//! comes from memory. M events/s, interleaved: 8,192 hosts 8.14 -> 8.49 and 8.68 -> 8.98 (10
+//! pairs, 9 faster) and 9.37, 9.26, 8.99 -> 10.16, 9.81, 9.22 (three `bench --scale` series);
+//! 4,096 and 2,048 hosts 10.66 -> 11.09 and 9.72 -> 10.21 (4 pairs each); 32,768 hosts 3.60 ->
+//! 4.22 and 4.73 -> 5.02 (2 pairs); 1,024 hosts 11.50 -> 11.52 (8 pairs; 6 pairs before them
+//! gave 11.08 -> 10.50, within this machine's noise). 15/10/5/2 was no better (8.90 against
+//! 8.98 at 8,192 hosts, 5 rounds) and 12/8/5/2 worse (8.28 against 8.87, 5 pairs).
 //!
 //! Tried in an earlier round without a consistent win (CPU-time ratios 0.94 to 1.14 over 3
 //! to 10 interleaved pairs, a noisier measure): the record and send-list slots a transmission
@@ -67,11 +77,11 @@ use crate::net::Kind;
 use crate::transport::Sender;
 
 /// How many events ahead the loop prefetches packets and waking ports.
-pub(super) const FAR: usize = 9;
+pub(super) const FAR: usize = 12;
 /// How many events ahead it prefetches egress ports and the queue slots of waking ports.
-pub(super) const MID: usize = 6;
+pub(super) const MID: usize = 8;
 /// How many events ahead it prefetches the packet a waking port will serve.
-pub(super) const NEAR: usize = 3;
+pub(super) const NEAR: usize = 4;
 /// How many events ahead it prefetches the arrival bits, PSN record and sender controls a
 /// packet reaching its host, or an idle host NIC, will update.
 pub(super) const LAST: usize = 2;
