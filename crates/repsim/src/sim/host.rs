@@ -1,6 +1,6 @@
 //! Hosts: the NIC scheduler (round robin over the host's connections, paced at each one's
 //! congestion-control rate) and the glue between packets and the sans-IO transport endpoints.
-use super::{credit, Flow, Phase, Simulation};
+use super::{credit, Flow, Phase, Simulation, NO_PULL};
 use crate::engine::{Handle, Time};
 use crate::lb::{LbEvent, LbRecord};
 use crate::net::packet::{flags, NO_ROUTE};
@@ -65,13 +65,21 @@ impl Simulation {
         let src = flow.spec.src;
         let ready = &mut self.hosts[src as usize].ready;
         ready.push_back(f);
-        let first = ready.len() == 1;
+        let now_front = ready.len() == 1;
         let port = self.world.topo.host_uplink[src as usize];
-        if first {
-            // The prefetcher's hint: this flow is the one the NIC's next pull serves.
-            self.port_hosts[port as usize].next_pull = f;
+        // Behind other flows, the NIC's next pull is unchanged.
+        if now_front {
+            self.note_next_pull(port, src);
         }
         self.kick(port);
+    }
+
+    /// Records, for the prefetcher, the flow NIC `port` of `host` will pull from next: the
+    /// front of the host's ready list. Only a hint: the list may change before the pull.
+    #[inline]
+    pub(super) fn note_next_pull(&mut self, port: u32, host: u32) {
+        let front = self.hosts[host as usize].ready.front().copied();
+        self.port_hosts[port as usize].next_pull = front.unwrap_or(NO_PULL);
     }
 
     /// The next data packet of `host`, from its ready flows in turn.

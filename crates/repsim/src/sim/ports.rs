@@ -1,6 +1,6 @@
 //! Port service: when a port is free, the next packet goes on its wire (a switch port serves
 //! its header lane, then its data lane; a host NIC its header lane, then its host's senders).
-use super::{Simulation, Switching, NO_PULL};
+use super::{Simulation, Switching};
 use crate::engine::Handle;
 use crate::net::port::{Admission, SWITCH_PORT};
 use crate::net::world::Event;
@@ -54,13 +54,7 @@ impl Simulation {
                 None if self.pfc.is_some() && self.pfc_host_paused(port) => None,
                 None => {
                     let pulled = self.pull_data(host);
-                    // The flow the next pull will serve, for the prefetcher (only a hint: the
-                    // ready list may change before then).
-                    self.port_hosts[port as usize].next_pull = self.hosts[host as usize]
-                        .ready
-                        .front()
-                        .copied()
-                        .unwrap_or(NO_PULL);
+                    self.note_next_pull(port, host);
                     pulled
                 }
             }
