@@ -9,12 +9,21 @@
 //!
 //! Occupancy counts the packet being serialized until its last bit leaves, as in the reference.
 //!
-//! Moving one packet through a port touches most of the port, so a port is laid out as two
-//! whole cache lines (asserted): the lanes and the wire state, then the service word, the
-//! random stream and the counters. What ports of one kind share (link speed and latency,
-//! buffer and ECN thresholds) is a [`PortClass`], stored once per run, which stays in the
-//! cache however many ports there are. The event loop fetches both lines of a port ahead of
-//! time (`sim/prefetch.rs`).
+//! Moving one packet through a port touches most of the port, so what that reads and writes is
+//! laid out as one whole cache line (asserted): the two lanes (16 bytes each, see
+//! [`super::lane`]), the wire state, the service word, the queued bytes and their peak, and the
+//! low 32 bits of the transmit counters. The rest, which a packet needs only now and then (the
+//! random stream of ECN draws and overflow victims, the drop, trim and mark counters, the
+//! transmit counters' carries), is the port's [`PortCold`], in an array of its own. What ports
+//! of one kind share (link speed and latency, buffer and ECN thresholds) is a [`PortClass`],
+//! stored once per run, which stays in the cache however many ports there are. The event loop
+//! fetches a port's line ahead of time (`sim/prefetch.rs`).
+//!
+//! The line was two (the counters and random stream beside the lanes) until 2026-11-25. In one
+//! line, interleaved runs of the scale series' steps (M events/s): 8,192 hosts 8.00 -> 8.10 (8
+//! pairs) and 8.44 -> 8.46 (6), 1,024 hosts 10.29 -> 10.63 (8 pairs, 6 faster). Counting a
+//! port's bytes in 32 bits is what makes room for the peak: a port holds at most
+//! [`QUEUE_BYTES_MAX`].
 use crate::engine::{Arena, Handle, Rng, Time};
 use crate::net::lane::Lane;
 use crate::net::packet::{flags, Packet};
@@ -118,7 +127,7 @@ pub enum Admission {
 }
 
 /// What ports of one kind share: their link's speed and latency and their queue parameters.
-/// Kept out of [`Port`] (which holds its class's index) so that a port is two cache lines.
+/// Kept out of [`Port`] (which holds its class's index) so that a port is one cache line.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PortClass {
     /// Link bit rate.
@@ -207,26 +216,81 @@ impl PortClasses {
 }
 
 /// One egress queue and the link it feeds (`repr(C)`: fields in the order of the module docs).
+///
+/// One cache line: what serving and queueing a packet read and write. The rest (the random
+/// stream, the rare counters and the high words of the transmit counters) is its
+/// [`PortCold`], kept apart by the world.
 #[repr(C, align(64))]
 pub struct Port {
     /// Header lane (ACK, NACK, trimmed data), strict priority.
     pub headers: Lane,
     /// Data lane.
     pub data: Lane,
-    /// Bytes waiting in the data lane (not counting the one on the wire).
-    pub data_bytes: u64,
     /// The wire is busy until this time.
     pub busy_until: Time,
+    /// Bytes waiting in the data lane (not counting the one on the wire); at most
+    /// [`QUEUE_BYTES_MAX`].
+    data_bytes: u32,
+    /// Largest data-lane occupancy seen (bytes, the packet on the wire included).
+    max_occupancy: u32,
     /// Size of the data packet being serialized (0 for a header) in the low 31 bits; the top
-    /// bit says a service-completion event is scheduled (one word, to keep two lines).
+    /// bit says a service-completion event is scheduled (one word, to keep one line).
     service: u32,
     /// Index of its [`PortClass`] (link speed, latency, queue parameters).
     pub class: u32,
+    /// Packets put on the wire, low 32 bits (the carries are in [`PortCold`]).
+    tx_packets_low: u32,
+    /// Bytes put on the wire, low 32 bits (the carries are in [`PortCold`]).
+    tx_bytes_low: u32,
+}
+
+/// What a port uses only now and then: its random stream (ECN draws between the thresholds,
+/// overflow victims), the counters of drops, trims, marks and peaks, and the carries of its
+/// transmit counters.
+#[derive(Clone, Debug)]
+pub struct PortCold {
     /// Random stream for ECN and overflow choices.
     pub rng: Rng,
-    /// Counters.
-    pub stats: PortStats,
+    /// Counters; `tx_packets` and `tx_bytes` hold only the carries out of the port's low
+    /// words (see [`Port::stats`]).
+    stats: PortStats,
 }
+
+impl PortCold {
+    /// Nothing counted yet, drawing from `rng`.
+    pub fn new(rng: Rng) -> Self {
+        PortCold {
+            rng,
+            stats: PortStats::default(),
+        }
+    }
+
+    /// Data packets dropped at this queue so far (PFC's admission drops count here too).
+    pub fn count_drop(&mut self) {
+        self.stats.drops += 1;
+    }
+
+    /// Adds the carries out of a port's transmit counters.
+    #[cold]
+    #[inline(never)]
+    fn carry_tx(&mut self, packets: bool, bytes: bool) {
+        self.stats.tx_packets += packets as u64;
+        self.stats.tx_bytes += bytes as u64;
+    }
+
+    /// ECN marks so far.
+    #[inline]
+    pub fn ecn_marks(&self) -> u64 {
+        self.stats.ecn_marks
+    }
+}
+
+/// The most bytes a port's data lane holds, whatever its buffer: a port counts its bytes in
+/// 32 bits, which keeps it in one cache line. It leaves room for the packet on the wire and
+/// for one tail swap of a full queue (packets are at most 64 KiB). A larger buffer (or, under
+/// PFC, a shared buffer that lets one port hold more) acts as this much; the scenario refuses
+/// a `queue.size` above it.
+pub const QUEUE_BYTES_MAX: u64 = (1 << 32) - (1 << 20);
 
 /// The host a port belongs to when it is a switch's (in `Simulation::port_hosts`).
 pub const SWITCH_PORT: u32 = u32::MAX;
@@ -234,8 +298,8 @@ pub const SWITCH_PORT: u32 = u32::MAX;
 /// The bit of `Port::service` that marks a scheduled service completion.
 const WAKEUP_PENDING: u32 = 1 << 31;
 
-// Two cache lines, no more: the event loop prefetches both for every packet moved.
-const _: () = assert!(std::mem::size_of::<Port>() == 128);
+// One cache line, no more: the event loop prefetches it for every packet moved.
+const _: () = assert!(std::mem::size_of::<Port>() == 64);
 
 impl Port {
     /// Bytes its queues hold on the heap (packet handles, at their capacities).
@@ -244,16 +308,41 @@ impl Port {
     }
 
     /// A port of class `class` with empty queues.
-    pub fn new(class: u32, rng: Rng) -> Self {
+    pub fn new(class: u32) -> Self {
         Port {
             headers: Lane::new(),
             data: Lane::new(),
-            data_bytes: 0,
             busy_until: 0,
+            data_bytes: 0,
+            max_occupancy: 0,
             service: 0,
             class,
-            rng,
-            stats: PortStats::default(),
+            tx_packets_low: 0,
+            tx_bytes_low: 0,
+        }
+    }
+
+    /// Its counters (`cold`: its [`PortCold`]).
+    pub fn stats(&self, cold: &PortCold) -> PortStats {
+        PortStats {
+            tx_packets: cold.stats.tx_packets << 32 | self.tx_packets_low as u64,
+            tx_bytes: cold.stats.tx_bytes << 32 | self.tx_bytes_low as u64,
+            max_occupancy: self.max_occupancy as u64,
+            ..cold.stats
+        }
+    }
+
+    /// Counts a packet of `size` bytes put on the wire.
+    #[inline]
+    pub fn count_tx(&mut self, size: u32, cold: &mut PortCold) {
+        let (packets, packets_carry) = self.tx_packets_low.overflowing_add(1);
+        let (bytes, bytes_carry) = self.tx_bytes_low.overflowing_add(size);
+        self.tx_packets_low = packets;
+        self.tx_bytes_low = bytes;
+        // A branch to a function of its own: written inline, the compiler adds the carries
+        // without one, reading and writing the cold line for every packet.
+        if packets_carry | bytes_carry {
+            cold.carry_tx(packets_carry, bytes_carry);
         }
     }
 
@@ -289,12 +378,18 @@ impl Port {
     /// Data bytes held, including a data packet still being serialized.
     #[inline]
     pub fn occupancy(&self, now: Time) -> u64 {
-        self.data_bytes
+        self.data_bytes as u64
             + if now < self.busy_until {
                 self.in_service_data() as u64
             } else {
                 0
             }
+    }
+
+    /// Bytes waiting in the data lane (not counting the one on the wire).
+    #[inline]
+    pub fn data_bytes(&self) -> u64 {
+        self.data_bytes as u64
     }
 
     /// True while a packet is on the wire.
@@ -313,6 +408,7 @@ impl Port {
     /// to data packets.
     pub fn enqueue(
         &mut self,
+        cold: &mut PortCold,
         h: Handle,
         pkts: &mut Arena<Packet>,
         now: Time,
@@ -323,19 +419,18 @@ impl Port {
             self.headers.push_back(h);
             return Admission::Queued;
         }
-        let size = pkt.size as u64;
+        let size = pkt.size;
         let occ = self.occupancy(now);
-        if occ + size <= params.capacity {
+        if occ + size as u64 <= params.capacity.min(QUEUE_BYTES_MAX) {
             self.data.push_back(h);
             self.data_bytes += size;
-            if occ + size > self.stats.max_occupancy {
-                self.stats.max_occupancy = occ + size;
-            }
+            // Below QUEUE_BYTES_MAX, so in range.
+            self.max_occupancy = self.max_occupancy.max((occ + size as u64) as u32);
             return Admission::Queued;
         }
-        let victim = if !self.data.is_empty() && self.rng.coin() {
+        let victim = if !self.data.is_empty() && cold.rng.coin() {
             let tail = self.data.pop_back().expect("non-empty");
-            self.data_bytes -= pkts.get(tail).size as u64;
+            self.data_bytes -= pkts.get(tail).size;
             self.data.push_back(h);
             self.data_bytes += size;
             tail
@@ -347,10 +442,10 @@ impl Port {
             v.size = params.header_size;
             v.flags |= flags::TRIMMED;
             self.headers.push_back(victim);
-            self.stats.trims += 1;
+            cold.stats.trims += 1;
             Admission::Trimmed(victim)
         } else {
-            self.stats.drops += 1;
+            cold.stats.drops += 1;
             Admission::Dropped(victim)
         }
     }
@@ -365,16 +460,21 @@ impl Port {
 
     /// Takes the next packet to serialize: headers first, then data (deciding its ECN mark by
     /// `params`, its class's).
-    pub fn dequeue(&mut self, pkts: &mut Arena<Packet>, params: &QueueParams) -> Option<Handle> {
+    pub fn dequeue(
+        &mut self,
+        cold: &mut PortCold,
+        pkts: &mut Arena<Packet>,
+        params: &QueueParams,
+    ) -> Option<Handle> {
         if let Some(h) = self.headers.pop_front() {
             self.set_in_service_data(0);
             return Some(h);
         }
         let h = self.data.pop_front()?;
         let pkt = pkts.get_mut(h);
-        self.data_bytes -= pkt.size as u64;
+        self.data_bytes -= pkt.size;
         self.set_in_service_data(pkt.size);
-        let q = self.data_bytes;
+        let q = self.data_bytes as u64;
         let p = params;
         let mark = if q > p.ecn_max {
             true
@@ -382,7 +482,7 @@ impl Port {
             // Linear between Kmin and Kmax on the bytes left behind, up to Pmax. The draw is
             // the same whatever Pmax is, so Pmax = 1 keeps the integer comparison exactly.
             let span = (p.ecn_max - p.ecn_min).max(1);
-            let draw = self.rng.next_u64() % span;
+            let draw = cold.rng.next_u64() % span;
             if p.ecn_pmax >= 1.0 {
                 draw < q - p.ecn_min
             } else {
@@ -393,7 +493,7 @@ impl Port {
         };
         if mark {
             pkt.flags |= flags::ECN;
-            self.stats.ecn_marks += 1;
+            cold.stats.ecn_marks += 1;
         }
         Some(h)
     }
@@ -444,8 +544,8 @@ mod tests {
         }
     }
 
-    fn port() -> Port {
-        Port::new(0, Rng::new(1))
+    fn port() -> (Port, PortCold) {
+        (Port::new(0), PortCold::new(Rng::new(1)))
     }
 
     #[test]
@@ -480,12 +580,12 @@ mod tests {
     #[test]
     fn the_service_word_keeps_size_and_wakeup_apart() {
         let mut a = Arena::new();
-        let mut p = port();
+        let (mut p, mut c) = port();
         let q = params(true);
         let d = a.alloc(data(1000));
-        p.enqueue(d, &mut a, 0, &q);
+        p.enqueue(&mut c, d, &mut a, 0, &q);
         p.set_wakeup_pending(true);
-        p.dequeue(&mut a, &q);
+        p.dequeue(&mut c, &mut a, &q);
         assert_eq!((p.in_service_data(), p.wakeup_pending()), (1000, true));
         p.set_wakeup_pending(false);
         assert_eq!((p.in_service_data(), p.wakeup_pending()), (1000, false));
@@ -494,36 +594,92 @@ mod tests {
         assert_eq!(p.occupancy(10), 0);
     }
 
+    /// The transmit counters keep their low words in the port and carry into its cold part,
+    /// and the sum is exact across the carry.
+    #[test]
+    fn transmit_counters_carry_into_the_cold_part() {
+        let (mut p, mut c) = port();
+        p.count_tx(1000, &mut c);
+        assert_eq!((p.stats(&c).tx_packets, p.stats(&c).tx_bytes), (1, 1000));
+        p.tx_packets_low = u32::MAX;
+        p.tx_bytes_low = u32::MAX - 10;
+        p.count_tx(4150, &mut c);
+        p.count_tx(4150, &mut c);
+        let stats = p.stats(&c);
+        assert_eq!(stats.tx_packets, u32::MAX as u64 + 2);
+        assert_eq!(stats.tx_bytes, u32::MAX as u64 - 10 + 8300);
+        assert_eq!(
+            (c.stats.tx_packets, c.stats.tx_bytes),
+            (1, 1),
+            "one carry each"
+        );
+    }
+
+    /// A port whose buffer is larger than it can count (a lossless port, whose shared buffer
+    /// admits data) queues up to [`QUEUE_BYTES_MAX`] and then treats the queue as full.
+    #[test]
+    fn a_port_queues_at_most_queue_bytes_max() {
+        let mut a = Arena::new();
+        let (mut p, mut c) = port();
+        let q = QueueParams {
+            capacity: u64::MAX / 2,
+            ecn_min: u64::MAX / 2,
+            ecn_max: u64::MAX / 2,
+            trimming: false,
+            ..params(false)
+        };
+        let size = 65_535u32;
+        let fits = QUEUE_BYTES_MAX / size as u64;
+        for k in 0..fits {
+            let h = a.alloc(data(size));
+            assert_eq!(
+                p.enqueue(&mut c, h, &mut a, 0, &q),
+                Admission::Queued,
+                "{k}"
+            );
+            a.free(h);
+        }
+        assert_eq!(p.data_bytes(), fits * size as u64);
+        let h = a.alloc(data(size));
+        assert!(matches!(
+            p.enqueue(&mut c, h, &mut a, 0, &q),
+            Admission::Dropped(_)
+        ));
+        assert!(p.data_bytes() <= QUEUE_BYTES_MAX);
+        assert_eq!(p.stats(&c).max_occupancy, fits * size as u64);
+        assert_eq!(p.stats(&c).drops, 1);
+    }
+
     #[test]
     fn headers_overtake_data() {
         let mut a = Arena::new();
-        let mut p = port();
+        let (mut p, mut c) = port();
         let q = params(true);
         let d = a.alloc(data(1000));
         let mut ack = data(64);
         ack.kind = Kind::Ack;
         let k = a.alloc(ack);
-        assert_eq!(p.enqueue(d, &mut a, 0, &q), Admission::Queued);
-        assert_eq!(p.enqueue(k, &mut a, 0, &q), Admission::Queued);
-        assert_eq!(p.dequeue(&mut a, &q), Some(k));
-        assert_eq!(p.dequeue(&mut a, &q), Some(d));
-        assert_eq!(p.dequeue(&mut a, &q), None);
+        assert_eq!(p.enqueue(&mut c, d, &mut a, 0, &q), Admission::Queued);
+        assert_eq!(p.enqueue(&mut c, k, &mut a, 0, &q), Admission::Queued);
+        assert_eq!(p.dequeue(&mut c, &mut a, &q), Some(k));
+        assert_eq!(p.dequeue(&mut c, &mut a, &q), Some(d));
+        assert_eq!(p.dequeue(&mut c, &mut a, &q), None);
     }
 
     #[test]
     fn overflow_trims_or_drops_one_victim() {
         for trimming in [true, false] {
             let mut a = Arena::new();
-            let mut p = port();
+            let (mut p, mut c) = port();
             let q = params(trimming);
             let hs: Vec<Handle> = (0..3).map(|_| a.alloc(data(1000))).collect();
             for &h in &hs {
-                assert_eq!(p.enqueue(h, &mut a, 0, &q), Admission::Queued);
+                assert_eq!(p.enqueue(&mut c, h, &mut a, 0, &q), Admission::Queued);
             }
             let mut victims = 0;
             for _ in 0..20 {
                 let h = a.alloc(data(1000));
-                match p.enqueue(h, &mut a, 0, &q) {
+                match p.enqueue(&mut c, h, &mut a, 0, &q) {
                     Admission::Queued => panic!("queue is full"),
                     Admission::Trimmed(v) => {
                         assert!(trimming);
@@ -535,7 +691,7 @@ mod tests {
                         victims += 1;
                     }
                 }
-                assert_eq!(p.data_bytes, 3000);
+                assert_eq!(p.data_bytes(), 3000);
             }
             assert_eq!(victims, 20);
             assert_eq!(p.data.len(), 3);
@@ -545,22 +701,22 @@ mod tests {
     #[test]
     fn ecn_marks_above_kmax_never_below_kmin() {
         let mut a = Arena::new();
-        let mut p = port();
+        let (mut p, mut c) = port();
         let q = QueueParams {
             capacity: 100_000,
             ..params(true)
         };
         let hs: Vec<Handle> = (0..5).map(|_| a.alloc(data(1000))).collect();
         for &h in &hs {
-            p.enqueue(h, &mut a, 0, &q);
+            p.enqueue(&mut c, h, &mut a, 0, &q);
         }
         // Leaves 4000, 3000 (> Kmax: marked), then 2000, 1000, 0 behind.
-        let h0 = p.dequeue(&mut a, &q).unwrap();
-        let h1 = p.dequeue(&mut a, &q).unwrap();
+        let h0 = p.dequeue(&mut c, &mut a, &q).unwrap();
+        let h1 = p.dequeue(&mut c, &mut a, &q).unwrap();
         assert!(a.get(h0).has(flags::ECN) && a.get(h1).has(flags::ECN));
-        p.dequeue(&mut a, &q);
-        let h3 = p.dequeue(&mut a, &q).unwrap();
-        let h4 = p.dequeue(&mut a, &q).unwrap();
+        p.dequeue(&mut c, &mut a, &q);
+        let h3 = p.dequeue(&mut c, &mut a, &q).unwrap();
+        let h4 = p.dequeue(&mut c, &mut a, &q).unwrap();
         assert!(!a.get(h3).has(flags::ECN) && !a.get(h4).has(flags::ECN));
     }
 }

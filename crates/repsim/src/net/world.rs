@@ -5,7 +5,7 @@
 use crate::engine::time::serialization;
 use crate::engine::{Arena, EventQueue, Handle, Time};
 use crate::net::paths::PathTable;
-use crate::net::port::{Admission, Port, PortClass, PortClasses};
+use crate::net::port::{Admission, Port, PortClass, PortClasses, PortCold, PortStats};
 use crate::net::{Kind, Packet, Topology};
 
 /// The component a timer belongs to (the simulation dispatches on it).
@@ -183,6 +183,8 @@ pub struct World {
     pub pkts: Arena<Packet>,
     /// Egress ports (index = link id).
     pub ports: Vec<Port>,
+    /// What each port uses only now and then (same index as `ports`).
+    pub port_cold: Vec<PortCold>,
     /// What ports of one kind share (speed, latency, queue parameters), named by
     /// [`Port::class`].
     pub port_classes: PortClasses,
@@ -212,6 +214,11 @@ impl World {
         self.port_classes.get(self.ports[port as usize].class)
     }
 
+    /// Port `port`'s counters.
+    pub fn port_stats(&self, port: u32) -> PortStats {
+        self.ports[port as usize].stats(&self.port_cold[port as usize])
+    }
+
     /// Gives port `port` the class `class` (a fault changed its speed or buffer, or a scheme
     /// its thresholds).
     pub fn set_port_class(&mut self, port: u32, class: PortClass) {
@@ -224,7 +231,7 @@ impl World {
     pub fn dequeue(&mut self, port: u32) -> Option<Handle> {
         let p = &mut self.ports[port as usize];
         let params = &self.port_classes.get(p.class).params;
-        p.dequeue(&mut self.pkts, params)
+        p.dequeue(&mut self.port_cold[port as usize], &mut self.pkts, params)
     }
 
     /// Schedules a timer.
@@ -239,7 +246,13 @@ impl World {
     pub fn admit(&mut self, port: u32, h: Handle) -> Admission {
         let p = &mut self.ports[port as usize];
         let params = &self.port_classes.get(p.class).params;
-        let a = p.enqueue(h, &mut self.pkts, self.now, params);
+        let a = p.enqueue(
+            &mut self.port_cold[port as usize],
+            h,
+            &mut self.pkts,
+            self.now,
+            params,
+        );
         // The data counters count data packets only: a LAPS probe also travels in the data
         // lane, and its losses are in the per-kind books alone.
         match a {
@@ -266,8 +279,7 @@ impl World {
         let pkt = self.pkts.get_mut(h);
         let ser = serialization(pkt.size, class.rate_bps);
         p.busy_until = now + ser;
-        p.stats.tx_packets += 1;
-        p.stats.tx_bytes += pkt.size as u64;
+        p.count_tx(pkt.size, &mut self.port_cold[port as usize]);
         pkt.egress = port;
         if deliver {
             self.events

@@ -385,7 +385,7 @@ impl TimerSlot {
 pub(crate) fn test_world(rates: &[u64], salt: u32) -> World {
     use crate::engine::{Arena, EventQueue};
     use crate::net::paths::PathTable;
-    use crate::net::port::QueueParams;
+    use crate::net::port::{PortCold, QueueParams};
     use crate::net::world::Counters;
     use crate::net::FatTreeSpec;
     let params = QueueParams {
@@ -400,7 +400,7 @@ pub(crate) fn test_world(rates: &[u64], salt: u32) -> World {
         .and_then(|spec| spec.build())
         .expect("a valid tree");
     let mut port_classes = crate::net::port::PortClasses::new();
-    let ports = rates
+    let (ports, port_cold): (Vec<_>, Vec<_>) = rates
         .iter()
         .enumerate()
         .map(|(i, &rate_bps)| {
@@ -409,14 +409,15 @@ pub(crate) fn test_world(rates: &[u64], salt: u32) -> World {
                 latency: 1_000_000,
                 params,
             });
-            Port::new(class, Rng::new(i as u64))
+            (Port::new(class), PortCold::new(Rng::new(i as u64)))
         })
-        .collect();
+        .unzip();
     World {
         now: 0,
         events: EventQueue::new(),
         pkts: Arena::new(),
         ports,
+        port_cold,
         port_classes,
         port_to: (0..rates.len() as u32).collect(),
         topo,

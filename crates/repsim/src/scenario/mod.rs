@@ -56,7 +56,7 @@ pub use workload::{ClassSection, FlowEntry, HostSet, WorkloadSection};
 use crate::engine::time::MS;
 use crate::engine::Time;
 use crate::fault::{FaultPlan, FaultSection};
-use crate::net::port::QueueConfig;
+use crate::net::port::{QueueConfig, QUEUE_BYTES_MAX};
 use crate::net::Topology;
 use crate::sim::{RunSpec, SimConfig};
 use crate::transport::{AckPolicy, TransportConfig, TransportMode};
@@ -449,6 +449,16 @@ impl LoadedScenario {
         }
         if queue.ecn_min > queue.ecn_max {
             return Err(self.err("queue.ecn_min", "must not exceed queue.ecn_max"));
+        }
+        if queue.capacity > QUEUE_BYTES_MAX {
+            return Err(self.err(
+                "queue.size",
+                format!(
+                    "must be at most {QUEUE_BYTES_MAX}B (a port counts its queued bytes in 32 \
+                     bits), not {}B",
+                    queue.capacity
+                ),
+            ));
         }
         Ok(queue)
     }

@@ -51,6 +51,18 @@ fn builds_a_minimal_scenario() {
 }
 
 #[test]
+fn a_queue_above_what_a_port_counts_is_refused() {
+    let queue = |size: &str| {
+        format!("{BASE}[queue]\nsize = \"{size}\"\necn_min = \"25pkt\"\necn_max = \"76pkt\"\ntrimming = false\n")
+    };
+    let e = error(&queue("5GiB"));
+    assert!(e.contains("queue.size") && e.contains("32"), "{e}");
+    parse(&queue("2GiB"))
+        .and_then(|s| s.runs().and_then(|r| s.build_run(&r[0], None).map(|_| ())))
+        .expect("2 GiB is allowed");
+}
+
+#[test]
 fn errors_name_file_and_field() {
     let e = error(&BASE.replace("hosts = 16", "hosts = 15"));
     assert!(e.starts_with("test.toml: topology:"), "{e}");

@@ -78,7 +78,9 @@ impl Simulation {
 
     /// Counters of every port (index = link id).
     pub fn port_stats(&self) -> Vec<PortStats> {
-        self.world.ports.iter().map(|p| p.stats).collect()
+        (0..self.world.ports.len() as u32)
+            .map(|p| self.world.port_stats(p))
+            .collect()
     }
 
     /// Current bit rate of a port (changes with `rate` faults).

@@ -8,7 +8,7 @@
 use std::mem::size_of;
 
 use super::{Flow, HostState, Simulation};
-use crate::net::port::Port;
+use crate::net::port::{Port, PortCold};
 use crate::net::Packet;
 
 /// Heap bytes of a flow's sender and receiver (both boxed: their structs are heap too).
@@ -63,6 +63,7 @@ impl Simulation {
                 name: "ports",
                 count: w.ports.len(),
                 bytes: w.ports.capacity() * size_of::<Port>()
+                    + w.port_cold.capacity() * size_of::<PortCold>()
                     + w.port_to.capacity() * 4
                     + self.port_hosts.capacity() * size_of::<super::PortHost>()
                     + w.port_classes.heap_bytes(),

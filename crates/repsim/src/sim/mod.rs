@@ -22,7 +22,9 @@ use crate::fault::FaultState;
 use crate::lb::{LbRecord, Route};
 use crate::metrics::collect::{CollectConfig, Collector};
 use crate::net::paths::{self, PathTable};
-use crate::net::port::{Port, PortClass, PortClasses, PortStats, QueueConfig, SWITCH_PORT};
+use crate::net::port::{
+    Port, PortClass, PortClasses, PortCold, PortStats, QueueConfig, SWITCH_PORT,
+};
 use crate::net::world::{Counters, EventKind, Owner, Timer, World};
 use crate::net::Topology;
 use crate::routing::{SchemeAction, SchemeSetup, SwitchScheme, SwitchSpec};
@@ -323,6 +325,7 @@ impl Simulation {
         })?;
         let mut ports = Vec::with_capacity(topo.links.len());
         crate::engine::hugepage::advise(&ports);
+        let mut port_cold = Vec::with_capacity(topo.links.len());
         let mut port_classes = PortClasses::new();
         for (i, link) in topo.links.iter().enumerate() {
             let nic = link.from < topo.hosts;
@@ -342,7 +345,8 @@ impl Simulation {
                 latency: link.latency,
                 params,
             });
-            ports.push(Port::new(class, rng));
+            ports.push(Port::new(class));
+            port_cold.push(PortCold::new(rng));
         }
         let salts: Vec<u32> = (0..topo.switches.len() as u64)
             .map(|s| Rng::derive(cfg.seed, Stream::SwitchSalt, s).next_u32())
@@ -389,6 +393,7 @@ impl Simulation {
                 pkts: Arena::new(),
                 port_to: topo.links.iter().map(|l| l.to).collect(),
                 ports,
+                port_cold,
                 port_classes,
                 topo,
                 paths: PathTable::new(),

@@ -156,7 +156,7 @@ impl Simulation {
                 if let Some(c) = self.collector.as_deref_mut() {
                     c.on_drop(port, self.world.now);
                 }
-                self.world.ports[port as usize].stats.drops += 1;
+                self.world.port_cold[port as usize].count_drop();
                 if self.world.pkts.get(h).kind == crate::net::Kind::Data {
                     self.world.counters.data_dropped += 1;
                 }

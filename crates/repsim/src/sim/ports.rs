@@ -27,7 +27,12 @@ impl Simulation {
     /// The port's wire is free: put its next packet on it.
     pub(super) fn start_next(&mut self, port: u32) {
         let host = self.port_hosts[port as usize].host;
-        let marks_before = self.world.ports[port as usize].stats.ecn_marks;
+        // Only the collector asks whether this packet was marked (the cold part of the port is
+        // otherwise not read when serving it).
+        let marks_before = self
+            .collector
+            .is_some()
+            .then(|| self.world.port_cold[port as usize].ecn_marks());
         // PFC: the bytes to credit to the packet's ingress account once it is on the wire.
         let mut pfc_credit = None;
         let next = if host == SWITCH_PORT {
@@ -69,7 +74,7 @@ impl Simulation {
                 port,
                 now,
                 self.world.pkts.get(h).size,
-                p.stats.ecn_marks != marks_before,
+                Some(self.world.port_cold[port as usize].ecn_marks()) != marks_before,
             );
         }
         let more =

@@ -103,7 +103,7 @@ impl Simulation {
             fct_us,
             drops: c.data_dropped,
             trims: c.trims,
-            ecn_marks: self.world.ports.iter().map(|p| p.stats.ecn_marks).sum(),
+            ecn_marks: self.world.port_cold.iter().map(|c| c.ecn_marks()).sum(),
             retransmissions: held(|f| f.stats.retransmissions, |r| r.retransmissions),
             timeouts: held(|f| f.stats.timeouts, |r| r.timeouts),
             rts: held(|f| f.stats.rts, |r| r.rts),
