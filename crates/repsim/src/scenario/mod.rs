@@ -99,7 +99,7 @@ impl OneOrMany {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueueSection {
-    /// Data buffer per switch egress port.
+    /// Data buffer per switch egress port (at most [`QUEUE_BYTES_MAX`]).
     pub size: SizeQ,
     /// ECN Kmin.
     pub ecn_min: SizeQ,
