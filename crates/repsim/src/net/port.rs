@@ -265,7 +265,7 @@ impl PortCold {
         }
     }
 
-    /// Data packets dropped at this queue so far (PFC's admission drops count here too).
+    /// Counts a data packet dropped at this queue (PFC's admission drops count here too).
     pub fn count_drop(&mut self) {
         self.stats.drops += 1;
     }
