@@ -1,0 +1,236 @@
+//! What ports of one kind share: link speed and latency and the queue's buffer and ECN
+//! parameters, each distinct combination stored once per run ([`PortClasses`]) and named by
+//! index from every port, so that it stays in the cache however many ports there are.
+use std::collections::BTreeMap;
+
+use crate::engine::Time;
+
+/// Buffer and marking parameters of a switch egress queue, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QueueParams {
+    /// Data-lane capacity.
+    pub capacity: u64,
+    /// ECN: no marking at or below this many queued bytes.
+    pub ecn_min: u64,
+    /// ECN: always mark above this many queued bytes.
+    pub ecn_max: u64,
+    /// ECN: marking probability reached at `ecn_max` (RED's Pmax; 1 in the REPS reference).
+    pub ecn_pmax: f64,
+    /// Trim overflowing packets to a header (true) or drop them (false).
+    pub trimming: bool,
+    /// Size of a trimmed packet.
+    pub header_size: u32,
+}
+
+/// Switch egress queue settings of a run, in bytes (scaled per port for degraded links).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QueueConfig {
+    /// Data buffer per egress port.
+    pub capacity: u64,
+    /// ECN Kmin.
+    pub ecn_min: u64,
+    /// ECN Kmax.
+    pub ecn_max: u64,
+    /// ECN Pmax: the marking probability just below Kmax (above Kmax every packet is marked).
+    pub ecn_pmax: f64,
+    /// Trim (true) or drop (false) packets that overflow.
+    pub trimming: bool,
+    /// The sizes above are for ports of this speed (bit/s); a port of another speed scales
+    /// them by its speed (LAPS keys its ECN thresholds by port speed: 400/1600 KB at 100 Gb/s,
+    /// 800/3200 KB at 200 Gb/s). `None`: every port uses them as they are.
+    pub per_rate: Option<u64>,
+}
+
+impl QueueConfig {
+    /// The factor the sizes are scaled by on a port of `rate_bps` (see `per_rate`).
+    pub fn rate_scale(&self, rate_bps: u64) -> f64 {
+        self.per_rate
+            .map_or(1.0, |r| rate_bps as f64 / r.max(1) as f64)
+    }
+
+    /// The parameters of one switch port whose buffer and ECN thresholds are `scale` times the
+    /// configured ones (degraded or rate-changed links).
+    pub fn port_params(&self, scale: f64, header_size: u32) -> QueueParams {
+        let scaled = |b: u64| (b as f64 * scale).round() as u64;
+        QueueParams {
+            capacity: scaled(self.capacity),
+            ecn_min: scaled(self.ecn_min),
+            ecn_max: scaled(self.ecn_max),
+            ecn_pmax: self.ecn_pmax,
+            trimming: self.trimming,
+            header_size,
+        }
+    }
+
+    /// A host NIC's queue: it never drops or marks (the NIC only sends what the window allows).
+    pub fn host_params(header_size: u32) -> QueueParams {
+        QueueParams {
+            capacity: u64::MAX / 2,
+            ecn_min: u64::MAX / 2,
+            ecn_max: u64::MAX / 2,
+            ecn_pmax: 1.0,
+            trimming: false,
+            header_size,
+        }
+    }
+}
+
+/// What ports of one kind share: their link's speed and latency and their queue parameters.
+/// Kept out of [`super::Port`] (which holds its class's index) so that a port is one cache line.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PortClass {
+    /// Link bit rate.
+    pub rate_bps: u64,
+    /// Link propagation latency.
+    pub latency: Time,
+    /// Buffer and ECN parameters (already scaled for degraded links).
+    pub params: QueueParams,
+}
+
+impl PortClass {
+    /// The bits that tell two classes apart (the float by its bit pattern). Destructured in
+    /// full, so that a field added to either struct cannot be left out of the key.
+    fn key(&self) -> [u64; 8] {
+        let PortClass {
+            rate_bps,
+            latency,
+            params:
+                QueueParams {
+                    capacity,
+                    ecn_min,
+                    ecn_max,
+                    ecn_pmax,
+                    trimming,
+                    header_size,
+                },
+        } = *self;
+        [
+            rate_bps,
+            latency,
+            capacity,
+            ecn_min,
+            ecn_max,
+            ecn_pmax.to_bits(),
+            trimming as u64,
+            header_size as u64,
+        ]
+    }
+}
+
+/// The distinct port classes of a run, each stored once; ports name theirs by index.
+#[derive(Clone, Debug, Default)]
+pub struct PortClasses {
+    classes: Vec<PortClass>,
+    /// Class key -> index (looked up when a port is set up or changes class).
+    index: BTreeMap<[u64; 8], u32>,
+}
+
+impl PortClasses {
+    /// No classes yet.
+    pub fn new() -> Self {
+        PortClasses::default()
+    }
+
+    /// The index of `class`, added if it is new.
+    pub fn intern(&mut self, class: PortClass) -> u32 {
+        let next = self.classes.len() as u32;
+        let i = *self.index.entry(class.key()).or_insert(next);
+        if i == next {
+            self.classes.push(class);
+        }
+        i
+    }
+
+    /// Class number `i`.
+    #[inline(always)]
+    pub fn get(&self, i: u32) -> &PortClass {
+        &self.classes[i as usize]
+    }
+
+    /// Number of distinct classes.
+    pub fn len(&self) -> usize {
+        self.classes.len()
+    }
+
+    /// True when there is none.
+    pub fn is_empty(&self) -> bool {
+        self.classes.is_empty()
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.classes.capacity() * std::mem::size_of::<PortClass>()
+            + self.index.len() * (std::mem::size_of::<[u64; 8]>() + 4)
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_scale_with_port_speed_only_when_asked() {
+        let mut q = QueueConfig {
+            capacity: 10 << 20,
+            ecn_min: 400_000,
+            ecn_max: 1_600_000,
+            ecn_pmax: 0.8,
+            trimming: false,
+            per_rate: None,
+        };
+        assert_eq!(q.rate_scale(200_000_000_000), 1.0);
+        // LAPS: 400/1600 KB at 100 Gb/s, 800/3200 KB at 200 Gb/s, 100/400 KB at 25 Gb/s.
+        q.per_rate = Some(100_000_000_000);
+        let at = |rate: u64| q.port_params(q.rate_scale(rate), 48);
+        assert_eq!(
+            (at(200_000_000_000).ecn_min, at(200_000_000_000).ecn_max),
+            (800_000, 3_200_000)
+        );
+        assert_eq!(
+            (at(25_000_000_000).ecn_min, at(25_000_000_000).ecn_max),
+            (100_000, 400_000)
+        );
+        assert_eq!(at(100_000_000_000).ecn_min, 400_000);
+    }
+
+    /// A small queue (3,000 B, ECN between 1,000 and 2,000 B) for the port tests.
+    pub(in crate::net::port) fn params(trimming: bool) -> QueueParams {
+        QueueParams {
+            capacity: 3 * 1000,
+            ecn_min: 1000,
+            ecn_max: 2000,
+            ecn_pmax: 1.0,
+            trimming,
+            header_size: 64,
+        }
+    }
+
+    #[test]
+    fn classes_are_stored_once_and_told_apart_by_every_field() {
+        let base = PortClass {
+            rate_bps: 400_000_000_000,
+            latency: 1_000_000,
+            params: params(true),
+        };
+        let mut classes = PortClasses::new();
+        assert_eq!(classes.intern(base), 0);
+        assert_eq!(classes.intern(base), 0);
+        let mut other = base;
+        other.params.ecn_pmax = 0.5;
+        assert_eq!(classes.intern(other), 1);
+        other = base;
+        other.latency += 1;
+        assert_eq!(classes.intern(other), 2);
+        assert_eq!(classes.len(), 3);
+        assert_eq!(
+            *classes.get(1),
+            PortClass {
+                params: QueueParams {
+                    ecn_pmax: 0.5,
+                    ..base.params
+                },
+                ..base
+            }
+        );
+    }
+}

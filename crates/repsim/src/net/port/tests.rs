@@ -1,0 +1,156 @@
+//! Port tests: queueing, service, overflow, ECN and the counters.
+use super::class::tests::params;
+use super::*;
+use crate::engine::Rng;
+use crate::net::packet::Kind;
+
+fn data(size: u32) -> Packet {
+    Packet::blank(Kind::Data, size)
+}
+
+fn port() -> (Port, PortCold) {
+    (Port::new(0), PortCold::new(Rng::new(1)))
+}
+
+#[test]
+fn the_service_word_keeps_size_and_wakeup_apart() {
+    let mut a = Arena::new();
+    let (mut p, mut c) = port();
+    let q = params(true);
+    let d = a.alloc(data(1000));
+    p.enqueue(&mut c, d, &mut a, 0, &q);
+    p.set_wakeup_pending(true);
+    p.dequeue(&mut c, &mut a, &q);
+    assert_eq!((p.in_service_data(), p.wakeup_pending()), (1000, true));
+    p.set_wakeup_pending(false);
+    assert_eq!((p.in_service_data(), p.wakeup_pending()), (1000, false));
+    p.busy_until = 10;
+    assert_eq!(p.occupancy(5), 1000);
+    assert_eq!(p.occupancy(10), 0);
+}
+
+/// The transmit counters keep their low words in the port and carry into its cold part,
+/// and the sum is exact across the carry.
+#[test]
+fn transmit_counters_carry_into_the_cold_part() {
+    let (mut p, mut c) = port();
+    p.count_tx(1000, &mut c);
+    assert_eq!((p.stats(&c).tx_packets, p.stats(&c).tx_bytes), (1, 1000));
+    p.tx_packets_low = u32::MAX;
+    p.tx_bytes_low = u32::MAX - 10;
+    p.count_tx(4150, &mut c);
+    p.count_tx(4150, &mut c);
+    let stats = p.stats(&c);
+    assert_eq!(stats.tx_packets, u32::MAX as u64 + 2);
+    assert_eq!(stats.tx_bytes, u32::MAX as u64 - 10 + 8300);
+    assert_eq!(
+        (c.stats.tx_packets, c.stats.tx_bytes),
+        (1, 1),
+        "one carry each"
+    );
+}
+
+/// A port whose buffer is larger than it can count (a lossless port, whose shared buffer
+/// admits data) queues up to [`QUEUE_BYTES_MAX`] and then treats the queue as full.
+#[test]
+fn a_port_queues_at_most_queue_bytes_max() {
+    let mut a = Arena::new();
+    let (mut p, mut c) = port();
+    let q = QueueParams {
+        capacity: u64::MAX / 2,
+        ecn_min: u64::MAX / 2,
+        ecn_max: u64::MAX / 2,
+        trimming: false,
+        ..params(false)
+    };
+    let size = 65_535u32;
+    let fits = QUEUE_BYTES_MAX / size as u64;
+    for k in 0..fits {
+        let h = a.alloc(data(size));
+        assert_eq!(
+            p.enqueue(&mut c, h, &mut a, 0, &q),
+            Admission::Queued,
+            "{k}"
+        );
+        a.free(h);
+    }
+    assert_eq!(p.data_bytes(), fits * size as u64);
+    let h = a.alloc(data(size));
+    assert!(matches!(
+        p.enqueue(&mut c, h, &mut a, 0, &q),
+        Admission::Dropped(_)
+    ));
+    assert!(p.data_bytes() <= QUEUE_BYTES_MAX);
+    assert_eq!(p.stats(&c).max_occupancy, fits * size as u64);
+    assert_eq!(p.stats(&c).drops, 1);
+}
+
+#[test]
+fn headers_overtake_data() {
+    let mut a = Arena::new();
+    let (mut p, mut c) = port();
+    let q = params(true);
+    let d = a.alloc(data(1000));
+    let mut ack = data(64);
+    ack.kind = Kind::Ack;
+    let k = a.alloc(ack);
+    assert_eq!(p.enqueue(&mut c, d, &mut a, 0, &q), Admission::Queued);
+    assert_eq!(p.enqueue(&mut c, k, &mut a, 0, &q), Admission::Queued);
+    assert_eq!(p.dequeue(&mut c, &mut a, &q), Some(k));
+    assert_eq!(p.dequeue(&mut c, &mut a, &q), Some(d));
+    assert_eq!(p.dequeue(&mut c, &mut a, &q), None);
+}
+
+#[test]
+fn overflow_trims_or_drops_one_victim() {
+    for trimming in [true, false] {
+        let mut a = Arena::new();
+        let (mut p, mut c) = port();
+        let q = params(trimming);
+        let hs: Vec<Handle> = (0..3).map(|_| a.alloc(data(1000))).collect();
+        for &h in &hs {
+            assert_eq!(p.enqueue(&mut c, h, &mut a, 0, &q), Admission::Queued);
+        }
+        let mut victims = 0;
+        for _ in 0..20 {
+            let h = a.alloc(data(1000));
+            match p.enqueue(&mut c, h, &mut a, 0, &q) {
+                Admission::Queued => panic!("queue is full"),
+                Admission::Trimmed(v) => {
+                    assert!(trimming);
+                    assert_eq!(a.get(v).size, 64);
+                    victims += 1;
+                }
+                Admission::Dropped(_) => {
+                    assert!(!trimming);
+                    victims += 1;
+                }
+            }
+            assert_eq!(p.data_bytes(), 3000);
+        }
+        assert_eq!(victims, 20);
+        assert_eq!(p.data.len(), 3);
+    }
+}
+
+#[test]
+fn ecn_marks_above_kmax_never_below_kmin() {
+    let mut a = Arena::new();
+    let (mut p, mut c) = port();
+    let q = QueueParams {
+        capacity: 100_000,
+        ..params(true)
+    };
+    let hs: Vec<Handle> = (0..5).map(|_| a.alloc(data(1000))).collect();
+    for &h in &hs {
+        p.enqueue(&mut c, h, &mut a, 0, &q);
+    }
+    // Leaves 4000, 3000 (> Kmax: marked), then 2000, 1000, 0 behind.
+    let h0 = p.dequeue(&mut c, &mut a, &q).unwrap();
+    let h1 = p.dequeue(&mut c, &mut a, &q).unwrap();
+    assert!(a.get(h0).has(flags::ECN) && a.get(h1).has(flags::ECN));
+    p.dequeue(&mut c, &mut a, &q);
+    let h3 = p.dequeue(&mut c, &mut a, &q).unwrap();
+    let h4 = p.dequeue(&mut c, &mut a, &q).unwrap();
+    assert!(!a.get(h3).has(flags::ECN) && !a.get(h4).has(flags::ECN));
+}
