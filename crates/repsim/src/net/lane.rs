@@ -107,21 +107,19 @@ impl Lane {
         (self.front_slot().wrapping_add(i) as usize) & (self.capacity().wrapping_sub(1))
     }
 
-    /// Slot `at` (`at < capacity`).
+    /// The slots, `capacity()` of them (indexing them checks the bounds).
     #[inline]
-    fn at(&self, at: usize) -> &Handle {
-        debug_assert!(at < self.capacity());
-        // SAFETY: `at` is below the capacity (every caller masks with it), and the slots hold
-        // initialised handles (zeroed when allocated).
-        unsafe { &*self.slots.as_ptr().add(at) }
+    fn slots(&self) -> &[Handle] {
+        // SAFETY: `slots` points at `capacity()` initialised handles (zeroed when allocated)
+        // that the lane owns, or dangles with a capacity of 0, which an empty slice allows.
+        unsafe { std::slice::from_raw_parts(self.slots.as_ptr(), self.capacity()) }
     }
 
-    /// Slot `at`, writable (`at < capacity`).
+    /// The slots, writable.
     #[inline]
-    fn at_mut(&mut self, at: usize) -> &mut Handle {
-        debug_assert!(at < self.capacity());
-        // SAFETY: as in `at`; `&mut self` makes the access exclusive.
-        unsafe { &mut *self.slots.as_ptr().add(at) }
+    fn slots_mut(&mut self) -> &mut [Handle] {
+        // SAFETY: as in `slots`; `&mut self` makes the access exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.slots.as_ptr(), self.capacity()) }
     }
 
     /// Moves the front to slot `at`.
@@ -137,7 +135,7 @@ impl Lane {
             self.grow();
         }
         let at = self.slot(self.len);
-        *self.at_mut(at) = h;
+        self.slots_mut()[at] = h;
         self.len += 1;
     }
 
@@ -147,7 +145,7 @@ impl Lane {
         if self.len() == self.capacity() {
             return None;
         }
-        Some(self.at(self.slot(self.len)))
+        Some(&self.slots()[self.slot(self.len)])
     }
 
     /// Removes the front handle.
@@ -156,7 +154,7 @@ impl Lane {
         if self.len == 0 {
             return None;
         }
-        let h = *self.at(self.front_slot() as usize);
+        let h = self.slots()[self.front_slot() as usize];
         self.len -= 1;
         // An emptied lane starts again at its first slot, so that a port whose queue keeps
         // draining (most of them) reuses one cache line of its ring instead of walking all of
@@ -177,7 +175,7 @@ impl Lane {
             return None;
         }
         self.len -= 1;
-        Some(*self.at(self.slot(self.len)))
+        Some(self.slots()[self.slot(self.len)])
     }
 
     /// The front handle.
@@ -192,7 +190,7 @@ impl Lane {
         if i >= self.len() {
             return None;
         }
-        Some(self.at(self.slot(i as u32)))
+        Some(&self.slots()[self.slot(i as u32)])
     }
 
     /// Inserts `h` so that it becomes the handle `i` places behind the front (`i <= len`;
@@ -208,16 +206,14 @@ impl Lane {
         let mut at = self.len - 1;
         while at as usize > i {
             let (a, b) = (self.slot(at - 1), self.slot(at));
-            let (x, y) = (*self.at(a), *self.at(b));
-            *self.at_mut(a) = y;
-            *self.at_mut(b) = x;
+            self.slots_mut().swap(a, b);
             at -= 1;
         }
     }
 
     /// The handles, front to back.
     pub fn iter(&self) -> impl Iterator<Item = &Handle> + '_ {
-        (0..self.len).map(move |i| self.at(self.slot(i)))
+        (0..self.len).map(move |i| &self.slots()[self.slot(i)])
     }
 
     /// Doubles the capacity, moving the handles to the start of the new slots in order.
@@ -236,17 +232,16 @@ impl Lane {
         let Some(slots) = NonNull::new(raw) else {
             handle_alloc_error(new_layout)
         };
-        for (k, &h) in self.iter().enumerate() {
-            // SAFETY: `k < len <= old < capacity`: inside the new allocation.
-            unsafe { slots.as_ptr().add(k).write(h) };
+        let mut grown = Lane {
+            slots,
+            head: capacity.trailing_zeros() << HEAD_BITS,
+            len: self.len,
+        };
+        for (to, &h) in grown.slots_mut().iter_mut().zip(self.iter()) {
+            *to = h;
         }
-        if let Some(old_layout) = layout(old) {
-            // SAFETY: the old slots were allocated with this layout; nothing refers to them
-            // past this point (the handles were copied above).
-            unsafe { dealloc(self.slots.as_ptr().cast(), old_layout) };
-        }
-        self.slots = slots;
-        self.head = capacity.trailing_zeros() << HEAD_BITS;
+        // The old lane's slots are freed as it drops.
+        *self = grown;
     }
 }
 

@@ -90,15 +90,22 @@ pub struct Port {
 }
 
 /// What a port uses only now and then: its random stream (ECN draws between the thresholds,
-/// overflow victims), the counters of drops, trims, marks and peaks, and the carries of its
-/// transmit counters.
+/// overflow victims), the counters of drops, trims and marks, and the carries out of its
+/// transmit counters (whose low words are in the [`Port`]).
 #[derive(Clone, Debug)]
 pub struct PortCold {
     /// Random stream for ECN and overflow choices.
     pub rng: Rng,
-    /// Counters; `tx_packets` and `tx_bytes` hold only the carries out of the port's low
-    /// words (see [`Port::stats`]).
-    stats: PortStats,
+    /// Data packets dropped at this queue.
+    drops: u64,
+    /// Data packets trimmed at this queue.
+    trims: u64,
+    /// Data packets ECN-marked at this queue.
+    ecn_marks: u64,
+    /// Carries out of the port's 32-bit packet counter.
+    tx_packets_carries: u64,
+    /// Carries out of the port's 32-bit byte counter.
+    tx_bytes_carries: u64,
 }
 
 impl PortCold {
@@ -106,27 +113,31 @@ impl PortCold {
     pub fn new(rng: Rng) -> Self {
         PortCold {
             rng,
-            stats: PortStats::default(),
+            drops: 0,
+            trims: 0,
+            ecn_marks: 0,
+            tx_packets_carries: 0,
+            tx_bytes_carries: 0,
         }
     }
 
     /// Counts a data packet dropped at this queue (PFC's admission drops count here too).
     pub fn count_drop(&mut self) {
-        self.stats.drops += 1;
+        self.drops += 1;
     }
 
     /// Adds the carries out of a port's transmit counters.
     #[cold]
     #[inline(never)]
     fn carry_tx(&mut self, packets: bool, bytes: bool) {
-        self.stats.tx_packets += packets as u64;
-        self.stats.tx_bytes += bytes as u64;
+        self.tx_packets_carries += packets as u64;
+        self.tx_bytes_carries += bytes as u64;
     }
 
     /// ECN marks so far.
     #[inline]
     pub fn ecn_marks(&self) -> u64 {
-        self.stats.ecn_marks
+        self.ecn_marks
     }
 }
 
@@ -170,10 +181,12 @@ impl Port {
     /// Its counters (`cold`: its [`PortCold`]).
     pub fn stats(&self, cold: &PortCold) -> PortStats {
         PortStats {
-            tx_packets: cold.stats.tx_packets << 32 | self.tx_packets_low as u64,
-            tx_bytes: cold.stats.tx_bytes << 32 | self.tx_bytes_low as u64,
+            tx_packets: cold.tx_packets_carries << 32 | self.tx_packets_low as u64,
+            tx_bytes: cold.tx_bytes_carries << 32 | self.tx_bytes_low as u64,
+            drops: cold.drops,
+            trims: cold.trims,
+            ecn_marks: cold.ecn_marks,
             max_occupancy: self.max_occupancy as u64,
-            ..cold.stats
         }
     }
 
@@ -287,10 +300,10 @@ impl Port {
             v.size = params.header_size;
             v.flags |= flags::TRIMMED;
             self.headers.push_back(victim);
-            cold.stats.trims += 1;
+            cold.trims += 1;
             Admission::Trimmed(victim)
         } else {
-            cold.stats.drops += 1;
+            cold.count_drop();
             Admission::Dropped(victim)
         }
     }
@@ -338,7 +351,7 @@ impl Port {
         };
         if mark {
             pkt.flags |= flags::ECN;
-            cold.stats.ecn_marks += 1;
+            cold.ecn_marks += 1;
         }
         Some(h)
     }

@@ -44,7 +44,7 @@ fn transmit_counters_carry_into_the_cold_part() {
     assert_eq!(stats.tx_packets, u32::MAX as u64 + 2);
     assert_eq!(stats.tx_bytes, u32::MAX as u64 - 10 + 8300);
     assert_eq!(
-        (c.stats.tx_packets, c.stats.tx_bytes),
+        (c.tx_packets_carries, c.tx_bytes_carries),
         (1, 1),
         "one carry each"
     );
