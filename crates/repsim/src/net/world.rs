@@ -4,6 +4,7 @@
 //! simulation, which routes every event to its owner.
 use crate::engine::time::serialization;
 use crate::engine::{Arena, EventQueue, Handle, Time};
+use crate::net::lane::Queued;
 use crate::net::paths::PathTable;
 use crate::net::port::{Admission, Port, PortClass, PortClasses, PortCold, PortStats};
 use crate::net::{Kind, Packet, Topology};
@@ -55,11 +56,16 @@ pub struct Timer {
     pub id: u32,
 }
 
+/// Links an arrival event can name (30 bits of its payload); a topology with more is refused
+/// when the simulation is built.
+pub const MAX_LINKS: u32 = 1 << 30;
+
 /// What an [`Event`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventKind {
-    /// A packet reaches the node at the end of its wire (`Packet::egress`).
-    Arrive(Handle),
+    /// A packet reaches the node at the end of link `.1`, which becomes its `Packet::egress`
+    /// as it arrives (carried here so that putting it on the wire does not write the packet).
+    Arrive(Handle, u32),
     /// A port finished serializing and may start the next packet.
     PortWake(u32),
     /// A packet leaves a switch's forwarding pipeline for its egress queue (`Packet::egress`).
@@ -69,16 +75,17 @@ pub enum EventKind {
 }
 
 /// Something that happens at a time, packed into 8 bytes because the event list holds
-/// millions: a 2-bit tag and its payload (a timer's owner in 4 bits, kind in 6, generation in
-/// 16 and id in 32).
+/// millions: a 2-bit tag and its payload (an arrival's link in 30 bits, hence [`MAX_LINKS`];
+/// a timer's owner in 4 bits, kind in 6, generation in 16; and an id in 32).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Event(u64);
 
 impl Event {
-    /// A packet reaches the end of its wire.
+    /// Packet `h` reaches the end of link `link` (below [`MAX_LINKS`]).
     #[inline]
-    pub const fn arrive(h: Handle) -> Self {
-        Event(h as u64)
+    pub fn arrive(h: Handle, link: u32) -> Self {
+        debug_assert!(link < MAX_LINKS, "link {link} beyond what an event holds");
+        Event((link as u64) << 32 | h as u64)
     }
 
     /// A port may serve its next packet.
@@ -111,7 +118,7 @@ impl Event {
     pub fn kind(self) -> EventKind {
         let low = self.0 as u32;
         match self.0 >> 62 {
-            0 => EventKind::Arrive(low),
+            0 => EventKind::Arrive(low, (self.0 >> 32) as u32),
             1 => EventKind::PortWake(low),
             2 => EventKind::Egress(low),
             _ => EventKind::Timer(Timer {
@@ -228,7 +235,7 @@ impl World {
 
     /// Takes port `port`'s next packet to serialize (headers first; see [`Port::dequeue`]).
     #[inline]
-    pub fn dequeue(&mut self, port: u32) -> Option<Handle> {
+    pub fn dequeue(&mut self, port: u32) -> Option<Queued> {
         let p = &mut self.ports[port as usize];
         let params = &self.port_classes.get(p.class).params;
         p.dequeue(&mut self.port_cold[port as usize], &mut self.pkts, params)
@@ -268,22 +275,24 @@ impl World {
         a
     }
 
-    /// Puts packet `h` on the wire of `port` now: the port is busy for its serialization time
+    /// Puts packet `q` on the wire of `port` now: the port is busy for its serialization time
     /// and the packet arrives at the far end after the link latency too (unless `deliver` is
     /// false: a fault ate it on the way). Returns the serialization time.
+    ///
+    /// The packet itself is not touched: its arrival event names the link, and the arrival
+    /// makes that its `egress` (at 8,192 hosts the packet's line is no longer in the cache
+    /// when its port serves it).
     #[inline]
-    pub fn transmit(&mut self, port: u32, h: Handle, deliver: bool) -> Time {
+    pub fn transmit(&mut self, port: u32, q: Queued, deliver: bool) -> Time {
         let now = self.now;
         let p = &mut self.ports[port as usize];
         let class = self.port_classes.get(p.class);
-        let pkt = self.pkts.get_mut(h);
-        let ser = serialization(pkt.size, class.rate_bps);
+        let ser = serialization(q.size, class.rate_bps);
         p.busy_until = now + ser;
-        p.count_tx(pkt.size, &mut self.port_cold[port as usize]);
-        pkt.egress = port;
+        p.count_tx(q.size, &mut self.port_cold[port as usize]);
         if deliver {
             self.events
-                .push(now + ser + class.latency, Event::arrive(h));
+                .push(now + ser + class.latency, Event::arrive(q.handle, port));
         }
         ser
     }
@@ -308,11 +317,11 @@ impl World {
         let is_data = |h: &Handle| self.pkts.get(*h).kind == Kind::Data;
         let mut n = 0;
         for p in &self.ports {
-            n += p.data.iter().filter(|h| is_data(h)).count() as u64;
-            n += p.headers.iter().filter(|h| is_data(h)).count() as u64;
+            n += p.data.iter().filter(|q| is_data(&q.handle)).count() as u64;
+            n += p.headers.iter().filter(|q| is_data(&q.handle)).count() as u64;
         }
         for ev in self.events.pending() {
-            if let EventKind::Arrive(h) | EventKind::Egress(h) = ev.kind() {
+            if let EventKind::Arrive(h, _) | EventKind::Egress(h) = ev.kind() {
                 if is_data(&h) {
                     n += 1;
                 }
@@ -329,7 +338,8 @@ mod tests {
     #[test]
     fn events_pack_and_unpack() {
         for e in [
-            EventKind::Arrive(7),
+            EventKind::Arrive(7, 0),
+            EventKind::Arrive(u32::MAX, MAX_LINKS - 1),
             EventKind::PortWake(u32::MAX),
             EventKind::Egress(0),
             EventKind::Timer(Timer {
@@ -346,7 +356,7 @@ mod tests {
             }),
         ] {
             let packed = match e {
-                EventKind::Arrive(h) => Event::arrive(h),
+                EventKind::Arrive(h, link) => Event::arrive(h, link),
                 EventKind::PortWake(p) => Event::port_wake(p),
                 EventKind::Egress(h) => Event::egress(h),
                 EventKind::Timer(t) => Event::timer(t),

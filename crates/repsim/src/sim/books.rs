@@ -80,12 +80,12 @@ impl Simulation {
         let w = &self.world;
         let mut n = self.books.held;
         for p in &w.ports {
-            for &h in p.data.iter().chain(p.headers.iter()) {
-                n[w.pkts.get(h).kind as usize] += 1;
+            for q in p.data.iter().chain(p.headers.iter()) {
+                n[w.pkts.get(q.handle).kind as usize] += 1;
             }
         }
         for ev in w.events.pending() {
-            if let EventKind::Arrive(h) | EventKind::Egress(h) = ev.kind() {
+            if let EventKind::Arrive(h, _) | EventKind::Egress(h) = ev.kind() {
                 n[w.pkts.get(h).kind as usize] += 1;
             }
         }

@@ -142,7 +142,7 @@ impl Simulation {
         self.world.counters.credits_sent += 1;
         self.books.on_sent(Kind::Credit);
         let port = self.world.topo.host_uplink[host as usize];
-        self.world.ports[port as usize].headers.push_back(h);
+        self.queue_header(port, h);
         self.kick(port);
     }
 

@@ -3,6 +3,7 @@
 use super::{credit, Flow, Phase, Simulation, NO_PULL};
 use crate::engine::{Handle, Time};
 use crate::lb::{LbEvent, LbRecord};
+use crate::net::lane::Queued;
 use crate::net::packet::{flags, NO_ROUTE};
 use crate::net::world::{Owner, Timer};
 use crate::net::{Kind, Packet};
@@ -82,8 +83,8 @@ impl Simulation {
         self.port_hosts[port as usize].next_pull = front.unwrap_or(NO_PULL);
     }
 
-    /// The next data packet of `host`, from its ready flows in turn.
-    pub(super) fn pull_data(&mut self, host: u32) -> Option<Handle> {
+    /// The next data packet of `host`, from its ready flows in turn, with its size.
+    pub(super) fn pull_data(&mut self, host: u32) -> Option<Queued> {
         let now = self.world.now;
         loop {
             let f = self.hosts[host as usize].ready.pop_front()?;
@@ -101,7 +102,7 @@ impl Simulation {
                 self.pace(f, at);
                 continue;
             }
-            let h = self.make_data(f);
+            let data = self.make_data(f);
             let flow = &mut self.flows[f as usize];
             let s = flow.sender.as_mut().expect("sender");
             if s.can_send() {
@@ -113,7 +114,7 @@ impl Simulation {
                     Some(at) => self.pace(f, at),
                 }
             }
-            return Some(h);
+            return Some(data);
         }
     }
 
@@ -126,7 +127,8 @@ impl Simulation {
         }
     }
 
-    fn make_data(&mut self, f: u32) -> Handle {
+    /// Flow `f`'s next data packet (new or retransmitted), with its size.
+    fn make_data(&mut self, f: u32) -> Queued {
         let now = self.world.now;
         let flow = &mut self.flows[f as usize];
         let rto = flow.rto;
@@ -147,7 +149,7 @@ impl Simulation {
         self.world.counters.data_sent += 1;
         self.books.on_sent(Kind::Data);
         self.world.counters.data_bytes_sent += tx.wire as u64;
-        let h = self.world.pkts.alloc(outgoing(
+        let mut pkt = outgoing(
             f,
             &flow.spec,
             &tx,
@@ -155,13 +157,14 @@ impl Simulation {
             Kind::Data,
             tx.wire,
             fl | flow.packet_flags,
-        ));
-        credit::stamp(self.world.pkts.get_mut(h), s);
+        );
+        credit::stamp(&mut pkt, s);
+        let h = self.world.pkts.alloc(pkt);
         self.record_lb(f, tx.lb_event);
         if let Some(probe) = tx.probe {
             self.send_probe(f, probe, now);
         }
-        h
+        Queued::new(h, tx.wire)
     }
 
     /// Sends a LAPS path probe of flow `f` on `path`: a 1-byte payload with the headers (the
@@ -185,7 +188,7 @@ impl Simulation {
         // Called while the NIC is taking the data packet (not yet on the wire): no kick, the
         // port takes the probe right after it.
         let port = self.world.topo.host_uplink[flow.spec.src as usize];
-        self.world.ports[port as usize].headers.push_back(h);
+        self.queue_header(port, h);
     }
 
     /// A LAPS probe reaches its receiver: answered at once on the reverse route with its
@@ -215,7 +218,7 @@ impl Simulation {
         p.hop = 0;
         self.books.on_sent(Kind::ProbeAck);
         let port = self.world.topo.host_uplink[pkt.dst as usize];
-        self.world.ports[port as usize].headers.push_back(h);
+        self.queue_header(port, h);
         self.kick(port);
     }
 
@@ -342,7 +345,7 @@ impl Simulation {
         credit::stamp(&mut pkt, s);
         let h = self.world.pkts.alloc(pkt);
         let port = self.world.topo.host_uplink[flow.spec.src as usize];
-        self.world.ports[port as usize].headers.push_back(h);
+        self.queue_header(port, h);
         self.kick(port);
         self.record_lb(f, lb_event);
     }
@@ -434,7 +437,7 @@ impl Simulation {
             self.books.on_sent(Kind::Ack);
         }
         let port = self.world.topo.host_uplink[flow.spec.dst as usize];
-        self.world.ports[port as usize].headers.push_back(h);
+        self.queue_header(port, h);
         self.kick(port);
     }
 

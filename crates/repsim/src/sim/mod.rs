@@ -25,7 +25,7 @@ use crate::net::paths::{self, PathTable};
 use crate::net::port::{
     Port, PortClass, PortClasses, PortCold, PortStats, QueueConfig, SWITCH_PORT,
 };
-use crate::net::world::{Counters, EventKind, Owner, Timer, World};
+use crate::net::world::{Counters, EventKind, Owner, Timer, World, MAX_LINKS};
 use crate::net::Topology;
 use crate::routing::{SchemeAction, SchemeSetup, SwitchScheme, SwitchSpec};
 use crate::transport::{ConnectionState, FlowStats, Receiver, Sender, Sizes};
@@ -323,6 +323,13 @@ impl Simulation {
         cfg.switch.validate().map_err(|e| {
             SetupError::Invalid(format!("switch scheme {}: {e}", cfg.switch.name()))
         })?;
+        if topo.links.len() >= MAX_LINKS as usize {
+            return Err(SetupError::Invalid(format!(
+                "the topology has {} links; at most {} can be simulated",
+                topo.links.len(),
+                MAX_LINKS - 1
+            )));
+        }
         let mut ports = Vec::with_capacity(topo.links.len());
         crate::engine::hugepage::advise(&ports);
         let mut port_cold = Vec::with_capacity(topo.links.len());
@@ -548,7 +555,10 @@ impl Simulation {
             self.world.now = t;
             self.world.counters.events += 1;
             match ev.kind() {
-                EventKind::Arrive(h) => self.on_arrive(h),
+                EventKind::Arrive(h, link) => {
+                    self.world.pkts.get_mut(h).egress = link;
+                    self.on_arrive(h)
+                }
                 EventKind::PortWake(p) => {
                     self.world.ports[p as usize].set_wakeup_pending(false);
                     self.start_next(p);

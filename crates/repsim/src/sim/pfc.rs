@@ -19,6 +19,7 @@
 use super::Simulation;
 use crate::engine::time::to_us;
 use crate::engine::{Handle, Time};
+use crate::net::lane::Queued;
 use crate::net::mmu::{Charge, Mmu, PfcConfig};
 use crate::net::world::{Owner, Timer};
 use crate::net::{Kind, Packet, Topology};
@@ -170,7 +171,7 @@ impl Simulation {
     /// The next packet of switch port `port` under PFC: only the header lane while the port
     /// is paused. Returns it with the (ingress link, size) to credit once it is on the wire.
     #[inline(never)]
-    pub(super) fn pfc_dequeue(&mut self, port: u32) -> (Option<Handle>, Option<(u32, u64)>) {
+    pub(super) fn pfc_dequeue(&mut self, port: u32) -> (Option<Queued>, Option<(u32, u64)>) {
         let now = self.world.now;
         let pfc = self.pfc.as_deref().expect("PFC on");
         let h = if pfc.paused(port, now) {
@@ -178,11 +179,11 @@ impl Simulation {
         } else {
             self.world.dequeue(port)
         };
-        let Some(h) = h else { return (None, None) };
-        let pkt = self.world.pkts.get(h);
+        let Some(q) = h else { return (None, None) };
+        let pkt = self.world.pkts.get(q.handle);
         let credit = (!pkt.is_header() && pfc.mmu.charges(pkt.ingress, port))
             .then_some((pkt.ingress, pkt.size as u64));
-        (Some(h), credit)
+        (Some(q), credit)
     }
 
     /// True when host port `port` may not start a data packet now.
@@ -240,7 +241,7 @@ impl Simulation {
         let mut at = 0;
         let mut merged = false;
         while let Some(&q) = lane.get(at) {
-            let queued = w.pkts.get_mut(q);
+            let queued = w.pkts.get_mut(q.handle);
             if queued.kind != Kind::Pause {
                 break;
             }
@@ -278,7 +279,9 @@ impl Simulation {
         };
         let h = w.pkts.alloc(frame);
         w.counters.pfc_frames_sent += 1;
-        w.ports[back as usize].headers.insert(at, h);
+        w.ports[back as usize]
+            .headers
+            .insert(at, Queued::new(h, size));
         self.books.on_sent(Kind::Pause);
         self.kick(back);
     }
@@ -395,13 +398,15 @@ impl Simulation {
         let queued: usize = w
             .ports
             .iter()
-            .map(|p| p.headers.iter().filter(|h| is_frame(h)).count())
+            .map(|p| p.headers.iter().filter(|q| is_frame(&q.handle)).count())
             .sum();
         let on_wire = w
             .events
             .pending()
             .into_iter()
-            .filter(|e| matches!(e.kind(), crate::net::world::EventKind::Arrive(h) if is_frame(&h)))
+            .filter(
+                |e| matches!(e.kind(), crate::net::world::EventKind::Arrive(h, _) if is_frame(&h)),
+            )
             .count();
         (queued + on_wire) as u64
     }

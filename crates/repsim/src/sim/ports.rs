@@ -2,6 +2,7 @@
 //! its header lane, then its data lane; a host NIC its header lane, then its host's senders).
 use super::{Simulation, Switching};
 use crate::engine::Handle;
+use crate::net::lane::Queued;
 use crate::net::port::{Admission, SWITCH_PORT};
 use crate::net::world::Event;
 use crate::routing::SwitchCtx;
@@ -24,6 +25,15 @@ impl Simulation {
         }
     }
 
+    /// Queues packet `h` in the header lane of host NIC `port` (the caller kicks the port).
+    #[inline]
+    pub(super) fn queue_header(&mut self, port: u32, h: Handle) {
+        let size = self.world.pkts.get(h).size;
+        self.world.ports[port as usize]
+            .headers
+            .push_back(Queued::new(h, size));
+    }
+
     /// The port's wire is free: put its next packet on it.
     pub(super) fn start_next(&mut self, port: u32) {
         let host = self.port_hosts[port as usize].host;
@@ -44,18 +54,18 @@ impl Simulation {
                 self.world.dequeue(port)
             };
             if let (
-                Some(h),
+                Some(q),
                 Switching::Scheme {
                     egress_hook: true, ..
                 },
             ) = (h, &self.switching)
             {
-                self.scheme_egress(port, h);
+                self.scheme_egress(port, q.handle);
             }
             h
         } else {
             match self.world.ports[port as usize].headers.pop_front() {
-                Some(h) => Some(h),
+                Some(q) => Some(q),
                 None if self.pfc.is_some() && self.pfc_host_paused(port) => None,
                 None => {
                     let pulled = self.pull_data(host);
@@ -64,16 +74,21 @@ impl Simulation {
                 }
             }
         };
-        let Some(h) = next else { return };
+        let Some(mut q) = next else { return };
+        let h = q.handle;
         let deliver = self.faults.is_none() || self.fault_on_wire(port, h);
+        if self.faults.is_some() {
+            // A fault may have trimmed it on the wire.
+            q.size = self.world.pkts.get(h).size;
+        }
         let now = self.world.now;
-        self.world.transmit(port, h, deliver);
+        self.world.transmit(port, q, deliver);
         let p = &self.world.ports[port as usize];
         if let Some(c) = self.collector.as_deref_mut() {
             c.on_tx(
                 port,
                 now,
-                self.world.pkts.get(h).size,
+                q.size,
                 Some(self.world.port_cold[port as usize].ecn_marks()) != marks_before,
             );
         }

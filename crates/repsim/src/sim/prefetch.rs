@@ -74,6 +74,7 @@ use std::cell::Cell;
 use super::switch::inline_ecmp_port;
 use super::{Flow, HostState, Simulation};
 use crate::engine::prefetch::{prefetch, prefetch_all};
+use crate::net::lane::Queued;
 use crate::net::port::Port;
 use crate::net::world::{Event, EventKind};
 use crate::net::Kind;
@@ -105,7 +106,7 @@ impl Simulation {
             self.prefetch_near(ev);
         }
         match events.peek_ahead(LAST).map(Event::kind) {
-            Some(EventKind::Arrive(h)) => self.prefetch_last(h),
+            Some(EventKind::Arrive(h, link)) => self.prefetch_last(h, link),
             Some(EventKind::PortWake(p)) => {
                 if let Some(sender) = self.idle_nic_sender(p) {
                     sender.prefetch_controls();
@@ -119,8 +120,8 @@ impl Simulation {
     /// The receiver's arrival bits a data packet reaching its host sets; the sender's record
     /// of the PSN an ACK reaching its host acknowledges.
     #[inline]
-    fn prefetch_last(&self, h: u32) {
-        let Some(flow) = self.host_arrival_flow(h) else {
+    fn prefetch_last(&self, h: u32, link: u32) {
+        let Some(flow) = self.host_arrival_flow(h, link) else {
             return;
         };
         let pkt = self.world.pkts.get(h);
@@ -146,7 +147,7 @@ impl Simulation {
     #[inline]
     fn prefetch_far(&self, ev: Event) {
         match ev.kind() {
-            EventKind::Arrive(h) | EventKind::Egress(h) => self.world.pkts.prefetch(h),
+            EventKind::Arrive(h, _) | EventKind::Egress(h) => self.world.pkts.prefetch(h),
             EventKind::PortWake(p) => {
                 if let Some(port) = self.world.ports.get(p as usize) {
                     prefetch_all(port);
@@ -170,7 +171,7 @@ impl Simulation {
                     prefetch_all(port);
                 }
             }
-            EventKind::Arrive(h) => match self.ecmp_egress_hint(h) {
+            EventKind::Arrive(h, link) => match self.ecmp_egress_hint(h, link) {
                 Some(port) => {
                     self.hints
                         .put(self.world.counters.events + MID as u64, ev, port);
@@ -179,7 +180,7 @@ impl Simulation {
                     }
                 }
                 None => {
-                    if let Some(flow) = self.host_arrival_flow(h) {
+                    if let Some(flow) = self.host_arrival_flow(h, link) {
                         prefetch_flow(flow);
                         if let Some(port) = self.reply_port(h) {
                             prefetch_all(port);
@@ -205,13 +206,14 @@ impl Simulation {
         }
     }
 
-    /// The packet a waking port serves next; the endpoint state a packet reaching its host or an
-    /// idle host NIC will use.
+    /// The endpoint state a packet reaching its host or an idle host NIC will use. (A waking
+    /// port with packets queued needs nothing more: the queue slot [`MID`] fetched holds the
+    /// size it serves them by.)
     #[inline]
     fn prefetch_near(&self, ev: Event) {
         match ev.kind() {
             EventKind::PortWake(p) => match self.world.ports.get(p as usize).and_then(next_slot) {
-                Some(&h) => self.world.pkts.prefetch(h),
+                Some(_) => {}
                 None => {
                     if let Some(sender) = self.idle_nic_sender(p) {
                         prefetch_all(sender);
@@ -222,11 +224,11 @@ impl Simulation {
                     }
                 }
             },
-            EventKind::Arrive(h) => {
+            EventKind::Arrive(h, link) => {
                 let hint = self
                     .hints
                     .get(self.world.counters.events + NEAR as u64, ev)
-                    .or_else(|| self.ecmp_egress_hint(h));
+                    .or_else(|| self.ecmp_egress_hint(h, link));
                 if let Some(port) = hint {
                     // The lane slot the packet will be queued in.
                     let port = &self.world.ports[port as usize];
@@ -238,7 +240,7 @@ impl Simulation {
                     if let Some(slot) = lane.next_slot() {
                         prefetch(slot);
                     }
-                } else if let Some(flow) = self.host_arrival_flow(h) {
+                } else if let Some(flow) = self.host_arrival_flow(h, link) {
                     let pkt = self.world.pkts.get(h);
                     if pkt.kind == Kind::Data {
                         if let Some(receiver) = flow.receiver.as_deref() {
@@ -260,16 +262,15 @@ impl Simulation {
         }
     }
 
-    /// The flow of packet `h` if it is arriving at a host.
+    /// The flow of packet `h` if it is arriving at a host over `link`.
     #[inline]
-    fn host_arrival_flow(&self, h: u32) -> Option<&Flow> {
+    fn host_arrival_flow(&self, h: u32, link: u32) -> Option<&Flow> {
         let w = &self.world;
-        let pkt = w.pkts.get(h);
-        let node = *w.port_to.get(pkt.egress as usize)?;
+        let node = *w.port_to.get(link as usize)?;
         if node >= w.topo.hosts {
             return None;
         }
-        self.flows.get(pkt.flow as usize)
+        self.flows.get(w.pkts.get(h).flow as usize)
     }
 
     /// The NIC port of the host a data packet `h` reaches, which its ACK or NACK leaves by.
@@ -316,15 +317,21 @@ impl Simulation {
     }
 
     /// The egress port the inline ECMP fast path of [`Self::on_arrive`] will pick for packet
-    /// `h` at the switch it arrives at; `None` when the packet reaches a host or takes another
-    /// path (only a hint: the arrival decides for itself).
+    /// `h` at the switch it arrives at over `link`; `None` when the packet reaches a host or
+    /// takes another path (only a hint: the arrival decides for itself).
     #[inline]
-    fn ecmp_egress_hint(&self, h: u32) -> Option<u32> {
+    fn ecmp_egress_hint(&self, h: u32, link: u32) -> Option<u32> {
         let w = &self.world;
-        let pkt = w.pkts.get(h);
-        let node = *w.port_to.get(pkt.egress as usize)?;
+        let node = *w.port_to.get(link as usize)?;
         let s = node.checked_sub(w.topo.hosts)?;
-        inline_ecmp_port(&self.switching, &self.fabric, &w.topo, &w.salts, s, pkt)
+        inline_ecmp_port(
+            &self.switching,
+            &self.fabric,
+            &w.topo,
+            &w.salts,
+            s,
+            w.pkts.get(h),
+        )
     }
 }
 
@@ -366,7 +373,7 @@ fn prefetch_flow(flow: &Flow) {
 
 /// The queue slot a port serves next: the front of its header lane, else of its data lane.
 #[inline]
-fn next_slot(port: &Port) -> Option<&u32> {
+fn next_slot(port: &Port) -> Option<&Queued> {
     port.headers.front().or_else(|| port.data.front())
 }
 
@@ -378,7 +385,7 @@ mod tests {
     #[test]
     fn hints_answer_only_for_their_event() {
         let hints = Hints::default();
-        let (a, b) = (Event::arrive(7), Event::arrive(8));
+        let (a, b) = (Event::arrive(7, 1), Event::arrive(8, 1));
         hints.put(100 + MID as u64, a, 42);
         assert_eq!(hints.get(100 + MID as u64, a), Some(42));
         assert_eq!(

@@ -9,6 +9,10 @@
 //!
 //! Occupancy counts the packet being serialized until its last bit leaves, as in the reference.
 //!
+//! A lane slot keeps the packet's size beside its handle ([`Queued`]), so serving a port reads
+//! the packet only to mark it (ECN, rarely); the link the packet crosses travels in its arrival
+//! event (`World::transmit`).
+//!
 //! Moving one packet through a port touches most of the port, so what that reads and writes is
 //! laid out as one whole cache line (asserted): the two lanes (16 bytes each, see
 //! [`super::lane`]), the wire state, the service word, the queued bytes and their peak, and the
@@ -29,7 +33,7 @@ mod class;
 pub use class::{PortClass, PortClasses, QueueConfig, QueueParams};
 
 use crate::engine::{Arena, Handle, Rng, Time};
-use crate::net::lane::Lane;
+use crate::net::lane::{Lane, Queued};
 use crate::net::packet::{flags, Packet};
 
 /// Per-port counters.
@@ -158,9 +162,9 @@ const WAKEUP_PENDING: u32 = 1 << 31;
 const _: () = assert!(std::mem::size_of::<Port>() == 64);
 
 impl Port {
-    /// Bytes its queues hold on the heap (packet handles, at their capacities).
+    /// Bytes its queues hold on the heap (queue slots, at their capacities).
     pub fn heap_bytes(&self) -> usize {
-        (self.headers.capacity() + self.data.capacity()) * std::mem::size_of::<Handle>()
+        (self.headers.capacity() + self.data.capacity()) * std::mem::size_of::<Queued>()
     }
 
     /// A port of class `class` with empty queues.
@@ -273,14 +277,14 @@ impl Port {
         params: &QueueParams,
     ) -> Admission {
         let pkt = pkts.get(h);
+        let size = pkt.size;
         if pkt.is_header() {
-            self.headers.push_back(h);
+            self.headers.push_back(Queued::new(h, size));
             return Admission::Queued;
         }
-        let size = pkt.size;
         let occ = self.occupancy(now);
         if occ + size as u64 <= params.capacity.min(QUEUE_BYTES_MAX) {
-            self.data.push_back(h);
+            self.data.push_back(Queued::new(h, size));
             self.data_bytes += size;
             // Below QUEUE_BYTES_MAX, so in range.
             self.max_occupancy = self.max_occupancy.max((occ + size as u64) as u32);
@@ -288,10 +292,10 @@ impl Port {
         }
         let victim = if !self.data.is_empty() && cold.rng.coin() {
             let tail = self.data.pop_back().expect("non-empty");
-            self.data_bytes -= pkts.get(tail).size;
-            self.data.push_back(h);
+            self.data_bytes -= tail.size;
+            self.data.push_back(Queued::new(h, size));
             self.data_bytes += size;
-            tail
+            tail.handle
         } else {
             h
         };
@@ -299,7 +303,7 @@ impl Port {
             let v = pkts.get_mut(victim);
             v.size = params.header_size;
             v.flags |= flags::TRIMMED;
-            self.headers.push_back(victim);
+            self.headers.push_back(Queued::new(victim, v.size));
             cold.trims += 1;
             Admission::Trimmed(victim)
         } else {
@@ -310,28 +314,27 @@ impl Port {
 
     /// Takes the next header-lane packet only (the data lane is paused by PFC).
     #[inline]
-    pub fn dequeue_header(&mut self) -> Option<Handle> {
-        let h = self.headers.pop_front()?;
+    pub fn dequeue_header(&mut self) -> Option<Queued> {
+        let q = self.headers.pop_front()?;
         self.set_in_service_data(0);
-        Some(h)
+        Some(q)
     }
 
     /// Takes the next packet to serialize: headers first, then data (deciding its ECN mark by
-    /// `params`, its class's).
+    /// `params`, its class's). The packet is read only when it is marked.
     pub fn dequeue(
         &mut self,
         cold: &mut PortCold,
         pkts: &mut Arena<Packet>,
         params: &QueueParams,
-    ) -> Option<Handle> {
-        if let Some(h) = self.headers.pop_front() {
+    ) -> Option<Queued> {
+        if let Some(q) = self.headers.pop_front() {
             self.set_in_service_data(0);
-            return Some(h);
+            return Some(q);
         }
-        let h = self.data.pop_front()?;
-        let pkt = pkts.get_mut(h);
-        self.data_bytes -= pkt.size;
-        self.set_in_service_data(pkt.size);
+        let next = self.data.pop_front()?;
+        self.data_bytes -= next.size;
+        self.set_in_service_data(next.size);
         let q = self.data_bytes as u64;
         let p = params;
         let mark = if q > p.ecn_max {
@@ -350,10 +353,10 @@ impl Port {
             false
         };
         if mark {
-            pkt.flags |= flags::ECN;
+            pkts.get_mut(next.handle).flags |= flags::ECN;
             cold.ecn_marks += 1;
         }
-        Some(h)
+        Some(next)
     }
 }
 

@@ -96,8 +96,9 @@ fn headers_overtake_data() {
     let k = a.alloc(ack);
     assert_eq!(p.enqueue(&mut c, d, &mut a, 0, &q), Admission::Queued);
     assert_eq!(p.enqueue(&mut c, k, &mut a, 0, &q), Admission::Queued);
-    assert_eq!(p.dequeue(&mut c, &mut a, &q), Some(k));
-    assert_eq!(p.dequeue(&mut c, &mut a, &q), Some(d));
+    // Each comes out with the size it was queued with: serving a port reads no packet.
+    assert_eq!(p.dequeue(&mut c, &mut a, &q), Some(Queued::new(k, 64)));
+    assert_eq!(p.dequeue(&mut c, &mut a, &q), Some(Queued::new(d, 1000)));
     assert_eq!(p.dequeue(&mut c, &mut a, &q), None);
 }
 
@@ -130,6 +131,15 @@ fn overflow_trims_or_drops_one_victim() {
         }
         assert_eq!(victims, 20);
         assert_eq!(p.data.len(), 3);
+        // The slots hold the sizes the packets have: full in the data lane, a header once
+        // trimmed (an evicted tail is trimmed after it left its data slot).
+        for slot in p.data.iter() {
+            assert_eq!(slot.size, 1000);
+        }
+        assert_eq!(p.headers.len(), if trimming { 20 } else { 0 });
+        for slot in p.headers.iter() {
+            assert_eq!((slot.size, a.get(slot.handle).size), (64, 64));
+        }
     }
 }
 
@@ -146,11 +156,11 @@ fn ecn_marks_above_kmax_never_below_kmin() {
         p.enqueue(&mut c, h, &mut a, 0, &q);
     }
     // Leaves 4000, 3000 (> Kmax: marked), then 2000, 1000, 0 behind.
-    let h0 = p.dequeue(&mut c, &mut a, &q).unwrap();
-    let h1 = p.dequeue(&mut c, &mut a, &q).unwrap();
+    let h0 = p.dequeue(&mut c, &mut a, &q).unwrap().handle;
+    let h1 = p.dequeue(&mut c, &mut a, &q).unwrap().handle;
     assert!(a.get(h0).has(flags::ECN) && a.get(h1).has(flags::ECN));
     p.dequeue(&mut c, &mut a, &q);
-    let h3 = p.dequeue(&mut c, &mut a, &q).unwrap();
-    let h4 = p.dequeue(&mut c, &mut a, &q).unwrap();
+    let h3 = p.dequeue(&mut c, &mut a, &q).unwrap().handle;
+    let h4 = p.dequeue(&mut c, &mut a, &q).unwrap().handle;
     assert!(!a.get(h3).has(flags::ECN) && !a.get(h4).has(flags::ECN));
 }
