@@ -2,7 +2,6 @@
 //! table. It moves packets (serialisation, propagation, admission to queues) and holds timers;
 //! it knows no transport, load balancer or switch scheme. Components act on it through the
 //! simulation, which routes every event to its owner.
-use crate::engine::time::serialization;
 use crate::engine::{Arena, EventQueue, Handle, Time};
 use crate::net::lane::Queued;
 use crate::net::paths::PathTable;
@@ -286,8 +285,8 @@ impl World {
     pub fn transmit(&mut self, port: u32, q: Queued, deliver: bool) -> Time {
         let now = self.now;
         let p = &mut self.ports[port as usize];
+        let ser = self.port_classes.serialization(p.class, q.size);
         let class = self.port_classes.get(p.class);
-        let ser = serialization(q.size, class.rate_bps);
         p.busy_until = now + ser;
         p.count_tx(q.size, &mut self.port_cold[port as usize]);
         if deliver {

@@ -3,6 +3,7 @@
 //! index from every port, so that it stays in the cache however many ports there are.
 use std::collections::BTreeMap;
 
+use crate::engine::time::{serialization, SEC};
 use crate::engine::Time;
 
 /// Buffer and marking parameters of a switch egress queue, in bytes.
@@ -121,6 +122,10 @@ impl PortClass {
 #[derive(Clone, Debug, Default)]
 pub struct PortClasses {
     classes: Vec<PortClass>,
+    /// Per class, picoseconds per byte where the rate divides 8 bits' worth of picoseconds
+    /// exactly (every usual rate), else 0: serializing is then a multiplication instead of a
+    /// 64-bit division per packet.
+    ps_per_byte: Vec<u64>,
     /// Class key -> index (looked up when a port is set up or changes class).
     index: BTreeMap<[u64; 8], u32>,
 }
@@ -136,6 +141,10 @@ impl PortClasses {
         let next = self.classes.len() as u32;
         let i = *self.index.entry(class.key()).or_insert(next);
         if i == next {
+            let bit_ps = 8 * SEC;
+            let exact = class.rate_bps > 0 && bit_ps % class.rate_bps == 0;
+            self.ps_per_byte
+                .push(if exact { bit_ps / class.rate_bps } else { 0 });
             self.classes.push(class);
         }
         i
@@ -145,6 +154,17 @@ impl PortClasses {
     #[inline(always)]
     pub fn get(&self, i: u32) -> &PortClass {
         &self.classes[i as usize]
+    }
+
+    /// How long `bytes` take to serialize on a port of class `i`: exactly
+    /// [`serialization`] at its rate.
+    #[inline(always)]
+    pub fn serialization(&self, i: u32, bytes: u32) -> Time {
+        match self.ps_per_byte[i as usize] {
+            // Below 2^21 bytes the product fits (as in `serialization`'s own fast path).
+            k if k > 0 && bytes < 1 << 21 => bytes as u64 * k,
+            _ => serialization(bytes, self.classes[i as usize].rate_bps),
+        }
     }
 
     /// Number of distinct classes.
@@ -160,6 +180,7 @@ impl PortClasses {
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.classes.capacity() * std::mem::size_of::<PortClass>()
+            + self.ps_per_byte.capacity() * 8
             + self.index.len() * (std::mem::size_of::<[u64; 8]>() + 4)
     }
 }
@@ -232,5 +253,35 @@ pub(super) mod tests {
                 ..base
             }
         );
+    }
+
+    /// A class serializes exactly as `engine::time::serialization` does at its rate, by
+    /// multiplication where the rate divides a bit's picoseconds and by division elsewhere.
+    #[test]
+    fn class_serialization_matches_the_rate() {
+        let mut classes = PortClasses::new();
+        let rates = [
+            400_000_000_000,
+            100_000_000_000,
+            25_000_000_000,
+            396_000_000_000,
+            3_000_000_000_000,
+            1,
+        ];
+        for rate_bps in rates {
+            let i = classes.intern(PortClass {
+                rate_bps,
+                latency: 0,
+                params: params(true),
+            });
+            for bytes in [0, 1, 64, 1500, 4150, 9000, (1 << 21) - 1, 1 << 21, u32::MAX] {
+                assert_eq!(
+                    classes.serialization(i, bytes),
+                    serialization(bytes, rate_bps),
+                    "{bytes} B at {rate_bps} b/s"
+                );
+            }
+        }
+        assert_eq!(classes.ps_per_byte, [20, 80, 320, 0, 0, 8 * SEC]);
     }
 }
