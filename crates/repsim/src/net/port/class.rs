@@ -142,7 +142,7 @@ impl PortClasses {
         let i = *self.index.entry(class.key()).or_insert(next);
         if i == next {
             let bit_ps = 8 * SEC;
-            let exact = class.rate_bps > 0 && bit_ps % class.rate_bps == 0;
+            let exact = class.rate_bps > 0 && bit_ps.is_multiple_of(class.rate_bps);
             self.ps_per_byte
                 .push(if exact { bit_ps / class.rate_bps } else { 0 });
             self.classes.push(class);
