@@ -7,6 +7,7 @@ use crate::engine::time::to_us;
 use crate::engine::Handle;
 use crate::fault::{ActionKind, FaultPlan, FaultState, FaultStats, Verdict};
 use crate::net::forwarding;
+use crate::net::lane::Queued;
 use crate::net::packet::flags;
 use crate::net::port::SWITCH_PORT;
 use crate::net::world::{Owner, Timer};
@@ -77,12 +78,14 @@ impl Simulation {
             .is_some_and(|f| f.down[port as usize] > 0)
     }
 
-    /// A packet is put on the wire of `port`: false when a fault discards it (the caller then
-    /// calls [`Self::fault_drop`]); trims it in place in `trim` loss mode.
+    /// Packet `q` is put on the wire of `port`: false when a fault discards it (the caller then
+    /// calls [`Self::fault_drop`]); trims it in place in `trim` loss mode, and `q`'s size with it.
     #[inline]
-    pub(super) fn fault_on_wire(&mut self, port: u32, h: Handle) -> bool {
-        self.world.pkts.get_mut(h).egress = port;
-        self.fault_check(h, true)
+    pub(super) fn fault_on_wire(&mut self, port: u32, q: &mut Queued) -> bool {
+        self.world.pkts.get_mut(q.handle).egress = port;
+        let kept = self.fault_check(q.handle, true);
+        q.size = self.world.pkts.get(q.handle).size;
+        kept
     }
 
     /// A packet is taken off its wire: false when the link went down meanwhile and the packet

@@ -555,10 +555,7 @@ impl Simulation {
             self.world.now = t;
             self.world.counters.events += 1;
             match ev.kind() {
-                EventKind::Arrive(h, link) => {
-                    self.world.pkts.get_mut(h).egress = link;
-                    self.on_arrive(h)
-                }
+                EventKind::Arrive(h, link) => self.on_arrive(h, link),
                 EventKind::PortWake(p) => {
                     self.world.ports[p as usize].set_wakeup_pending(false);
                     self.start_next(p);

@@ -182,7 +182,7 @@ impl Simulation {
         let Some(q) = h else { return (None, None) };
         let pkt = self.world.pkts.get(q.handle);
         let credit = (!pkt.is_header() && pfc.mmu.charges(pkt.ingress, port))
-            .then_some((pkt.ingress, pkt.size as u64));
+            .then_some((pkt.ingress, q.size as u64));
         (Some(q), credit)
     }
 

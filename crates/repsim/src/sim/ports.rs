@@ -76,11 +76,7 @@ impl Simulation {
         };
         let Some(mut q) = next else { return };
         let h = q.handle;
-        let deliver = self.faults.is_none() || self.fault_on_wire(port, h);
-        if self.faults.is_some() {
-            // A fault may have trimmed it on the wire.
-            q.size = self.world.pkts.get(h).size;
-        }
+        let deliver = self.faults.is_none() || self.fault_on_wire(port, &mut q);
         let now = self.world.now;
         self.world.transmit(port, q, deliver);
         let p = &self.world.ports[port as usize];

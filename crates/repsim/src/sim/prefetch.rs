@@ -220,10 +220,11 @@ impl Simulation {
     #[inline]
     fn prefetch_near(&self, ev: Event) {
         match ev.kind() {
-            EventKind::PortWake(p) => match self.world.ports.get(p as usize).and_then(next_slot) {
-                Some(_) => {}
-                None => {
-                    if let Some(sender) = self.idle_nic_sender(p) {
+            EventKind::PortWake(p) => {
+                let queued = self.world.ports.get(p as usize).and_then(next_slot);
+                if queued.is_none() {
+                    let sender = self.idle_nic_flow(p).and_then(|f| f.sender.as_deref());
+                    if let Some(sender) = sender {
                         prefetch_all(sender);
                     }
                     let front = self.nic_host(p).and_then(|h| h.ready.as_slices().0.first());
@@ -231,7 +232,7 @@ impl Simulation {
                         prefetch(front);
                     }
                 }
-            },
+            }
             EventKind::Arrive(h, link) => {
                 let hint = self
                     .hints

@@ -36,8 +36,10 @@ pub(super) fn inline_ecmp_port(
 }
 
 impl Simulation {
-    /// A packet reaches the end of its wire.
-    pub(super) fn on_arrive(&mut self, h: Handle) {
+    /// Packet `h` reaches the end of `link`, which becomes its `egress` (what the fault and
+    /// loss checks and the forwarding below read).
+    pub(super) fn on_arrive(&mut self, h: Handle, link: u32) {
+        self.world.pkts.get_mut(h).egress = link;
         if self.faults.is_some() && !self.fault_off_wire(h) {
             return;
         }

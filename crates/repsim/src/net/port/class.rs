@@ -180,7 +180,7 @@ impl PortClasses {
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.classes.capacity() * std::mem::size_of::<PortClass>()
-            + self.ps_per_byte.capacity() * 8
+            + self.ps_per_byte.capacity() * std::mem::size_of::<u64>()
             + self.index.len() * (std::mem::size_of::<[u64; 8]>() + 4)
     }
 }

@@ -335,19 +335,19 @@ impl Port {
         let next = self.data.pop_front()?;
         self.data_bytes -= next.size;
         self.set_in_service_data(next.size);
-        let q = self.data_bytes as u64;
+        let behind = self.data_bytes as u64;
         let p = params;
-        let mark = if q > p.ecn_max {
+        let mark = if behind > p.ecn_max {
             true
-        } else if q > p.ecn_min {
+        } else if behind > p.ecn_min {
             // Linear between Kmin and Kmax on the bytes left behind, up to Pmax. The draw is
             // the same whatever Pmax is, so Pmax = 1 keeps the integer comparison exactly.
             let span = (p.ecn_max - p.ecn_min).max(1);
             let draw = cold.rng.next_u64() % span;
             if p.ecn_pmax >= 1.0 {
-                draw < q - p.ecn_min
+                draw < behind - p.ecn_min
             } else {
-                (draw as f64) < (q - p.ecn_min) as f64 * p.ecn_pmax
+                (draw as f64) < (behind - p.ecn_min) as f64 * p.ecn_pmax
             }
         } else {
             false

@@ -12,11 +12,15 @@ fn port() -> (Port, PortCold) {
     (Port::new(0), PortCold::new(Rng::new(1)))
 }
 
+/// An arena, a port and its cold part, and the small test queue (`params`).
+fn rig(trimming: bool) -> (Arena<Packet>, Port, PortCold, QueueParams) {
+    let (p, c) = port();
+    (Arena::new(), p, c, params(trimming))
+}
+
 #[test]
 fn the_service_word_keeps_size_and_wakeup_apart() {
-    let mut a = Arena::new();
-    let (mut p, mut c) = port();
-    let q = params(true);
+    let (mut a, mut p, mut c, q) = rig(true);
     let d = a.alloc(data(1000));
     p.enqueue(&mut c, d, &mut a, 0, &q);
     p.set_wakeup_pending(true);
@@ -87,9 +91,7 @@ fn a_port_queues_at_most_queue_bytes_max() {
 
 #[test]
 fn headers_overtake_data() {
-    let mut a = Arena::new();
-    let (mut p, mut c) = port();
-    let q = params(true);
+    let (mut a, mut p, mut c, q) = rig(true);
     let d = a.alloc(data(1000));
     let mut ack = data(64);
     ack.kind = Kind::Ack;
@@ -105,9 +107,7 @@ fn headers_overtake_data() {
 #[test]
 fn overflow_trims_or_drops_one_victim() {
     for trimming in [true, false] {
-        let mut a = Arena::new();
-        let (mut p, mut c) = port();
-        let q = params(trimming);
+        let (mut a, mut p, mut c, q) = rig(trimming);
         let hs: Vec<Handle> = (0..3).map(|_| a.alloc(data(1000))).collect();
         for &h in &hs {
             assert_eq!(p.enqueue(&mut c, h, &mut a, 0, &q), Admission::Queued);
