@@ -5,9 +5,10 @@
 //!
 //! What an event touches is found in stages, each one reading only what the stage before
 //! fetched, so that no stage waits for memory itself:
-//! - [`FAR`] places ahead: the packet of an arrival or egress; every line of a waking port,
-//!   and its entry of `port_hosts` (the compact port -> host array, with the flow a host NIC
-//!   expects to pull from next, kept as it pulls: no load needed here).
+//! - [`FAR`] places ahead: the packet of an arrival or egress, and for an arrival the node its
+//!   link reaches (`port_to`, which every later stage reads first); every line of a waking
+//!   port, and its entry of `port_hosts` (the compact port -> host array, with the flow a host
+//!   NIC expects to pull from next, kept as it pulls: no load needed here).
 //! - [`MID`] places ahead: the egress port a packet will be queued at (its `egress` field, or
 //!   the inline ECMP choice of a switch arrival, computed here a second time), or for a packet
 //!   reaching a host its flow's record, and for data the host's NIC port its ACK will leave
@@ -76,6 +77,16 @@
 //! [`FAR`] covers. The arrival's link comes from the event, so [`MID`] no longer waits for the
 //! packet to find the node it reaches. 8,192-host step, 5 interleaved pairs each, M events/s:
 //! 7.92 -> 8.29 and 8.08 -> 8.47; 1,024 hosts within noise.
+//!
+//! The arrival's `port_to` entry at [`FAR`] (2026-11-25): `perf` had put 2.8 ns per event at
+//! 8,192 hosts (none at 1,024) on that load in [`MID`]'s route hint. The table is small (4
+//! bytes a link, 128 KiB there), but on this machine a second-level cache miss costs about
+//! 110 ns (a dependent-load chase over 8 MiB; 9 ns over 1 MiB, 170 ns over 256 MiB), so a
+//! table that outgrows the 1 MiB second level costs nearly what the packets do. M events/s,
+//! interleaved pairs: 8,192 hosts 8.12 -> 8.35 (20 pairs, 12 faster); 1,024 hosts 11.13 ->
+//! 11.28 (20 pairs, 12 faster). Prefetching the destination's edge switch (`host_edge`) two
+//! events after the packet, to shorten the route lookup's chain further, was slower (10 pairs,
+//! 9.13 -> 8.69: it waits for the packet).
 use std::cell::Cell;
 
 use super::switch::inline_ecmp_port;
@@ -155,7 +166,14 @@ impl Simulation {
     #[inline]
     fn prefetch_far(&self, ev: Event) {
         match ev.kind() {
-            EventKind::Arrive(h, _) | EventKind::Egress(h) => self.world.pkts.prefetch(h),
+            EventKind::Arrive(h, link) => {
+                self.world.pkts.prefetch(h);
+                // The node it reaches, which the later stages read first.
+                if let Some(node) = self.world.port_to.get(link as usize) {
+                    prefetch(node);
+                }
+            }
+            EventKind::Egress(h) => self.world.pkts.prefetch(h),
             EventKind::PortWake(p) => {
                 if let Some(port) = self.world.ports.get(p as usize) {
                     prefetch_all(port);
