@@ -14,13 +14,17 @@ pub const MS: Time = 1_000_000_000;
 /// One second in picoseconds.
 pub const SEC: Time = 1_000_000_000_000;
 
+/// Byte counts below this, times a bit's picoseconds (8 x 10^12, the most picoseconds a byte
+/// can take at a positive whole rate), fit in a `u64`.
+pub const PRODUCT_FITS_BELOW: u32 = 1 << 21;
+
 /// Time to put `bytes` on a wire of `rate_bps` bits per second, rounded up to a whole picosecond.
 ///
 /// Exact for the usual rates: 4150 B at 400 Gb/s is 83,000 ps.
 #[inline]
 pub fn serialization(bytes: u32, rate_bps: u64) -> Time {
-    // bytes * 8e12 fits in u64 for any u32 byte count below 2^21; avoid 128-bit division.
-    if bytes < 1 << 21 {
+    // Below `PRODUCT_FITS_BELOW` bytes the product fits in u64: no 128-bit division.
+    if bytes < PRODUCT_FITS_BELOW {
         (bytes as u64 * 8 * SEC).div_ceil(rate_bps)
     } else {
         (bytes as u128 * 8 * SEC as u128).div_ceil(rate_bps as u128) as Time

@@ -129,8 +129,8 @@ pub struct Packet {
     /// connection: pull target (cumulative bytes, low 32 bits).
     pub sack_base: u32,
     /// The port the packet was last routed to: its egress queue while a switch's forwarding
-    /// latency delays it; the wire it came over from its arrival on (written then from the
-    /// arrival event, not when it goes on the wire; a fault check on the wire sets it first).
+    /// latency delays it; from its arrival, the link it came over (set from the arrival event:
+    /// serving a port does not write the packet, except for a fault check on the wire).
     pub egress: u32,
     /// The link it arrived on at its current node.
     pub ingress: u32,

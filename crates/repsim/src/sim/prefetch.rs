@@ -241,8 +241,7 @@ impl Simulation {
             EventKind::PortWake(p) => {
                 let queued = self.world.ports.get(p as usize).and_then(next_slot);
                 if queued.is_none() {
-                    let sender = self.idle_nic_flow(p).and_then(|f| f.sender.as_deref());
-                    if let Some(sender) = sender {
+                    if let Some(sender) = self.expected_sender(p) {
                         prefetch_all(sender);
                     }
                     let front = self.nic_host(p).and_then(|h| h.ready.as_slices().0.first());
@@ -327,6 +326,13 @@ impl Simulation {
         self.flows.get(f as usize)
     }
 
+    /// The sender of [`Self::idle_nic_flow`] (whether the NIC has something queued is not
+    /// checked here).
+    #[inline]
+    fn expected_sender(&self, port: u32) -> Option<&Sender> {
+        self.idle_nic_flow(port)?.sender.as_deref()
+    }
+
     /// The sender host NIC `port` will pull its next packet from, if it is a host NIC with
     /// nothing queued.
     #[inline]
@@ -340,7 +346,7 @@ impl Simulation {
         {
             return None;
         }
-        self.idle_nic_flow(port)?.sender.as_deref()
+        self.expected_sender(port)
     }
 
     /// The egress port the inline ECMP fast path of [`Self::on_arrive`] will pick for packet

@@ -3,7 +3,7 @@
 //! index from every port, so that it stays in the cache however many ports there are.
 use std::collections::BTreeMap;
 
-use crate::engine::time::{serialization, SEC};
+use crate::engine::time::{serialization, PRODUCT_FITS_BELOW, SEC};
 use crate::engine::Time;
 
 /// Buffer and marking parameters of a switch egress queue, in bytes.
@@ -161,8 +161,7 @@ impl PortClasses {
     #[inline(always)]
     pub fn serialization(&self, i: u32, bytes: u32) -> Time {
         match self.ps_per_byte[i as usize] {
-            // Below 2^21 bytes the product fits (as in `serialization`'s own fast path).
-            k if k > 0 && bytes < 1 << 21 => bytes as u64 * k,
+            k if k > 0 && bytes < PRODUCT_FITS_BELOW => bytes as u64 * k,
             _ => serialization(bytes, self.classes[i as usize].rate_bps),
         }
     }
@@ -274,7 +273,17 @@ pub(super) mod tests {
                 latency: 0,
                 params: params(true),
             });
-            for bytes in [0, 1, 64, 1500, 4150, 9000, (1 << 21) - 1, 1 << 21, u32::MAX] {
+            for bytes in [
+                0,
+                1,
+                64,
+                1500,
+                4150,
+                9000,
+                PRODUCT_FITS_BELOW - 1,
+                PRODUCT_FITS_BELOW,
+                u32::MAX,
+            ] {
                 assert_eq!(
                     classes.serialization(i, bytes),
                     serialization(bytes, rate_bps),
