@@ -76,7 +76,7 @@ impl Simulation {
             MemoryItem {
                 name: "forwarding table (switch x edge switch)",
                 count: routes.table.len(),
-                bytes: routes.table.capacity() * 4,
+                bytes: (routes.table.capacity() + routes.uniform.capacity()) * 4,
             },
             MemoryItem {
                 name: "forwarding port groups",

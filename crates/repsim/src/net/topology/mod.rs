@@ -485,7 +485,8 @@ impl Topology {
         if edge == s {
             return std::slice::from_ref(&self.host_downlink[dst as usize]);
         }
-        self.routes.group(s, self.edge_index[edge as usize])
+        self.routes
+            .group_elsewhere(s, self.edge_index[edge as usize])
     }
 
     /// The path (list of links) a packet from host `src` to host `dst` takes when every switch
