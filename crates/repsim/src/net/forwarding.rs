@@ -34,7 +34,7 @@ pub const STORED: u32 = 1 << 31;
 
 /// [`Forwarding::uniform`] of a switch whose routes differ by destination: a group start no
 /// `group_ports` reaches.
-const MIXED: u32 = u32::MAX;
+pub const MIXED: u32 = u32::MAX;
 
 /// ECMP groups per (switch, destination edge switch).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,7 +48,7 @@ pub struct Forwarding {
     /// Per switch, the table entry that all its routes towards edge switches other than
     /// itself share, or [`MIXED`]: a ToR of a healthy tree forwards everything it does not
     /// deliver itself to the same uplinks, and its row of the table (8 cache lines at 8,192
-    /// hosts) then need not be read. Filled by the builders ([`Builder::finish`]).
+    /// hosts) then need not be read. Filled in when the tables are built.
     pub uniform: Vec<u32>,
     /// Number of stored groups, the empty one included ([`Self::group_count`]).
     groups: u32,
