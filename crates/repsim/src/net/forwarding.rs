@@ -78,7 +78,7 @@ impl Forwarding {
 
     /// [`Self::group`] towards an edge switch other than `s` itself (whose own entry, the
     /// empty group, is not among those [`Self::uniform`] compares).
-    #[inline]
+    #[inline(always)]
     pub fn group_elsewhere(&self, s: u32, edge: u32) -> &[u32] {
         match self.uniform.get(s as usize) {
             Some(entry) if *entry != MIXED => self.ports_of(entry),
@@ -88,7 +88,7 @@ impl Forwarding {
 
     /// The ports of the group a table `entry` names (the entry itself when it is the only
     /// one).
-    #[inline]
+    #[inline(always)]
     fn ports_of<'a>(&'a self, entry: &'a u32) -> &'a [u32] {
         if entry & STORED == 0 {
             return std::slice::from_ref(entry);
