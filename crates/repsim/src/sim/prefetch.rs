@@ -94,7 +94,8 @@
 //! one-port groups in the table and a ToR's single group once (see
 //! [`crate::net::forwarding`]), and [`MID`] fetches the destination's downlink beside its
 //! edge switch instead of after comparing that with the switch: 8,192 hosts 7.44 -> 7.79
-//! (10 interleaved pairs, 6 faster, in a slow stretch); 1,024 hosts 8.56 -> 9.40 (7 of 10).
+//! (10 interleaved pairs, 6 faster, in a slow stretch); 1,024 hosts 8.56 -> 9.40 (7 of 10:
+//! more than a table that stays cached there can explain, so mostly the machine's noise).
 use std::cell::Cell;
 
 use super::switch::inline_ecmp_port;
