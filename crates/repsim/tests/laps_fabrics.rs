@@ -230,3 +230,62 @@ flows = [{{ src = 0, dst = 143, size = "1MiB" }}]
         "{switch}: global links carrying data: {spread} (shortest paths: {shortest})"
     );
 }
+
+#[test]
+fn the_laps_codes_ecmp_hash_splits_table_1s_incast_as_the_code_does() {
+    // Table 1's 63 senders (flow k from GPU k + 1, source port 1001 + k) to GPU 0 under the
+    // code's Murmur3 hash over the candidate next hops: 53 flows reach GPU 0's NIC from the
+    // NVLink switch and 10 from the rail switch, as replaying the code's hash gives. Each flow
+    // keeps one path, so the bytes on each link count its flows.
+    let flows: Vec<String> = (1..64)
+        .map(|src| format!("{{ src = {src}, dst = 0, size = \"100000B\" }}"))
+        .collect();
+    let text = format!(
+        r#"
+seed = 3
+lb = [{{ scheme = "ecmp", next_hops = "laps-candidates", hash = "murmur3-switch-seed" }}]
+[topology]
+type = "rail"
+[queue]
+size = "10MiB"
+ecn_min = "9MiB"
+ecn_max = "10MiB"
+trimming = false
+[transport]
+mtu = "1048B"
+header = "48B"
+[workload]
+type = "explicit"
+flows = [{}]
+"#,
+        flows.join(", ")
+    );
+    let mut sim = build(&text);
+    sim.run_until_idle();
+    common::assert_all_delivered(&sim);
+    assert_eq!(sim.counters().data_dropped, 0);
+    let t = sim.topology();
+    let stats = sim.port_stats();
+    let nic0 = t.links[t.host_uplink[0] as usize].to;
+    let flows_from = |prefix: &str| -> u64 {
+        (0..t.links.len())
+            .filter(|&l| t.links[l].to == nic0 && t.node_name(t.links[l].from).starts_with(prefix))
+            .map(|l| stats[l].tx_bytes)
+            .sum::<u64>()
+            / (100 * 1048)
+    };
+    assert_eq!((flows_from("nvl"), flows_from("rail")), (53, 10));
+}
+
+#[test]
+fn a_switch_hash_is_refused_where_no_ecmp_switch_uses_it() {
+    let scn = |lb: &str| common::parse(&rail(lb, INCAST, "")).runs().map(|_| ());
+    let err = scn(r#"{ scheme = "ops", hash = "murmur3-switch-seed" }"#).unwrap_err();
+    assert!(err.to_string().contains("lb[0].hash"), "{err}");
+    let err = scn(r#"{ scheme = "ecmp", hash = "murmur3-switch-seed", switch = "letflow" }"#)
+        .unwrap_err();
+    assert!(err.to_string().contains("ECMP runs only"), "{err}");
+    let err = scn(r#"{ scheme = "ecmp", hash = "crc32" }"#).unwrap_err();
+    assert!(err.to_string().contains("murmur3-switch-seed"), "{err}");
+    assert!(scn(r#"{ scheme = "ecmp", hash = "lookup2" }"#).is_ok());
+}

@@ -103,6 +103,15 @@ pub fn check_claims(
                     pick(panels, s).map(|v| v / ideal_us)
                 }
                 Ours::Theory(f) => f(theory_dir),
+                Ours::LowestOtherRatio { of, others } => {
+                    pick(panels, of).filter(|&d| d != 0.0).and_then(|d| {
+                        let values: Option<Vec<f64>> = others
+                            .iter()
+                            .map(|lb| pick(panels, &Sel { lb, ..*of }))
+                            .collect();
+                        values?.into_iter().map(|v| v / d).reduce(f64::min)
+                    })
+                }
                 Ours::MaxRatio {
                     panel,
                     num,

@@ -137,6 +137,14 @@ pub enum Ours {
         /// Metric.
         metric: Metric,
     },
+    /// The smallest ratio of another load balancer's value over one's, at the same point
+    /// (above 1: the one has the lowest value of all).
+    LowestOtherRatio {
+        /// The one (denominator).
+        of: Sel,
+        /// The others (numerators), at `of`'s panel, axis value and metric.
+        others: &'static [&'static str],
+    },
     /// A max FCT over Fig. 9's ideal, (S x 8 / 400 Gb/s + 20 us) / (1 - f), for the failed
     /// fraction f and flow size S (bytes at paper and at small scale).
     OverIdeal(Sel, f64, (f64, f64)),

@@ -9,8 +9,25 @@
 //! Latencies come from every data ACK and probe answer ([`LoadBalancer::on_one_way`]); the
 //! receiver echoes arrival minus send time (simulated time is global, so no clock sync).
 //!
-//! Decisions where the paper and the reference code (`Laps-ns3`, `peers.md` 1.9) differ; the
-//! paper is the default, the code an option:
+//! Defaults: the sender that produced the paper's numbers. The paper (section 3.7's footnote)
+//! sends its readers to the reference code (`Laps-ns3`, `peers.md` 1.9) for every setting, and
+//! every figure came from that code, so where the text and the code differ on how the sender
+//! behaves, LAPS alone departs from the project's "paper first" rule and follows the code:
+//! - **Pacing** (1.9-A): the code never sets a LAPS flow's pacing rate, so it sends as fast as
+//!   its window 2 T C allows (`pacing = false`, the default). There the AIMD rate only moves
+//!   the flow's next-available time, once per change, by the difference between one packet's
+//!   transmit time at the new and at the old rate (later on a decrease, at most 4.2 us from 2
+//!   to 1 Gb/s; earlier on an increase), and only delays a send that comes sooner than that
+//!   after the previous one: not modelled. `pacing = true` paces at the AIMD rate as the
+//!   paper's text describes.
+//! - **Guards**: the code spaces decreases by 2 x the largest path latency at the decrease and
+//!   increases by 2T, each regardless of the other (`decrease_guard = "latency"`, the
+//!   default); the paper's text allows one adjustment of either kind per 2T
+//!   (`decrease_guard = "2T"`). The scenarios label the paper's sender (`pacing = true`,
+//!   `decrease_guard = "2T"`) `laps-paper-text`.
+//!
+//! Where the paper and the code differ on what the sender measures, the paper is the default
+//! and the code an option (these decide no published number on their own):
 //! - **Probing** (1.9-B): `probing = "paper"`: a route not updated for more than twice its
 //!   latency is probed; while the answer is awaited its `time` is now and its latency counts
 //!   double (fewer probes, fewer packets on it). `probing = "code"`: the code's flow-level
@@ -20,8 +37,7 @@
 //! - **Valid routes** (1.9-C): with paper probing a route awaiting its probe answer is not
 //!   valid; the decrease rule looks at valid routes only (none valid: no decision). With code
 //!   probing every route is valid, as the code has no validity.
-//! - **Pacing** (1.9-A), **N** (1.9-D) and the decrease guard are the transport's: see
-//!   [`LapsConfig`].
+//! - **N** (1.9-D): see [`LapsConfig`].
 //! - **Randomness**: the softmax and probe draws come from the connection's seeded stream
 //!   (the code's are unseeded), so a run repeats bit for bit.
 //! - **PIT scope**: per connection (the code shares it between the flows of a host pair);
@@ -50,19 +66,22 @@ pub enum LapsProbing {
 
 /// The interval after a rate decrease before the next one may happen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
 pub enum LapsDecreaseGuard {
-    /// The paper: at most one adjustment, increase or decrease, per 2T (T: the largest idle
-    /// baseline).
+    /// The paper's text (`"2T"`): at most one adjustment, increase or decrease, per 2T (T: the
+    /// largest idle baseline).
+    #[serde(rename = "2T", alias = "target")]
     Target,
-    /// The reference code: decreases 2 x the largest latency measured at the decrease apart,
-    /// increases 2T apart, each regardless of the other.
+    /// The reference code (`"latency"`, the default): decreases 2 x the largest latency
+    /// measured at the decrease apart, increases 2T apart, each regardless of the other.
+    #[serde(rename = "latency")]
     Latency,
 }
 
-/// `lb = { scheme = "laps", beta = 1.0, probing = "paper", pacing = true }`.
+/// `lb = { scheme = "laps", beta = 1.0, probing = "paper", pacing = false }`.
 ///
-/// Defaults are the paper's and the reference code's constants (`peers.md` 1.8): beta 1,
+/// The sender defaults to the reference code's (window-only, the code's guards: see the module
+/// doc); [`LapsConfig::paper_text`] is the paper's paced sender. The constants are the
+/// paper's and the reference code's (`peers.md` 1.8): beta 1,
 /// 8 ms per-path timeout, N = 6 halving-the-gap increases before the expected rate doubles
 /// (the code's `incStage > 5`; the paper only says "N"), 1 Gb/s minimum rate and additive
 /// floor (the code's; the paper writes the increase as half the gap, which is no increase
@@ -79,8 +98,8 @@ pub struct LapsConfig {
     pub beta: f64,
     /// Probing rule.
     pub probing: LapsProbing,
-    /// Pace at the AIMD rate (the paper); false: the code's window-only sender, whose rate
-    /// field is never used for spacing (`peers.md` 1.9-A).
+    /// Pace at the AIMD rate (the paper's text); false (the default): the code's window-only
+    /// sender, whose rate field is never used for spacing (`peers.md` 1.9-A).
     pub pacing: bool,
     /// Per-path retransmission timeout.
     pub rto: TimeQ,
@@ -102,18 +121,28 @@ impl Default for LapsConfig {
             paths: 8,
             beta: 1.0,
             probing: LapsProbing::Paper,
-            pacing: true,
+            pacing: false,
             rto: TimeQ(8 * MS),
             hyper_after: 6,
             min_rate: RateQ(GBPS),
             additive_step: RateQ(GBPS),
-            decrease_guard: LapsDecreaseGuard::Target,
+            decrease_guard: LapsDecreaseGuard::Latency,
             route_header: 20,
         }
     }
 }
 
 impl LapsConfig {
+    /// The sender the paper's text describes (`laps-paper-text` in the scenarios): paced at
+    /// the AIMD rate, one rate change of either kind per 2T.
+    pub fn paper_text() -> Self {
+        LapsConfig {
+            pacing: true,
+            decrease_guard: LapsDecreaseGuard::Target,
+            ..Default::default()
+        }
+    }
+
     /// A load balancer for one connection.
     pub fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
         Box::new(Laps::new(self, ctx.routes))

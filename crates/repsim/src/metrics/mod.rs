@@ -6,9 +6,31 @@ pub mod reorder;
 pub mod slowdown;
 pub mod stream;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::lb::{LbEvent, LbRecord};
+
+/// How the q-quantile of n sorted values is taken (`[metrics] quantiles`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Quantiles {
+    /// The nearest rank: the value at index ceil(q n) - 1 (the default).
+    #[default]
+    NearestRank,
+    /// The value at index floor(q n), capped at the last (the LAPS code's analysis script;
+    /// for 63 values its p99 is the largest, as the nearest rank's).
+    FloorIndex,
+}
+
+impl Quantiles {
+    /// The index of the q-quantile among `n` (> 0) sorted values.
+    pub fn index(self, q: f64, n: usize) -> usize {
+        match self {
+            Quantiles::NearestRank => ((q * n as f64).ceil() as usize).clamp(1, n) - 1,
+            Quantiles::FloorIndex => ((q * n as f64).floor() as usize).min(n - 1),
+        }
+    }
+}
 
 /// Flow completion time statistics in microseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
@@ -17,23 +39,30 @@ pub struct FctStats {
     pub min: f64,
     /// Average.
     pub mean: f64,
-    /// Median (nearest rank).
+    /// Median (nearest rank unless the run says otherwise, see [`Quantiles`]).
     pub p50: f64,
-    /// 99th percentile (nearest rank).
+    /// 99th percentile (nearest rank unless the run says otherwise).
     pub p99: f64,
     /// Longest.
     pub max: f64,
 }
 
 impl FctStats {
-    /// Statistics of a list of FCTs (any order); all zero when empty.
+    /// Statistics of a list of FCTs (any order), percentiles by nearest rank; all zero when
+    /// empty.
     pub fn from_values(values: &[f64]) -> Self {
+        Self::with_quantiles(values, Quantiles::NearestRank)
+    }
+
+    /// Statistics of a list of FCTs (any order), percentiles as `quantiles` takes them; all
+    /// zero when empty.
+    pub fn with_quantiles(values: &[f64], quantiles: Quantiles) -> Self {
         if values.is_empty() {
             return FctStats::default();
         }
         let mut v = values.to_vec();
         v.sort_by(|a, b| a.total_cmp(b));
-        let rank = |p: f64| v[((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+        let rank = |p: f64| v[quantiles.index(p, v.len())];
         FctStats {
             min: v[0],
             mean: v.iter().sum::<f64>() / v.len() as f64,
@@ -206,5 +235,31 @@ mod tests {
         assert_eq!((s.min, s.p50, s.p99, s.max), (1.0, 50.0, 99.0, 100.0));
         assert_eq!(s.mean, 50.5);
         assert_eq!(FctStats::from_values(&[7.0]).p99, 7.0);
+    }
+
+    #[test]
+    fn percentiles_at_the_floor_index_as_the_laps_code() {
+        // 100 values: floor(0.99 x 100) = 99, the largest, where the nearest rank takes 99.
+        let v: Vec<f64> = (1..=100).map(|x| x as f64).collect();
+        let s = FctStats::with_quantiles(&v, Quantiles::FloorIndex);
+        assert_eq!((s.p50, s.p99, s.max), (51.0, 100.0, 100.0));
+        // 1,000 values: index 990 (the 991st) against the nearest rank's 989.
+        let v: Vec<f64> = (0..1000).map(|x| x as f64).collect();
+        assert_eq!(
+            FctStats::with_quantiles(&v, Quantiles::FloorIndex).p99,
+            990.0
+        );
+        assert_eq!(FctStats::from_values(&v).p99, 989.0);
+        // Table 1's 63 flows: both rules take the largest.
+        let v: Vec<f64> = (0..63).map(|x| x as f64).collect();
+        assert_eq!(
+            FctStats::with_quantiles(&v, Quantiles::FloorIndex).p99,
+            62.0
+        );
+        assert_eq!(FctStats::from_values(&v).p99, 62.0);
+        assert_eq!(
+            FctStats::with_quantiles(&[7.0], Quantiles::FloorIndex).p99,
+            7.0
+        );
     }
 }

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use super::slowdown::{self, SlowdownBucket};
-use super::FctStats;
+use super::{FctStats, Quantiles};
 
 /// Values kept exactly before a [`Samples`] switches to its sketch (65,536: a few MB at most
 /// for a run's FCT, slowdown and per-class samples together, reached within the first second
@@ -164,14 +164,14 @@ impl Samples {
         self.sketch.is_none()
     }
 
-    /// FCT statistics of these values plus `more`: exact ([`FctStats::from_values`]) while
-    /// no sketch is in use.
-    pub fn fct_stats(&self, more: &[f64]) -> FctStats {
+    /// FCT statistics of these values plus `more`: exact ([`FctStats::with_quantiles`]) while
+    /// no sketch is in use (a sketch takes its quantiles by rank whatever `quantiles` says).
+    pub fn fct_stats(&self, more: &[f64], quantiles: Quantiles) -> FctStats {
         match &self.sketch {
             None => {
                 let mut all = self.exact.clone();
                 all.extend_from_slice(more);
-                FctStats::from_values(&all)
+                FctStats::with_quantiles(&all, quantiles)
             }
             Some(s) => {
                 let mut s = s.clone();
@@ -282,8 +282,11 @@ mod tests {
         }
         assert!(exact.is_exact() && !sketched.is_exact());
         assert_eq!(sketched.len(), 900);
-        assert_eq!(exact.fct_stats(&v[900..]), FctStats::from_values(&v));
-        let s = sketched.fct_stats(&v[900..]);
+        assert_eq!(
+            exact.fct_stats(&v[900..], Quantiles::NearestRank),
+            FctStats::from_values(&v)
+        );
+        let s = sketched.fct_stats(&v[900..], Quantiles::NearestRank);
         let e = FctStats::from_values(&v);
         assert!((s.p99 / e.p99 - 1.0).abs() <= SKETCH_RELATIVE_ERROR);
         assert_eq!(s.max, e.max);

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::Handle;
-use crate::net::hash::ecmp_pick;
-use crate::net::Packet;
+use crate::net::hash::{ecmp_pick, laps_ecmp_pick};
+use crate::net::{Packet, Topology};
 
 /// `[routing] switch = "ecmp"` (no parameters).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -33,6 +33,28 @@ pub fn pick(pkt: &Packet, salt: u32, candidates: &[u32]) -> u32 {
     match candidates.len() {
         1 => candidates[0],
         n => candidates[ecmp_pick(pkt.flow_key(), pkt.ev as u32, salt, n as u32) as usize],
+    }
+}
+
+/// The LAPS code's ECMP choice among `candidates` (at least one) at switch `s` of `topo`
+/// ([`crate::net::hash::EcmpHash::Murmur3SwitchSeed`]): the switch's node id is its index
+/// (switches first), a host's node id follows the switches.
+#[inline]
+pub fn pick_as_laps_code(pkt: &Packet, topo: &Topology, s: u32, candidates: &[u32]) -> u32 {
+    match candidates.len() {
+        1 => candidates[0],
+        n => {
+            let switches = topo.switches.len() as u32;
+            let node = |n: u32| {
+                if n < topo.hosts {
+                    switches + n
+                } else {
+                    n - topo.hosts
+                }
+            };
+            let i = laps_ecmp_pick(s, node(pkt.src), node(pkt.dst), pkt.flow, n as u32);
+            candidates[i as usize]
+        }
     }
 }
 

@@ -5,11 +5,16 @@
 //! slowdown_edges = ["100KB", "1MB"]   # flow-size buckets of the FCT slowdown
 //! reorder = true                      # receiver reordering in flows.csv and summary.json
 //! elephants = { every = "1ms", min_size = "10MB" }  # elephants per link over time
+//! quantiles = "floor-index"           # p50/p99 at index floor(q n), as the LAPS code's analysis
 //! ```
+//!
+//! A flow's FCT is always from its start to its sender's receipt of the last ACK (the LAPS
+//! code's definition too) and the mean is over the flows that finished.
 use serde::{Deserialize, Serialize};
 
 use super::{LoadedScenario, ScenarioError};
 use crate::metrics::elephants::{ElephantsConfig, ElephantsSection};
+use crate::metrics::Quantiles;
 use crate::units::SizeQ;
 
 /// `[metrics]`: how results are summarized.
@@ -27,6 +32,14 @@ pub struct MetricsSection {
     /// every run (see [`crate::metrics::elephants`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elephants: Option<ElephantsSection>,
+    /// How FCT percentiles are taken: `"nearest-rank"` (default) or `"floor-index"` (the LAPS
+    /// code's: the value at index floor(q n) of the sorted FCTs).
+    #[serde(default, skip_serializing_if = "is_nearest_rank")]
+    pub quantiles: Quantiles,
+}
+
+fn is_nearest_rank(q: &Quantiles) -> bool {
+    *q == Quantiles::NearestRank
 }
 
 impl LoadedScenario {

@@ -56,8 +56,10 @@ pub use workload::{ClassSection, FlowEntry, HostSet, WorkloadSection};
 use crate::engine::time::MS;
 use crate::engine::Time;
 use crate::fault::{FaultPlan, FaultSection};
+use crate::net::hash::EcmpHash;
 use crate::net::port::{QueueConfig, QUEUE_BYTES_MAX};
 use crate::net::Topology;
+use crate::routing::SwitchSpec;
 use crate::sim::{RunSpec, SimConfig};
 use crate::transport::{AckPolicy, TransportConfig, TransportMode};
 use crate::units::{self, SizeQ, TimeQ};
@@ -546,7 +548,19 @@ impl LoadedScenario {
             reorder_metrics: s.metrics.reorder,
             elephants,
             next_hops: run.next_hops,
+            ecmp_hash: run.ecmp_hash,
+            quantiles: s.metrics.quantiles,
         };
+        if config.ecmp_hash != EcmpHash::Lookup2 && !matches!(config.switch, SwitchSpec::Ecmp(_)) {
+            return Err(self.err(
+                "routing.switch",
+                format!(
+                    "the run {} sets an ECMP hash, which switch scheme {} does not use",
+                    run.label,
+                    config.switch.name()
+                ),
+            ));
+        }
         let classes = self.classes()?;
         let (flows, triggers) = self.flows(&topology, seed, &classes)?;
         let background = self.background_class(&classes);

@@ -14,6 +14,7 @@ use super::{LoadedScenario, ScenarioError};
 use crate::cc::CcSpec;
 use crate::lb::LbSpec;
 use crate::net::candidate_hops::NextHops;
+use crate::net::hash::EcmpHash;
 use crate::routing::SwitchSpec;
 
 /// A load balancer in a scenario: a name (`"reps"`) or a table (`{ scheme = "reps", label =
@@ -57,12 +58,16 @@ pub struct LbRun {
     /// ConWeave choose among (`next_hops = "laps-candidates"`: the per-hop union of the LAPS
     /// candidate routes, and the routes themselves as path ids; default shortest).
     pub next_hops: NextHops,
+    /// The hash of the ECMP switches in this run (`hash = "murmur3-switch-seed"`: the LAPS
+    /// code's; default ours). Only on `ecmp` entries without a switch scheme.
+    pub ecmp_hash: EcmpHash,
 }
 
 impl LoadedScenario {
     /// Resolves one `lb` entry (`field` names it in messages).
     pub(crate) fn lb_entry(&self, entry: &LbEntry, field: &str) -> Result<LbRun, ScenarioError> {
-        let (mut cc, mut next_hops) = (None, NextHops::default());
+        let (mut cc, mut next_hops, mut ecmp_hash) =
+            (None, NextHops::default(), EcmpHash::default());
         let (label, spec, switch) = match &entry.0 {
             toml::Value::String(name) => {
                 let (sender, switch) = match name.split_once('+') {
@@ -113,6 +118,19 @@ impl LoadedScenario {
                         )
                     })?;
                 }
+                if let Some(v) = t.remove("hash") {
+                    let hash_field = format!("{field}.hash");
+                    ecmp_hash = v.try_into().map_err(|_| {
+                        self.err(&hash_field, "write \"lookup2\" or \"murmur3-switch-seed\"")
+                    })?;
+                    let ecmp_sender = t.get("scheme").and_then(|v| v.as_str()) == Some("ecmp");
+                    if ecmp_hash != EcmpHash::Lookup2 && (!ecmp_sender || switch.is_some()) {
+                        return Err(self.err(
+                            &hash_field,
+                            "a switch hash applies to ECMP runs only (scheme = \"ecmp\", no switch scheme)",
+                        ));
+                    }
+                }
                 let spec: LbSpec =
                     toml::Value::Table(t)
                         .try_into()
@@ -140,6 +158,7 @@ impl LoadedScenario {
             switch,
             cc,
             next_hops,
+            ecmp_hash,
         })
     }
 

@@ -10,6 +10,7 @@ use crate::fault::random_loss::{RandomLoss, RandomLossStats};
 use crate::metrics::elephants::ElephantCounter;
 use crate::metrics::reorder::ReorderHistogram;
 use crate::net::candidate_hops::{CandidateHops, NextHops};
+use crate::net::hash::EcmpHash;
 use crate::net::{Kind, Packet, Topology};
 
 /// The optional parts of a run.
@@ -22,6 +23,8 @@ pub(super) struct FabricExtras {
     pub(super) reorder: ReorderHistogram,
     /// Elephants per link over time (`None`: off).
     pub(super) elephants: Option<Box<ElephantCounter>>,
+    /// The ECMP switches' hash (not lookup2: every pick leaves the inline path).
+    pub(super) ecmp_hash: EcmpHash,
 }
 
 impl FabricExtras {
@@ -36,6 +39,7 @@ impl FabricExtras {
             elephants: cfg
                 .elephants
                 .map(|config| Box::new(ElephantCounter::new(config, topo))),
+            ecmp_hash: cfg.ecmp_hash,
         }
     }
 }

@@ -6,7 +6,9 @@ use crate::fault::random_loss::LossConfig;
 use crate::fault::FaultPlan;
 use crate::lb::LbSpec;
 use crate::metrics::elephants::ElephantsConfig;
+use crate::metrics::Quantiles;
 use crate::net::candidate_hops::NextHops;
+use crate::net::hash::EcmpHash;
 use crate::net::mmu::PfcConfig;
 use crate::net::port::QueueConfig;
 use crate::net::Topology;
@@ -44,6 +46,10 @@ pub struct SimConfig {
     pub elephants: Option<ElephantsConfig>,
     /// Next hops of hashed and flowlet schemes: shortest paths, or the candidate routes'.
     pub next_hops: NextHops,
+    /// The ECMP switches' hash (used when the switch scheme is ECMP).
+    pub ecmp_hash: EcmpHash,
+    /// How the summary's FCT percentiles are taken (`[metrics] quantiles`).
+    pub quantiles: Quantiles,
 }
 
 impl Default for SimConfig {
@@ -69,6 +75,8 @@ impl Default for SimConfig {
             reorder_metrics: false,
             elephants: None,
             next_hops: NextHops::Shortest,
+            ecmp_hash: EcmpHash::Lookup2,
+            quantiles: Quantiles::NearestRank,
         }
     }
 }

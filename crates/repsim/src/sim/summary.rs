@@ -81,11 +81,15 @@ impl Simulation {
         // Flows streamed out of the table count with those still held.
         let retired = self.retired.as_deref();
         let (flows_total, flows_completed, fct_us) = match retired {
-            None => (logical.len(), fcts.len(), FctStats::from_values(&fcts)),
+            None => (
+                logical.len(),
+                fcts.len(),
+                FctStats::with_quantiles(&fcts, self.cfg.quantiles),
+            ),
             Some(r) => (
                 r.flows + logical.len(),
                 r.fct_us.len() + fcts.len(),
-                r.fct_us.fct_stats(&fcts),
+                r.fct_us.fct_stats(&fcts, self.cfg.quantiles),
             ),
         };
         let held = |get: fn(&Flow) -> u64, dropped: fn(&super::retire::RetiredTotals) -> u64| {
@@ -206,13 +210,17 @@ impl Simulation {
                     .collect();
                 let fcts: Vec<f64> = flows.iter().filter_map(|f| f.fct().map(to_us)).collect();
                 let (flows_total, flows_completed, fct_us) = match self.retired.as_deref() {
-                    None => (flows.len(), fcts.len(), FctStats::from_values(&fcts)),
+                    None => (
+                        flows.len(),
+                        fcts.len(),
+                        FctStats::with_quantiles(&fcts, self.cfg.quantiles),
+                    ),
                     Some(r) => {
                         let (dropped, samples) = &r.classes[c];
                         (
                             dropped + flows.len(),
                             samples.len() + fcts.len(),
-                            samples.fct_stats(&fcts),
+                            samples.fct_stats(&fcts, self.cfg.quantiles),
                         )
                     }
                 };

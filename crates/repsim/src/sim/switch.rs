@@ -4,6 +4,7 @@
 use super::{fabric, Simulation, Switching};
 use crate::engine::Handle;
 use crate::net::forwarding;
+use crate::net::hash::EcmpHash;
 use crate::net::packet::NO_ROUTE;
 use crate::net::paths::PathTable;
 use crate::net::world::{Event, Timer, World};
@@ -28,6 +29,7 @@ pub(super) fn inline_ecmp_port(
         || pkt.route != NO_ROUTE
         || pkt.dst >= topo.hosts
         || fabric.next_hops.is_some()
+        || fabric.ecmp_hash != EcmpHash::Lookup2
     {
         return None;
     }
@@ -132,7 +134,10 @@ impl Simulation {
         } else if cands.is_empty() {
             Ingress::Drop
         } else {
-            Ingress::Forward(ecmp::pick(pkt, salts[s as usize], cands))
+            Ingress::Forward(match self.fabric.ecmp_hash {
+                EcmpHash::Lookup2 => ecmp::pick(pkt, salts[s as usize], cands),
+                EcmpHash::Murmur3SwitchSeed => ecmp::pick_as_laps_code(pkt, topo, s, cands),
+            })
         };
         self.act_on(s, h, decision);
     }

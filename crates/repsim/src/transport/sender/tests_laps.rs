@@ -65,8 +65,27 @@ fn window_is_twice_target_times_line_rate() {
 }
 
 #[test]
-fn rate_halves_only_when_congested_and_at_most_once_per_2t() {
-    let mut t = transport(&LapsConfig::default());
+fn default_is_the_codes_window_only_sender_with_the_codes_guards() {
+    let c = LapsConfig::default();
+    assert!(!c.pacing);
+    assert_eq!(c.decrease_guard, LapsDecreaseGuard::Latency);
+    let p = LapsConfig::paper_text();
+    assert!(p.pacing);
+    assert_eq!(p.decrease_guard, LapsDecreaseGuard::Target);
+    assert_eq!(
+        LapsConfig {
+            pacing: false,
+            decrease_guard: LapsDecreaseGuard::Latency,
+            ..p
+        },
+        c,
+        "the two senders differ in pacing and the guard only"
+    );
+}
+
+#[test]
+fn paper_rate_halves_only_when_congested_and_at_most_once_per_2t() {
+    let mut t = transport(&LapsConfig::paper_text());
     t.update_rate(US, &signal(true));
     assert_eq!(t.rate(), LINE / 2);
     assert_eq!(t.expected_rate(), LINE);
@@ -79,7 +98,7 @@ fn rate_halves_only_when_congested_and_at_most_once_per_2t() {
     assert_eq!(t.rate(), LINE / 4);
     assert_eq!(t.expected_rate(), LINE / 2);
     // Not congested (some valid path under T): the rate never halves.
-    let mut u = transport(&LapsConfig::default());
+    let mut u = transport(&LapsConfig::paper_text());
     for i in 0..100 {
         u.update_rate(i * US, &signal(false));
     }
@@ -87,22 +106,56 @@ fn rate_halves_only_when_congested_and_at_most_once_per_2t() {
 }
 
 #[test]
-fn code_guard_spaces_decreases_by_twice_the_largest_latency() {
-    let mut t = transport(&LapsConfig {
-        decrease_guard: LapsDecreaseGuard::Latency,
-        ..Default::default()
-    });
+fn default_decrease_waits_twice_the_largest_latency() {
+    // signal(): the largest current path latency is 3T, so decreases are 6T apart, not 2T.
+    let mut t = transport(&LapsConfig::default());
     t.update_rate(US, &signal(true));
-    // 2 x 27 us later, not 2T.
-    t.update_rate(US + 2 * T + NS, &signal(true));
     assert_eq!(t.rate(), LINE / 2);
+    for i in 1..=6 {
+        t.update_rate(US + i * T, &signal(true));
+        assert_eq!(t.rate(), LINE / 2, "{i} T after the decrease");
+    }
     t.update_rate(US + 6 * T + NS, &signal(true));
     assert_eq!(t.rate(), LINE / 4);
+    // The wait is the latency at the decrease: a larger one spaces the next decrease more.
+    let mut w = transport(&LapsConfig::default());
+    let slow = PathSignal {
+        congested: true,
+        max_latency: 10 * T,
+    };
+    w.update_rate(US, &slow);
+    w.update_rate(US + 20 * T, &signal(true));
+    assert_eq!(
+        w.rate(),
+        LINE / 2,
+        "20T after a decrease at a latency of 10T"
+    );
+    w.update_rate(US + 20 * T + NS, &signal(true));
+    assert_eq!(w.rate(), LINE / 4);
+}
+
+#[test]
+fn default_increase_waits_2t() {
+    let mut t = transport(&LapsConfig::default());
+    for i in 1..=3 {
+        t.update_rate(i * 7 * T, &signal(true));
+    }
+    assert_eq!(t.rate(), LINE / 8);
+    let start = 30 * T;
+    t.update_rate(start, &signal(false));
+    let after_one = t.rate();
+    assert!(after_one > LINE / 8);
+    for i in 1..=4 {
+        t.update_rate(start + i * T / 2, &signal(false));
+        assert_eq!(t.rate(), after_one, "{i} T/2 after the increase");
+    }
+    t.update_rate(start + 2 * T + NS, &signal(false));
+    assert!(t.rate() > after_one, "the next increase 2T later");
 }
 
 #[test]
 fn paper_guard_allows_one_adjustment_of_either_kind_per_2t() {
-    let mut t = transport(&LapsConfig::default());
+    let mut t = transport(&LapsConfig::paper_text());
     t.update_rate(US, &signal(true));
     assert_eq!(t.rate(), LINE / 2);
     // No increase within 2T of the decrease...
@@ -117,10 +170,7 @@ fn paper_guard_allows_one_adjustment_of_either_kind_per_2t() {
     assert_eq!(t.rate(), 3 * LINE / 8);
 
     // The code's guards are independent: a decrease may follow an increase at once.
-    let mut c = transport(&LapsConfig {
-        decrease_guard: LapsDecreaseGuard::Latency,
-        ..Default::default()
-    });
+    let mut c = transport(&LapsConfig::default());
     c.update_rate(US, &signal(true));
     c.update_rate(US + T, &signal(false));
     assert_eq!(c.rate(), 3 * LINE / 4, "increase right after the decrease");
@@ -133,18 +183,21 @@ fn paper_guard_allows_one_adjustment_of_either_kind_per_2t() {
 
 #[test]
 fn rate_never_goes_below_the_minimum() {
-    let mut t = transport(&LapsConfig::default());
-    for i in 0..20 {
-        t.update_rate(i * 3 * T, &signal(true));
+    for config in [LapsConfig::default(), LapsConfig::paper_text()] {
+        let mut t = transport(&config);
+        // Decreases at least 2 x 3T apart (the default's guard under signal()): 20 of them.
+        for i in 1..=20 {
+            t.update_rate(i * 7 * T, &signal(true));
+        }
+        assert_eq!(t.rate(), 1_000_000_000);
     }
-    assert_eq!(t.rate(), 1_000_000_000);
 }
 
 #[test]
 fn hyper_increase_starts_after_exactly_n_increases() {
     let config = LapsConfig {
         additive_step: crate::units::RateQ(0),
-        ..Default::default()
+        ..LapsConfig::paper_text()
     };
     let mut t = transport(&config);
     // Down to 12.5 Gb/s, expected rate 25 Gb/s.
@@ -279,13 +332,10 @@ fn pacing_follows_the_rate_unless_window_only() {
     let mut s = laps_sender(100);
     s.transmit(0, 8 * MS);
     assert_eq!(s.paced_until(0), None, "at line rate: no spacing");
-    let mut t = transport(&LapsConfig::default());
+    let mut t = transport(&LapsConfig::paper_text());
     t.update_rate(US, &signal(true));
     assert_eq!(t.pacing_rate(), Some(LINE / 2));
-    let mut w = transport(&LapsConfig {
-        pacing: false,
-        ..Default::default()
-    });
+    let mut w = transport(&LapsConfig::default());
     w.update_rate(US, &signal(true));
     assert_eq!(w.pacing_rate(), None);
 }
