@@ -110,6 +110,9 @@ impl RunOutputs {
             say(format!("error: {lb}: {msg}"));
             self.unreachable += 1;
         }
+        if let Some(msg) = sim.halted() {
+            say(format!("warning: {lb}: {msg}"));
+        }
         if !self.quiet {
             for msg in sim.stalled_flows() {
                 say(format!("warning: {lb}: {msg}"));

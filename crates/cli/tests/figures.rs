@@ -166,7 +166,13 @@ fn every_required_figure_runs_at_small_scale() {
     let avg = std::fs::read_to_string(fig7.join("laps-fig7-avg.csv")).unwrap();
     let p99 = std::fs::read_to_string(fig7.join("laps-fig7-p99.csv")).unwrap();
     assert_eq!(avg, p99);
-    assert_eq!(avg.lines().count(), 1 + 11 * 8, "{avg}");
+    assert_eq!(avg.lines().count(), 1 + 11 * 7, "{avg}");
+    // Beside the code's loads, the nominal 80 %: one point per scheme, run once for its two
+    // panels.
+    assert!(fig7.join("avg-nominal/sweep.csv").is_file());
+    assert!(!fig7.join("p99-nominal").exists());
+    let nominal = std::fs::read_to_string(fig7.join("laps-fig7-avg-nominal.csv")).unwrap();
+    assert_eq!(nominal.lines().count(), 1 + 7, "{nominal}");
     let md = std::fs::read_to_string(&table).unwrap();
     for id in REQUIRED {
         assert!(

@@ -292,3 +292,103 @@ fn a_cycle_of_refreshed_pauses_deadlocks_and_pauses_that_run_out_dissolve_it() {
     common::assert_all_delivered(&sim);
     assert!(sim.pfc_buffer_drops().expect("PFC on") > 0);
 }
+
+/// Three routers in a triangle (a Dragonfly of 3 groups of one router, 4 hosts each, 100
+/// Gb/s, 1 us), every host of router r sending 1 MB to every host of router r + 2 (mod 3)
+/// over the next hops of the LAPS candidate routes (direct, or on through router r + 1), with
+/// small LAPS-style buffers: a packet waiting at router r + 1 for the link to r + 2 holds
+/// buffer that router r + 1 paused router r for, round the triangle one way.
+fn triangle(refresh: bool) -> String {
+    let pairs: Vec<(u32, u32)> = (0..12u32)
+        .flat_map(|s| (0..12u32).map(move |d| (s, d)))
+        .filter(|(s, d)| d / 4 == (s / 4 + 2) % 3)
+        .collect();
+    format!(
+        r#"
+seed = 3
+end = "200ms"
+lb = [{{ scheme = "ecmp", next_hops = "laps-candidates" }}]
+cc = {{ algo = "constant", window = "128KB" }}
+[topology]
+type = "dragonfly"
+groups = 3
+routers_per_group = 1
+hosts_per_router = 4
+global_links_per_router = 2
+[queue]
+size = "1MiB"
+ecn_min = "900KiB"
+ecn_max = "1000KiB"
+trimming = false
+[transport]
+mode = "gbn"
+rto = "1ms"
+[pfc]
+enabled = true
+buffer = "128KiB"
+buffer_extra_ports = 2
+threshold = "static"
+egress_admission = false
+refresh = {refresh}
+deadlock_after = "2ms"
+[workload]
+type = "explicit"
+flows = [{}]
+"#,
+        flow_list(&pairs, "1MB")
+    )
+}
+
+#[test]
+fn a_three_switch_pause_cycle_is_detected_and_stops_the_run() {
+    let mut sim = build(&triangle(true));
+    sim.run_until_idle();
+    let msg = sim
+        .halted()
+        .expect("the deadlock stops the run")
+        .to_string();
+    assert!(msg.starts_with("PFC deadlock"), "{msg}");
+    // The message names the cycle's links, router to router, each ending where the next
+    // starts and the last where the first starts.
+    let t = sim.topology();
+    let named: Vec<(String, String)> = msg
+        .split(": ")
+        .last()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .split(", ")
+        .map(|hop| {
+            let (from, to) = hop.split_once(" -> ").unwrap_or_else(|| panic!("{msg}"));
+            (from.to_string(), to.split(' ').next().unwrap().to_string())
+        })
+        .collect();
+    assert_eq!(named.len(), 3, "{msg}");
+    for (i, (_, to)) in named.iter().enumerate() {
+        assert_eq!(to, &named[(i + 1) % 3].0, "{msg}");
+    }
+    let routers: Vec<String> = (0..3).map(|s| t.node_name(t.switch_node(s))).collect();
+    assert!(
+        named.iter().all(|(from, _)| routers.contains(from)),
+        "{msg}"
+    );
+    // It stopped where it was found: long before the end, flows unfinished, books balanced,
+    // and running on does nothing.
+    let stopped_at = sim.now();
+    assert!(stopped_at < 50 * repsim::engine::time::MS, "{stopped_at}");
+    assert!(sim.flows().iter().any(|f| f.finish.is_none()));
+    common::assert_books_balance(&sim);
+    assert!(!sim.run_until(100 * repsim::engine::time::MS));
+    assert_eq!(sim.counters().events, {
+        let e = sim.counters().events;
+        sim.run_until_idle();
+        e
+    });
+    assert!(sim.summary(0.0).stalled.iter().any(|s| s == &msg));
+
+    // Pauses that run out: the same traffic finishes, no deadlock.
+    let sim = run_checked(&triangle(false));
+    common::assert_all_delivered(&sim);
+    assert_eq!(sim.halted(), None);
+}

@@ -229,6 +229,9 @@ pub struct FigureResult {
     pub finished_unix_s: u64,
     /// Wall-clock seconds the command took.
     pub wall_s: f64,
+    /// The commit of the binary that ran it (`-dirty`: with uncommitted changes).
+    #[serde(default)]
+    pub commit: String,
     /// The paper's numbers beside ours.
     pub claims: Vec<Checked>,
 }

@@ -183,7 +183,8 @@ pub struct RunSummary {
     /// Flows given up because no path to their destination was left, one message each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreachable: Vec<String>,
-    /// Flows given up although a path existed (stuck on failed paths), one message each.
+    /// Flows given up although a path existed (stuck on failed paths), one message each, and
+    /// why the run stopped before its end if it did (a PFC deadlock).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stalled: Vec<String>,
     /// The switch scheme's own counts (e.g. ConWeave's control packets and reorder-queue

@@ -71,6 +71,10 @@ pub struct PfcConfig {
     pub alpha_egress: f64,
     /// Check egress admission at all (off: only ingress accounting, as the LAPS MMU).
     pub egress_admission: bool,
+    /// Stop the run as deadlocked when no data packet has reached a receiver for this long
+    /// while pauses keep being sent or running out and the paused links close a cycle between
+    /// switches (0: never).
+    pub deadlock_after: Time,
 }
 
 impl Default for PfcConfig {
@@ -89,6 +93,7 @@ impl Default for PfcConfig {
             resume_offset: None,
             alpha_egress: 1.0,
             egress_admission: true,
+            deadlock_after: 10 * crate::engine::time::MS,
         }
     }
 }

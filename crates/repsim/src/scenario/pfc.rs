@@ -17,6 +17,8 @@
 //! # resume_offset = "16B" # hysteresis; default 16 B (dynamic) or 3 KiB (static)
 //! alpha_egress = 1.0      # egress queue's share of the switch's free buffer
 //! egress_admission = true # false: no egress check, ingress accounting only (LAPS's MMU)
+//! deadlock_after = "10ms" # stop a run whose paused links close a cycle and which delivered
+//!                         # no data for this long while pauses kept flowing ("0us": never)
 //! ```
 use serde::{Deserialize, Serialize};
 
@@ -68,6 +70,9 @@ pub struct PfcSection {
     pub alpha_egress: f64,
     /// Check egress admission (false: ingress accounting only, as the LAPS MMU).
     pub egress_admission: bool,
+    /// Simulated time without delivery, while pauses flow in a cycle, after which the run
+    /// stops as deadlocked (`"0us"`: never).
+    pub deadlock_after: TimeQ,
 }
 
 impl Default for PfcSection {
@@ -87,6 +92,7 @@ impl Default for PfcSection {
             resume_offset: None,
             alpha_egress: d.alpha_egress,
             egress_admission: d.egress_admission,
+            deadlock_after: TimeQ(d.deadlock_after),
         }
     }
 }
@@ -114,6 +120,7 @@ impl LoadedScenario {
             resume_offset: p.resume_offset.map(|o| o.0.bytes(mtu)),
             alpha_egress: p.alpha_egress,
             egress_admission: p.egress_admission,
+            deadlock_after: p.deadlock_after.0,
         };
         if cfg.headroom.is_some_and(|h| h < mtu as u64) {
             return Err(self.err(

@@ -40,6 +40,12 @@ impl Simulation {
         &self.world.paths
     }
 
+    /// Why the run stopped before its end, if it did: a PFC deadlock, with the paused links
+    /// of its cycle ([`crate::net::mmu::PfcConfig::deadlock_after`]). Nothing runs after it.
+    pub fn halted(&self) -> Option<&str> {
+        self.halt.as_deref()
+    }
+
     /// The configuration.
     pub fn config(&self) -> &SimConfig {
         &self.cfg

@@ -273,6 +273,9 @@ pub struct Simulation {
     retired: Option<Box<retire::RetiredTotals>>,
     /// Random loss, candidate-route next hops, receiver reordering.
     fabric: fabric::FabricExtras,
+    /// Why the run stopped before its end, if it did (a PFC deadlock): no event is processed
+    /// after it.
+    halt: Option<String>,
 }
 
 impl Simulation {
@@ -442,6 +445,7 @@ impl Simulation {
             pfc,
             retired: None,
             fabric,
+            halt: None,
             cfg,
         };
         sim.max_base_rtt = sim.network_max_rtt();
@@ -546,6 +550,9 @@ impl Simulation {
     }
 
     fn event_loop<const STOP_ON_COMPLETION: bool>(&mut self, limit: Time) -> bool {
+        if self.halt.is_some() {
+            return false;
+        }
         while let Some(t) = self.world.events.peek_time() {
             if t > limit {
                 return t < self.cfg.end;
@@ -564,7 +571,13 @@ impl Simulation {
                     let port = self.world.pkts.get(h).egress;
                     self.enqueue_switch(port, h);
                 }
-                EventKind::Timer(timer) => self.on_timer(timer),
+                EventKind::Timer(timer) => {
+                    self.on_timer(timer);
+                    // Only timers halt a run (the PFC deadlock watch).
+                    if self.halt.is_some() {
+                        return false;
+                    }
+                }
             }
             if STOP_ON_COMPLETION && !self.completions.is_empty() {
                 return true;

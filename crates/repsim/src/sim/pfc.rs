@@ -13,6 +13,13 @@
 //! the ns-3 code behind ConWeave and LAPS behaves; it makes PFC lossy under long congestion but
 //! it cannot deadlock, because a cycle of pauses dissolves after one quantum.
 //!
+//! With refreshes a cycle of pauses can hold for ever. Every PFC run therefore watches for it
+//! at its PFC timers (`[pfc] deadlock_after`, 10 ms by default): when no data packet has
+//! reached a receiver for that long while pauses keep being sent or running out, and the links
+//! paused now close a cycle between switches, the run stops ([`Simulation::halted`] says why,
+//! naming the cycle's links). Watching at PFC timers alone costs nothing per packet, and a
+//! deadlock keeps those timers going.
+//!
 //! Hosts as receivers never pause their switch (a NIC drains at line rate); only switches
 //! send pause frames. Everything here is off unless `[pfc] enabled`: the packet path then pays
 //! one predictable branch per queue operation.
@@ -56,6 +63,17 @@ struct LinkPause {
     pauses_received: u64,
 }
 
+/// The deadlock watch of a PFC run, updated at its PFC timers.
+#[derive(Clone, Copy, Debug, Default)]
+struct DeadlockWatch {
+    /// Data packets delivered when last looked at.
+    delivered: u64,
+    /// When that count was first seen.
+    since: Time,
+    /// No cycle search before this time.
+    next_search: Time,
+}
+
 /// PFC counters of one link, as reported in `pfc.csv`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PfcLinkStats {
@@ -91,6 +109,9 @@ pub(super) struct PfcState {
     reverse: Vec<u32>,
     /// Scratch for links to resume.
     resumed: Vec<u32>,
+    /// No delivery for this long with a cycle of pauses is a deadlock (0: not watched).
+    deadlock_after: Time,
+    watch: DeadlockWatch,
 }
 
 impl PfcState {
@@ -114,6 +135,8 @@ impl PfcState {
             links: vec![LinkPause::default(); topo.links.len()],
             reverse,
             resumed: Vec::new(),
+            deadlock_after: cfg.deadlock_after,
+            watch: DeadlockWatch::default(),
         })
     }
 
@@ -122,6 +145,58 @@ impl PfcState {
     pub(super) fn paused(&self, link: u32, now: Time) -> bool {
         let l = &self.links[link as usize];
         l.active && now < l.until
+    }
+
+    /// A cycle of switch-to-switch links paused now (each switch waits for the next), in
+    /// order, if there is one: a depth-first search over the paused links in link order.
+    fn paused_cycle(&self, topo: &Topology, now: Time) -> Option<Vec<u32>> {
+        let hosts = topo.hosts;
+        let switch = |node: u32| (node - hosts) as usize;
+        let mut out: Vec<Vec<u32>> = vec![Vec::new(); topo.switches.len()];
+        for (l, link) in topo.links.iter().enumerate() {
+            if link.from >= hosts && link.to >= hosts && self.paused(l as u32, now) {
+                out[switch(link.from)].push(l as u32);
+            }
+        }
+        // 0: not seen, 1: on the search path, 2: done.
+        let mut state = vec![0u8; out.len()];
+        let mut entered_by = vec![u32::MAX; out.len()];
+        for start in 0..out.len() {
+            if state[start] != 0 || out[start].is_empty() {
+                continue;
+            }
+            state[start] = 1;
+            let mut path: Vec<(usize, usize)> = vec![(start, 0)];
+            while let Some(top) = path.last_mut() {
+                let v = top.0;
+                let Some(&l) = out[v].get(top.1) else {
+                    state[v] = 2;
+                    path.pop();
+                    continue;
+                };
+                top.1 += 1;
+                let w = switch(topo.links[l as usize].to);
+                match state[w] {
+                    0 => {
+                        state[w] = 1;
+                        entered_by[w] = l;
+                        path.push((w, 0));
+                    }
+                    1 => {
+                        let mut cycle = vec![l];
+                        let mut x = v;
+                        while x != w {
+                            cycle.push(entered_by[x]);
+                            x = switch(topo.links[entered_by[x] as usize].from);
+                        }
+                        cycle.reverse();
+                        return Some(cycle);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        None
     }
 }
 
@@ -322,8 +397,10 @@ impl Simulation {
         }
     }
 
-    /// A PFC timer: a pause ran out (the port may go again) or a refresh is due.
+    /// A PFC timer: a pause ran out (the port may go again) or a refresh is due; then the
+    /// deadlock watch.
     pub(super) fn on_pfc_timer(&mut self, t: Timer) {
+        self.watch_deadlock();
         let Some(pfc) = self.pfc.as_deref_mut() else {
             return;
         };
@@ -339,6 +416,58 @@ impl Simulation {
             }
             _ => {}
         }
+    }
+
+    /// Halts the run if it is deadlocked: nothing delivered for `deadlock_after` (as seen at
+    /// PFC timers, which keep going while pauses do) and a cycle of paused links.
+    fn watch_deadlock(&mut self) {
+        let now = self.world.now;
+        let delivered = self.world.counters.data_delivered;
+        let Some(pfc) = self.pfc.as_deref_mut() else {
+            return;
+        };
+        let after = pfc.deadlock_after;
+        let w = &mut pfc.watch;
+        if after == 0 {
+            return;
+        }
+        if delivered != w.delivered {
+            *w = DeadlockWatch {
+                delivered,
+                since: now,
+                next_search: 0,
+            };
+            return;
+        }
+        if now < w.since.saturating_add(after) || now < w.next_search {
+            return;
+        }
+        w.next_search = now + after / 4;
+        let since = w.since;
+        let topo = &self.world.topo;
+        let Some(cycle) = pfc.paused_cycle(topo, now) else {
+            return;
+        };
+        let links: Vec<String> = cycle
+            .iter()
+            .map(|&l| {
+                let link = &topo.links[l as usize];
+                format!(
+                    "{} -> {} (link {l})",
+                    topo.node_name(link.from),
+                    topo.node_name(link.to)
+                )
+            })
+            .collect();
+        self.halt = Some(format!(
+            "PFC deadlock: no data packet reached a receiver from t = {:.1} us to {:.1} us while \
+             pauses kept flowing, and the paused links close a cycle: {}; the run stops here \
+             ([pfc] deadlock_after = {:.1} us)",
+            to_us(since),
+            to_us(now),
+            links.join(", "),
+            to_us(after)
+        ));
     }
 
     /// Per-link PFC counters (links that saw any PFC frame), or `None` when PFC is off.

@@ -142,7 +142,11 @@ impl Simulation {
             credits: c.credits_sent,
             classes: (self.classes.len() > 1).then(|| self.class_summaries()),
             unreachable: self.unreachable_flows(),
-            stalled: self.stalled_flows(),
+            stalled: self
+                .stalled_flows()
+                .into_iter()
+                .chain(self.halt.clone())
+                .collect(),
             switch_stats: self
                 .switch_stats()
                 .into_iter()
