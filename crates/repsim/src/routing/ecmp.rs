@@ -45,11 +45,11 @@ pub fn pick_as_laps_code(pkt: &Packet, topo: &Topology, s: u32, candidates: &[u3
         1 => candidates[0],
         n => {
             let switches = topo.switches.len() as u32;
-            let node = |n: u32| {
-                if n < topo.hosts {
-                    switches + n
+            let node = |id: u32| {
+                if id < topo.hosts {
+                    switches + id
                 } else {
-                    n - topo.hosts
+                    id - topo.hosts
                 }
             };
             let i = laps_ecmp_pick(s, node(pkt.src), node(pkt.dst), pkt.flow, n as u32);

@@ -397,8 +397,8 @@ impl Simulation {
         }
     }
 
-    /// A PFC timer: a pause ran out (the port may go again) or a refresh is due; then the
-    /// deadlock watch.
+    /// A PFC timer: the deadlock watch looks, then a pause runs out (the port may go again)
+    /// or a refresh is due.
     pub(super) fn on_pfc_timer(&mut self, t: Timer) {
         self.watch_deadlock();
         let Some(pfc) = self.pfc.as_deref_mut() else {
