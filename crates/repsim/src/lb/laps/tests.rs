@@ -185,3 +185,31 @@ fn validation_names_the_field() {
     assert!(bad.validate().unwrap_err().starts_with("paths:"));
     assert!(LapsConfig::default().validate().is_ok());
 }
+
+#[test]
+fn the_guards_read_as_written_in_scenarios() {
+    let guard = |text: &str| toml::from_str::<LapsConfig>(text).map(|c| c.decrease_guard);
+    assert_eq!(
+        guard("decrease_guard = \"2T\""),
+        Ok(LapsDecreaseGuard::Target)
+    );
+    assert_eq!(
+        guard("decrease_guard = \"target\""),
+        Ok(LapsDecreaseGuard::Target)
+    );
+    assert_eq!(
+        guard("decrease_guard = \"latency\""),
+        Ok(LapsDecreaseGuard::Latency)
+    );
+    assert_eq!(
+        guard(""),
+        Ok(LapsDecreaseGuard::Latency),
+        "the code's guard by default"
+    );
+    assert!(guard("decrease_guard = \"2t\"").is_err());
+    let paper = toml::from_str::<LapsConfig>("pacing = true\ndecrease_guard = \"2T\"").unwrap();
+    assert_eq!(paper, LapsConfig::paper_text());
+    // The resolved scenario writes the paper's guard back as it is read.
+    let written = toml::to_string(&LapsConfig::paper_text()).unwrap();
+    assert!(written.contains("decrease_guard = \"2T\""), "{written}");
+}
