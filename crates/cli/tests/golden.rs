@@ -206,6 +206,7 @@ golden! {
     failures_one_cable_32 => "failures-one-cable-32",
     laps_dragonfly_hdp => "laps-dragonfly-hdp",
     laps_dragonfly_rpc => "laps-dragonfly-rpc",
+    laps_llm_allscatter => "laps-llm-allscatter",
     laps_llm_incast => "laps-llm-incast",
     laps_rail_dm => "laps-rail-dm",
     laps_rail_str => "laps-rail-str",

@@ -341,19 +341,19 @@ pub(super) const TABLE1: Figure = Figure {
         incast_panel("p99", "p99 FCT", P99_FCT),
     ]),
     claims: &[
-        Claim { what: "no loss: ECMP mean FCT (us)", paper: 564_000.0, ours: table(0, "ecmp", "0", MEAN_FCT) },
-        Claim { what: "no loss: ECMP with the code's hash mean FCT (us)", paper: 564_000.0, ours: table(0, "ecmp-code-hash", "0", MEAN_FCT) },
-        Claim { what: "no loss: LetFlow mean FCT (us)", paper: 553_000.0, ours: table(0, "letflow", "0", MEAN_FCT) },
-        Claim { what: "no loss: CONGA mean FCT (us)", paper: 540_000.0, ours: table(0, "conga", "0", MEAN_FCT) },
-        Claim { what: "no loss: PLB mean FCT (us)", paper: 211_000.0, ours: table(0, "plb", "0", MEAN_FCT) },
-        Claim { what: "no loss: ConWeave mean FCT (us)", paper: 563_000.0, ours: table(0, "conweave", "0", MEAN_FCT) },
-        Claim { what: "no loss: LAPS mean FCT (us)", paper: 162_000.0, ours: table(0, "laps", "0", MEAN_FCT) },
-        Claim { what: "no loss: LAPS p99 FCT (us)", paper: 175_000.0, ours: table(1, "laps", "0", P99_FCT) },
+        Claim { what: "no loss: ECMP mean FCT (us; our hash; the code's run with its hash: 735,700)", paper: 564_000.0, ours: table(0, "ecmp", "0", MEAN_FCT) },
+        Claim { what: "no loss: ECMP with the code's hash mean FCT (us; the code's run: 735,700, its ECN marks any queue)", paper: 564_000.0, ours: table(0, "ecmp-code-hash", "0", MEAN_FCT) },
+        Claim { what: "no loss: LetFlow mean FCT (us; the code's run: 550,300)", paper: 553_000.0, ours: table(0, "letflow", "0", MEAN_FCT) },
+        Claim { what: "no loss: CONGA mean FCT (us; the code's run: 543,100)", paper: 540_000.0, ours: table(0, "conga", "0", MEAN_FCT) },
+        Claim { what: "no loss: PLB mean FCT (us; the code's run: 300,300)", paper: 211_000.0, ours: table(0, "plb", "0", MEAN_FCT) },
+        Claim { what: "no loss: ConWeave mean FCT (us; the code's run: 554,800)", paper: 563_000.0, ours: table(0, "conweave", "0", MEAN_FCT) },
+        Claim { what: "no loss: LAPS mean FCT (us; the code's runs: 159,300-162,900)", paper: 162_000.0, ours: table(0, "laps", "0", MEAN_FCT) },
+        Claim { what: "no loss: LAPS p99 FCT (us; the code's runs: 175,000-184,800)", paper: 175_000.0, ours: table(1, "laps", "0", P99_FCT) },
         Claim { what: "no loss: LAPS paper-text sender mean FCT (us)", paper: 162_000.0, ours: table(0, "laps-paper-text", "0", MEAN_FCT) },
-        Claim { what: "loss 1e-5 (the code's): ECMP mean FCT (us)", paper: 580_000.0, ours: table(0, "ecmp", "1e-5", MEAN_FCT) },
+        Claim { what: "loss 1e-5 (the code's): ECMP mean FCT (us; the code's run with its hash: 736,300)", paper: 580_000.0, ours: table(0, "ecmp", "1e-5", MEAN_FCT) },
         Claim { what: "loss 1e-5: ConWeave mean FCT (us)", paper: 610_000.0, ours: table(0, "conweave", "1e-5", MEAN_FCT) },
-        Claim { what: "loss 1e-5: LAPS mean FCT (us)", paper: 162_000.0, ours: table(0, "laps", "1e-5", MEAN_FCT) },
-        Claim { what: "loss 1e-5: LAPS p99 FCT (us)", paper: 175_000.0, ours: table(1, "laps", "1e-5", P99_FCT) },
+        Claim { what: "loss 1e-5: LAPS mean FCT (us; the code's run: 162,600)", paper: 162_000.0, ours: table(0, "laps", "1e-5", MEAN_FCT) },
+        Claim { what: "loss 1e-5: LAPS p99 FCT (us; the code's run: 176,300)", paper: 175_000.0, ours: table(1, "laps", "1e-5", P99_FCT) },
         Claim { what: "loss 1e-5 / no loss: LAPS mean FCT (paper: unchanged)", paper: 1.0, ours: Ours::Ratio(at_x(0, "laps", "1e-5", MEAN_FCT), at_x(0, "laps", "0", MEAN_FCT)) },
         Claim { what: "loss 1e-5 / no loss: LAPS p99 FCT (paper: unchanged)", paper: 1.0, ours: Ours::Ratio(at_x(1, "laps", "1e-5", P99_FCT), at_x(1, "laps", "0", P99_FCT)) },
         Claim { what: "loss 1e-6 (the paper's): ECMP mean FCT (us)", paper: 580_000.0, ours: table(0, "ecmp", "1e-6", MEAN_FCT) },
@@ -363,21 +363,22 @@ pub(super) const TABLE1: Figure = Figure {
     ],
 };
 
-/// Fig. 9's AllScatter on the rail cluster: one GPU sends 64 MB to each other GPU at once
-/// (no congestion).
-const ALLSCATTER: &str =
-    "workload={ type = \"collective\", collective = \"allscatter\", size = \"64MB\" }";
-/// Fig. 9's AllReduce: the parameter server's gather, every other GPU sending 64 MB to one at
-/// once (severe congestion).
-const ALLREDUCE: &str =
-    "workload={ type = \"incast\", senders = 63, receiver = 0, size = \"64MB\" }";
+/// Fig. 9's AllScatter: GPU 0 sends 64 MB to each other GPU, starting at Table 1's times (the
+/// code's C00015 One2all).
+const ALLSCATTER: &str = "scenarios/laps-llm-allscatter.toml";
+/// Fig. 9's AllReduce: the parameter server's gather, Table 1's incast itself (C00015 All2one).
+const ALLREDUCE: &str = "scenarios/laps-llm-incast.toml";
 
-/// Fig. 9's AllScatter with every link at 100 Gb/s, as the paper's text states (the code's
-/// rail file, which Table 1's 162 ms needs, gives the GPUs 200 Gb/s NICs).
-const ALLSCATTER_100G: &[&str] = &[ALLSCATTER, "topology.nic_speed=\"100Gbps\""];
+/// Every link at 100 Gb/s, as the paper's text states (the code's rail file, which Table 1's
+/// 162 ms needs, gives the GPUs 200 Gb/s NICs).
+const NIC_100G: &[&str] = &["topology.nic_speed=\"100Gbps\""];
 
-/// Small scale of Fig. 9: 1 MB per GPU pair.
-const SMALL_COLLECTIVES: &[&str] = &["workload.size=\"1MB\""];
+/// Small scale of Fig. 9's AllScatter: 1 MB per GPU, all starting at once.
+const SMALL_ALLSCATTER: &[&str] =
+    &["workload={ type = \"collective\", collective = \"allscatter\", size = \"1MB\" }"];
+/// Small scale of Fig. 9's AllReduce: 1 MB per GPU, all starting at once.
+const SMALL_ALLREDUCE: &[&str] =
+    &["workload={ type = \"incast\", senders = 63, receiver = 0, size = \"1MB\" }"];
 
 const OUT_OF_ORDER: Metric = Metric {
     column: "out_of_order_fraction",
@@ -388,20 +389,23 @@ const REORDER_MEAN: Metric = Metric {
     label: "mean reorder-buffer occupancy (bytes)",
 };
 
-/// A Fig. 9 panel of `metric` under `workload` for LAPS's two senders.
+/// A Fig. 9 panel of `metric` in `scenario` (with `set`; `small_set` at small scale) for
+/// LAPS's two senders.
 const fn reorder_panel(
     name: &'static str,
     title: &'static str,
-    workload: &'static [&'static str],
+    scenario: &'static str,
+    set: &'static [&'static str],
+    small_set: &'static [&'static str],
     metric: Metric,
 ) -> Panel {
     Panel {
         name,
         title,
-        scenario: "scenarios/laps-llm-incast.toml",
+        scenario,
         lbs: &["laps", "laps-paper-text"],
-        set: workload,
-        small_set: SMALL_COLLECTIVES,
+        set,
+        small_set,
         axis: None,
         metric,
         plot: PlotKind::Bars,
@@ -413,24 +417,24 @@ const fn reorder_panel(
 pub(super) const FIG9: Figure = Figure {
     id: "laps-fig9",
     paper: "LAPS Fig. 9",
-    title: "Receiver reordering under LAPS on the rail cluster, LLM AllScatter (one to all) and AllReduce (all to one, at once): packets out of order and mean reorder-buffer occupancy",
-    small: "1 MB per GPU pair instead of 64 MB",
+    title: "Receiver reordering under LAPS on the rail cluster, LLM AllScatter (one to all) and AllReduce (all to one), starting at the code's times: packets out of order and mean reorder-buffer occupancy",
+    small: "1 MB per GPU pair, all starting at once, instead of 64 MB at the code's times",
     body: Body::Sim(&[
-        reorder_panel("scatter-fraction", "AllScatter: packets arriving out of order", &[ALLSCATTER], OUT_OF_ORDER),
-        reorder_panel("scatter-mean", "AllScatter: mean reorder-buffer occupancy", &[ALLSCATTER], REORDER_MEAN),
-        reorder_panel("reduce-fraction", "AllReduce: packets arriving out of order", &[ALLREDUCE], OUT_OF_ORDER),
-        reorder_panel("reduce-mean", "AllReduce: mean reorder-buffer occupancy", &[ALLREDUCE], REORDER_MEAN),
-        reorder_panel("scatter-fraction-100g", "AllScatter with 100 Gb/s NICs (the paper's stated link speed): packets arriving out of order", ALLSCATTER_100G, OUT_OF_ORDER),
-        reorder_panel("scatter-mean-100g", "AllScatter with 100 Gb/s NICs: mean reorder-buffer occupancy", ALLSCATTER_100G, REORDER_MEAN),
+        reorder_panel("scatter-fraction", "AllScatter: packets arriving out of order", ALLSCATTER, &[], SMALL_ALLSCATTER, OUT_OF_ORDER),
+        reorder_panel("scatter-mean", "AllScatter: mean reorder-buffer occupancy", ALLSCATTER, &[], SMALL_ALLSCATTER, REORDER_MEAN),
+        reorder_panel("reduce-fraction", "AllReduce: packets arriving out of order", ALLREDUCE, &[], SMALL_ALLREDUCE, OUT_OF_ORDER),
+        reorder_panel("reduce-mean", "AllReduce: mean reorder-buffer occupancy", ALLREDUCE, &[], SMALL_ALLREDUCE, REORDER_MEAN),
+        reorder_panel("scatter-fraction-100g", "AllScatter with 100 Gb/s NICs (the paper's stated link speed): packets arriving out of order", ALLSCATTER, NIC_100G, SMALL_ALLSCATTER, OUT_OF_ORDER),
+        reorder_panel("scatter-mean-100g", "AllScatter with 100 Gb/s NICs: mean reorder-buffer occupancy", ALLSCATTER, NIC_100G, SMALL_ALLSCATTER, REORDER_MEAN),
     ]),
     claims: &[
         Claim {
-            what: "AllScatter: share of packets out of order (0.2 %)",
+            what: "AllScatter: share of packets out of order (paper 0.2 %; the code's run: 37.2 %)",
             paper: 0.002,
             ours: Ours::Value(at_p(0, "laps", OUT_OF_ORDER)),
         },
         Claim {
-            what: "AllScatter: mean occupancy, bytes (0.003 KB)",
+            what: "AllScatter: mean occupancy, bytes (paper 0.003 KB; the code's run: 16,361)",
             paper: 3.0,
             ours: Ours::Value(at_p(1, "laps", REORDER_MEAN)),
         },
@@ -445,7 +449,7 @@ pub(super) const FIG9: Figure = Figure {
             ours: Ours::Value(at_p(5, "laps", REORDER_MEAN)),
         },
         Claim {
-            what: "AllReduce: mean occupancy, bytes (under 16 packets of 1 KB)",
+            what: "AllReduce: mean occupancy, bytes (paper: under 16 packets of 1 KB; the code's runs: 1,630,734 and 2,321,597)",
             paper: 16_000.0,
             ours: Ours::Value(at_p(3, "laps", REORDER_MEAN)),
         },
