@@ -223,26 +223,29 @@ fn without_refresh_a_pause_runs_out_and_overload_drops_past_headroom() {
     );
 }
 
-/// A 5-group Dragonfly (2 routers of 2 hosts per group, 100 Gb/s, 1 us), every host sending
-/// 100 KB to every host of the other groups over the next hops of the LAPS candidate routes
-/// (minimal and through a third group), with small LAPS-style buffers: the pauses close
-/// cycles between routers.
-fn dragonfly_all_to_all(refresh: bool) -> String {
-    let pairs: Vec<(u32, u32)> = (0..20u32)
-        .flat_map(|s| (0..20u32).map(move |d| (s, d)))
-        .filter(|(s, d)| s / 4 != d / 4)
-        .collect();
+/// A Dragonfly of `groups` groups of `routers` routers of `hosts` hosts (100 Gb/s, 1 us, two
+/// global links per router) running until `end`, `pairs` sending `size` each over the next hops
+/// of the LAPS candidate routes under a 128 KB window and go-back-N, with small LAPS-style PFC
+/// buffers of `buffer` per port and `pfc`'s further `[pfc]` lines.
+fn lossless_dragonfly(
+    (groups, routers, hosts): (u32, u32, u32),
+    end: &str,
+    pairs: &[(u32, u32)],
+    size: &str,
+    buffer: &str,
+    pfc: &str,
+) -> String {
     format!(
         r#"
 seed = 3
-end = "50ms"
+end = "{end}"
 lb = [{{ scheme = "ecmp", next_hops = "laps-candidates" }}]
 cc = {{ algo = "constant", window = "128KB" }}
 [topology]
 type = "dragonfly"
-groups = 5
-routers_per_group = 2
-hosts_per_router = 2
+groups = {groups}
+routers_per_group = {routers}
+hosts_per_router = {hosts}
 global_links_per_router = 2
 [queue]
 size = "1MiB"
@@ -254,17 +257,29 @@ mode = "gbn"
 rto = "1ms"
 [pfc]
 enabled = true
-buffer = "256KiB"
+buffer = "{buffer}"
 buffer_extra_ports = 2
 threshold = "static"
 egress_admission = false
-refresh = {refresh}
+{pfc}
 [workload]
 type = "explicit"
 flows = [{}]
 "#,
-        flow_list(&pairs, "100KB")
+        flow_list(pairs, size)
     )
+}
+
+/// A 5-group Dragonfly (2 routers of 2 hosts per group), every host sending 100 KB to every
+/// host of the other groups over the LAPS candidate routes (minimal and through a third
+/// group): the pauses close cycles between routers.
+fn dragonfly_all_to_all(refresh: bool) -> String {
+    let pairs: Vec<(u32, u32)> = (0..20u32)
+        .flat_map(|s| (0..20u32).map(move |d| (s, d)))
+        .filter(|(s, d)| s / 4 != d / 4)
+        .collect();
+    let pfc = format!("refresh = {refresh}");
+    lossless_dragonfly((5, 2, 2), "50ms", &pairs, "100KB", "256KiB", &pfc)
 }
 
 #[test]
@@ -293,50 +308,18 @@ fn a_cycle_of_refreshed_pauses_deadlocks_and_pauses_that_run_out_dissolve_it() {
     assert!(sim.pfc_buffer_drops().expect("PFC on") > 0);
 }
 
-/// Three routers in a triangle (a Dragonfly of 3 groups of one router, 4 hosts each, 100
-/// Gb/s, 1 us), every host of router r sending 1 MB to every host of router r + 2 (mod 3)
-/// over the next hops of the LAPS candidate routes (direct, or on through router r + 1), with
-/// small LAPS-style buffers: a packet waiting at router r + 1 for the link to r + 2 holds
-/// buffer that router r + 1 paused router r for, round the triangle one way.
+/// Three routers in a triangle (a Dragonfly of 3 groups of one router, 4 hosts each), every
+/// host of router r sending 1 MB to every host of router r + 2 (mod 3) over the next hops of
+/// the LAPS candidate routes (direct, or on through router r + 1): a packet waiting at router
+/// r + 1 for the link to r + 2 holds buffer that router r + 1 paused router r for, round the
+/// triangle one way.
 fn triangle(refresh: bool) -> String {
     let pairs: Vec<(u32, u32)> = (0..12u32)
         .flat_map(|s| (0..12u32).map(move |d| (s, d)))
         .filter(|(s, d)| d / 4 == (s / 4 + 2) % 3)
         .collect();
-    format!(
-        r#"
-seed = 3
-end = "200ms"
-lb = [{{ scheme = "ecmp", next_hops = "laps-candidates" }}]
-cc = {{ algo = "constant", window = "128KB" }}
-[topology]
-type = "dragonfly"
-groups = 3
-routers_per_group = 1
-hosts_per_router = 4
-global_links_per_router = 2
-[queue]
-size = "1MiB"
-ecn_min = "900KiB"
-ecn_max = "1000KiB"
-trimming = false
-[transport]
-mode = "gbn"
-rto = "1ms"
-[pfc]
-enabled = true
-buffer = "128KiB"
-buffer_extra_ports = 2
-threshold = "static"
-egress_admission = false
-refresh = {refresh}
-deadlock_after = "2ms"
-[workload]
-type = "explicit"
-flows = [{}]
-"#,
-        flow_list(&pairs, "1MB")
-    )
+    let pfc = format!("refresh = {refresh}\ndeadlock_after = \"2ms\"");
+    lossless_dragonfly((3, 1, 4), "200ms", &pairs, "1MB", "128KiB", &pfc)
 }
 
 #[test]
