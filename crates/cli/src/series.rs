@@ -216,8 +216,8 @@ const FLOW_STATS: &[&str] = &[
     "max_reorder",
 ];
 const LB_EVENTS: &[&str] = &["lb", "time_us", "flow", "event", "until_us"];
-/// `lb_events.csv` of a scenario with a switch scheme that reports path changes (Reunion):
-/// three trailing columns.
+/// `lb_events.csv` of a scenario with a switch scheme that reports path changes (Reunion's
+/// reroutes, LetFlow's and CONGA's flowlets with `events = true`): three trailing columns.
 const LB_EVENTS_PATHS: &[&str] = &[
     "lb", "time_us", "flow", "event", "until_us", "old_path", "new_path", "reason",
 ];
@@ -349,7 +349,10 @@ impl Tables {
             let name = r.event.name();
             let until = match r.event {
                 LbEvent::Froze { until } => f6(to_us(until)),
-                LbEvent::Unfroze | LbEvent::Rerouted | LbEvent::PathChanged { .. } => String::new(),
+                LbEvent::Unfroze
+                | LbEvent::Rerouted
+                | LbEvent::PathChanged { .. }
+                | LbEvent::Flowlet { .. } => String::new(),
             };
             let mut row = vec![
                 lbs.clone(),
@@ -364,6 +367,9 @@ impl Tables {
                 match r.event {
                     LbEvent::PathChanged { old, new, reason } => {
                         row.extend([old.to_string(), new.to_string(), reason.to_string()])
+                    }
+                    LbEvent::Flowlet { old, new } => {
+                        row.extend([old.to_string(), new.to_string(), String::new()])
                     }
                     _ => row.extend([String::new(), String::new(), String::new()]),
                 }

@@ -177,6 +177,14 @@ pub enum LbEvent {
         /// Why.
         reason: &'static str,
     },
+    /// A flowlet switch scheme began a flowlet of the connection, on path `new` (a reroute
+    /// when `old` differs; the flow's first flowlet has `old == new`).
+    Flowlet {
+        /// The previous flowlet's path.
+        old: u16,
+        /// This one's.
+        new: u16,
+    },
 }
 
 impl LbEvent {
@@ -186,6 +194,7 @@ impl LbEvent {
             LbEvent::Froze { .. } => "froze",
             LbEvent::Unfroze => "unfroze",
             LbEvent::Rerouted | LbEvent::PathChanged { .. } => "rerouted",
+            LbEvent::Flowlet { .. } => "flowlet",
         }
     }
 }

@@ -219,7 +219,7 @@ pub fn freeze_counts(records: &[LbRecord]) -> (u64, u64) {
         match r.event {
             LbEvent::Froze { .. } => c.0 += 1,
             LbEvent::Unfroze => c.1 += 1,
-            LbEvent::Rerouted | LbEvent::PathChanged { .. } => {}
+            LbEvent::Rerouted | LbEvent::PathChanged { .. } | LbEvent::Flowlet { .. } => {}
         }
     }
     c

@@ -44,8 +44,12 @@
 //!   ([`super::tor_paths`]).
 //! - The DRE decays lazily at period boundaries of the simulation clock (the same instants a
 //!   periodic timer would fire), without a timer per port.
+//! - Flowlets of data packets are counted, and those that move their flow to another path
+//!   count as the run's `reroutes`; `events = true` records each as a `flowlet` event with the
+//!   old and new path index ([`super::flowlet_log`]).
 use serde::{Deserialize, Serialize};
 
+use super::flowlet_log::FlowletLog;
 use super::tor_paths::{edge_of_host, from_host, TorPaths};
 use super::{ecmp, Hooks, Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::time::US;
@@ -91,6 +95,8 @@ pub struct CongaConfig {
     pub feedback: Feedback,
     /// Also route ACKs and NACKs by flowlet (else they are hashed).
     pub replies: bool,
+    /// Record every flowlet of a data flow as a load-balancer event (`lb_events.csv`).
+    pub events: bool,
 }
 
 impl Default for CongaConfig {
@@ -105,6 +111,7 @@ impl Default for CongaConfig {
             samples: 4,
             feedback: Feedback::Piggyback,
             replies: false,
+            events: false,
         }
     }
 }
@@ -184,6 +191,7 @@ pub struct Conga {
     to_leaf: Vec<Metric>,
     /// At the destination ToR of each pair: the CE last measured on each path.
     from_leaf: Vec<Metric>,
+    log: FlowletLog,
 }
 
 impl Conga {
@@ -217,6 +225,7 @@ impl Conga {
             to_leaf: vec![Metric::default(); paths.slots()],
             from_leaf: vec![Metric::default(); paths.slots()],
             paths,
+            log: FlowletLog::new(cfg.events),
         }
     }
 
@@ -332,7 +341,13 @@ impl Conga {
             f.code
         } else {
             let start = ctx.rng().below(self.paths.count(pair));
-            self.choose(ctx, pair, at, candidates, start)
+            let code = self.choose(ctx, pair, at, candidates, start);
+            if !pkt.is_reply() {
+                let old = f.live.then(|| self.paths.index(pair, f.code) as u16);
+                let new = self.paths.index(pair, code) as u16;
+                self.log.began(ctx, pkt.flow, old, new);
+            }
+            code
         };
         self.flowlets[key] = Flowlet {
             last: now,
@@ -447,6 +462,10 @@ impl SwitchScheme for Conga {
 
     fn hooks(&self) -> Hooks {
         Hooks { egress: true }
+    }
+
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        self.log.stats()
     }
 }
 

@@ -29,8 +29,12 @@
 //! - Candidates: the shortest-path next hops, or, in a run whose `lb` entry says
 //!   `next_hops = "laps-candidates"` (the LAPS runs), the next links of the LAPS candidate
 //!   routes, per hop ([`crate::net::candidate_hops`]).
+//! - Flowlets of data packets are counted, and those that move their flow count as the run's
+//!   `reroutes`; `events = true` records each as a `flowlet` event with its old and new path
+//!   ([`super::flowlet_log`]; every-switch mode: the port's place among the candidates).
 use serde::{Deserialize, Serialize};
 
+use super::flowlet_log::FlowletLog;
 use super::tor_paths::{edge_of_host, follow, from_host, TorPaths};
 use super::{ecmp, Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::{Handle, Time};
@@ -66,6 +70,8 @@ pub struct LetFlowConfig {
     pub aging: TimeQ,
     /// Also flowlet-switch ACKs and NACKs (else they are hashed).
     pub replies: bool,
+    /// Record every flowlet of a data flow as a load-balancer event (`lb_events.csv`).
+    pub events: bool,
 }
 
 impl Default for LetFlowConfig {
@@ -75,6 +81,7 @@ impl Default for LetFlowConfig {
             timeout: TimeQ(100 * crate::engine::time::US),
             aging: TimeQ(2 * crate::engine::time::MS),
             replies: false,
+            events: false,
         }
     }
 }
@@ -121,6 +128,7 @@ pub struct LetFlow {
     paths: TorPaths,
     /// [`WAYS`] entries per (flow, direction), grown as flows appear.
     table: Vec<[Entry; WAYS]>,
+    log: FlowletLog,
 }
 
 impl LetFlow {
@@ -137,12 +145,14 @@ impl LetFlow {
             salts: setup.salts.to_vec(),
             paths: TorPaths::new(setup.topology),
             table: Vec::new(),
+            log: FlowletLog::new(cfg.events),
         }
     }
 
-    /// The flow's way at `switch` (its own, else the one to reuse) and the choice remembered
-    /// there if the flowlet goes on.
-    fn lookup(&mut self, key: usize, switch: u32, now: Time) -> (usize, Option<u32>) {
+    /// The flow's way at `switch` (its own, else the one to reuse), the choice remembered
+    /// there if the flowlet goes on, and the flow's previous choice there (if it has a way
+    /// there).
+    fn lookup(&mut self, key: usize, switch: u32, now: Time) -> (usize, Option<u32>, Option<u32>) {
         if key >= self.table.len() {
             self.table.resize(key + 1, [EMPTY; WAYS]);
         }
@@ -156,8 +166,9 @@ impl LetFlow {
         };
         let e = ways[slot];
         let gap = now.saturating_sub(e.last);
-        let goes_on = e.switch == switch && gap <= self.timeout && gap <= self.aging;
-        (slot, goes_on.then_some(e.choice))
+        let own = e.switch == switch;
+        let goes_on = own && gap <= self.timeout && gap <= self.aging;
+        (slot, goes_on.then_some(e.choice), own.then_some(e.choice))
     }
 
     /// Remembers `choice` for the flow at `switch`, now.
@@ -169,7 +180,8 @@ impl LetFlow {
         };
     }
 
-    /// The choice for the flow at `switch`: kept within a flowlet while `valid`, else drawn.
+    /// The choice for the flow at `switch`: kept within a flowlet while `valid`, else drawn;
+    /// with the previous choice when a new flowlet began (`Some(None)`: the flow's first).
     fn decide(
         &mut self,
         key: usize,
@@ -177,14 +189,14 @@ impl LetFlow {
         now: Time,
         valid: impl Fn(u32) -> bool,
         draw: impl FnOnce() -> u32,
-    ) -> u32 {
-        let (slot, kept) = self.lookup(key, switch, now);
-        let choice = match kept {
-            Some(c) if valid(c) => c,
-            _ => draw(),
+    ) -> (u32, Option<Option<u32>>) {
+        let (slot, kept, previous) = self.lookup(key, switch, now);
+        let (choice, began) = match kept {
+            Some(c) if valid(c) => (c, None),
+            _ => (draw(), Some(previous)),
         };
         self.remember(key, slot, switch, choice, now);
-        choice
+        (choice, began)
     }
 }
 
@@ -215,13 +227,24 @@ impl SwitchScheme for LetFlow {
         let level = ctx.topology().switches[switch as usize].level;
         match self.at {
             Placement::EverySwitch => {
-                let port = self.decide(
+                let (port, began) = self.decide(
                     key,
                     switch,
                     now,
                     |p| candidates.contains(&p),
                     || candidates[ctx.rng().below(candidates.len() as u32) as usize],
                 );
+                if let (Some(previous), false) = (began, pkt.is_reply()) {
+                    // A path here is the port's place among the candidates.
+                    let place = |p: u32| {
+                        candidates
+                            .iter()
+                            .position(|&c| c == p)
+                            .map_or(u16::MAX, |i| i as u16)
+                    };
+                    self.log
+                        .began(ctx, pkt.flow, previous.map(place), place(port));
+                }
                 Ingress::Forward(port)
             }
             Placement::SourceTor => {
@@ -239,12 +262,17 @@ impl SwitchScheme for LetFlow {
                 }
                 let src_edge = topo.edge_index[switch as usize];
                 let pair = self.paths.pair(src_edge, edge_of_host(topo, pkt.dst));
-                let (slot, kept) = self.lookup(key, switch, now);
+                let (slot, kept, previous) = self.lookup(key, switch, now);
                 let code = match kept {
                     Some(code) => code as u8,
                     None => {
                         let index = ctx.rng().below(self.paths.count(pair));
-                        self.paths.code(pair, index)
+                        let code = self.paths.code(pair, index);
+                        if !pkt.is_reply() {
+                            let old = previous.map(|c| self.paths.index(pair, c as u8) as u16);
+                            self.log.began(ctx, pkt.flow, old, index as u16);
+                        }
+                        code
                     }
                 };
                 self.remember(key, slot, switch, code as u32, now);
@@ -253,6 +281,10 @@ impl SwitchScheme for LetFlow {
                 Ingress::Forward(follow(code, level, candidates))
             }
         }
+    }
+
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        self.log.stats()
     }
 }
 
@@ -297,6 +329,7 @@ mod tests {
                     candidates[rng.below(8) as usize]
                 },
             )
+            .0
         };
         let first = pick(&mut lf, 0, &mut draw_count);
         // Packets 100 us apart (exactly the timeout) stay on the port, for as long as they come.
@@ -322,13 +355,13 @@ mod tests {
     #[test]
     fn flows_and_switches_have_their_own_flowlets() {
         let mut lf = scheme(Placement::EverySwitch);
-        assert_eq!(lf.decide(0, 1, 0, |_| true, || 5), 5);
-        assert_eq!(lf.decide(0, 2, 0, |_| true, || 6), 6, "another switch");
-        assert_eq!(lf.decide(1, 1, 0, |_| true, || 7), 7, "another flow");
-        assert_eq!(lf.decide(0, 1, 10, |_| true, || 0), 5);
-        assert_eq!(lf.decide(0, 2, 10, |_| true, || 0), 6);
+        assert_eq!(lf.decide(0, 1, 0, |_| true, || 5).0, 5);
+        assert_eq!(lf.decide(0, 2, 0, |_| true, || 6).0, 6, "another switch");
+        assert_eq!(lf.decide(1, 1, 0, |_| true, || 7).0, 7, "another flow");
+        assert_eq!(lf.decide(0, 1, 10, |_| true, || 0).0, 5);
+        assert_eq!(lf.decide(0, 2, 10, |_| true, || 0).0, 6);
         // A remembered port that is no longer a candidate is replaced at once.
-        assert_eq!(lf.decide(0, 1, 20, |p| p != 5, || 3), 3);
+        assert_eq!(lf.decide(0, 1, 20, |p| p != 5, || 3).0, 3);
     }
 
     #[test]
@@ -336,9 +369,9 @@ mod tests {
         let mut lf = scheme(Placement::EverySwitch);
         lf.timeout = 10 * US;
         lf.aging = 5 * US;
-        assert_eq!(lf.decide(0, 1, 0, |_| true, || 5), 5);
-        assert_eq!(lf.decide(0, 1, 5 * US, |_| true, || 6), 5);
-        assert_eq!(lf.decide(0, 1, 10 * US + 1, |_| true, || 6), 6, "aged");
+        assert_eq!(lf.decide(0, 1, 0, |_| true, || 5).0, 5);
+        assert_eq!(lf.decide(0, 1, 5 * US, |_| true, || 6).0, 5);
+        assert_eq!(lf.decide(0, 1, 10 * US + 1, |_| true, || 6).0, 6, "aged");
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub mod conga;
 pub mod conweave;
 pub mod drill;
 pub mod ecmp;
+pub mod flowlet_log;
 pub mod letflow;
 pub mod reunion;
 pub mod tor_paths;
@@ -329,11 +330,16 @@ switch_schemes! {
 }
 
 impl SwitchSpec {
-    /// True for schemes that move flows between ToR paths and record each move as an
-    /// [`LbEvent::PathChanged`] (Reunion): their scenarios' `lb_events.csv` has the old path,
-    /// the new path and the reason.
+    /// True for schemes that record path changes as load-balancer events (Reunion's
+    /// [`LbEvent::PathChanged`], LetFlow's and CONGA's [`LbEvent::Flowlet`] with `events =
+    /// true`): their scenarios' `lb_events.csv` has the old path, the new path and the reason.
     pub fn reports_path_changes(&self) -> bool {
-        matches!(self, SwitchSpec::Reunion(_))
+        match self {
+            SwitchSpec::Reunion(_) => true,
+            SwitchSpec::Letflow(c) => c.events,
+            SwitchSpec::Conga(c) => c.events,
+            _ => false,
+        }
     }
 }
 

@@ -99,6 +99,11 @@ impl Simulation {
         let (freezes, unfreezes) = freeze_counts(&self.lb_records);
         let faults = self.fault_stats();
         let pfc = self.pfc_totals();
+        let switch_stats: std::collections::BTreeMap<String, u64> = self
+            .switch_stats()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
         RunSummary {
             lb: self.label.clone(),
             seed: self.cfg.seed,
@@ -129,16 +134,14 @@ impl Simulation {
                     / c.data_bytes_sent as f64
             },
             slowdown: self.slowdown(),
+            // Sender-side reroutes, and those a switch scheme counts (Reunion's, flowlets that
+            // moved their flow): its events may be recorded or not, its count always is.
             reroutes: self
                 .lb_records
                 .iter()
-                .filter(|r| {
-                    matches!(
-                        r.event,
-                        crate::lb::LbEvent::Rerouted | crate::lb::LbEvent::PathChanged { .. }
-                    )
-                })
-                .count() as u64,
+                .filter(|r| matches!(r.event, crate::lb::LbEvent::Rerouted))
+                .count() as u64
+                + switch_stats.get("reroutes").copied().unwrap_or(0),
             credits: c.credits_sent,
             classes: (self.classes.len() > 1).then(|| self.class_summaries()),
             unreachable: self.unreachable_flows(),
@@ -147,11 +150,7 @@ impl Simulation {
                 .into_iter()
                 .chain(self.halt.clone())
                 .collect(),
-            switch_stats: self
-                .switch_stats()
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
+            switch_stats,
             pfc_pauses: pfc.map(|t| t.0),
             pfc_paused_us: pfc.map(|t| t.1),
             random_loss_drops: self.random_loss_stats().map(|s| s.data_dropped),
