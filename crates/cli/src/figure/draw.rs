@@ -232,6 +232,9 @@ pub struct FigureResult {
     /// The commit of the binary that ran it (`-dirty`: with uncommitted changes).
     #[serde(default)]
     pub commit: String,
+    /// Its plots as SVG files in its directory, in the page's order (time series excluded).
+    #[serde(default)]
+    pub plots: Vec<String>,
     /// The paper's numbers beside ours.
     pub claims: Vec<Checked>,
 }

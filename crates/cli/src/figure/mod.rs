@@ -189,6 +189,7 @@ pub fn run_figure(
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let small = scale == Scale::Small;
     let mut images: Vec<(String, PathBuf)> = Vec::new();
+    let mut plots: Vec<String> = Vec::new();
     let mut data = Vec::new();
     let mut panel_rows: Vec<(&Panel, Rows)> = Vec::new();
     // Sweeps already run for an earlier panel (sweep file, directory, CSV): panels that plot
@@ -220,6 +221,7 @@ pub fn run_figure(
                 let rows = draw::read_rows(&csv)?;
                 let (png, _svg) = draw::draw_panel(fig, p, &rows, out, &stem)?;
                 images.push((format!("{} ({})", p.title, p.metric.label), png));
+                plots.push(format!("{stem}.svg"));
                 if p.series {
                     let run = point_dir(&dir, 0);
                     let run_data = RunData::load(&run)?;
@@ -236,6 +238,7 @@ pub fn run_figure(
             let (stems, files) = theory::run(*m, out, small)?;
             for s in stems {
                 images.push((s.replace('_', " "), out.join(format!("{s}.png"))));
+                plots.push(format!("{s}.svg"));
             }
             data.extend(files);
         }
@@ -250,6 +253,7 @@ pub fn run_figure(
             .unwrap_or(0),
         wall_s: started.elapsed().as_secs_f64(),
         commit: env!("REPSIM_COMMIT").to_string(),
+        plots,
         claims,
     };
     draw::write_result(out, &result)?;
@@ -569,6 +573,7 @@ mod tests {
             finished_unix_s: 0,
             wall_s: 4000.0,
             commit: "abc1234".into(),
+            plots: vec![],
             claims: vec![draw::Checked {
                 what: "a number".into(),
                 paper: 2.0,
