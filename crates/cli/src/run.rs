@@ -408,6 +408,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     let info = RunInfo {
         repsim_version: env!("CARGO_PKG_VERSION"),
+        repsim_commit: env!("REPSIM_COMMIT"),
         command: std::env::args().collect(),
         scenario_file: args.scenario.display().to_string(),
         scenario_name: scn.name(),

@@ -511,6 +511,8 @@ pub struct RunEntry {
 pub struct RunInfo {
     /// `repsim` version.
     pub repsim_version: &'static str,
+    /// The commit the binary was built from (`-dirty`: with uncommitted changes).
+    pub repsim_commit: &'static str,
     /// The command line.
     pub command: Vec<String>,
     /// Scenario file as given.

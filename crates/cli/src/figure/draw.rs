@@ -227,9 +227,11 @@ pub struct FigureResult {
     pub scale: String,
     /// When it finished (Unix seconds).
     pub finished_unix_s: u64,
-    /// Wall-clock seconds the command took.
+    /// Wall-clock seconds of the command(s) that ran its simulations: a run that reuses every
+    /// finished point keeps the earlier run's time, a resumed run adds its own.
     pub wall_s: f64,
-    /// The commit of the binary that ran it (`-dirty`: with uncommitted changes).
+    /// The commit(s) of the binaries that ran its simulations (`a+b` when points of several
+    /// were reused; `-dirty`: with uncommitted changes).
     #[serde(default)]
     pub commit: String,
     /// Its plots as SVG files in its directory, in the page's order (time series excluded).

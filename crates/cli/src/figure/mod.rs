@@ -41,6 +41,14 @@ pub struct FigureArgs {
     /// `all` the whole table; with one figure its rows, keeping the other figures' rows.
     #[arg(long)]
     pub table: Option<PathBuf>,
+    /// With `all`: only these figures (comma-separated ids); with `--table`, only their rows
+    /// are replaced.
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Copy each figure's plots (SVG) into this directory (`docs/figures`), where `--table`
+    /// shows them.
+    #[arg(long)]
+    pub plots: Option<PathBuf>,
     /// Discard earlier results of the figure first (by default finished points are kept and
     /// only the missing ones run, as for a resumed sweep).
     #[arg(long)]
@@ -187,6 +195,10 @@ pub fn run_figure(
         std::fs::remove_dir_all(out).with_context(|| format!("removing {}", out.display()))?;
     }
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let previous: Option<FigureResult> = std::fs::read(out.join("result.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let earlier_runs = run_records(out);
     let small = scale == Scale::Small;
     let mut images: Vec<(String, PathBuf)> = Vec::new();
     let mut plots: Vec<String> = Vec::new();
@@ -244,15 +256,20 @@ pub fn run_figure(
         }
     }
     let claims = draw::check_claims(fig.claims, &panel_rows, out, small);
+    let runs = Provenance::scan(out, &earlier_runs);
+    let elapsed = started.elapsed().as_secs_f64();
+    let earlier_wall = previous.as_ref().map_or(0.0, |p| p.wall_s);
     let result = FigureResult {
         id: fig.id.to_string(),
         scale: scale.name().to_string(),
-        finished_unix_s: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0),
-        wall_s: started.elapsed().as_secs_f64(),
-        commit: env!("REPSIM_COMMIT").to_string(),
+        finished_unix_s: unix_now(),
+        wall_s: match (runs.ran_now, previous.is_some()) {
+            // Only redrawn: the simulations' time is the earlier run's.
+            (0, true) => earlier_wall,
+            (n, true) if n < runs.total => earlier_wall + elapsed,
+            _ => elapsed,
+        },
+        commit: runs.commit(previous.as_ref().map(|p| p.commit.as_str())),
         plots,
         claims,
     };
@@ -272,6 +289,88 @@ pub fn run_figure(
         println!("{}", page.display());
     }
     Ok(result)
+}
+
+/// Unix time now, in seconds.
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Which binaries ran a figure's simulations, read from its points' `run.json`.
+#[derive(Debug, Default, PartialEq)]
+struct Provenance {
+    /// Runs (points) found.
+    total: usize,
+    /// Of them, those started by this command.
+    ran_now: usize,
+    /// Their binaries' commits, sorted.
+    commits: std::collections::BTreeSet<String>,
+    /// Runs whose `run.json` names no commit (written before it did).
+    unnamed: usize,
+}
+
+/// Every `run.json` under `dir` (one per point run), with its bytes.
+fn run_records(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == "run.json") {
+                if let Ok(bytes) = std::fs::read(&path) {
+                    found.push((path, bytes));
+                }
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+impl Provenance {
+    /// Reads every `run.json` under `dir`; those not in `earlier` (or changed) count as this
+    /// command's.
+    fn scan(dir: &Path, earlier: &[(PathBuf, Vec<u8>)]) -> Provenance {
+        let mut p = Provenance::default();
+        for (path, bytes) in run_records(dir) {
+            let Ok(info) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+                continue;
+            };
+            p.total += 1;
+            if !earlier.iter().any(|(q, b)| *q == path && *b == bytes) {
+                p.ran_now += 1;
+            }
+            match info["repsim_commit"].as_str() {
+                Some(c) => {
+                    p.commits.insert(c.to_string());
+                }
+                None => p.unnamed += 1,
+            }
+        }
+        p
+    }
+
+    /// The commits as one cell: `a+b` for several; runs that name none are taken to be the
+    /// earlier result's (`earlier`), else this binary's when it ran them now.
+    fn commit(&self, earlier: Option<&str>) -> String {
+        let mut all = self.commits.clone();
+        if self.unnamed > 0 {
+            all.insert(match earlier {
+                Some(c) if !c.is_empty() => c.to_string(),
+                _ => "unknown".to_string(),
+            });
+        }
+        if all.is_empty() {
+            // A figure without simulations (a theory model) is computed by this binary.
+            all.insert(env!("REPSIM_COMMIT").to_string());
+        }
+        all.into_iter().collect::<Vec<_>>().join("+")
+    }
 }
 
 /// Runs panel `p` (sweep file text `definition`) into `dir` and returns its `sweep.csv`.
@@ -382,10 +481,12 @@ fn list() {
 
 /// The opening of `FIGURES.md`, down to its table's header.
 const TABLE_HEAD: &str = "# Figures: our results against the papers'\n\n\
-     Each figure's rows were written by `repsim figure ID --scale SCALE --table FIGURES.md`\n\
-     (`repsim figure all --table FIGURES.md` rewrites them all), with the scale, the wall time of\n\
-     that command and the commit of the binary that ran it. At `small` scale the numbers are not\n\
-     comparable to the paper's; see each figure's page.\n\n\
+     Written by `repsim figure all --scale paper --table FIGURES.md --plots docs/figures` (one\n\
+     figure's rows: `repsim figure ID --scale paper --table FIGURES.md --plots docs/figures`):\n\
+     one row per claim with the paper's number, ours and their ratio, the scale it ran at, the\n\
+     wall time of the command that ran its simulations on the machine that ran it, and the\n\
+     commit of the binary. The plots follow the table. Small-scale runs (what CI checks) are\n\
+     not comparable to the paper and are not listed here.\n\n\
      | id | figure | scale | quantity | paper | ours | ours / paper | wall | commit |\n\
      |---|---|---|---|---|---|---|---|---|\n";
 
@@ -503,6 +604,142 @@ fn update_table(existing: &str, f: &Figure, r: &FigureResult) -> String {
     s + &table_tail()
 }
 
+/// Where the plots section starts.
+const PLOTS_HEAD: &str = "\n## Plots\n";
+
+/// Where the total wall time line starts.
+const TOTAL_HEAD: &str = "\nTotal wall time of the figures above: ";
+
+/// Seconds in a wall cell written by [`wall`] (`12 s`, `34 min`, `1.5 h`).
+fn parse_wall(cell: &str) -> Option<f64> {
+    let (n, unit) = cell.trim().split_once(' ')?;
+    let n: f64 = n.parse().ok()?;
+    match unit {
+        "s" => Some(n),
+        "min" => Some(n * 60.0),
+        "h" => Some(n * 3600.0),
+        _ => None,
+    }
+}
+
+/// The sum of the figures' wall times in a table's rows (each figure counted once).
+fn total_wall(table: &str) -> f64 {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut total = 0.0;
+    for line in table.lines().filter(|l| l.starts_with("| ")) {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        let id = cells[0].trim_start_matches("| ");
+        if cells.len() < 9 || seen.contains(&id) {
+            continue;
+        }
+        if let Some(w) = parse_wall(cells[7]) {
+            seen.push(id);
+            total += w;
+        }
+    }
+    total
+}
+
+/// The plots of figure `id` in `dir` (file names, sorted).
+fn plots_of(dir: &Path, id: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| {
+            n.strip_suffix(".svg")
+                .is_some_and(|stem| stem == id || stem.starts_with(&format!("{id}-")))
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// Copies figure `id`'s plots (`plots`, in `from`) into `to`, named `<id>-...` where they
+/// are not already.
+fn copy_plots(id: &str, plots: &[String], from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
+    for p in plots {
+        let name = if p.starts_with(id) {
+            p.clone()
+        } else {
+            format!("{id}-{p}")
+        };
+        std::fs::copy(from.join(p), to.join(&name))
+            .with_context(|| format!("copying {} to {}", from.join(p).display(), to.display()))?;
+    }
+    Ok(())
+}
+
+/// `table` (rows and the list of rows without a figure) finished with the total wall time
+/// and the plots found in `plots` (a directory, linked relative to the table's `base`).
+fn finish_table(table: &str, plots: &Path, base: &Path) -> String {
+    let body = table.split(TOTAL_HEAD).next().unwrap_or("");
+    let body = body.split(TABLE_TAIL).next().unwrap_or("");
+    let rest = table
+        .split_once(TABLE_TAIL)
+        .map_or(String::new(), |(_, r)| format!("{TABLE_TAIL}{r}"));
+    let tail = rest.split(PLOTS_HEAD).next().unwrap_or("").to_string();
+    let tail = if tail.is_empty() { table_tail() } else { tail };
+    let mut s = body.trim_end().to_string();
+    s.push('\n');
+    let _ = writeln!(
+        s,
+        "{TOTAL_HEAD}{} (the sum of the wall column, each figure once).",
+        wall(total_wall(body))
+    );
+    s += &tail;
+    let link = plots.strip_prefix(base).unwrap_or(plots);
+    let mut section = String::new();
+    for f in FIGURES {
+        let names = plots_of(plots, f.id);
+        if names.is_empty() {
+            continue;
+        }
+        let _ = writeln!(section, "\n### {} ({}): {}\n", f.id, f.paper, f.title);
+        for n in names {
+            let _ = writeln!(section, "![{n}]({}/{n})", link.display());
+        }
+    }
+    if !section.is_empty() {
+        s += PLOTS_HEAD;
+        s += &section;
+    }
+    s
+}
+
+/// Writes the table `t`: every figure of `results` (`whole`: the table is only theirs, else
+/// their rows replace their own in the existing table), then the total and the plots in
+/// `plots` (default: `docs/figures` beside the table).
+fn write_table(
+    t: &Path,
+    results: &[(&Figure, Option<FigureResult>)],
+    whole: bool,
+    plots: Option<&Path>,
+) -> Result<()> {
+    let mut text = if whole {
+        table(results)
+    } else {
+        match std::fs::read_to_string(t) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(e).with_context(|| format!("reading {}", t.display())),
+        }
+    };
+    if !whole {
+        for (f, r) in results {
+            if let Some(r) = r {
+                text = update_table(&text, f, r);
+            }
+        }
+    }
+    let base = t.parent().unwrap_or(Path::new(""));
+    let default_plots = base.join("docs").join("figures");
+    let text = finish_table(&text, plots.unwrap_or(&default_plots), base);
+    crate::output::write_atomic(t, text.as_bytes())
+}
+
 /// `repsim figure`.
 pub fn figure(args: FigureArgs) -> Result<()> {
     let jobs = crate::run::jobs_or_every_core(args.jobs.unwrap_or(0));
@@ -512,15 +749,29 @@ pub fn figure(args: FigureArgs) -> Result<()> {
             Ok(())
         }
         "all" => {
+            for id in &args.only {
+                if !FIGURES.iter().any(|f| f.id == id) {
+                    bail!("--only: no figure {id}; `repsim figure list` shows them");
+                }
+            }
             let mut results = Vec::new();
             let mut failed = Vec::new();
-            for f in FIGURES {
+            let started = Instant::now();
+            for f in FIGURES
+                .iter()
+                .filter(|f| args.only.is_empty() || args.only.iter().any(|o| o == f.id))
+            {
                 let out = match &args.out {
                     Some(o) => o.join(f.id).join(args.scale.name()),
                     None => default_out(f.id, args.scale),
                 };
                 match run_figure(f, args.scale, &out, jobs, args.rerun, args.quiet) {
-                    Ok(r) => results.push((f, Some(r))),
+                    Ok(r) => {
+                        if let Some(dir) = &args.plots {
+                            copy_plots(f.id, &r.plots, &out, dir)?;
+                        }
+                        results.push((f, Some(r)));
+                    }
                     Err(e) => {
                         eprintln!("error: {}: {e:#}", f.id);
                         failed.push(f.id);
@@ -529,7 +780,14 @@ pub fn figure(args: FigureArgs) -> Result<()> {
                 }
             }
             if let Some(t) = &args.table {
-                crate::output::write_atomic(t, table(&results).as_bytes())?;
+                write_table(t, &results, args.only.is_empty(), args.plots.as_deref())?;
+            }
+            if !args.quiet {
+                eprintln!(
+                    "{} figure(s) in {}",
+                    results.len(),
+                    wall(started.elapsed().as_secs_f64())
+                );
             }
             if !failed.is_empty() {
                 bail!("{} figure(s) failed: {}", failed.len(), failed.join(", "));
@@ -547,15 +805,15 @@ pub fn figure(args: FigureArgs) -> Result<()> {
                 .out
                 .clone()
                 .unwrap_or_else(|| default_out(id, args.scale));
+            if !args.only.is_empty() {
+                bail!("--only goes with `figure all`");
+            }
             let result = run_figure(fig, args.scale, &out, jobs, args.rerun, args.quiet)?;
+            if let Some(dir) = &args.plots {
+                copy_plots(fig.id, &result.plots, &out, dir)?;
+            }
             if let Some(t) = &args.table {
-                let existing = match std::fs::read_to_string(t) {
-                    Ok(text) => text,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-                    Err(e) => return Err(e).with_context(|| format!("reading {}", t.display())),
-                };
-                let text = update_table(&existing, fig, &result);
-                crate::output::write_atomic(t, text.as_bytes())?;
+                write_table(t, &[(fig, Some(result))], false, args.plots.as_deref())?;
             }
             Ok(())
         }
@@ -614,5 +872,61 @@ mod tests {
             up.contains("| reps-fig2 | REPS Fig. 2 | small | x | 1.0 | 1.0 | 1.00 | | |\n"),
             "{up}"
         );
+    }
+
+    #[test]
+    fn the_table_ends_with_its_total_and_the_plots_found() {
+        let dir = std::env::temp_dir().join(format!("repsim-table-{}", std::process::id()));
+        let plots = dir.join("docs").join("figures");
+        std::fs::create_dir_all(&plots).unwrap();
+        for name in [
+            "reps-fig4.svg",
+            "reps-fig12-a.svg",
+            "reps-fig1.svg",
+            "x.png",
+        ] {
+            std::fs::write(plots.join(name), "<svg/>").unwrap();
+        }
+        let (a, b) = (figure("reps-fig4"), figure("laps-table1"));
+        let t = update_table(
+            &update_table("", a, &result(a.id, 1.0)),
+            b,
+            &result(b.id, 3.0),
+        );
+        let done = finish_table(&t, &plots, &dir);
+        // Each figure's wall counted once: 4000 s + 4000 s.
+        assert!(
+            done.contains("Total wall time of the figures above: 2.2 h"),
+            "{done}"
+        );
+        assert!(
+            done.contains("![reps-fig4.svg](docs/figures/reps-fig4.svg)"),
+            "{done}"
+        );
+        // reps-fig1 is no figure of the registry and reps-fig12's plot is not reps-fig1's.
+        assert!(
+            done.contains("reps-fig12-a.svg") && !done.contains("(docs/figures/reps-fig1.svg)")
+        );
+        assert!(!done.contains("x.png"));
+        // Finishing again changes nothing, and a row update keeps one total and one section.
+        assert_eq!(finish_table(&done, &plots, &dir), done);
+        let again = finish_table(&update_table(&done, a, &result(a.id, 2.0)), &plots, &dir);
+        assert_eq!(again.matches("Total wall time").count(), 1, "{again}");
+        assert_eq!(again.matches("## Plots").count(), 1, "{again}");
+        assert_eq!(again.matches("Rows of the reproduction matrix").count(), 1);
+        assert_eq!(parse_wall("1.5 h"), Some(5400.0));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn provenance_names_the_commits_of_the_runs() {
+        let p = Provenance {
+            total: 3,
+            ran_now: 0,
+            commits: ["b2".to_string(), "a1".to_string()].into_iter().collect(),
+            unnamed: 1,
+        };
+        assert_eq!(p.commit(Some("c3")), "a1+b2+c3");
+        assert_eq!(Provenance::default().commit(None), env!("REPSIM_COMMIT"));
     }
 }

@@ -12,7 +12,7 @@ use crate::units::{RateQ, TimeQ};
 #[serde(deny_unknown_fields)]
 pub struct FaultSection {
     /// `link_down`, `link_up`, `rate`, `drop`, `flap`, `switch_down`, `switch_up`,
-    /// `random_cables`, `random_switches`, `random_tor_uplinks` or `file`.
+    /// `random_cables`, `random_switches`, `random_tor_uplinks`, `first_tor_uplinks` (every ToR its first share of uplinks, as the REPS artifact fails them) or `file`.
     pub kind: String,
     /// Link name (`tor0->agg1`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -448,20 +448,24 @@ fn expand(
                 plan.actions.push(Action { time: start, port: p, kind: ActionKind::ForceUp });
             }
         }
-        "random_cables" | "random_tor_uplinks" | "random_switches" => {
+        "random_cables" | "random_tor_uplinks" | "random_switches" | "first_tor_uplinks" => {
             let percent = required(e.percent, "percent", "10")?;
             if !(0.0..=100.0).contains(&percent) {
                 return ferr("percent", format!("must be between 0 and 100, not {percent}"));
             }
             let cands = match e.kind.as_str() {
                 "random_cables" => Candidates::Cables,
-                "random_tor_uplinks" => Candidates::TorUplinks,
+                "random_tor_uplinks" | "first_tor_uplinks" => Candidates::TorUplinks,
                 _ => Candidates::Switches,
             };
             let both = parse_both(&e.direction)?;
             let sel = select::Selection {
                 candidates: cands,
-                count: select::Count::Percent(percent),
+                count: if e.kind == "first_tor_uplinks" {
+                    select::Count::FirstPerTor(percent)
+                } else {
+                    select::Count::Percent(percent)
+                },
                 both_directions: both,
                 effect: effect()?,
                 timing,
@@ -481,7 +485,7 @@ fn expand(
                 "kind",
                 format!(
                     "unknown fault kind '{other}'; allowed: link_down, link_up, rate, drop, flap, switch_down, switch_up, \
-                     random_cables, random_switches, random_tor_uplinks, file"
+                     random_cables, random_switches, random_tor_uplinks, first_tor_uplinks, file"
                 ),
             )
         }

@@ -6,8 +6,8 @@
 //!
 //! | reference keys | fault timeline |
 //! |---|---|
-//! | `Cable-Fail`, `-Max-Percent f`, `-Start-After t0`, `-Period T`, `-Duration(-Time) d` | `random_tor_uplinks` (ToR -> Agg direction, like the reference's candidate pipes; `Only-US-CS-Cable: ON`: Agg -> Core cables), f = 1 means exactly one cable, otherwise f x 100 %; the i-th cable fails at t0 + i T, for d if `Duration: ON` (else until the end) |
-//! | `Switch-Fail` (same keys) | `random_switches` (Agg and Core switches; every link in and out of the switch is down) |
+//! | `Cable-Fail`, `-Max-Percent f`, `-Start-After t0`, `-Period T`, `-Duration(-Time) d` | ToR uplinks (ToR -> Agg direction, like the reference's candidate pipes; `Only-US-CS-Cable: ON`: Agg -> Core cables); f = 1 means exactly one cable; otherwise, as the reference counts: every ToR's first round(f x uplinks) uplinks when that is at least one (its fat-tree builder's list), else floor(f x N) + 1 seeded-random uplinks with N the cables on host paths, host cables included (its generator's rule, see [`Count::ReferenceShare`]); the i-th cable fails at t0 + i T, for d if `Duration: ON` (else until the end) |
+//! | `Switch-Fail` (same keys) | Agg and Core switches, every link in and out of the switch down; floor(f x N) + 1 of them with N half the switches, ToRs included (f = 1: one). The reference's builder first draws each Agg/Core switch with probability f from its own stream (not modelled: at the artifact's seed 42 on the 32-host tree it drew none) |
 //! | `Cable-Degradation` (`-Max-Percent`) | chosen ToR uplinks drop each packet with probability 0.33 (90 % of them), 0.66 (9 %) or 1 (1 %) |
 //! | `Switch-Degradation` (`-Percent p`) | chosen switches: rate / (p x 100) and 10 % drops on every link of the switch |
 //! | `Cable-BER` / `Switch-BER` (`-Max-Percent f`) | every ToR uplink (cable) / every link out of an Agg or Core switch drops packets with probability f |
@@ -89,12 +89,36 @@ pub fn parse(text: &str) -> Result<FailureFile, String> {
     Ok(f)
 }
 
-fn count(max_percent: f64) -> Count {
-    if max_percent >= 1.0 {
-        Count::Exactly(1)
-    } else {
-        Count::Percent(max_percent * 100.0)
+/// How many elements the reference fails for a group's `-Max-Percent` `max` (a share, 0-1).
+///
+/// 1 means exactly one element. Otherwise, for failed cables on ToR uplinks, the reference's
+/// fat-tree builder lists every ToR's first round(max x uplinks) uplinks when that is at least
+/// one for some ToR, and only those fail ([`Count::FirstPerTor`]); else (and for every other
+/// group) its generator fails elements as packets touch them until the failed share exceeds
+/// `max` ([`Count::ReferenceShare`]).
+fn count(topo: &Topology, max: f64, listed_uplinks: bool) -> Count {
+    if max >= 1.0 {
+        return Count::Exactly(1);
     }
+    if listed_uplinks {
+        let per_tor = super::cable_candidates(topo, Candidates::TorUplinks)
+            .iter()
+            .fold(Vec::<(u32, usize)>::new(), |mut acc, (up, _)| {
+                let from = topo.links[*up as usize].from;
+                match acc.iter_mut().find(|(f, _)| *f == from) {
+                    Some((_, n)) => *n += 1,
+                    None => acc.push((from, 1)),
+                }
+                acc
+            });
+        if per_tor
+            .iter()
+            .any(|&(_, n)| (max * n as f64).round() >= 1.0)
+        {
+            return Count::FirstPerTor(max * 100.0);
+        }
+    }
+    Count::ReferenceShare(max)
 }
 
 /// Adds the faults a failure file describes to `plan`.
@@ -162,9 +186,14 @@ pub fn apply(
                   effect: Effect,
                   default_pct: f64,
                   rng: &mut Rng| {
+        let listed = g == "Cable-Fail" && cands == Candidates::TorUplinks;
         let sel = Selection {
             candidates: cands,
-            count: count(f.num(&format!("{g}-Max-Percent"), default_pct)),
+            count: count(
+                topo,
+                f.num(&format!("{g}-Max-Percent"), default_pct),
+                listed,
+            ),
             both_directions: false,
             effect,
             timing: timing(g),
@@ -249,7 +278,7 @@ pub fn apply(
         }
         let sel = Selection {
             candidates: cands,
-            count: count(f.num(&format!("{g}-Max-Percent"), 1.0)),
+            count: count(topo, f.num(&format!("{g}-Max-Percent"), 1.0), false),
             both_directions: false,
             effect: Effect::Down,
             timing: timing(g),
@@ -326,14 +355,20 @@ mod tests {
 
     #[test]
     fn cable_percentages() {
-        // 32 ToR uplinks in the 32-host tree.
+        // 32 ToR uplinks (4 per ToR) and 64 cables in the 32-host tree. 10 %: round(0.4) = 0
+        // per ToR, so the generator's rule, floor(0.1 x 64) + 1 = 7.
         let p = plan("10_percent_failed_cables.txt", 1);
-        assert_eq!(p.chosen.len(), 3, "{:?}", p.chosen);
+        assert_eq!(p.chosen.len(), 7, "{:?}", p.chosen);
         assert!(p
             .actions
             .iter()
             .all(|a| matches!(a.kind, ActionKind::Down { .. }) && a.time == 0));
-        assert_eq!(plan("50_percent_failed_cables.txt", 1).chosen.len(), 16);
+        // 50 %: the builder's list, the first 2 uplinks of every ToR (whatever the seed).
+        let half = plan("50_percent_failed_cables.txt", 1);
+        assert_eq!(half.chosen.len(), 16);
+        assert_eq!(half, plan("50_percent_failed_cables.txt", 9));
+        assert_eq!(plan("5_percent_failed_cables.txt", 1).chosen.len(), 4);
+        assert_eq!(plan("5_percent_failed_switches.txt", 1).chosen.len(), 1);
         assert_eq!(plan("fail_one_cable.txt", 1).chosen.len(), 1);
         assert_eq!(
             plan("10_percent_failed_cables.txt", 1),

@@ -1,7 +1,9 @@
-//! Seeded random choice of failed elements (x % of cables, switches or ToR uplinks).
+//! Choice of failed elements (x % of cables, switches or ToR uplinks): seeded random, or every
+//! ToR's first uplinks as the REPS artifact's fat-tree builder lists them.
 //!
 //! Candidates are listed in a fixed order (link / switch creation order), shuffled with the
-//! fault's own random stream, and taken in that order. With `keep_connected` (the default), a
+//! fault's own random stream, and taken in that order (except [`Count::FirstPerTor`], which
+//! takes each ToR's first uplinks in link order). With `keep_connected` (the default), a
 //! candidate whose failure would leave some pair of hosts without any path is skipped, like the
 //! reference's connectivity check; if too few candidates remain, fewer elements fail and the
 //! plan carries a note saying so.
@@ -17,6 +19,44 @@ pub enum Count {
     Percent(f64),
     /// Exactly this many (if possible).
     Exactly(usize),
+    /// The REPS artifact's failure generator with a share `f` (0-1) and no list from its
+    /// topology builder: it fails one more element whenever the failed count over N is still at
+    /// or below `f` (in 32-bit floats), i.e. floor(f x N) + 1, where N is half the number of
+    /// directed links (cables, host cables included) or of switches (ToRs included) on its
+    /// paths. So 5 % of the 32-host tree's 64 cables fails 4 and 5 % of its 12 switches fails 1.
+    ReferenceShare(f64),
+    /// Every ToR's first round(`percent` / 100 x its uplinks) uplinks in link order (so the
+    /// same upper-tier switches for every ToR), as the REPS artifact's fat-tree builder lists
+    /// the cables its failure generator then fails: every ToR keeps the same share of uplinks.
+    FirstPerTor(f64),
+}
+
+impl Count {
+    /// How many of `candidates` elements to choose (`FirstPerTor`: the most; each ToR's own
+    /// share is applied in [`choose`]).
+    fn wanted(self, topo: &Topology, candidates: Candidates, available: usize) -> usize {
+        match self {
+            Count::Percent(p) => ((p / 100.0) * available as f64).round() as usize,
+            Count::Exactly(k) => k,
+            Count::FirstPerTor(_) => available,
+            Count::ReferenceShare(f) => {
+                let n = if candidates == Candidates::Switches {
+                    topo.switches.len() / 2
+                } else {
+                    topo.links.len() / 2
+                };
+                if n == 0 {
+                    return 0;
+                }
+                let mut failed = 0usize;
+                while failed <= n && (failed as f32 / n as f32) <= f as f32 {
+                    failed += 1;
+                }
+                failed
+            }
+        }
+        .min(available)
+    }
 }
 
 /// A random selection and what happens to it.
@@ -69,13 +109,16 @@ pub fn choose(
     notes: &mut Vec<String>,
 ) -> Vec<(String, Vec<u32>)> {
     let all = elements(topo, sel);
-    let want = match sel.count {
-        Count::Percent(p) => ((p / 100.0) * all.len() as f64).round() as usize,
-        Count::Exactly(k) => k,
-    }
-    .min(all.len());
-    let mut order: Vec<usize> = (0..all.len()).collect();
-    rng.shuffle(&mut order);
+    let want = sel.count.wanted(topo, sel.candidates, all.len());
+    let order: Vec<usize> = match sel.count {
+        Count::FirstPerTor(p) => first_per_tor(topo, &all, p),
+        _ => {
+            let mut order: Vec<usize> = (0..all.len()).collect();
+            rng.shuffle(&mut order);
+            order
+        }
+    };
+    let want = want.min(order.len());
     let disconnects = matches!(sel.effect, Effect::Down) && sel.keep_connected;
     let mut alive = vec![true; topo.links.len()];
     let mut chosen = Vec::with_capacity(want);
@@ -104,6 +147,28 @@ pub fn choose(
         ));
     }
     chosen
+}
+
+/// Of cable candidates `all` (link order), the indices of each ToR's first
+/// round(`percent` / 100 x its uplinks) uplinks.
+fn first_per_tor(topo: &Topology, all: &[(String, Vec<u32>)], percent: f64) -> Vec<usize> {
+    // Candidates grouped by the switch their first (upward) port leaves, in link order.
+    let mut groups: Vec<(u32, Vec<usize>)> = Vec::new();
+    for (i, (_, ports)) in all.iter().enumerate() {
+        let Some(&up) = ports.first() else { continue };
+        let from = topo.links[up as usize].from;
+        match groups.iter_mut().find(|(f, _)| *f == from) {
+            Some((_, g)) => g.push(i),
+            None => groups.push((from, vec![i])),
+        }
+    }
+    groups
+        .into_iter()
+        .flat_map(|(_, g)| {
+            let k = ((percent / 100.0) * g.len() as f64).round() as usize;
+            g.into_iter().take(k)
+        })
+        .collect()
 }
 
 /// Chooses the elements and adds their actions to `plan`; their names go to `plan.chosen`,
@@ -184,6 +249,55 @@ mod tests {
             alive[act.port as usize] = false;
         }
         assert!(forwarding::all_connected(&t, &t.routes, &alive));
+    }
+
+    #[test]
+    fn first_per_tor_gives_every_tor_the_same_uplinks_down() {
+        // 128 hosts, 8 ToRs of 16 uplinks: 30 % is round(4.8) = 5 per ToR.
+        let t = FatTreeSpec::uniform(2, 128, 16, 0, 1, 400_000_000_000, US, 0)
+            .unwrap()
+            .build()
+            .unwrap();
+        let mut s = sel(30.0);
+        s.count = Count::FirstPerTor(30.0);
+        s.both_directions = false;
+        let mut p = FaultPlan::default();
+        apply(&mut p, &t, &s, &mut Rng::new(1), "");
+        assert_eq!(p.chosen.len(), 8 * 5, "{:?}", p.chosen);
+        // The same five upper switches for every ToR, whatever the seed.
+        let mut q = FaultPlan::default();
+        apply(&mut q, &t, &s, &mut Rng::new(2), "");
+        assert_eq!(p, q);
+        let mut per_tor = std::collections::BTreeMap::<u32, Vec<u32>>::new();
+        for a in &p.actions {
+            let l = &t.links[a.port as usize];
+            assert!(t.level(l.from) == 1 && t.level(l.to) == 2);
+            per_tor.entry(l.from).or_default().push(l.to);
+        }
+        let first = per_tor.values().next().unwrap().clone();
+        assert!(per_tor.values().all(|v| *v == first) && first.len() == 5);
+    }
+
+    #[test]
+    fn reference_share_fails_one_past_the_share() {
+        let t = crate::fault::test_topology();
+        // 64 cables (32 host, 32 uplinks): floor(0.05 x 64) + 1 = 4; 12 switches: 1.
+        assert_eq!(
+            Count::ReferenceShare(0.05).wanted(&t, Candidates::TorUplinks, 32),
+            4
+        );
+        assert_eq!(
+            Count::ReferenceShare(0.05).wanted(&t, Candidates::Switches, 4),
+            1
+        );
+        assert_eq!(
+            Count::ReferenceShare(0.1).wanted(&t, Candidates::TorUplinks, 32),
+            7
+        );
+        assert_eq!(
+            Count::ReferenceShare(0.0).wanted(&t, Candidates::Switches, 4),
+            1
+        );
     }
 
     #[test]

@@ -62,11 +62,11 @@ const fn ratio_at_x(
 
 const FAILED_TOR_UPLINKS: &[&str] = &[
     "[]",
-    "[{ kind = \"random_tor_uplinks\", direction = \"forward\", percent = 10 }]",
-    "[{ kind = \"random_tor_uplinks\", direction = \"forward\", percent = 20 }]",
-    "[{ kind = \"random_tor_uplinks\", direction = \"forward\", percent = 30 }]",
-    "[{ kind = \"random_tor_uplinks\", direction = \"forward\", percent = 40 }]",
-    "[{ kind = \"random_tor_uplinks\", direction = \"forward\", percent = 50 }]",
+    "[{ kind = \"first_tor_uplinks\", direction = \"forward\", percent = 10 }]",
+    "[{ kind = \"first_tor_uplinks\", direction = \"forward\", percent = 20 }]",
+    "[{ kind = \"first_tor_uplinks\", direction = \"forward\", percent = 30 }]",
+    "[{ kind = \"first_tor_uplinks\", direction = \"forward\", percent = 40 }]",
+    "[{ kind = \"first_tor_uplinks\", direction = \"forward\", percent = 50 }]",
 ];
 
 /// Fig. 12's and 13's ACK coalescing ratios (receiver ACKs every n packets).
