@@ -85,6 +85,13 @@ fn an_interrupted_run_resumes_without_rerunning_finished_points() {
         .collect();
     assert!(!before.is_empty() && done.len() < 12, "{done:?}");
     assert!(!base.join("reps-fig9/small/result.json").exists());
+    // --redraw runs nothing and says why.
+    let mut redraw: Vec<&str> = args.to_vec();
+    redraw.push("--redraw");
+    let o = common::repsim(&redraw);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("have not run"));
+    assert_eq!(finished(&base), done);
 
     repsim_ok(&args);
     // Every point finished, and those that had finished before were not run again.
@@ -106,9 +113,9 @@ fn an_interrupted_run_resumes_without_rerunning_finished_points() {
     );
     assert!(plots.join("reps-fig9.svg").is_file());
 
-    // A third run reuses every point: nothing runs, and the figure keeps its commit.
+    // A redraw reuses every point: nothing runs, and the figure keeps its commit and time.
     let first = std::fs::read_to_string(base.join("reps-fig9/small/result.json")).unwrap();
-    repsim_ok(&args);
+    repsim_ok(&redraw);
     assert_eq!(runs(&base), after);
     let again = std::fs::read_to_string(base.join("reps-fig9/small/result.json")).unwrap();
     let field = |t: &str, k: &str| {

@@ -49,6 +49,10 @@ pub struct FigureArgs {
     /// shows them.
     #[arg(long)]
     pub plots: Option<PathBuf>,
+    /// Only redraw from finished points: fail, running nothing, where a point has not run
+    /// (with this binary's definition of the figure).
+    #[arg(long, conflicts_with = "rerun")]
+    pub redraw: bool,
     /// Discard earlier results of the figure first (by default finished points are kept and
     /// only the missing ones run, as for a resumed sweep).
     #[arg(long)]
@@ -178,20 +182,31 @@ fn panel_sweep(fig: &Figure, p: &Panel, scale: Scale, only: Option<&str>) -> Res
     Ok(s)
 }
 
+/// How `run_figure` treats earlier results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reuse {
+    /// Keep finished points, run the others.
+    Resume,
+    /// Discard earlier results first.
+    Rerun,
+    /// Run nothing: fail where a point has not finished.
+    RedrawOnly,
+}
+
 /// Runs figure `fig` at `scale` into `out`; returns its result.
 pub fn run_figure(
     fig: &Figure,
     scale: Scale,
     out: &Path,
     jobs: usize,
-    rerun: bool,
+    reuse: Reuse,
     quiet: bool,
 ) -> Result<FigureResult> {
     let started = Instant::now();
     if let Some(why) = unavailable(fig) {
         bail!("{} cannot run here: {why}", fig.id);
     }
-    if rerun && out.exists() {
+    if reuse == Reuse::Rerun && out.exists() {
         std::fs::remove_dir_all(out).with_context(|| format!("removing {}", out.display()))?;
     }
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
@@ -216,7 +231,7 @@ pub fn run_figure(
                     Some((_, dir, csv)) => (dir.clone(), csv.clone()),
                     None => {
                         let dir = out.join(name);
-                        let csv = run_panel(fig, p, scale, &definition, &dir, jobs, quiet)?;
+                        let csv = run_panel(fig, p, scale, &definition, &dir, jobs, reuse, quiet)?;
                         swept.push((definition, dir.clone(), csv.clone()));
                         (dir, csv)
                     }
@@ -380,6 +395,7 @@ impl Provenance {
 /// schemes (LAPS Table 1: 2 x 7) still uses every core; `dir/sweep.csv` then holds their rows
 /// point by point in the panel's scheme order, exactly as one sweep of every scheme writes it
 /// (each scheme's run does not depend on the others).
+#[allow(clippy::too_many_arguments)]
 fn run_panel(
     fig: &Figure,
     p: &Panel,
@@ -387,13 +403,25 @@ fn run_panel(
     definition: &str,
     dir: &Path,
     jobs: usize,
+    reuse: Reuse,
     quiet: bool,
 ) -> Result<PathBuf> {
+    let unfinished = |sweep: &Sweep, d: &Path| -> Result<()> {
+        if reuse == Reuse::RedrawOnly && !crate::sweep::all_finished(sweep, d)? {
+            bail!(
+                "{}: {} has points that have not run (--redraw runs nothing)",
+                fig.id,
+                d.display()
+            );
+        }
+        Ok(())
+    };
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let file = dir.join("sweep.toml");
     crate::output::write_atomic(&file, definition.as_bytes())?;
     let whole = Sweep::load(&file)?;
     if p.series || p.lbs.len() < 2 {
+        unfinished(&whole, dir)?;
         return crate::sweep::run_sweep(&whole, dir, jobs, quiet);
     }
     if dir.join("points").exists() {
@@ -402,6 +430,7 @@ fn run_panel(
         if crate::sweep::all_finished(&whole, dir)? {
             return crate::sweep::run_sweep(&whole, dir, jobs, quiet);
         }
+        unfinished(&whole, dir)?;
         std::fs::remove_dir_all(dir.join("points"))
             .with_context(|| format!("removing {}", dir.join("points").display()))?;
         let _ = std::fs::remove_file(dir.join(crate::sweep::merge::MANIFEST));
@@ -423,6 +452,9 @@ fn run_panel(
         sweeps.push((Sweep::load(&file)?, sub));
     }
     let pool: Vec<(&Sweep, &Path)> = sweeps.iter().map(|(s, d)| (s, d.as_path())).collect();
+    for (s, d) in &pool {
+        unfinished(s, d)?;
+    }
     crate::sweep::run_sweeps(&pool, jobs, quiet)?;
     let csv = dir.join("sweep.csv");
     crate::output::write_atomic(&csv, crate::sweep::merge::sweeps_csv(&pool)?.as_bytes())?;
@@ -507,7 +539,11 @@ fn figure_rows(f: &Figure, r: Option<&FigureResult>) -> String {
     let mut s = String::new();
     match r {
         None => {
-            let _ = writeln!(s, "| {} | {} | - | not run | | | | | |", f.id, f.paper);
+            let _ = writeln!(
+                s,
+                "| {} | {} | - | not run at this scale | | | | | |",
+                f.id, f.paper
+            );
         }
         Some(r) if r.claims.is_empty() => {
             let _ = writeln!(
@@ -561,7 +597,7 @@ fn table(results: &[(&Figure, Option<FigureResult>)]) -> String {
 
 /// `existing` (a `FIGURES.md`) with figure `f`'s rows replaced by those of `r`, in figure
 /// order; rows of other figures are kept as they are (an older table's rows get empty wall and
-/// commit cells).
+/// commit cells), and a figure without any gets a "not run" row.
 fn update_table(existing: &str, f: &Figure, r: &FigureResult) -> String {
     let id_of = |line: &str| -> Option<String> {
         let rest = line.strip_prefix("| ")?;
@@ -582,24 +618,31 @@ fn update_table(existing: &str, f: &Figure, r: &FigureResult) -> String {
         };
         kept.push((id, line));
     }
-    let order = |id: &str| {
-        FIGURES
-            .iter()
-            .position(|g| g.id == id)
-            .unwrap_or(usize::MAX)
-    };
     let mut s = String::from(TABLE_HEAD);
-    let mut placed = false;
-    for (id, line) in &kept {
-        if !placed && order(id) > order(f.id) {
+    for g in FIGURES {
+        if g.id == f.id {
             s += &figure_rows(f, Some(r));
-            placed = true;
+            continue;
         }
-        s += line;
-        s.push('\n');
+        let rows: Vec<&String> = kept
+            .iter()
+            .filter(|(id, _)| id == g.id)
+            .map(|(_, l)| l)
+            .collect();
+        if rows.is_empty() {
+            s += &figure_rows(g, None);
+        }
+        for line in rows {
+            s += line;
+            s.push('\n');
+        }
     }
-    if !placed {
-        s += &figure_rows(f, Some(r));
+    // Rows of figures this binary does not know are kept, last.
+    for (id, line) in &kept {
+        if !FIGURES.iter().any(|g| g.id == id) {
+            s += line;
+            s.push('\n');
+        }
     }
     s + &table_tail()
 }
@@ -743,6 +786,11 @@ fn write_table(
 /// `repsim figure`.
 pub fn figure(args: FigureArgs) -> Result<()> {
     let jobs = crate::run::jobs_or_every_core(args.jobs.unwrap_or(0));
+    let reuse = match (args.rerun, args.redraw) {
+        (true, _) => Reuse::Rerun,
+        (_, true) => Reuse::RedrawOnly,
+        _ => Reuse::Resume,
+    };
     match args.id.as_str() {
         "list" => {
             list();
@@ -765,7 +813,7 @@ pub fn figure(args: FigureArgs) -> Result<()> {
                     Some(o) => o.join(f.id).join(args.scale.name()),
                     None => default_out(f.id, args.scale),
                 };
-                match run_figure(f, args.scale, &out, jobs, args.rerun, args.quiet) {
+                match run_figure(f, args.scale, &out, jobs, reuse, args.quiet) {
                     Ok(r) => {
                         if let Some(dir) = &args.plots {
                             copy_plots(f.id, &r.plots, &out, dir)?;
@@ -808,7 +856,7 @@ pub fn figure(args: FigureArgs) -> Result<()> {
             if !args.only.is_empty() {
                 bail!("--only goes with `figure all`");
             }
-            let result = run_figure(fig, args.scale, &out, jobs, args.rerun, args.quiet)?;
+            let result = run_figure(fig, args.scale, &out, jobs, reuse, args.quiet)?;
             if let Some(dir) = &args.plots {
                 copy_plots(fig.id, &result.plots, &out, dir)?;
             }
