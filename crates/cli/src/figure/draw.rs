@@ -79,6 +79,99 @@ pub struct Checked {
     pub ours: Option<f64>,
     /// Ours over the paper's.
     pub ratio: Option<f64>,
+    /// The paper's number is a bound (absent: a value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<Bound>,
+}
+
+/// A claim whose number is a bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    /// Ours should be at most the paper's number.
+    AtMost,
+    /// Ours should be at least the paper's number.
+    AtLeast,
+}
+
+impl Checked {
+    /// The paper's number as a table cell (`<= 1.000` for a bound).
+    pub fn paper_cell(&self) -> String {
+        match self.bound {
+            Some(Bound::AtMost) => format!("<= {}", num(self.paper)),
+            Some(Bound::AtLeast) => format!(">= {}", num(self.paper)),
+            None => num(self.paper),
+        }
+    }
+
+    /// Ours over the paper's as a table cell; for a bound, whether ours keeps it.
+    pub fn ratio_cell(&self) -> String {
+        let Some(r) = self.ratio else {
+            return "-".into();
+        };
+        let holds = |ok: bool| if ok { "holds" } else { "fails" };
+        match (self.bound, self.ours) {
+            (Some(Bound::AtMost), Some(o)) => format!("{r:.2} ({})", holds(o <= self.paper)),
+            (Some(Bound::AtLeast), Some(o)) => format!("{r:.2} ({})", holds(o >= self.paper)),
+            _ => format!("{r:.2}"),
+        }
+    }
+}
+
+/// Our number, computed as `ours` says (a bound's inner way for a bound).
+fn our_value(
+    ours: &Ours,
+    panels: &[(&Panel, Rows)],
+    theory_dir: &Path,
+    small: bool,
+) -> Option<f64> {
+    match ours {
+        Ours::Value(s) => pick(panels, s),
+        Ours::Ratio(a, b) => match (pick(panels, a), pick(panels, b)) {
+            (Some(a), Some(b)) if b != 0.0 => Some(a / b),
+            _ => None,
+        },
+        Ours::OverIdeal(s, f, (paper_size, small_size)) => {
+            let size = if small { small_size } else { paper_size };
+            let ideal_us = (size * 8.0 / 400e9 * 1e6 + 20.0) / (1.0 - f);
+            pick(panels, s).map(|v| v / ideal_us)
+        }
+        Ours::Theory(f) => f(theory_dir),
+        Ours::LowestOtherRatio { of, others } => {
+            pick(panels, of).filter(|&d| d != 0.0).and_then(|d| {
+                let values: Option<Vec<f64>> = others
+                    .iter()
+                    .map(|lb| pick(panels, &Sel { lb, ..*of }))
+                    .collect();
+                values?.into_iter().map(|v| v / d).reduce(f64::min)
+            })
+        }
+        Ours::MaxRatio {
+            panel,
+            num,
+            den,
+            metric,
+        } => panels.get(*panel).and_then(|(p, _)| {
+            let labels: Vec<Option<&'static str>> = match &p.axis {
+                Some(a) => a.labels.iter().map(|l| Some(*l)).collect(),
+                None => vec![None],
+            };
+            let sel = |lb, at| Sel {
+                panel: *panel,
+                lb,
+                at,
+                metric: *metric,
+            };
+            labels
+                .into_iter()
+                .filter_map(|at| {
+                    let (a, b) = (pick(panels, &sel(num, at))?, pick(panels, &sel(den, at))?);
+                    (b != 0.0).then(|| a / b)
+                })
+                .reduce(f64::max)
+        }),
+        Ours::AtMost(o) | Ours::AtLeast(o) => our_value(o, panels, theory_dir, small),
+    }
 }
 
 /// Our numbers for `claims` (simulated panels' rows, or a theory model's directory).
@@ -91,58 +184,17 @@ pub fn check_claims(
     claims
         .iter()
         .map(|c| {
-            let ours = match &c.ours {
-                Ours::Value(s) => pick(panels, s),
-                Ours::Ratio(a, b) => match (pick(panels, a), pick(panels, b)) {
-                    (Some(a), Some(b)) if b != 0.0 => Some(a / b),
-                    _ => None,
-                },
-                Ours::OverIdeal(s, f, (paper_size, small_size)) => {
-                    let size = if small { small_size } else { paper_size };
-                    let ideal_us = (size * 8.0 / 400e9 * 1e6 + 20.0) / (1.0 - f);
-                    pick(panels, s).map(|v| v / ideal_us)
-                }
-                Ours::Theory(f) => f(theory_dir),
-                Ours::LowestOtherRatio { of, others } => {
-                    pick(panels, of).filter(|&d| d != 0.0).and_then(|d| {
-                        let values: Option<Vec<f64>> = others
-                            .iter()
-                            .map(|lb| pick(panels, &Sel { lb, ..*of }))
-                            .collect();
-                        values?.into_iter().map(|v| v / d).reduce(f64::min)
-                    })
-                }
-                Ours::MaxRatio {
-                    panel,
-                    num,
-                    den,
-                    metric,
-                } => panels.get(*panel).and_then(|(p, _)| {
-                    let labels: Vec<Option<&'static str>> = match &p.axis {
-                        Some(a) => a.labels.iter().map(|l| Some(*l)).collect(),
-                        None => vec![None],
-                    };
-                    let sel = |lb, at| Sel {
-                        panel: *panel,
-                        lb,
-                        at,
-                        metric: *metric,
-                    };
-                    labels
-                        .into_iter()
-                        .filter_map(|at| {
-                            let (a, b) =
-                                (pick(panels, &sel(num, at))?, pick(panels, &sel(den, at))?);
-                            (b != 0.0).then(|| a / b)
-                        })
-                        .reduce(f64::max)
-                }),
-            };
+            let ours = our_value(&c.ours, panels, theory_dir, small);
             Checked {
                 what: c.what.to_string(),
                 paper: c.paper,
                 ours,
                 ratio: ours.filter(|_| c.paper != 0.0).map(|o| o / c.paper),
+                bound: match c.ours {
+                    Ours::AtMost(_) => Some(Bound::AtMost),
+                    Ours::AtLeast(_) => Some(Bound::AtLeast),
+                    _ => None,
+                },
             }
         })
         .collect()
@@ -289,9 +341,9 @@ pub fn write_page(
                 h,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 esc(&c.what),
-                num(c.paper),
+                c.paper_cell(),
                 c.ours.map_or("-".into(), num),
-                c.ratio.map_or("-".into(), |r| format!("{r:.2}"))
+                c.ratio_cell()
             );
         }
         h += "</table>";

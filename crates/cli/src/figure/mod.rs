@@ -296,9 +296,9 @@ pub fn run_figure(
                 "{}: {}: paper {}, ours {}, ratio {}",
                 fig.id,
                 c.what,
-                draw::num(c.paper),
+                c.paper_cell(),
                 c.ours.map_or("-".into(), draw::num),
-                c.ratio.map_or("-".into(), |r| format!("{r:.2}"))
+                c.ratio_cell()
             );
         }
         println!("{}", page.display());
@@ -565,9 +565,9 @@ fn figure_rows(f: &Figure, r: Option<&FigureResult>) -> String {
                     f.paper,
                     r.scale,
                     c.what,
-                    draw::num(c.paper),
+                    c.paper_cell(),
                     c.ours.map_or("-".into(), draw::num),
-                    c.ratio.map_or("-".into(), |x| format!("{x:.2}")),
+                    c.ratio_cell(),
                     wall(r.wall_s),
                     r.commit
                 );
@@ -885,6 +885,7 @@ mod tests {
                 paper: 2.0,
                 ours: Some(ours),
                 ratio: Some(ours / 2.0),
+                bound: None,
             }],
         }
     }
@@ -976,5 +977,27 @@ mod tests {
         };
         assert_eq!(p.commit(Some("c3")), "a1+b2+c3");
         assert_eq!(Provenance::default().commit(None), env!("REPSIM_COMMIT"));
+    }
+
+    #[test]
+    fn a_bound_shows_as_one_and_says_whether_ours_keeps_it() {
+        let c = |ours: f64, bound| draw::Checked {
+            what: "x".into(),
+            paper: 1.0,
+            ours: Some(ours),
+            ratio: Some(ours),
+            bound,
+        };
+        let at_most = c(0.39, Some(draw::Bound::AtMost));
+        assert_eq!(
+            (at_most.paper_cell(), at_most.ratio_cell()),
+            ("<= 1.000".into(), "0.39 (holds)".into())
+        );
+        let at_least = c(0.91, Some(draw::Bound::AtLeast));
+        assert_eq!(
+            (at_least.paper_cell(), at_least.ratio_cell()),
+            (">= 1.000".into(), "0.91 (fails)".into())
+        );
+        assert_eq!(c(0.91, None).ratio_cell(), "0.91");
     }
 }

@@ -150,4 +150,9 @@ pub enum Ours {
     OverIdeal(Sel, f64, (f64, f64)),
     /// Read from a theory model's output directory.
     Theory(fn(&std::path::Path) -> Option<f64>),
+    /// The paper states a bound, not a value: ours (computed as the inner way) should be at
+    /// most the claim's number.
+    AtMost(&'static Ours),
+    /// Likewise, at least the claim's number.
+    AtLeast(&'static Ours),
 }

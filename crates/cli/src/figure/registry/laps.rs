@@ -216,7 +216,7 @@ pub(super) const FIG5: Figure = Figure {
         Claim { what: "80 %: ConWeave / LAPS mean FCT", paper: 4.8, ours: at_80("conweave", "laps", MEAN_FCT) },
         Claim { what: "80 %: CONGA / LAPS mean FCT", paper: 6.1, ours: at_80("conga", "laps", MEAN_FCT) },
         Claim { what: "80 %: lowest baseline / LAPS mean FCT (> 1: LAPS lowest; paper: PLB's 1.6)", paper: 1.6, ours: lowest_baseline_at_80(0, MEAN_FCT) },
-        Claim { what: "80 %: lowest baseline / LAPS p99 FCT (> 1: LAPS lowest)", paper: 1.0, ours: lowest_baseline_at_80(1, P99_FCT) },
+        Claim { what: "80 %: lowest baseline / LAPS p99 FCT (> 1: LAPS lowest)", paper: 1.0, ours: Ours::AtLeast(&lowest_baseline_at_80(1, P99_FCT)) },
         Claim { what: "80 %: PLB / LAPS paper-text sender mean FCT", paper: 1.6, ours: at_80("plb", "laps-paper-text", MEAN_FCT) },
     ],
 };
@@ -240,7 +240,7 @@ pub(super) const FIG6: Figure = Figure {
         Claim { what: "80 %: PLB p99 FCT (us)", paper: 480.0, ours: p99_at_80("plb") },
         Claim { what: "80 %: ConWeave p99 FCT (us)", paper: 800.0, ours: p99_at_80("conweave") },
         Claim { what: "80 %: CONGA p99 FCT (us)", paper: 850.0, ours: p99_at_80("conga") },
-        Claim { what: "80 %: lowest baseline / LAPS mean FCT (> 1: LAPS lowest)", paper: 1.0, ours: lowest_baseline_at_80(0, MEAN_FCT) },
+        Claim { what: "80 %: lowest baseline / LAPS mean FCT (> 1: LAPS lowest)", paper: 1.0, ours: Ours::AtLeast(&lowest_baseline_at_80(0, MEAN_FCT)) },
         Claim { what: "80 %: lowest baseline / LAPS p99 FCT (paper: PLB's 480 / 120)", paper: 4.0, ours: lowest_baseline_at_80(1, P99_FCT) },
         Claim { what: "nominal 80 % (not the code's load; 1 ms of arrivals): LAPS p99 FCT (us)", paper: 120.0, ours: Ours::Value(at_p(3, "laps", P99_FCT)) },
         Claim { what: "nominal 80 %: lowest baseline / LAPS mean FCT", paper: 1.0, ours: lowest_baseline_nominal(2, MEAN_FCT) },
@@ -262,7 +262,7 @@ pub(super) const FIG7: Figure = Figure {
     // The paper states no number: LAPS has the lowest average and p99 at every load.
     claims: &[
         Claim { what: "80 %: lowest baseline / LAPS mean FCT (paper: no number, LAPS lowest: > 1)", paper: 1.0, ours: lowest_baseline_at_80(0, MEAN_FCT) },
-        Claim { what: "80 %: lowest baseline / LAPS p99 FCT (paper: LAPS lowest)", paper: 1.0, ours: lowest_baseline_at_80(1, P99_FCT) },
+        Claim { what: "80 %: lowest baseline / LAPS p99 FCT (paper: LAPS lowest)", paper: 1.0, ours: Ours::AtLeast(&lowest_baseline_at_80(1, P99_FCT)) },
         Claim { what: "nominal 80 %: lowest baseline / LAPS mean FCT", paper: 1.0, ours: lowest_baseline_nominal(2, MEAN_FCT) },
     ],
 };
@@ -276,7 +276,7 @@ pub(super) const FIG8: Figure = Figure {
     body: Body::Sim(&code_and_nominal("scenarios/laps-dragonfly-hdp.toml", HDP_CODE_LOADS, SMALL_DRAGONFLY)),
     claims: &[
         Claim { what: "80 %: lowest baseline / LAPS mean FCT (paper: no number, LAPS lowest: > 1)", paper: 1.0, ours: lowest_baseline_at_80(0, MEAN_FCT) },
-        Claim { what: "80 %: lowest baseline / LAPS p99 FCT (paper: LAPS lowest)", paper: 1.0, ours: lowest_baseline_at_80(1, P99_FCT) },
+        Claim { what: "80 %: lowest baseline / LAPS p99 FCT (paper: LAPS lowest)", paper: 1.0, ours: Ours::AtLeast(&lowest_baseline_at_80(1, P99_FCT)) },
         Claim { what: "nominal 80 %: lowest baseline / LAPS mean FCT", paper: 1.0, ours: lowest_baseline_nominal(2, MEAN_FCT) },
     ],
 };
