@@ -1,5 +1,7 @@
 //! A figure's outputs: its plot per panel (PNG and SVG), the data as CSV, `result.json` (our
 //! numbers beside the paper's) and `index.html`, the page that shows them together.
+mod runs;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -8,15 +10,29 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use theory::plot::{BarChart, LineChart};
 
-use super::model::{Claim, Figure, Ours, Panel, PlotKind, Sel};
+use super::model::{Claim, Figure, Metric, Ours, Panel, PlotKind, Sel};
 use crate::output::{json_bytes, write_atomic};
 use crate::report::{esc, SELF_CHECK, STYLE};
+pub use runs::{
+    LAST_REROUTE_MS, NEW_FLOWLETS, NEW_FLOWLETS_2500US, NEW_FLOWLETS_AFTER_1MS, REROUTES,
+    SLOW_ELEPHANTS_PCT,
+};
 
 /// Rows of one panel's `sweep.csv`, column to cell.
 pub type Rows = Vec<BTreeMap<String, String>>;
 
-/// Reads a CSV file into rows.
+/// Reads a CSV file into rows; a panel's `sweep.csv` (beside its points) also gets each row's
+/// run directory, from which the derived metrics of [`runs`] are read.
 pub fn read_rows(path: &Path) -> Result<Rows> {
+    let mut rows = read_csv_rows(path)?;
+    if let Some(dir) = path.parent() {
+        runs::add_run_dirs(&mut rows, dir);
+    }
+    Ok(rows)
+}
+
+/// Reads a CSV file into rows, column to cell.
+fn read_csv_rows(path: &Path) -> Result<Rows> {
     let mut r =
         csv::Reader::from_path(path).with_context(|| format!("reading {}", path.display()))?;
     let header = r.headers()?.clone();
@@ -41,6 +57,9 @@ pub const COMPLETION: &str = "completion_us";
 
 /// A metric's value in one `sweep.csv` row (`completion_us` is derived, see [`COMPLETION`]).
 pub fn metric_value(row: &BTreeMap<String, String>, column: &str) -> Option<f64> {
+    if let Some(v) = runs::derived(row, column) {
+        return v;
+    }
     let num = |c: &str| row.get(c).and_then(|v| v.parse::<f64>().ok());
     if column == COMPLETION {
         let unfinished = num("flows_completed")? < num("flows_total")?;
@@ -103,6 +122,48 @@ pub fn check_claims(
                     pick(panels, s).map(|v| v / ideal_us)
                 }
                 Ours::Theory(f) => f(theory_dir),
+                Ours::Reduction(a, b) => change(pick(panels, a), pick(panels, b)).map(|c| -c),
+                Ours::Increase(a, b) => change(pick(panels, a), pick(panels, b)),
+                Ours::ReductionVsBest {
+                    panel,
+                    of,
+                    others,
+                    metric,
+                    largest,
+                } => axis_labels(panels, *panel)
+                    .into_iter()
+                    .map(|at| {
+                        let sel = |lb| sel_at(*panel, lb, at, *metric);
+                        let best = others
+                            .iter()
+                            .map(|lb| pick(panels, &sel(lb)))
+                            .collect::<Option<Vec<f64>>>()?
+                            .into_iter()
+                            .reduce(f64::min)?;
+                        change(pick(panels, &sel(of)), Some(best)).map(|c| -c)
+                    })
+                    .collect::<Option<Vec<f64>>>()
+                    .and_then(|v| {
+                        v.into_iter()
+                            .reduce(if *largest { f64::max } else { f64::min })
+                    }),
+                Ours::MaxIncrease {
+                    panel,
+                    base,
+                    lbs,
+                    metric,
+                } => axis_labels(panels, *panel)
+                    .into_iter()
+                    .flat_map(|at| {
+                        lbs.iter().map(move |lb| {
+                            change(
+                                pick(panels, &sel_at(*panel, lb, at, *metric)),
+                                pick(panels, &sel_at(*base, lb, at, *metric)),
+                            )
+                        })
+                    })
+                    .collect::<Option<Vec<f64>>>()
+                    .and_then(|v| v.into_iter().reduce(f64::max)),
                 Ours::LowestOtherRatio { of, others } => {
                     pick(panels, of).filter(|&d| d != 0.0).and_then(|d| {
                         let values: Option<Vec<f64>> = others
@@ -148,6 +209,32 @@ pub fn check_claims(
         .collect()
 }
 
+/// How much higher `a` is than `b`, in percent (`None` without both or with `b` zero).
+fn change(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b != 0.0 => Some(100.0 * (a / b - 1.0)),
+        _ => None,
+    }
+}
+
+/// The axis labels of panel `panel` (one `None` without an axis or panel).
+fn axis_labels(panels: &[(&Panel, Rows)], panel: usize) -> Vec<Option<&'static str>> {
+    match panels.get(panel).and_then(|(p, _)| p.axis.as_ref()) {
+        Some(a) => a.labels.iter().map(|l| Some(*l)).collect(),
+        None => vec![None],
+    }
+}
+
+/// A selection at an optional axis value.
+fn sel_at(panel: usize, lb: &'static str, at: Option<&'static str>, metric: Metric) -> Sel {
+    Sel {
+        panel,
+        lb,
+        at,
+        metric,
+    }
+}
+
 /// Draws one panel as the paper does; returns the PNG and SVG paths.
 pub fn draw_panel(
     fig: &Figure,
@@ -156,6 +243,9 @@ pub fn draw_panel(
     dir: &Path,
     stem: &str,
 ) -> Result<(PathBuf, PathBuf)> {
+    if let Some(drawn) = runs::draw(fig, panel, rows, dir, stem) {
+        return drawn;
+    }
     let title = format!("{}: {}", fig.paper, panel.title);
     let value = |r: &BTreeMap<String, String>| metric_value(r, panel.metric.column);
     match (&panel.axis, panel.plot) {
