@@ -168,6 +168,8 @@ pub struct LineChart {
     pub y_range: Option<(f64, f64)>,
     /// Picture size in pixels (width, height).
     pub size: (u32, u32),
+    /// Legend in the lower right corner instead of the upper left (CDFs, which rise there).
+    pub legend_lower_right: bool,
 }
 
 impl LineChart {
@@ -183,7 +185,14 @@ impl LineChart {
             x_range: None,
             y_range: None,
             size: (960, 600),
+            legend_lower_right: false,
         }
+    }
+
+    /// Puts the legend in the lower right corner (for CDFs, whose lines rise in the upper left).
+    pub fn legend_lower_right(mut self) -> Self {
+        self.legend_lower_right = true;
+        self
     }
 
     /// Adds a solid line.
@@ -386,7 +395,12 @@ impl LineChart {
             }
         }
         if self.series.iter().any(|s| !s.name.is_empty()) {
-            draw_legend(&mut chart, SeriesLabelPosition::UpperLeft).map_err(err)?;
+            let at = if self.legend_lower_right {
+                SeriesLabelPosition::LowerRight
+            } else {
+                SeriesLabelPosition::UpperLeft
+            };
+            draw_legend(&mut chart, at).map_err(err)?;
         }
         Ok(())
     }

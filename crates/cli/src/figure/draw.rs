@@ -410,3 +410,138 @@ pub fn write_page(
     write_atomic(&path, h.as_bytes())?;
     Ok(path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::Axis;
+    use super::*;
+
+    const M: Metric = Metric {
+        column: "fct_max_us",
+        label: "max",
+    };
+
+    /// A panel over loads "40" and "90" (key `load`) of schemes `a`, `b`, `c`.
+    const fn panel(name: &'static str) -> Panel {
+        Panel {
+            name,
+            title: "",
+            scenario: "",
+            lbs: &["a", "b", "c"],
+            set: &[],
+            small_set: &[],
+            axis: Some(Axis {
+                key: "load",
+                values: &["1", "2"],
+                labels: &["40", "90"],
+                x_label: "load",
+            }),
+            metric: M,
+            plot: PlotKind::Lines,
+            series: false,
+        }
+    }
+
+    static PFC: Panel = panel("pfc");
+    static IRN: Panel = panel("irn");
+
+    fn rows(values: &[(&str, &str, f64)]) -> Rows {
+        values
+            .iter()
+            .map(|(lb, load, v)| {
+                [("lb", *lb), ("load", *load)]
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .chain([("fct_max_us".to_string(), v.to_string())])
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn ours(ours: Ours, panels: &[(&Panel, Rows)]) -> Option<f64> {
+        let claim = Claim {
+            what: "",
+            paper: 1.0,
+            ours,
+        };
+        check_claims(std::slice::from_ref(&claim), panels, Path::new("."), true)[0].ours
+    }
+
+    #[test]
+    fn reductions_and_increases_are_percentages_of_the_reference() {
+        let pfc = rows(&[
+            ("a", "40", 50.0),
+            ("b", "40", 100.0),
+            ("c", "40", 80.0),
+            ("a", "90", 90.0),
+            ("b", "90", 100.0),
+            ("c", "90", 120.0),
+        ]);
+        let irn = rows(&[
+            ("a", "40", 55.0),
+            ("b", "40", 100.0),
+            ("c", "40", 80.0),
+            ("a", "90", 90.0),
+            ("b", "90", 101.0),
+            ("c", "90", 126.0),
+        ]);
+        let panels = [(&PFC, pfc), (&IRN, irn)];
+        let sel = |panel, lb, at| Sel {
+            panel,
+            lb,
+            at: Some(at),
+            metric: M,
+        };
+        let close = |a: Option<f64>, b: f64| assert!((a.unwrap() - b).abs() < 1e-9, "{a:?} {b}");
+        close(
+            ours(
+                Ours::Reduction(sel(0, "a", "40"), sel(0, "b", "40")),
+                &panels,
+            ),
+            50.0,
+        );
+        close(
+            ours(
+                Ours::Reduction(sel(0, "c", "90"), sel(0, "b", "90")),
+                &panels,
+            ),
+            -20.0,
+        );
+        close(
+            ours(
+                Ours::Increase(sel(0, "c", "90"), sel(0, "b", "90")),
+                &panels,
+            ),
+            20.0,
+        );
+        // `a` against the better of `b` and `c`: 37.5 % below c's 80 at 40, 10 % below b's
+        // 100 at 90.
+        let vs_best = |largest| Ours::ReductionVsBest {
+            panel: 0,
+            of: "a",
+            others: &["b", "c"],
+            metric: M,
+            largest,
+        };
+        close(ours(vs_best(false), &panels), 10.0);
+        close(ours(vs_best(true), &panels), 37.5);
+        // From PFC to IRN: a +10 % at 40, c +5 % at 90.
+        let rise = |lbs| Ours::MaxIncrease {
+            panel: 1,
+            base: 0,
+            lbs,
+            metric: M,
+        };
+        close(ours(rise(&["a", "b", "c"]), &panels), 10.0);
+        close(ours(rise(&["b", "c"]), &panels), 5.0);
+        // A missing value leaves the claim without a number rather than skipping it.
+        assert_eq!(ours(rise(&["a", "d"]), &panels), None);
+        assert_eq!(
+            ours(
+                Ours::Reduction(sel(0, "a", "60"), sel(0, "b", "40")),
+                &panels
+            ),
+            None
+        );
+    }
+}

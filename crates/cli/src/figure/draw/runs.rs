@@ -285,7 +285,9 @@ fn fct_cdf(
         Ok(cdf(&ms, e.total))
     };
     let chart = |t: &str| {
-        LineChart::new(t, "elephant FCT (ms)", "fraction of elephants").y_range(0.0, 1.02)
+        LineChart::new(t, "elephant FCT (ms)", "fraction of elephants")
+            .y_range(0.0, 1.02)
+            .legend_lower_right()
     };
     let runs = runs(panel, rows);
     match &panel.axis {
@@ -339,7 +341,9 @@ enum Ports {
     HostRates,
 }
 
-/// Per-port series of the panel's first point, a chart per load balancer.
+/// Per-port series of the panel's first point, a chart per load balancer: the queue at the
+/// first collected switch's up ports (the largest and the mean over them of each bucket's
+/// largest sample), or each collected host's sending rate.
 fn port_charts(
     panel: &Panel,
     rows: &[BTreeMap<String, String>],
@@ -354,58 +358,87 @@ fn port_charts(
             continue;
         };
         let ports: Vec<PortCsv> = read_csv(&d.join("ports.csv"))?
-            .with_context(|| format!("{}: no ports.csv (collect nothing?)", d.display()))?;
+            .with_context(|| format!("{}: no ports.csv (nothing collected?)", d.display()))?;
         let series: Vec<SeriesCsv> = read_csv(&d.join("port_series.csv"))?.unwrap_or_default();
         let ports: Vec<&PortCsv> = ports.iter().filter(|p| p.lb == *lb).collect();
-        let chosen: Vec<&PortCsv> = match which {
-            Ports::Queues => {
-                let sw = ports.iter().find(|p| p.direction == "up").map(|p| &p.from);
-                ports
-                    .iter()
-                    .copied()
-                    .filter(|p| p.direction == "up" && Some(&p.from) == sw)
-                    .collect()
-            }
-            Ports::HostRates => ports
-                .iter()
-                .copied()
-                .filter(|p| p.direction == "host")
-                .collect(),
-        };
-        let (name, y) = match which {
-            Ports::Queues => (
-                format!(
-                    "{lb}: queue at the uplinks of {}",
-                    chosen.first().map_or("-", |p| p.from.as_str())
-                ),
-                "queue (KB, largest per bucket)",
-            ),
-            Ports::HostRates => (format!("{lb}: each host's sending rate"), "rate (Gb/s)"),
-        };
-        let mut c = LineChart::new(&name, "time (ms)", y);
-        for p in chosen {
-            let pts = series
+        let of_port = |p: &PortCsv| -> Vec<&SeriesCsv> {
+            series
                 .iter()
                 .filter(|s| s.lb == *lb && s.link == p.link)
-                .map(|s| {
-                    let v = match which {
-                        Ports::Queues => s.q_max_bytes as f64 / 1000.0,
-                        Ports::HostRates => s.util_gbps,
+                .collect()
+        };
+        let chart = match which {
+            Ports::Queues => {
+                let sw = ports
+                    .iter()
+                    .find(|p| p.direction == "up")
+                    .map_or("-", |p| p.from.as_str());
+                let ups: Vec<&PortCsv> = ports
+                    .iter()
+                    .copied()
+                    .filter(|p| p.direction == "up" && p.from == sw)
+                    .collect();
+                // Bucket start (ms) to the largest samples of the up ports in it.
+                let mut buckets: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+                for p in &ups {
+                    for s in of_port(p) {
+                        buckets
+                            .entry((s.t_us * 1000.0).round() as u64)
+                            .or_default()
+                            .push(s.q_max_bytes as f64 / 1000.0);
+                    }
+                }
+                let line = |f: &dyn Fn(&[f64]) -> f64| -> Vec<(f64, f64)> {
+                    buckets
+                        .iter()
+                        .map(|(t, v)| (*t as f64 / 1e6, f(v)))
+                        .collect()
+                };
+                let n = ups.len().max(1) as f64;
+                LineChart::new(
+                    &format!("{lb}: queues at the {} uplinks of {sw}", ups.len()),
+                    "time (ms)",
+                    "queue (KB; each port's largest sample per bucket)",
+                )
+                .series("largest", line(&|v| v.iter().copied().fold(0.0, f64::max)))
+                .series("mean", line(&|v| v.iter().sum::<f64>() / n))
+            }
+            Ports::HostRates => {
+                let flows: Vec<FlowRow> = read_csv(&d.join("flows.csv"))?.unwrap_or_default();
+                let mut c = LineChart::new(
+                    &format!("{lb}: each flow's sending rate"),
+                    "time (ms)",
+                    "rate (Gb/s)",
+                );
+                for p in ports.iter().filter(|p| p.direction == "host") {
+                    // Name the line by its flow when the host sends to one destination.
+                    let mut dsts: Vec<u64> = flows
+                        .iter()
+                        .filter(|f| f.lb == *lb && p.from == format!("host{}", f.src))
+                        .map(|f| f.dst)
+                        .collect();
+                    dsts.dedup();
+                    let name = match dsts[..] {
+                        [dst] => format!("{} -> host{dst}", p.from),
+                        _ => p.from.clone(),
                     };
-                    (s.t_us / 1000.0, v)
-                })
-                .collect();
-            c = c.series(&p.name, pts);
-        }
-        charts.push(c);
+                    let pts = of_port(p)
+                        .iter()
+                        .map(|s| (s.t_us / 1000.0, s.util_gbps))
+                        .collect();
+                    c = c.series(&name, pts);
+                }
+                c
+            }
+        };
+        charts.push((*lb, chart));
     }
-    if charts.len() == 1 {
-        let mut c = charts.remove(0);
-        c.title = format!("{title} ({})", c.title);
+    if let [(lb, c)] = &mut charts[..] {
+        c.title = format!("{title}, {lb}");
         return c.write(dir, stem);
     }
     let mut grid = ChartGrid::new(title, 2);
-    for c in charts {
+    for (_, c) in charts {
         grid = grid.chart(c);
     }
     grid.write(dir, stem)

@@ -3,9 +3,9 @@
 //! 2 GB ring-AllReduce elephants (Figs. 9-14).
 //!
 //! High and low load are read as 90 % and 40 %, the ends of the paper's 40-90 % range. At
-//! small scale the elephants are 16 MB instead of 2 GB (1/125) and Reunion's interval s is
-//! 50 us instead of 1 ms (its golden tests' reduction: an interval still spans several round
-//! trips, and a flow many intervals); Fig. 12's three intervals are scaled with it.
+//! small scale the elephants are 8 or 16 MB instead of 2 GB and Reunion's interval s is 50 us
+//! instead of 1 ms (its golden tests' reduction: an interval still spans several round trips,
+//! and a flow many intervals); Fig. 12's three intervals are scaled with it.
 use super::*;
 use crate::figure::draw::{
     LAST_REROUTE_MS, NEW_FLOWLETS, NEW_FLOWLETS_2500US, NEW_FLOWLETS_AFTER_1MS, REROUTES,
@@ -64,8 +64,11 @@ const RING_LOADS: Axis = Axis {
     x_label: "network load (%)",
 };
 
-/// Small-scale elephants (16 MB instead of 2 GB).
+/// Small-scale elephants of the figures of few runs (16 MB instead of 2 GB).
 const SMALL_SIZE: &str = "workload.size=\"16MB\"";
+
+/// Small-scale elephants of the figures of the five schemes at many loads or slicings (8 MB).
+const SMALL_MANY: &str = "workload.size=\"8MB\"";
 
 /// The five schemes with Reunion's interval at small scale (50 us for the paper's 1 ms).
 const SMALL_FIVE: &str = "lb=[\"ecmp\", { scheme = \"ecmp\", label = \"letflow\", switch = { scheme = \"letflow\", at = \"source-tor\" } }, \"conga\", \"conweave\", { scheme = \"ecmp\", label = \"reunion\", switch = { scheme = \"reunion\", interval = \"50us\" } }]";
@@ -136,12 +139,12 @@ pub(super) const FIG9: Figure = Figure {
     id: "reunion-fig9",
     paper: "Reunion Fig. 9",
     title: "Elephant FCT distribution at 40-90 % load: ECMP, LetFlow, CONGA, ConWeave, Reunion (2 GB ring elephants, 8 x 8 leaf-spine, PFC + DCQCN)",
-    small: "16 MB elephants instead of 2 GB, Reunion's interval 50 us instead of 1 ms",
+    small: "8 MB elephants instead of 2 GB, Reunion's interval 50 us instead of 1 ms",
     body: Body::Sim(&[load_panel(
         "",
         "Elephant FCT CDF per load",
         "scenarios/reunion-load.toml",
-        &[SMALL_SIZE, SMALL_FIVE],
+        &[SMALL_MANY, SMALL_FIVE],
         PlotKind::FctCdf,
     )]),
     claims: &[
@@ -163,12 +166,12 @@ pub(super) const FIG10: Figure = Figure {
     id: "reunion-fig10",
     paper: "Reunion Fig. 10",
     title: "Max elephant FCT against the load, five schemes (the runs of Fig. 9)",
-    small: "16 MB elephants instead of 2 GB, Reunion's interval 50 us instead of 1 ms",
+    small: "8 MB elephants instead of 2 GB, Reunion's interval 50 us instead of 1 ms",
     body: Body::Sim(&[load_panel(
         "",
         "Max elephant FCT against the network load",
         "scenarios/reunion-load.toml",
-        &[SMALL_SIZE, SMALL_FIVE],
+        &[SMALL_MANY, SMALL_FIVE],
         PlotKind::Lines,
     )]),
     claims: &[
@@ -241,9 +244,9 @@ pub(super) const FIG13: Figure = Figure {
     title: "PFC off with IRN selective repeat against PFC with go-back-N: max elephant FCT against the load and the IRN FCT distribution, five schemes",
     small: "8 MB elephants instead of 2 GB, Reunion's interval 50 us instead of 1 ms",
     body: Body::Sim(&[
-        load_panel("pfc", "PFC + go-back-N: max FCT against the load", "scenarios/reunion-load.toml", &["workload.size=\"8MB\"", SMALL_FIVE], PlotKind::Lines),
-        load_panel("irn", "PFC off, IRN: max FCT against the load", "scenarios/reunion-irn.toml", &["workload.size=\"8MB\"", SMALL_FIVE], PlotKind::Lines),
-        load_panel("irn-cdf", "PFC off, IRN: elephant FCT CDF per load", "scenarios/reunion-irn.toml", &["workload.size=\"8MB\"", SMALL_FIVE], PlotKind::FctCdf),
+        load_panel("pfc", "PFC + go-back-N: max FCT against the load", "scenarios/reunion-load.toml", &[SMALL_MANY, SMALL_FIVE], PlotKind::Lines),
+        load_panel("irn", "PFC off, IRN: max FCT against the load", "scenarios/reunion-irn.toml", &[SMALL_MANY, SMALL_FIVE], PlotKind::Lines),
+        load_panel("irn-cdf", "PFC off, IRN: elephant FCT CDF per load", "scenarios/reunion-irn.toml", &[SMALL_MANY, SMALL_FIVE], PlotKind::FctCdf),
     ]),
     claims: &[
         Claim { what: "largest rise of a scheme's max FCT with IRN over PFC, any load (%; paper: every scheme's below 10 %)", paper: 10.0, ours: Ours::MaxIncrease { panel: 1, base: 0, lbs: FIVE, metric: MAX_FCT } },
@@ -298,12 +301,12 @@ pub(super) const FIG14: Figure = Figure {
     id: "reunion-fig14",
     paper: "Reunion Fig. 14",
     title: "Flow slicing: every 2 GB elephant in 1 (unsliced), 2, 3 or 4 concurrent sub-flows at 90 % load, Reunion with t = the number of slices; elephant FCT = its last slice's",
-    small: "16 MB elephants instead of 2 GB, Reunion's interval 50 us instead of 1 ms",
+    small: "8 MB elephants instead of 2 GB, Reunion's interval 50 us instead of 1 ms",
     body: Body::Sim(&[
-        slicing_panel("1", "Unsliced", &["workload.slices=1", sliced_lbs!(1, "1000us")], &[SMALL_SIZE, sliced_lbs!(1, "50us")]),
-        slicing_panel("2", "2 slices", &["workload.slices=2", sliced_lbs!(2, "1000us")], &[SMALL_SIZE, sliced_lbs!(2, "50us")]),
-        slicing_panel("3", "3 slices", &["workload.slices=3", sliced_lbs!(3, "1000us")], &[SMALL_SIZE, sliced_lbs!(3, "50us")]),
-        slicing_panel("4", "4 slices", &["workload.slices=4", sliced_lbs!(4, "1000us")], &[SMALL_SIZE, sliced_lbs!(4, "50us")]),
+        slicing_panel("1", "Unsliced", &["workload.slices=1", sliced_lbs!(1, "1000us")], &[SMALL_MANY, sliced_lbs!(1, "50us")]),
+        slicing_panel("2", "2 slices", &["workload.slices=2", sliced_lbs!(2, "1000us")], &[SMALL_MANY, sliced_lbs!(2, "50us")]),
+        slicing_panel("3", "3 slices", &["workload.slices=3", sliced_lbs!(3, "1000us")], &[SMALL_MANY, sliced_lbs!(3, "50us")]),
+        slicing_panel("4", "4 slices", &["workload.slices=4", sliced_lbs!(4, "1000us")], &[SMALL_MANY, sliced_lbs!(4, "50us")]),
     ]),
     claims: &[
         Claim { what: "2 slices: ECMP's max FCT below unsliced (%)", paper: 25.5, ours: slicing_gain(1, "ecmp") },
