@@ -168,6 +168,8 @@ pub struct LineChart {
     pub y_range: Option<(f64, f64)>,
     /// Picture size in pixels (width, height).
     pub size: (u32, u32),
+    /// Legend in the lower right corner instead of the upper left (CDFs, which rise there).
+    pub legend_lower_right: bool,
 }
 
 impl LineChart {
@@ -183,7 +185,14 @@ impl LineChart {
             x_range: None,
             y_range: None,
             size: (960, 600),
+            legend_lower_right: false,
         }
+    }
+
+    /// Puts the legend in the lower right corner (for CDFs, whose lines rise in the upper left).
+    pub fn legend_lower_right(mut self) -> Self {
+        self.legend_lower_right = true;
+        self
     }
 
     /// Adds a solid line.
@@ -386,7 +395,12 @@ impl LineChart {
             }
         }
         if self.series.iter().any(|s| !s.name.is_empty()) {
-            draw_legend(&mut chart, SeriesLabelPosition::UpperLeft).map_err(err)?;
+            let at = if self.legend_lower_right {
+                SeriesLabelPosition::LowerRight
+            } else {
+                SeriesLabelPosition::UpperLeft
+            };
+            draw_legend(&mut chart, at).map_err(err)?;
         }
         Ok(())
     }
@@ -520,6 +534,78 @@ impl Figure for BarChart {
     }
 }
 
+/// Line charts side by side in one picture (a paper figure's sub-plots, e.g. one per load),
+/// filled row by row under a common title.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChartGrid {
+    /// Title above the grid.
+    pub title: String,
+    /// The charts, row by row; each keeps its own title, axes and legend.
+    pub charts: Vec<LineChart>,
+    /// Charts per row.
+    pub columns: usize,
+    /// Size of one chart in pixels (width, height).
+    pub cell: (u32, u32),
+}
+
+impl ChartGrid {
+    /// An empty grid of `columns` charts per row, 640x440 pixels each.
+    pub fn new(title: &str, columns: usize) -> Self {
+        Self {
+            title: title.to_string(),
+            charts: Vec::new(),
+            columns: columns.max(1),
+            cell: (640, 440),
+        }
+    }
+
+    /// Adds a chart in the next cell.
+    pub fn chart(mut self, chart: LineChart) -> Self {
+        self.charts.push(chart);
+        self
+    }
+
+    /// Rows the charts fill.
+    fn rows(&self) -> usize {
+        self.charts.len().div_ceil(self.columns).max(1)
+    }
+
+    /// Writes `dir/stem.png` and `dir/stem.svg` (creating `dir`) and returns both paths.
+    pub fn write(&self, dir: &Path, stem: &str) -> Result<(PathBuf, PathBuf)> {
+        write_png_svg(self, dir, stem)
+    }
+}
+
+/// Height of a grid's common title (pixels).
+const GRID_TITLE: u32 = 44;
+
+impl Figure for ChartGrid {
+    fn size(&self) -> (u32, u32) {
+        let cols = self.columns.min(self.charts.len().max(1)) as u32;
+        (
+            self.cell.0 * cols,
+            self.cell.1 * self.rows() as u32 + GRID_TITLE,
+        )
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("plotting: {e:?}");
+        root.fill(&WHITE).map_err(err)?;
+        let (head, body) = root.split_vertically(GRID_TITLE);
+        head.titled(&self.title, (FONT, 26).into_font().style(FontStyle::Bold))
+            .map_err(err)?;
+        let cols = self.columns.min(self.charts.len().max(1));
+        let cells = body.split_evenly((self.rows(), cols));
+        for (chart, area) in self.charts.iter().zip(cells.iter()) {
+            chart.draw(area)?;
+        }
+        Ok(())
+    }
+}
+
 /// Formats a tick value compactly (integers without decimals, powers of two as-is).
 fn fmt_tick(v: f64) -> String {
     let a = v.abs();
@@ -544,6 +630,28 @@ mod tests {
         assert_eq!(fmt_tick(1024.0), "1024");
         assert_eq!(fmt_tick(0.25), "0.25");
         assert_eq!(fmt_tick(0.001), "1.0e-3");
+    }
+
+    #[test]
+    fn grid_lays_charts_out_row_by_row() {
+        let dir = std::env::temp_dir().join(format!("theory-grid-{}", std::process::id()));
+        let line = |t: &str| LineChart::new(t, "x", "y").series("s", vec![(0.0, 0.0), (1.0, 1.0)]);
+        let g = ChartGrid::new("grid", 2)
+            .chart(line("a"))
+            .chart(line("b"))
+            .chart(line("c"));
+        assert_eq!(g.size(), (2 * 640, 2 * 440 + GRID_TITLE));
+        let (png, svg) = g.write(&dir, "grid").unwrap();
+        assert!(std::fs::metadata(png).unwrap().len() > 1000);
+        let svg = std::fs::read_to_string(svg).unwrap();
+        let texts: Vec<&str> = svg
+            .split('>')
+            .map(|t| t.split('<').next().unwrap_or("").trim())
+            .collect();
+        for t in ["grid", "a", "b", "c"] {
+            assert!(texts.contains(&t), "{t} missing: {svg}");
+        }
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! A figure's outputs: its plot per panel (PNG and SVG), the data as CSV, `result.json` (our
 //! numbers beside the paper's) and `index.html`, the page that shows them together.
+mod runs;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -8,15 +10,29 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use theory::plot::{BarChart, LineChart};
 
-use super::model::{Claim, Figure, Ours, Panel, PlotKind, Sel};
+use super::model::{Claim, Figure, Metric, Ours, Panel, PlotKind, Sel};
 use crate::output::{json_bytes, write_atomic};
 use crate::report::{esc, SELF_CHECK, STYLE};
+pub use runs::{
+    LAST_REROUTE_MS, NEW_FLOWLETS, NEW_FLOWLETS_2500US, NEW_FLOWLETS_AFTER_1MS, REROUTES,
+    SLOW_ELEPHANTS_PCT,
+};
 
 /// Rows of one panel's `sweep.csv`, column to cell.
 pub type Rows = Vec<BTreeMap<String, String>>;
 
-/// Reads a CSV file into rows.
+/// Reads a CSV file into rows; a panel's `sweep.csv` (beside its points) also gets each row's
+/// run directory, from which the derived metrics of [`runs`] are read.
 pub fn read_rows(path: &Path) -> Result<Rows> {
+    let mut rows = read_csv_rows(path)?;
+    if let Some(dir) = path.parent() {
+        runs::add_run_dirs(&mut rows, dir);
+    }
+    Ok(rows)
+}
+
+/// Reads a CSV file into rows, column to cell.
+fn read_csv_rows(path: &Path) -> Result<Rows> {
     let mut r =
         csv::Reader::from_path(path).with_context(|| format!("reading {}", path.display()))?;
     let header = r.headers()?.clone();
@@ -41,6 +57,9 @@ pub const COMPLETION: &str = "completion_us";
 
 /// A metric's value in one `sweep.csv` row (`completion_us` is derived, see [`COMPLETION`]).
 pub fn metric_value(row: &BTreeMap<String, String>, column: &str) -> Option<f64> {
+    if let Some(v) = runs::derived(row, column) {
+        return v;
+    }
     let num = |c: &str| row.get(c).and_then(|v| v.parse::<f64>().ok());
     if column == COMPLETION {
         let unfinished = num("flows_completed")? < num("flows_total")?;
@@ -170,6 +189,48 @@ fn our_value(
                 })
                 .reduce(f64::max)
         }),
+        Ours::Reduction(a, b) => change(pick(panels, a), pick(panels, b)).map(|c| -c),
+        Ours::Increase(a, b) => change(pick(panels, a), pick(panels, b)),
+        Ours::ReductionVsBest {
+            panel,
+            of,
+            others,
+            metric,
+            largest,
+        } => axis_labels(panels, *panel)
+            .into_iter()
+            .map(|at| {
+                let sel = |lb| sel_at(*panel, lb, at, *metric);
+                let best = others
+                    .iter()
+                    .map(|lb| pick(panels, &sel(lb)))
+                    .collect::<Option<Vec<f64>>>()?
+                    .into_iter()
+                    .reduce(f64::min)?;
+                change(pick(panels, &sel(of)), Some(best)).map(|c| -c)
+            })
+            .collect::<Option<Vec<f64>>>()
+            .and_then(|v| {
+                v.into_iter()
+                    .reduce(if *largest { f64::max } else { f64::min })
+            }),
+        Ours::MaxIncrease {
+            panel,
+            base,
+            lbs,
+            metric,
+        } => axis_labels(panels, *panel)
+            .into_iter()
+            .flat_map(|at| {
+                lbs.iter().map(move |lb| {
+                    change(
+                        pick(panels, &sel_at(*panel, lb, at, *metric)),
+                        pick(panels, &sel_at(*base, lb, at, *metric)),
+                    )
+                })
+            })
+            .collect::<Option<Vec<f64>>>()
+            .and_then(|v| v.into_iter().reduce(f64::max)),
         Ours::AtMost(o) | Ours::AtLeast(o) => our_value(o, panels, theory_dir, small),
     }
 }
@@ -200,6 +261,32 @@ pub fn check_claims(
         .collect()
 }
 
+/// How much higher `a` is than `b`, in percent (`None` without both or with `b` zero).
+fn change(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b != 0.0 => Some(100.0 * (a / b - 1.0)),
+        _ => None,
+    }
+}
+
+/// The axis labels of panel `panel` (one `None` without an axis or panel).
+fn axis_labels(panels: &[(&Panel, Rows)], panel: usize) -> Vec<Option<&'static str>> {
+    match panels.get(panel).and_then(|(p, _)| p.axis.as_ref()) {
+        Some(a) => a.labels.iter().map(|l| Some(*l)).collect(),
+        None => vec![None],
+    }
+}
+
+/// A selection at an optional axis value.
+fn sel_at(panel: usize, lb: &'static str, at: Option<&'static str>, metric: Metric) -> Sel {
+    Sel {
+        panel,
+        lb,
+        at,
+        metric,
+    }
+}
+
 /// Draws one panel as the paper does; returns the PNG and SVG paths.
 pub fn draw_panel(
     fig: &Figure,
@@ -208,6 +295,9 @@ pub fn draw_panel(
     dir: &Path,
     stem: &str,
 ) -> Result<(PathBuf, PathBuf)> {
+    if let Some(drawn) = runs::draw(fig, panel, rows, dir, stem) {
+        return drawn;
+    }
     let title = format!("{}: {}", fig.paper, panel.title);
     let value = |r: &BTreeMap<String, String>| metric_value(r, panel.metric.column);
     match (&panel.axis, panel.plot) {
@@ -373,4 +463,139 @@ pub fn write_page(
     let path = dir.join("index.html");
     write_atomic(&path, h.as_bytes())?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::Axis;
+    use super::*;
+
+    const M: Metric = Metric {
+        column: "fct_max_us",
+        label: "max",
+    };
+
+    /// A panel over loads "40" and "90" (key `load`) of schemes `a`, `b`, `c`.
+    const fn panel(name: &'static str) -> Panel {
+        Panel {
+            name,
+            title: "",
+            scenario: "",
+            lbs: &["a", "b", "c"],
+            set: &[],
+            small_set: &[],
+            axis: Some(Axis {
+                key: "load",
+                values: &["1", "2"],
+                labels: &["40", "90"],
+                x_label: "load",
+            }),
+            metric: M,
+            plot: PlotKind::Lines,
+            series: false,
+        }
+    }
+
+    static PFC: Panel = panel("pfc");
+    static IRN: Panel = panel("irn");
+
+    fn rows(values: &[(&str, &str, f64)]) -> Rows {
+        values
+            .iter()
+            .map(|(lb, load, v)| {
+                [("lb", *lb), ("load", *load)]
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .chain([("fct_max_us".to_string(), v.to_string())])
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn ours(ours: Ours, panels: &[(&Panel, Rows)]) -> Option<f64> {
+        let claim = Claim {
+            what: "",
+            paper: 1.0,
+            ours,
+        };
+        check_claims(std::slice::from_ref(&claim), panels, Path::new("."), true)[0].ours
+    }
+
+    #[test]
+    fn reductions_and_increases_are_percentages_of_the_reference() {
+        let pfc = rows(&[
+            ("a", "40", 50.0),
+            ("b", "40", 100.0),
+            ("c", "40", 80.0),
+            ("a", "90", 90.0),
+            ("b", "90", 100.0),
+            ("c", "90", 120.0),
+        ]);
+        let irn = rows(&[
+            ("a", "40", 55.0),
+            ("b", "40", 100.0),
+            ("c", "40", 80.0),
+            ("a", "90", 90.0),
+            ("b", "90", 101.0),
+            ("c", "90", 126.0),
+        ]);
+        let panels = [(&PFC, pfc), (&IRN, irn)];
+        let sel = |panel, lb, at| Sel {
+            panel,
+            lb,
+            at: Some(at),
+            metric: M,
+        };
+        let close = |a: Option<f64>, b: f64| assert!((a.unwrap() - b).abs() < 1e-9, "{a:?} {b}");
+        close(
+            ours(
+                Ours::Reduction(sel(0, "a", "40"), sel(0, "b", "40")),
+                &panels,
+            ),
+            50.0,
+        );
+        close(
+            ours(
+                Ours::Reduction(sel(0, "c", "90"), sel(0, "b", "90")),
+                &panels,
+            ),
+            -20.0,
+        );
+        close(
+            ours(
+                Ours::Increase(sel(0, "c", "90"), sel(0, "b", "90")),
+                &panels,
+            ),
+            20.0,
+        );
+        // `a` against the better of `b` and `c`: 37.5 % below c's 80 at 40, 10 % below b's
+        // 100 at 90.
+        let vs_best = |largest| Ours::ReductionVsBest {
+            panel: 0,
+            of: "a",
+            others: &["b", "c"],
+            metric: M,
+            largest,
+        };
+        close(ours(vs_best(false), &panels), 10.0);
+        close(ours(vs_best(true), &panels), 37.5);
+        // From PFC to IRN: a +10 % at 40, c +5 % at 90.
+        let rise = |lbs| Ours::MaxIncrease {
+            panel: 1,
+            base: 0,
+            lbs,
+            metric: M,
+        };
+        close(ours(rise(&["a", "b", "c"]), &panels), 10.0);
+        close(ours(rise(&["b", "c"]), &panels), 5.0);
+        // A missing value leaves the claim without a number rather than skipping it.
+        assert_eq!(ours(rise(&["a", "d"]), &panels), None);
+        assert_eq!(
+            ours(
+                Ours::Reduction(sel(0, "a", "60"), sel(0, "b", "40")),
+                &panels
+            ),
+            None
+        );
+    }
 }

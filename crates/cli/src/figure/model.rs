@@ -93,6 +93,31 @@ pub enum PlotKind {
     Lines,
     /// Grouped bars of the speedup over a baseline load balancer (its metric over each one's).
     Speedup(&'static str),
+    /// The elephants' FCT distribution (CDF; a flow's slices joined into one elephant, from each
+    /// run's `flows.csv`): with an axis and several load balancers one chart per axis value side
+    /// by side (Reunion Fig. 9), else one chart with a line per load balancer or axis value.
+    FctCdf,
+    /// Cumulative count of a kind of load-balancer event over time (each run's
+    /// `lb_events.csv`), a line per load balancer and axis value.
+    Cumulative(EventKind),
+    /// Queue occupancy over time (largest sample per bucket) at each up port of the collected
+    /// switch, a chart per load balancer (`port_series.csv` of the panel's first point: the
+    /// panel needs `series` and a `[collect]` naming the switch).
+    Queues,
+    /// Sending rate over time of each collected host's NIC uplink, a chart per load balancer:
+    /// per-flow rates where each host sends one flow (the ring workloads; needs `series` and a
+    /// `[collect]` naming the hosts).
+    HostRates,
+}
+
+/// Load-balancer events counted over time.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EventKind {
+    /// Path changes (`rerouted`: Reunion's moves, PLB's).
+    Reroutes,
+    /// Flowlets a LetFlow or CONGA switch began (`flowlet`, with the scheme's `events = true`),
+    /// each flow's first one left out: the flowlets its gaps created.
+    NewFlowlets,
 }
 
 /// One value of a figure's results: panel, load balancer, axis label (none for a single
@@ -148,6 +173,37 @@ pub enum Ours {
     /// A max FCT over Fig. 9's ideal, (S x 8 / 400 Gb/s + 20 us) / (1 - f), for the failed
     /// fraction f and flow size S (bytes at paper and at small scale).
     OverIdeal(Sel, f64, (f64, f64)),
+    /// How much lower the first value is than the second, in percent: 100 x (1 - a / b)
+    /// (negative: higher).
+    Reduction(Sel, Sel),
+    /// How much higher the first value is than the second, in percent: 100 x (a / b - 1).
+    Increase(Sel, Sel),
+    /// At each axis value of a panel, `of`'s reduction (percent, as [`Ours::Reduction`])
+    /// against the lowest of `others`; the smallest of these over the axis, or the largest.
+    ReductionVsBest {
+        /// Panel index.
+        panel: usize,
+        /// The load balancer judged.
+        of: &'static str,
+        /// The others.
+        others: &'static [&'static str],
+        /// Metric.
+        metric: Metric,
+        /// The largest instead of the smallest.
+        largest: bool,
+    },
+    /// The largest increase (percent, as [`Ours::Increase`]) of a metric from panel `base` to
+    /// panel `panel` (the same axis) over the load balancers and axis values.
+    MaxIncrease {
+        /// Panel of the changed runs.
+        panel: usize,
+        /// Panel of the reference runs.
+        base: usize,
+        /// Load balancers compared.
+        lbs: &'static [&'static str],
+        /// Metric.
+        metric: Metric,
+    },
     /// Read from a theory model's output directory.
     Theory(fn(&std::path::Path) -> Option<f64>),
     /// The paper states a bound, not a value: ours (computed as the inner way) should be at

@@ -8,7 +8,9 @@ mod macro_bench;
 mod micro;
 mod reunion;
 
-use super::model::{Axis, Body, Claim, Figure, Metric, Ours, Panel, PlotKind, Sel, TheoryModel};
+use super::model::{
+    Axis, Body, Claim, EventKind, Figure, Metric, Ours, Panel, PlotKind, Sel, TheoryModel,
+};
 
 const MAX_FCT: Metric = Metric {
     column: "fct_max_us",
@@ -192,5 +194,13 @@ pub static FIGURES: &[Figure] = &[
     laps::FIG8,
     laps::TABLE1,
     laps::FIG9,
+    reunion::FIG1,
     reunion::FIG3,
+    reunion::FIG4,
+    reunion::FIG5,
+    reunion::FIG9,
+    reunion::FIG10,
+    reunion::FIG12,
+    reunion::FIG13,
+    reunion::FIG14,
 ];
