@@ -727,9 +727,19 @@ fn finish_table(table: &str, plots: &Path, base: &Path) -> String {
     let tail = if tail.is_empty() { table_tail() } else { tail };
     let mut s = body.trim_end().to_string();
     s.push('\n');
+    let not_run: Vec<&str> = body
+        .lines()
+        .filter(|l| l.contains("| not run at this scale |"))
+        .filter_map(|l| l.strip_prefix("| ")?.split(" |").next())
+        .collect();
+    let missing = if not_run.is_empty() {
+        String::new()
+    } else {
+        format!("; not run at this scale: {}", not_run.join(", "))
+    };
     let _ = writeln!(
         s,
-        "{TOTAL_HEAD}{} (the sum of the wall column, each figure once).",
+        "{TOTAL_HEAD}{} (the sum of the wall column, each figure once{missing}).",
         wall(total_wall(body))
     );
     s += &tail;
