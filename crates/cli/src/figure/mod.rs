@@ -518,7 +518,8 @@ const TABLE_HEAD: &str = "# Figures: our results against the papers'\n\n\
      one row per claim with the paper's number, ours and their ratio, the scale it ran at, the\n\
      wall time of the command that ran its simulations on the machine that ran it, and the\n\
      commit of the binary. The plots follow the table. Small-scale runs (what CI checks) are\n\
-     not comparable to the paper and are not listed here.\n\n\
+     not comparable to the paper and are not listed here. Rows far from the paper's number are\n\
+     set beside the reference simulators' runs of the same setup in `docs/fidelity.md`.\n\n\
      | id | figure | scale | quantity | paper | ours | ours / paper | wall | commit |\n\
      |---|---|---|---|---|---|---|---|---|\n";
 
