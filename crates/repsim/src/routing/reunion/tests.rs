@@ -539,3 +539,34 @@ fn act_on_parses() {
     assert_eq!(c.act_on, ActOn::IntervalEnd);
     assert_eq!(ReunionConfig::default().act_on, ActOn::Arrival);
 }
+
+#[test]
+fn a_path_freed_by_a_finished_flow_is_reused() {
+    let mut w = world();
+    let mut r = scheme(&w, 1);
+    // Flow 0 ran on path 1 and finished in interval 0; flows 1 and 2 share path 0 in
+    // interval 2 (the paper's Fig. 10 discussion: idle paths of completed flows are reused).
+    sources(&mut r, &w, &[(0, 0, 2, 1), (1, 0, 2, 0), (2, 1, 3, 0)]);
+    r.flows[1].hot = 2;
+    r.flows[2].hot = 2;
+    let pair = r.flows[1].pair;
+    let uplink = r.links(pair, 0).next().expect("a link");
+    let l0 = leaf(&w, 0);
+    w.now = 3 * r.interval + 5 * US;
+    let p = notification(&mut r, &w, 0, 1, uplink);
+    ingress(&mut r, &mut w, l0, p);
+    assert_eq!(
+        r.paths.index(pair, r.flows[1].code),
+        1,
+        "onto the finished flow's path"
+    );
+    // While flow 0 still sends elephant packets, its path is taken.
+    let mut r = scheme(&w, 1);
+    sources(&mut r, &w, &[(0, 0, 2, 1), (1, 0, 2, 0), (2, 1, 3, 0)]);
+    for f in 0..3 {
+        r.flows[f].hot = 2;
+    }
+    let p = notification(&mut r, &w, 0, 1, uplink);
+    ingress(&mut r, &mut w, l0, p);
+    assert_eq!(r.paths.index(pair, r.flows[1].code), 2);
+}
