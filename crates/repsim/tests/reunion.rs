@@ -79,10 +79,9 @@ fn reunion_converges_to_one_elephant_per_link() {
         "the ECMP start should collide (else this tests nothing): {worst:?}"
     );
     // Converged: from some interval on, no link carries more than t = 1 elephant while the
-    // elephants run (the last intervals, as flows finish, only get better). Measured: the
-    // ECMP collisions show from the 3rd interval (the sketch needs 1 MB per flow first), the
-    // destinations notify at its end, the sources move flows at the end of the 5th, and from
-    // the 7th interval on every link carries one elephant.
+    // elephants run (the last intervals, as flows finish, only get better). The ECMP
+    // collisions show once the sketch has seen 1 MB per flow, the destinations notify at the
+    // interval's end and the sources move the named flows as the notifications arrive.
     let settled = worst.iter().rposition(|&(_, w)| w > 1).map_or(0, |i| i + 1);
     assert!(
         settled <= 8,
@@ -224,14 +223,23 @@ fn elephants_metric_counts_per_link_for_any_scheme() {
     assert_eq!(fingerprint(&plain), fingerprint(&ecmp(&metric("30MB"))));
     assert!(ecmp(&metric("30MB")).elephant_link_samples().is_empty());
     assert_eq!(common::fcts(&plain), common::fcts(&sim));
-    // Under Reunion the metric's periods (every 100 us from 0) replace the sketch's count.
+    // Under Reunion the metric's periods (every 50 us from 0; Reunion's own interval is
+    // 100 us) replace the sketch's count. (With 100 us periods the two counts can be equal:
+    // once Reunion has converged, every flow it counts is one the metric counts.)
     let own = run(&clos("4MB", ""));
-    let counted = run(&clos("4MB", &metric("1MB")));
+    let counted = run(&clos(
+        "4MB",
+        "[metrics]\nelephants = { every = \"50us\", min_size = \"1MB\" }",
+    ));
     assert_eq!(common::fcts(&own), common::fcts(&counted));
     assert_eq!(own.lb_records(), counted.lb_records());
     assert_ne!(own.elephant_link_samples(), counted.elephant_link_samples());
     assert!(counted
         .elephant_link_samples()
         .iter()
-        .any(|s| s.time == EVERY));
+        .any(|s| s.time == EVERY / 2));
+    assert!(own
+        .elephant_link_samples()
+        .iter()
+        .all(|s| s.time % EVERY == 0));
 }

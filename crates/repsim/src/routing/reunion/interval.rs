@@ -87,14 +87,19 @@ impl Reunion {
         self.touched.clear();
     }
 
-    /// Algorithm 2 at source ToR `edge` for interval `k`.
+    /// Algorithm 2 at source ToR `edge` on the notifications about interval `k`.
     pub(super) fn reroute(&mut self, ctx: &mut SwitchCtx, edge: usize, k: u64) {
-        // The Link Table: this source's elephants active in the interval, on their paths.
+        // The Link Table: this source's flows that sent elephant packets in the interval (or
+        // since), on their paths; a flow moved for this interval also on its old path.
         for i in 0..self.tors[edge].flows.len() {
             let st = self.flows[self.tors[edge].flows[i] as usize];
-            if st.elephant && st.last / self.interval == k {
+            if st.hot != super::NEVER && st.hot >= k {
                 let index = self.paths.index(st.pair, st.code);
                 self.count_path(st.pair, index);
+                if st.rerouted == k {
+                    let old = self.paths.index(st.pair, st.prev_code);
+                    self.count_path(st.pair, old);
+                }
             }
         }
         for i in 0..self.tors[edge].blocked.len() {
@@ -110,6 +115,12 @@ impl Reunion {
                 continue;
             }
             let old = self.paths.index(st.pair, st.code);
+            // A flow that no longer crosses the named bottleneck was moved off it since the
+            // marked packets were sent: the collision the notification reports is gone.
+            if !self.links(st.pair, old).any(|l| l == p.bottleneck) {
+                self.counts.stale += 1;
+                continue;
+            }
             // The first free path other than the flow's own.
             let found =
                 (0..self.paths.count(st.pair)).find(|&i| i != old && self.path_is_free(st.pair, i));
@@ -119,6 +130,7 @@ impl Reunion {
             };
             self.count_path(st.pair, new);
             let f = &mut self.flows[p.flow as usize];
+            f.prev_code = f.code;
             f.code = self.paths.code(st.pair, new);
             f.rerouted = k;
             self.counts.reroutes += 1;

@@ -244,7 +244,7 @@ fn sources(r: &mut Reunion, w: &World, flows: &[(u32, u32, u32, u32)]) {
             src_edge,
             pair,
             code,
-            elephant: true,
+            hot: 0,
             last: 0,
             ..NEW_FLOW
         };
@@ -270,9 +270,21 @@ fn rerouting_avoids_loaded_and_named_links_and_moves_a_flow_once() {
             .collect();
         sources(&mut r, &w, &flows);
         let mut named = Vec::new();
+        let mut fresh = Vec::new();
         for _ in 0..1 + rng.below(4) {
             let flow = rng.below(n);
-            let bottleneck = rng.below(w.topo.links.len() as u32);
+            // Mostly a link of the flow's path (as marked packets name it); sometimes any
+            // link: unless the flow crosses it, the notification is stale and ignored.
+            let st = r.flows[flow as usize];
+            let path: Vec<u32> = r.links(st.pair, r.paths.index(st.pair, st.code)).collect();
+            let bottleneck = if rng.below(4) == 0 {
+                rng.below(w.topo.links.len() as u32)
+            } else {
+                path[rng.below(path.len() as u32) as usize]
+            };
+            if path.contains(&bottleneck) {
+                fresh.push(flow);
+            }
             named.push(bottleneck);
             r.tors[0].pending.push(Pending { flow, bottleneck });
             r.tors[0].blocked.push(bottleneck);
@@ -311,6 +323,10 @@ fn rerouting_avoids_loaded_and_named_links_and_moves_a_flow_once() {
             );
             moved.push(flow);
             let st = r.flows[flow as usize];
+            assert!(
+                fresh.contains(&flow),
+                "case {case}: flow {flow} moved on a stale notification"
+            );
             assert_ne!(old, new);
             assert_eq!(r.paths.index(st.pair, st.code), new as u32);
             let links: Vec<u32> = r.links(st.pair, new as u32).collect();
@@ -339,9 +355,10 @@ fn a_flow_without_a_free_path_stays() {
     // Four elephants from leaf 0 to leaf 1, one per spine: every uplink carries one.
     let flows: Vec<(u32, u32, u32, u32)> = (0..4).map(|i| (i, i % 2, 2 + i % 2, i)).collect();
     sources(&mut r, &w, &flows);
+    let bottleneck = r.links(r.flows[0].pair, 0).next().unwrap();
     r.tors[0].pending.push(Pending {
         flow: 0,
-        bottleneck: 0,
+        bottleneck,
     });
     let mut rng = Rng::new(1);
     let mut actions = Vec::new();
@@ -416,4 +433,140 @@ fn parses_by_name_and_as_a_table() {
         ..ReunionConfig::default()
     })
     .starts_with("interval:"));
+}
+
+/// A notification packet for `flow` naming `bottleneck`, addressed to source ToR `edge`.
+fn notification(r: &mut Reunion, w: &World, edge: u32, flow: u32, bottleneck: u32) -> Packet {
+    let slot = r.next_note % NOTE_RING;
+    r.next_note += 1;
+    r.notes[slot] = Note {
+        bottleneck,
+        links: Vec::new(),
+    };
+    let mut p = Packet::blank(Kind::Notify, 68);
+    p.dst = w.topo.switch_node(leaf(w, edge));
+    p.flow = flow;
+    p.aux = slot as u64;
+    p.scheme = TAGGED;
+    p
+}
+
+#[test]
+fn a_notification_moves_its_flow_on_arrival_and_a_stale_one_does_not() {
+    let mut w = world();
+    let mut r = scheme(&w, 1);
+    // Flows 0 and 1 from leaf 0 to leaf 1, both on path 0: a collision on its uplink.
+    sources(&mut r, &w, &[(0, 0, 2, 0), (1, 1, 3, 0)]);
+    let pair = r.flows[0].pair;
+    let uplink = r.links(pair, 0).next().expect("a link");
+    let index = |r: &Reunion, f: usize| r.paths.index(pair, r.flows[f].code);
+    let l0 = leaf(&w, 0);
+    // The notification about interval 0 arrives early in interval 1: the flow moves at once,
+    // to the first path free of elephants.
+    w.now = r.interval + 5 * US;
+    let p = notification(&mut r, &w, 0, 1, uplink);
+    let (d, _) = ingress(&mut r, &mut w, l0, p);
+    assert_eq!(d, Ingress::Consume);
+    assert_eq!(index(&r, 1), 1, "moved on arrival");
+    assert_eq!(r.counts.reroutes, 1);
+    // A second one for flow 1 in the same interval: a flow moves at most once per interval.
+    let p = notification(&mut r, &w, 0, 1, uplink);
+    ingress(&mut r, &mut w, l0, p);
+    assert_eq!(index(&r, 1), 1);
+    // Flow 0 named for the same interval: path 1 now carries flow 1 (and path 0 still counts
+    // flow 1 for this interval), so it takes path 2.
+    let p = notification(&mut r, &w, 0, 0, uplink);
+    ingress(&mut r, &mut w, l0, p);
+    assert_eq!(index(&r, 0), 2);
+    assert_eq!(r.counts.reroutes, 2);
+    // In the next interval, one naming the old uplink again (its marked packets were still
+    // queued) is stale: flow 1 no longer crosses it.
+    r.flows[0].hot = 1;
+    r.flows[1].hot = 1;
+    w.now = 2 * r.interval + 5 * US;
+    let p = notification(&mut r, &w, 0, 1, uplink);
+    ingress(&mut r, &mut w, l0, p);
+    assert_eq!(index(&r, 1), 1, "a stale notification moves nothing");
+    assert_eq!(r.counts.stale, 1);
+    assert_eq!(r.counts.reroutes, 2);
+}
+
+#[test]
+fn acting_at_the_interval_end_waits_for_it() {
+    let mut w = world();
+    let setup = SchemeSetup {
+        topology: &w.topo,
+        salts: &w.salts,
+        next_hops: crate::net::candidate_hops::NextHops::Shortest,
+    };
+    let mut r = Reunion::new(
+        &ReunionConfig {
+            act_on: ActOn::IntervalEnd,
+            ..ReunionConfig::default()
+        },
+        &setup,
+    );
+    sources(&mut r, &w, &[(0, 0, 2, 0), (1, 1, 3, 0)]);
+    let pair = r.flows[0].pair;
+    let uplink = r.links(pair, 0).next().expect("a link");
+    let l0 = leaf(&w, 0);
+    w.now = r.interval + 5 * US;
+    let p = notification(&mut r, &w, 0, 1, uplink);
+    ingress(&mut r, &mut w, l0, p);
+    assert_eq!(
+        r.paths.index(pair, r.flows[1].code),
+        0,
+        "not before the interval ends"
+    );
+    // Both flows sent elephant packets in interval 1 too.
+    r.flows[0].hot = 1;
+    r.flows[1].hot = 1;
+    let mut rng = Rng::new(1);
+    let mut actions = Vec::new();
+    w.now = 2 * r.interval;
+    let mut ctx = SwitchCtx::new(&mut w, &mut rng, 64, &mut actions);
+    r.end_interval(&mut ctx, 1);
+    assert_eq!(
+        r.paths.index(pair, r.flows[1].code),
+        1,
+        "moved at the interval's end"
+    );
+}
+
+#[test]
+fn act_on_parses() {
+    let c: ReunionConfig = toml::from_str("act_on = \"interval-end\"").expect("parses");
+    assert_eq!(c.act_on, ActOn::IntervalEnd);
+    assert_eq!(ReunionConfig::default().act_on, ActOn::Arrival);
+}
+
+#[test]
+fn a_path_freed_by_a_finished_flow_is_reused() {
+    let mut w = world();
+    let mut r = scheme(&w, 1);
+    // Flow 0 ran on path 1 and finished in interval 0; flows 1 and 2 share path 0 in
+    // interval 2 (the paper's Fig. 10 discussion: idle paths of completed flows are reused).
+    sources(&mut r, &w, &[(0, 0, 2, 1), (1, 0, 2, 0), (2, 1, 3, 0)]);
+    r.flows[1].hot = 2;
+    r.flows[2].hot = 2;
+    let pair = r.flows[1].pair;
+    let uplink = r.links(pair, 0).next().expect("a link");
+    let l0 = leaf(&w, 0);
+    w.now = 3 * r.interval + 5 * US;
+    let p = notification(&mut r, &w, 0, 1, uplink);
+    ingress(&mut r, &mut w, l0, p);
+    assert_eq!(
+        r.paths.index(pair, r.flows[1].code),
+        1,
+        "onto the finished flow's path"
+    );
+    // While flow 0 still sends elephant packets, its path is taken.
+    let mut r = scheme(&w, 1);
+    sources(&mut r, &w, &[(0, 0, 2, 1), (1, 0, 2, 0), (2, 1, 3, 0)]);
+    for f in 0..3 {
+        r.flows[f].hot = 2;
+    }
+    let p = notification(&mut r, &w, 0, 1, uplink);
+    ingress(&mut r, &mut w, l0, p);
+    assert_eq!(r.paths.index(pair, r.flows[1].code), 2);
 }
