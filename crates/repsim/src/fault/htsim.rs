@@ -101,19 +101,10 @@ fn count(topo: &Topology, max: f64, listed_uplinks: bool) -> Count {
         return Count::Exactly(1);
     }
     if listed_uplinks {
-        let per_tor = super::cable_candidates(topo, Candidates::TorUplinks)
+        let ups = super::cable_candidates(topo, Candidates::TorUplinks);
+        if select::group_by_tor(topo, ups.iter().map(|&(up, _)| up))
             .iter()
-            .fold(Vec::<(u32, usize)>::new(), |mut acc, (up, _)| {
-                let from = topo.links[*up as usize].from;
-                match acc.iter_mut().find(|(f, _)| *f == from) {
-                    Some((_, n)) => *n += 1,
-                    None => acc.push((from, 1)),
-                }
-                acc
-            });
-        if per_tor
-            .iter()
-            .any(|&(_, n)| (max * n as f64).round() >= 1.0)
+            .any(|g| (max * g.len() as f64).round() >= 1.0)
         {
             return Count::FirstPerTor(max * 100.0);
         }

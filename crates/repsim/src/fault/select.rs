@@ -149,22 +149,27 @@ pub fn choose(
     chosen
 }
 
-/// Of cable candidates `all` (link order), the indices of each ToR's first
-/// round(`percent` / 100 x its uplinks) uplinks.
-fn first_per_tor(topo: &Topology, all: &[(String, Vec<u32>)], percent: f64) -> Vec<usize> {
-    // Candidates grouped by the switch their first (upward) port leaves, in link order.
+/// Indices of `ups` (upward links, in order) grouped by the switch they leave, groups in
+/// order of first appearance.
+pub(super) fn group_by_tor(topo: &Topology, ups: impl Iterator<Item = u32>) -> Vec<Vec<usize>> {
     let mut groups: Vec<(u32, Vec<usize>)> = Vec::new();
-    for (i, (_, ports)) in all.iter().enumerate() {
-        let Some(&up) = ports.first() else { continue };
+    for (i, up) in ups.enumerate() {
         let from = topo.links[up as usize].from;
         match groups.iter_mut().find(|(f, _)| *f == from) {
             Some((_, g)) => g.push(i),
             None => groups.push((from, vec![i])),
         }
     }
-    groups
+    groups.into_iter().map(|(_, g)| g).collect()
+}
+
+/// Of cable candidates `all` (link order), the indices of each ToR's first
+/// round(`percent` / 100 x its uplinks) uplinks.
+fn first_per_tor(topo: &Topology, all: &[(String, Vec<u32>)], percent: f64) -> Vec<usize> {
+    // Every cable candidate has its upward port first.
+    group_by_tor(topo, all.iter().map(|(_, ports)| ports[0]))
         .into_iter()
-        .flat_map(|(_, g)| {
+        .flat_map(|g| {
             let k = ((percent / 100.0) * g.len() as f64).round() as usize;
             g.into_iter().take(k)
         })
