@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use theory::plot::{BarChart, LineChart};
 
-use super::model::{Claim, Figure, Metric, Ours, Panel, PlotKind, Sel};
+use super::model::{Claim, Figure, Metric, Ours, Panel, PlotKind, Sel, Sign};
 use crate::output::{json_bytes, write_atomic};
 use crate::report::{esc, SELF_CHECK, STYLE};
 pub use runs::{
@@ -101,6 +101,9 @@ pub struct Checked {
     /// The paper's number is a bound (absent: a value).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound: Option<Bound>,
+    /// Which values ours can take (how it is computed).
+    #[serde(default)]
+    pub sign: Sign,
 }
 
 /// A claim whose number is a bound.
@@ -256,6 +259,7 @@ pub fn check_claims(
                     Ours::AtLeast(_) => Some(Bound::AtLeast),
                     _ => None,
                 },
+                sign: c.ours.sign(),
             }
         })
         .collect()

@@ -1,6 +1,8 @@
 //! What a figure is made of: panels (each a sweep of one scenario over one axis), the metric and
 //! plot, and the paper's stated numbers with the way to compute ours.
 
+use serde::{Deserialize, Serialize};
+
 /// One figure of a paper.
 pub struct Figure {
     /// Command-line id (`reps-fig4`).
@@ -211,4 +213,35 @@ pub enum Ours {
     AtMost(&'static Ours),
     /// Likewise, at least the claim's number.
     AtLeast(&'static Ours),
+}
+
+/// Which values a claim's number can take, from how it is computed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sign {
+    /// Above zero: a ratio of positive quantities.
+    #[default]
+    Positive,
+    /// Zero or above: a value read from the runs (a count or a fraction may be zero).
+    NonNegative,
+    /// Either sign: a change in percent.
+    Any,
+}
+
+impl Ours {
+    /// Which values this number can take.
+    pub fn sign(&self) -> Sign {
+        match self {
+            Ours::Value(_) | Ours::Theory(_) => Sign::NonNegative,
+            Ours::Ratio(..)
+            | Ours::MaxRatio { .. }
+            | Ours::LowestOtherRatio { .. }
+            | Ours::OverIdeal(..) => Sign::Positive,
+            Ours::Reduction(..)
+            | Ours::Increase(..)
+            | Ours::ReductionVsBest { .. }
+            | Ours::MaxIncrease { .. } => Sign::Any,
+            Ours::AtMost(o) | Ours::AtLeast(o) => o.sign(),
+        }
+    }
 }

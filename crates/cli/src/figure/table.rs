@@ -311,6 +311,7 @@ mod tests {
                 ours: Some(ours),
                 ratio: Some(ours / 2.0),
                 bound: None,
+                sign: Default::default(),
             }],
         }
     }
@@ -400,6 +401,7 @@ mod tests {
             ours: Some(ours),
             ratio: Some(ours),
             bound,
+            sign: Default::default(),
         };
         let at_most = c(0.39, Some(draw::Bound::AtMost));
         assert_eq!(
