@@ -30,6 +30,7 @@
 //! ```
 pub mod cc;
 pub mod engine;
+pub mod error;
 pub mod fault;
 pub mod lb;
 pub mod metrics;
@@ -41,4 +42,5 @@ pub mod transport;
 pub mod units;
 pub mod workload;
 
+pub use error::ConfigError;
 pub use sim::{RunSpec, SimConfig, Simulation};

@@ -84,6 +84,9 @@ pub fn parse_time(s: &str) -> Result<Time, String> {
     Ok((n * mult as f64).round() as Time)
 }
 
+/// Why a zero rate is refused, in a scenario file as in code.
+pub const RATE_NOT_POSITIVE: &str = "must be positive";
+
 /// Parses a bit rate such as `400Gbps`, `400G`, `100Mbps`, `1.6Tbps`.
 pub fn parse_rate(s: &str) -> Result<u64, String> {
     let err = || {
@@ -92,8 +95,11 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
         )
     };
     let (n, unit) = split_number(s).ok_or_else(err)?;
-    if !n.is_finite() || n <= 0.0 {
+    if !n.is_finite() {
         return Err(err());
+    }
+    if n <= 0.0 {
+        return Err(RATE_NOT_POSITIVE.to_string());
     }
     let mult = match unit {
         "bps" => 1.0,

@@ -12,7 +12,7 @@
 //! code's definition too) and the mean is over the flows that finished.
 use serde::{Deserialize, Serialize};
 
-use super::{LoadedScenario, ScenarioError};
+use super::LoadedScenario;
 use crate::metrics::elephants::{ElephantsConfig, ElephantsSection};
 use crate::metrics::Quantiles;
 use crate::units::SizeQ;
@@ -43,39 +43,19 @@ fn is_nearest_rank(q: &Quantiles) -> bool {
 }
 
 impl LoadedScenario {
-    /// `[metrics] slowdown_edges` in bytes, checked ascending.
-    pub(super) fn slowdown_edges(&self, mtu: u32) -> Result<Option<Vec<u64>>, ScenarioError> {
-        let Some(edges) = &self.scenario.metrics.slowdown_edges else {
-            return Ok(None);
-        };
-        let bytes: Vec<u64> = edges.iter().map(|e| e.0.bytes(mtu)).collect();
-        if bytes.is_empty() || bytes[0] == 0 || bytes.windows(2).any(|w| w[1] <= w[0]) {
-            return Err(self.err(
-                "metrics.slowdown_edges",
-                "list positive sizes in increasing order, e.g. [\"100KB\", \"1MB\"]",
-            ));
-        }
-        Ok(Some(bytes))
+    /// `[metrics] slowdown_edges` in bytes (checked by [`crate::SimConfig::validate`]).
+    pub(super) fn slowdown_edges(&self, mtu: u32) -> Option<Vec<u64>> {
+        let edges = self.scenario.metrics.slowdown_edges.as_ref()?;
+        Some(edges.iter().map(|e| e.0.bytes(mtu)).collect())
     }
 
-    /// `[metrics] elephants` in simulation units, checked (`None`: not counted).
-    pub(super) fn elephants(&self, mtu: u32) -> Result<Option<ElephantsConfig>, ScenarioError> {
-        let Some(e) = &self.scenario.metrics.elephants else {
-            return Ok(None);
-        };
-        if e.every.0 == 0 {
-            return Err(self.err("metrics.elephants.every", "must be positive, e.g. \"1ms\""));
-        }
-        let min_bytes = e.min_size.0.bytes(mtu);
-        if min_bytes == 0 {
-            return Err(self.err(
-                "metrics.elephants.min_size",
-                "must be positive, e.g. \"10MB\"",
-            ));
-        }
-        Ok(Some(ElephantsConfig {
+    /// `[metrics] elephants` in simulation units (`None`: not counted; checked by
+    /// [`crate::SimConfig::validate`]).
+    pub(super) fn elephants(&self, mtu: u32) -> Option<ElephantsConfig> {
+        let e = self.scenario.metrics.elephants.as_ref()?;
+        Some(ElephantsConfig {
             every: e.every.0,
-            min_bytes,
-        }))
+            min_bytes: e.min_size.0.bytes(mtu),
+        })
     }
 }

@@ -55,12 +55,13 @@ pub use workload::{ClassSection, FlowEntry, HostSet, WorkloadSection};
 
 use crate::engine::time::MS;
 use crate::engine::Time;
+use crate::error::ConfigError;
 use crate::fault::{FaultPlan, FaultSection};
 use crate::net::hash::EcmpHash;
-use crate::net::port::{QueueConfig, QUEUE_BYTES_MAX};
+use crate::net::port::QueueConfig;
 use crate::net::Topology;
 use crate::routing::SwitchSpec;
-use crate::sim::{RunSpec, SimConfig};
+use crate::sim::{check_header, check_mtu, RunSpec, SimConfig};
 use crate::transport::{AckPolicy, TransportConfig, TransportMode};
 use crate::units::{self, SizeQ, TimeQ};
 pub use metrics::MetricsSection;
@@ -101,7 +102,7 @@ impl OneOrMany {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueueSection {
-    /// Data buffer per switch egress port (at most [`QUEUE_BYTES_MAX`]).
+    /// Data buffer per switch egress port (at most [`crate::net::port::QUEUE_BYTES_MAX`]).
     pub size: SizeQ,
     /// ECN Kmin.
     pub ecn_min: SizeQ,
@@ -409,6 +410,15 @@ impl LoadedScenario {
         }
     }
 
+    /// A library check's error, placed in this scenario's file.
+    pub(crate) fn config_err(&self, e: ConfigError) -> ScenarioError {
+        ScenarioError {
+            file: self.path.display().to_string(),
+            field: e.field,
+            message: e.message,
+        }
+    }
+
     /// A path written in the scenario: relative to the scenario file, or else to the working
     /// directory (e.g. `data/...` from the repository root) when only that exists.
     fn relative(&self, p: &str) -> PathBuf {
@@ -429,40 +439,18 @@ impl LoadedScenario {
         Ok((path, text))
     }
 
-    /// The queue settings in bytes for an MTU.
-    fn queue(&self, mtu: u32) -> Result<QueueConfig, ScenarioError> {
+    /// The queue settings in bytes for an MTU (checked with the rest of the run by
+    /// [`SimConfig::validate`]).
+    fn queue(&self, mtu: u32) -> QueueConfig {
         let q = &self.scenario.queue;
-        let queue = QueueConfig {
+        QueueConfig {
             capacity: q.size.0.bytes(mtu),
             ecn_min: q.ecn_min.0.bytes(mtu),
             ecn_max: q.ecn_max.0.bytes(mtu),
             ecn_pmax: q.ecn_pmax,
             trimming: q.trimming,
             per_rate: q.per_rate.map(|r| r.0),
-        };
-        if !(q.ecn_pmax > 0.0 && q.ecn_pmax <= 1.0) {
-            return Err(self.err("queue.ecn_pmax", "must be in (0, 1]"));
         }
-        if queue.capacity < mtu as u64 {
-            return Err(self.err(
-                "queue.size",
-                format!("must hold at least one packet ({mtu}B)"),
-            ));
-        }
-        if queue.ecn_min > queue.ecn_max {
-            return Err(self.err("queue.ecn_min", "must not exceed queue.ecn_max"));
-        }
-        if queue.capacity > QUEUE_BYTES_MAX {
-            return Err(self.err(
-                "queue.size",
-                format!(
-                    "must be at most {QUEUE_BYTES_MAX}B (a port counts its queued bytes in 32 \
-                     bits), not {}B",
-                    queue.capacity
-                ),
-            ));
-        }
-        Ok(queue)
     }
 
     /// The transport settings.
@@ -472,34 +460,13 @@ impl LoadedScenario {
         if t.mtu.0 != units::Size::Bytes(mtu_b) {
             return Err(self.err("transport.mtu", "must be given in bytes, e.g. \"4150B\""));
         }
-        if !(128..=65535).contains(&mtu_b) {
-            return Err(self.err(
-                "transport.mtu",
-                format!("must be between 128B and 65535B, not {mtu_b}B"),
-            ));
-        }
-        let mtu = mtu_b as u32;
-        let header = t.header.0.bytes(mtu);
-        if header == 0 || header >= mtu as u64 {
-            return Err(self.err(
-                "transport.header",
-                format!("must be positive and below the MTU ({mtu}B)"),
-            ));
-        }
+        // Sizes are narrowed to 32 bits here, so these two are checked before the rest.
+        let mtu = check_mtu(mtu_b).map_err(|e| self.config_err(e))?;
+        let header = check_header(t.header.0.bytes(mtu), mtu).map_err(|e| self.config_err(e))?;
         let every = t.ack_every.0.bytes(mtu);
-        if every == 0 {
-            return Err(self.err("transport.ack_every", "must be positive"));
-        }
-        if t.rto.is_some_and(|r| r.0 == 0) {
-            return Err(self.err("transport.rto", "must be positive"));
-        }
-        if let Err(e) = crate::lb::check_evs_size(t.evs_size) {
-            let message = e.split_once(": ").map_or(e.as_str(), |(_, m)| m);
-            return Err(self.err("transport.evs_size", message));
-        }
         let config = TransportConfig {
             mtu,
-            header: header as u32,
+            header,
             ack: AckPolicy {
                 every_bytes: every,
                 cnp_interval: t.cnp_interval.map(|i| i.0),
@@ -529,9 +496,9 @@ impl LoadedScenario {
         let s = &self.scenario;
         let topology = self.topology()?;
         let transport = self.transport()?;
-        let queue = self.queue(transport.mtu)?;
-        let slowdown_edges = self.slowdown_edges(transport.mtu)?;
-        let elephants = self.elephants(transport.mtu)?;
+        let queue = self.queue(transport.mtu);
+        let slowdown_edges = self.slowdown_edges(transport.mtu);
+        let elephants = self.elephants(transport.mtu);
         let pfc = self.pfc_config(transport.mtu, &topology)?;
         let seed = seed.unwrap_or(s.seed);
         let config = SimConfig {
@@ -544,7 +511,7 @@ impl LoadedScenario {
             switch: self.switch_for(run)?,
             slowdown_edges,
             pfc,
-            loss: self.loss()?,
+            loss: self.loss(),
             reorder_metrics: s.metrics.reorder,
             elephants,
             next_hops: run.next_hops,
@@ -561,6 +528,7 @@ impl LoadedScenario {
                 ),
             ));
         }
+        config.validate(&topology).map_err(|e| self.config_err(e))?;
         let classes = self.classes()?;
         let (flows, triggers) = self.flows(&topology, seed, &classes)?;
         let background = self.background_class(&classes);

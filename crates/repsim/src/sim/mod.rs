@@ -54,7 +54,7 @@ pub use books::PacketBooks;
 pub use memory::MemoryItem;
 pub use observer::{DropCause, Injector, Observer, PacketDrop};
 pub use pfc::PfcLinkStats;
-pub use spec::{RunSpec, SimConfig, TrafficClass};
+pub use spec::{check_header, check_mtu, RunSpec, SimConfig, TrafficClass};
 
 /// Why a simulation cannot be set up.
 #[derive(Debug, thiserror::Error)]
@@ -67,6 +67,9 @@ pub enum SetupError {
         /// What is wrong.
         why: String,
     },
+    /// A setting cannot run (the same check a scenario file gets).
+    #[error(transparent)]
+    Config(#[from] crate::error::ConfigError),
     /// Something else is inconsistent.
     #[error("{0}")]
     Invalid(String),
@@ -291,19 +294,8 @@ impl Simulation {
             faults,
             classes,
         } = spec;
+        cfg.validate(&topo)?;
         let t = &cfg.transport;
-        if t.header == 0 || t.mtu <= t.header {
-            return Err(SetupError::Invalid(format!(
-                "mtu ({}) must exceed the header size ({})",
-                t.mtu, t.header
-            )));
-        }
-        if cfg.queue.capacity < t.mtu as u64 {
-            return Err(SetupError::Invalid(format!(
-                "queue size ({} B) must hold at least one packet ({} B)",
-                cfg.queue.capacity, t.mtu
-            )));
-        }
         let mut all_classes = vec![TrafficClass {
             name: "main".into(),
             lb: None,

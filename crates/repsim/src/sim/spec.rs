@@ -2,6 +2,7 @@
 //! specification a scenario (or a library user) hands to [`super::Simulation::new`].
 use crate::cc::CcSpec;
 use crate::engine::Time;
+use crate::error::ConfigError;
 use crate::fault::random_loss::LossConfig;
 use crate::fault::FaultPlan;
 use crate::lb::LbSpec;
@@ -10,7 +11,7 @@ use crate::metrics::Quantiles;
 use crate::net::candidate_hops::NextHops;
 use crate::net::hash::EcmpHash;
 use crate::net::mmu::PfcConfig;
-use crate::net::port::QueueConfig;
+use crate::net::port::{QueueConfig, QUEUE_BYTES_MAX};
 use crate::net::Topology;
 use crate::routing::SwitchSpec;
 use crate::transport::TransportConfig;
@@ -79,6 +80,134 @@ impl Default for SimConfig {
             quantiles: Quantiles::NearestRank,
         }
     }
+}
+
+impl SimConfig {
+    /// Checks every setting against the others and the topology: the checks a scenario file
+    /// gets, with the same fields and messages, so a configuration built in code fails as the
+    /// same values written in a scenario do. [`crate::Simulation::new`] calls it.
+    pub fn validate(&self, topology: &Topology) -> Result<(), ConfigError> {
+        let t = &self.transport;
+        check_mtu(u64::from(t.mtu))?;
+        check_header(u64::from(t.header), t.mtu)?;
+        if t.ack.every_bytes == 0 {
+            return Err(ConfigError::new("transport.ack_every", "must be positive"));
+        }
+        if t.rto == Some(0) {
+            return Err(ConfigError::new("transport.rto", "must be positive"));
+        }
+        if let Err(e) = crate::lb::check_evs_size(t.evs_size) {
+            let message = e.split_once(": ").map_or(e.as_str(), |(_, m)| m);
+            return Err(ConfigError::new("transport.evs_size", message));
+        }
+        self.validate_queue()?;
+        if let Some(edges) = &self.slowdown_edges {
+            if edges.is_empty() || edges[0] == 0 || edges.windows(2).any(|w| w[1] <= w[0]) {
+                return Err(ConfigError::new(
+                    "metrics.slowdown_edges",
+                    "list positive sizes in increasing order, e.g. [\"100KB\", \"1MB\"]",
+                ));
+            }
+        }
+        if let Some(e) = &self.elephants {
+            if e.every == 0 {
+                return Err(ConfigError::new(
+                    "metrics.elephants.every",
+                    "must be positive, e.g. \"1ms\"",
+                ));
+            }
+            if e.min_bytes == 0 {
+                return Err(ConfigError::new(
+                    "metrics.elephants.min_size",
+                    "must be positive, e.g. \"10MB\"",
+                ));
+            }
+        }
+        self.loss
+            .validate()
+            .map_err(|e| ConfigError::new("loss.probability", e))?;
+        if self.ecmp_hash != EcmpHash::Lookup2 && !matches!(self.switch, SwitchSpec::Ecmp(_)) {
+            return Err(ConfigError::new(
+                "routing.switch",
+                format!(
+                    "an ECMP hash is set, which switch scheme {} does not use",
+                    self.switch.name()
+                ),
+            ));
+        }
+        for (i, link) in topology.links.iter().enumerate() {
+            if link.rate_bps == 0 {
+                return Err(ConfigError::new(
+                    "topology",
+                    format!("link {i} ({} -> {}) has no bit rate", link.from, link.to),
+                ));
+            }
+            if !(link.buffer_scale.is_finite() && link.buffer_scale > 0.0) {
+                return Err(ConfigError::new(
+                    "topology",
+                    format!(
+                        "link {i} ({} -> {}) has buffer scale {}; it must be positive",
+                        link.from, link.to, link.buffer_scale
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The switch queues' checks (`[queue]`).
+    fn validate_queue(&self) -> Result<(), ConfigError> {
+        let q = &self.queue;
+        let mtu = self.transport.mtu;
+        if !(q.ecn_pmax > 0.0 && q.ecn_pmax <= 1.0) {
+            return Err(ConfigError::new("queue.ecn_pmax", "must be in (0, 1]"));
+        }
+        if q.capacity < u64::from(mtu) {
+            return Err(ConfigError::new(
+                "queue.size",
+                format!("must hold at least one packet ({mtu}B)"),
+            ));
+        }
+        if q.ecn_min > q.ecn_max {
+            return Err(ConfigError::new(
+                "queue.ecn_min",
+                "must not exceed queue.ecn_max",
+            ));
+        }
+        if q.capacity > QUEUE_BYTES_MAX {
+            return Err(ConfigError::new(
+                "queue.size",
+                format!(
+                    "must be at most {QUEUE_BYTES_MAX}B (a port counts its queued bytes in 32 \
+                     bits), not {}B",
+                    q.capacity
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Checks an MTU in bytes (`transport.mtu`): 128 to 65,535 bytes.
+pub fn check_mtu(mtu: u64) -> Result<u32, ConfigError> {
+    if !(128..=65535).contains(&mtu) {
+        return Err(ConfigError::new(
+            "transport.mtu",
+            format!("must be between 128B and 65535B, not {mtu}B"),
+        ));
+    }
+    Ok(mtu as u32)
+}
+
+/// Checks a header size in bytes against the MTU (`transport.header`).
+pub fn check_header(header: u64, mtu: u32) -> Result<u32, ConfigError> {
+    if header == 0 || header >= u64::from(mtu) {
+        return Err(ConfigError::new(
+            "transport.header",
+            format!("must be positive and below the MTU ({mtu}B)"),
+        ));
+    }
+    Ok(header as u32)
 }
 
 /// A traffic class: flows whose [`FlowSpec::class`] is its index use its load balancer and

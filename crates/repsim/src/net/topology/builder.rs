@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{dragonfly, fat_tree, leaf_spine, rail, topo_file, Topology, TopologyError};
 use crate::engine::time::US;
-use crate::units::TimeQ;
+use crate::units::{RateQ, TimeQ};
 
 /// Reads a file that a family's parameters name (resolved against the scenario's folder):
 /// its full path and its text, or why it cannot be read.
@@ -64,6 +64,16 @@ pub(crate) fn positive(
 ) -> Result<crate::engine::Time, BuildError> {
     if value.0 == 0 {
         Err(BuildError::at(field, "must be positive"))
+    } else {
+        Ok(value.0)
+    }
+}
+
+/// `value` in bits per second, or [`BuildError`] naming `field` if it is zero (the message
+/// a scenario file gets for a zero rate, so a family configured in code fails alike).
+pub(crate) fn positive_rate(value: RateQ, field: &'static str) -> Result<u64, BuildError> {
+    if value.0 == 0 {
+        Err(BuildError::at(field, crate::units::RATE_NOT_POSITIVE))
     } else {
         Ok(value.0)
     }

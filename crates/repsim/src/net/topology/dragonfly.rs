@@ -13,7 +13,7 @@
 //! l1 < l2, one way then back), then the global cables from the lower-numbered group.
 use serde::{Deserialize, Serialize};
 
-use super::builder::{positive, BuildError, FileReader, TopologyBuilder};
+use super::builder::{positive, positive_rate, BuildError, FileReader, TopologyBuilder};
 use super::{bad, check_size, Family, Topology, TopologyError};
 use crate::engine::time::US;
 use crate::engine::Time;
@@ -246,9 +246,12 @@ impl TopologyBuilder for DragonflyConfig {
             routers_per_group: self.routers_per_group,
             hosts_per_router: self.hosts_per_router,
             global_links_per_router: self.global_links_per_router,
-            host_rate_bps: self.link_speed.0,
-            local_rate_bps: self.link_speed.0,
-            global_rate_bps: self.global_speed.unwrap_or(self.link_speed).0,
+            host_rate_bps: positive_rate(self.link_speed, "link_speed")?,
+            local_rate_bps: positive_rate(self.link_speed, "link_speed")?,
+            global_rate_bps: positive_rate(
+                self.global_speed.unwrap_or(self.link_speed),
+                "global_speed",
+            )?,
             link_latency: positive(self.link_latency, "link_latency")?,
             global_latency: positive(
                 self.global_latency.unwrap_or(self.link_latency),

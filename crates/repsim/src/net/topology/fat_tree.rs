@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::builder::{
-    microsecond, one, positive, zero_time, BuildError, FileReader, TopologyBuilder,
+    microsecond, one, positive, positive_rate, zero_time, BuildError, FileReader, TopologyBuilder,
 };
 use super::{bad, check_size, Family, Topology, TopologyError};
 use crate::engine::Time;
@@ -335,7 +335,7 @@ impl TopologyBuilder for FatTreeConfig {
             self.hosts_per_tor,
             self.pod_size.unwrap_or(self.hosts),
             self.oversubscription,
-            self.link_speed.0,
+            positive_rate(self.link_speed, "link_speed")?,
             positive(self.link_latency, "link_latency")?,
             self.switch_latency.0,
         )?;

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::builder::{
-    microsecond, one, positive, zero_time, BuildError, FileReader, TopologyBuilder,
+    microsecond, one, positive, positive_rate, zero_time, BuildError, FileReader, TopologyBuilder,
 };
 use super::{bad, check_size, Family, Topology, TopologyError};
 use crate::engine::Time;
@@ -145,8 +145,11 @@ impl TopologyBuilder for LeafSpineConfig {
             spines: self.spines,
             hosts_per_leaf: self.hosts_per_leaf,
             links_per_spine: self.links_per_spine,
-            host_rate_bps: self.link_speed.0,
-            fabric_rate_bps: self.fabric_speed.unwrap_or(self.link_speed).0,
+            host_rate_bps: positive_rate(self.link_speed, "link_speed")?,
+            fabric_rate_bps: positive_rate(
+                self.fabric_speed.unwrap_or(self.link_speed),
+                "fabric_speed",
+            )?,
             link_latency: positive(self.link_latency, "link_latency")?,
             switch_latency: self.switch_latency.0,
         };

@@ -12,7 +12,7 @@
 //! by host (to its NIC), then NIC by NIC (to its rail, then to its NVLink switch).
 use serde::{Deserialize, Serialize};
 
-use super::builder::{positive, BuildError, FileReader, TopologyBuilder};
+use super::builder::{positive, positive_rate, BuildError, FileReader, TopologyBuilder};
 use super::{bad, check_size, Family, Topology, TopologyError};
 use crate::engine::time::US;
 use crate::engine::Time;
@@ -161,9 +161,9 @@ impl TopologyBuilder for RailConfig {
         let spec = RailSpec {
             rails: self.rails,
             clusters: self.clusters,
-            nic_rate_bps: self.nic_speed.0,
-            rail_rate_bps: self.rail_speed.0,
-            nvlink_rate_bps: self.nvlink_speed.0,
+            nic_rate_bps: positive_rate(self.nic_speed, "nic_speed")?,
+            rail_rate_bps: positive_rate(self.rail_speed, "rail_speed")?,
+            nvlink_rate_bps: positive_rate(self.nvlink_speed, "nvlink_speed")?,
             link_latency: positive(self.link_latency, "link_latency")?,
             switch_latency: self.switch_latency.0,
         };

@@ -1,0 +1,143 @@
+//! A value a library user sets in code fails with the same field and message as the same
+//! value written in a scenario file: the checks live with the configuration types, and the
+//! scenario loader reports theirs.
+use std::path::{Path, PathBuf};
+
+use repsim::engine::time::US;
+use repsim::net::topology::builder::TopologyBuilder;
+use repsim::net::topology::fat_tree::{FatTreeConfig, FatTreeSpec};
+use repsim::scenario::LoadedScenario;
+use repsim::sim::SetupError;
+use repsim::units::RateQ;
+use repsim::workload::FlowSpec;
+use repsim::{ConfigError, RunSpec, SimConfig, Simulation};
+
+/// A 16-host two-tier fat tree of 400 Gb/s links; its TOML form is `TOPOLOGY`.
+fn tree(rate_bps: u64) -> Result<repsim::net::Topology, String> {
+    FatTreeSpec::uniform(2, 16, 4, 16, 1, rate_bps, US, 0)
+        .and_then(|spec| spec.build())
+        .map_err(|e| e.to_string())
+}
+
+const TOPOLOGY: &str = r#"
+[topology]
+type = "fat_tree"
+tiers = 2
+hosts = 16
+hosts_per_tor = 4
+link_speed = "400Gbps"
+link_latency = "1us"
+[workload]
+type = "explicit"
+flows = [{ src = "0", dst = "12", size = "1MiB" }]
+"#;
+
+/// The error a scenario with `extra` appended gets when its run is built.
+fn toml_error(extra: &str, topology: &str) -> String {
+    let text = format!("lb = [\"ecmp\"]\n{topology}\n{extra}\n");
+    let scenario = match LoadedScenario::parse(&text, Path::new("test.toml")) {
+        Ok(s) => s,
+        Err(e) => return e.to_string(),
+    };
+    match scenario.build("ecmp", None) {
+        Ok(_) => panic!("{extra}: the scenario was accepted"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// The error a library run with `config` gets.
+fn library_error(config: SimConfig) -> ConfigError {
+    let topology = tree(400_000_000_000).expect("a valid tree");
+    let flows = vec![FlowSpec::new(1, 0, 12, 1 << 20, 0)];
+    match Simulation::new(RunSpec::new(config, topology, flows)) {
+        Err(SetupError::Config(e)) => e,
+        Err(other) => panic!("not a configuration error: {other}"),
+        Ok(_) => panic!("the run was accepted"),
+    }
+}
+
+/// `test.toml: FIELD: MESSAGE` from the loader is `FIELD: MESSAGE` from the library.
+fn assert_same(toml: &str, library: &ConfigError) {
+    assert!(
+        toml.ends_with(&format!(": {library}")),
+        "scenario file: {toml}\nlibrary: {library}"
+    );
+}
+
+#[test]
+fn a_zero_ev_set_size_fails_alike() {
+    let mut config = SimConfig::default();
+    config.transport.evs_size = 0;
+    let library = library_error(config);
+    assert_eq!(library.field, "transport.evs_size");
+    assert_same(&toml_error("[transport]\nevs_size = 0", TOPOLOGY), &library);
+}
+
+#[test]
+fn an_ecn_band_upside_down_fails_alike() {
+    let mut config = SimConfig::default();
+    config.queue.ecn_min = config.queue.ecn_max + 1;
+    let library = library_error(config);
+    assert_eq!(library.field, "queue.ecn_min");
+    assert_same(
+        &toml_error(
+            "[queue]\nsize = \"100pkt\"\necn_min = \"81pkt\"\necn_max = \"80pkt\"\ntrimming = true",
+            TOPOLOGY,
+        ),
+        &library,
+    );
+}
+
+#[test]
+fn a_zero_link_speed_fails_alike() {
+    // A family configured in code with a zero speed fails on the key a scenario file names.
+    let mut family: FatTreeConfig =
+        toml::from_str("tiers = 2\nhosts = 16\nhosts_per_tor = 4\nlink_speed = \"400Gbps\"")
+            .expect("a valid family");
+    family.link_speed = RateQ(0);
+    let no_files = |_: &str| -> Result<(PathBuf, String), String> { Err("no files".into()) };
+    let library = family.build(&no_files).expect_err("a zero link speed");
+    assert_eq!(library.field, Some("link_speed"));
+    let toml = toml_error("", &TOPOLOGY.replace("400Gbps", "0Gbps"));
+    assert!(
+        toml.contains("topology.link_speed") && toml.ends_with(&format!(": {}", library.message)),
+        "scenario file: {toml}\nlibrary: {library}"
+    );
+    // A link slowed to nothing after building is refused before the run starts.
+    let mut topology = tree(400_000_000_000).expect("a valid tree");
+    topology.links[3].rate_bps = 0;
+    let run = RunSpec::new(SimConfig::default(), topology, Vec::new());
+    match Simulation::new(run) {
+        Err(SetupError::Config(e)) => {
+            assert_eq!(e.field, "topology");
+            assert!(e.message.contains("link 3"), "{e}");
+        }
+        Err(other) => panic!("not a configuration error: {other}"),
+        Ok(_) => panic!("a link without a bit rate was accepted"),
+    }
+}
+
+#[test]
+fn the_other_library_checks_name_their_fields() {
+    let cases: Vec<(&str, Box<dyn Fn(&mut SimConfig)>)> = vec![
+        ("transport.mtu", Box::new(|c| c.transport.mtu = 64)),
+        ("transport.header", Box::new(|c| c.transport.header = 0)),
+        (
+            "transport.ack_every",
+            Box::new(|c| c.transport.ack.every_bytes = 0),
+        ),
+        ("transport.rto", Box::new(|c| c.transport.rto = Some(0))),
+        ("queue.ecn_pmax", Box::new(|c| c.queue.ecn_pmax = 0.0)),
+        ("queue.size", Box::new(|c| c.queue.capacity = 100)),
+        (
+            "metrics.slowdown_edges",
+            Box::new(|c| c.slowdown_edges = Some(vec![10, 5])),
+        ),
+        ("loss.probability", Box::new(|c| c.loss.probability = 1.5)),
+    ];
+    for (field, set) in cases {
+        let mut config = SimConfig::default();
+        set(&mut config);
+        assert_eq!(library_error(config).field, field);
+    }
+}
