@@ -117,9 +117,12 @@ fn a_zero_link_speed_fails_alike() {
     }
 }
 
+/// A change to a configuration.
+type Setter = Box<dyn Fn(&mut SimConfig)>;
+
 #[test]
 fn the_other_library_checks_name_their_fields() {
-    let cases: Vec<(&str, Box<dyn Fn(&mut SimConfig)>)> = vec![
+    let cases: Vec<(&str, Setter)> = vec![
         ("transport.mtu", Box::new(|c| c.transport.mtu = 64)),
         ("transport.header", Box::new(|c| c.transport.header = 0)),
         (
