@@ -1,10 +1,12 @@
 //! The `repsim` command-line tool: run scenarios, benchmark the engine, explore the theory.
 mod figure;
+mod files;
 mod limits;
 mod output;
 #[cfg(feature = "parquet")]
 mod parquet_out;
 mod plots;
+mod prepared;
 mod progress;
 mod report;
 mod run;

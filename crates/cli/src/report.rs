@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::Args;
 
-use crate::output::write_atomic;
+use crate::files::write_atomic;
 use crate::plots::{self, RunData};
 
 /// Arguments of `repsim report`.

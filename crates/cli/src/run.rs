@@ -4,18 +4,16 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use repsim::engine::time::{to_us, US};
-use repsim::metrics::collect::CollectConfig;
+use repsim::engine::time::to_us;
 use repsim::metrics::RunSummary;
-use repsim::scenario::{LbRun, LoadedScenario, Override};
-use repsim::RunSpec;
+use repsim::scenario::{LoadedScenario, Override};
 use repsim::Simulation;
 
-use crate::limits::{LimitArgs, Limiter, Stop};
-use crate::output::{
-    collectives_csv, flow_columns, flows_csv, slowdown_csv, summary_json, write_atomic,
-};
-use crate::progress::{Bars, Progress};
+use crate::files::write_atomic;
+use crate::limits::LimitArgs;
+use crate::output::{collectives_csv, flow_columns, flows_csv, slowdown_csv, summary_json};
+use crate::prepared::{peak_rss, CollectMode, Prepared};
+use crate::progress::Bars;
 use crate::run_outputs::{run_side_by_side, side_by_side_allowed, InTurn, RunOutputs};
 use crate::series::{self, Format, RunInfo, Table, Tables};
 
@@ -61,32 +59,6 @@ pub struct RunArgs {
     pub limits: LimitArgs,
 }
 
-/// What `--collect` asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum CollectMode {
-    /// The scenario's `[collect]` section (nothing if it has none).
-    Scenario,
-    /// Every port, queue samples and cwnd traces, 20 us buckets.
-    All,
-    /// Nothing.
-    None,
-}
-
-impl CollectMode {
-    /// The collector configuration for `scn` on `topo`.
-    pub fn config(
-        self,
-        scn: &LoadedScenario,
-        topo: &repsim::net::Topology,
-    ) -> Result<Option<CollectConfig>> {
-        Ok(match self {
-            CollectMode::Scenario => scn.collect_config(topo)?,
-            CollectMode::All => Some(CollectConfig::all()),
-            CollectMode::None => None,
-        })
-    }
-}
-
 /// Arguments of `repsim bench`.
 #[derive(Args)]
 pub struct BenchArgs {
@@ -121,101 +93,6 @@ pub struct BenchArgs {
     /// Scale series: no progress bar while a step runs (it is only drawn on a terminal).
     #[arg(long, short)]
     pub quiet: bool,
-}
-
-/// One load balancer's run, built and checked but not started.
-pub struct Prepared {
-    built: RunSpec,
-    collect: Option<CollectConfig>,
-}
-
-impl Prepared {
-    /// Builds run `run` of `scn` and resolves what to collect; fails on any set-up error.
-    pub fn new(
-        scn: &LoadedScenario,
-        run: &LbRun,
-        seed: Option<u64>,
-        collect: CollectMode,
-    ) -> Result<Self> {
-        let built = scn.build_run(run, seed)?;
-        let collect = collect.config(scn, &built.topology)?;
-        Ok(Prepared { built, collect })
-    }
-
-    /// Runs the simulation to completion without streaming or limits (benchmarks), with a
-    /// progress bar where `bars` says; returns it with the wall-clock seconds it took.
-    pub fn simulate_unlimited(
-        self,
-        scn: &LoadedScenario,
-        lb: &str,
-        bars: Bars,
-    ) -> Result<(Simulation, f64)> {
-        let (sim, wall, _) =
-            self.simulate(scn, lb, bars, false, &mut Limiter::none(), &mut |_| Ok(()))?;
-        Ok((sim, wall))
-    }
-
-    /// Runs the simulation to completion, showing a progress bar where `bars` says; returns it
-    /// with the wall-clock seconds it took, and why it stopped early if `limiter` stopped it.
-    /// With `stream`, finished flows leave the simulation as it goes
-    /// ([`Simulation::drop_finished_prefix`]) and `on_step` gets the simulation after every
-    /// step to take them.
-    pub fn simulate(
-        self,
-        scn: &LoadedScenario,
-        lb: &str,
-        bars: Bars,
-        stream: bool,
-        limiter: &mut Limiter,
-        on_step: &mut dyn FnMut(&mut Simulation) -> Result<()>,
-    ) -> Result<(Simulation, f64, Option<Stop>)> {
-        let started = Instant::now();
-        let mut sim = Simulation::new(self.built)
-            .with_context(|| format!("setting up {} with {lb}", scn.path.display()))?;
-        if let Some(c) = self.collect {
-            sim.enable_collection(c)?;
-        }
-        if stream {
-            sim.stream_finished();
-        }
-        let bar = Progress::new(lb, &sim, bars);
-        let step = 50 * US;
-        let mut t = 0;
-        limiter.start_run();
-        let mut stop = None;
-        loop {
-            t += step;
-            // Event and wall-clock limits are checked, and a visible bar moved, every
-            // microsecond of simulated time (a big fabric runs millions of events in one 50 us
-            // step: the 131,072-host scale step, whose flows finish by 61 us, is two such steps
-            // and 7.5 minutes); the rest every step. Results do not depend on where the run
-            // pauses.
-            let mut more = true;
-            if limiter.checks_finely() || bar.is_visible() {
-                let mut sub = t - step;
-                while more && stop.is_none() && sub < t {
-                    sub += US;
-                    more = sim.run_until(sub);
-                    stop = limiter.check_fine(&sim);
-                    bar.tick(&sim);
-                }
-            } else {
-                more = sim.run_until(t);
-            }
-            on_step(&mut sim)?;
-            bar.update(&sim);
-            if stop.is_some() || !more {
-                break;
-            }
-            stop = limiter.check(&sim);
-            if stop.is_some() {
-                break;
-            }
-        }
-        bar.finish();
-        limiter.end_run(sim.counters().events);
-        Ok((sim, started.elapsed().as_secs_f64(), stop))
-    }
 }
 
 fn table(runs: &[RunSummary]) -> String {
@@ -286,6 +163,9 @@ pub fn run(args: RunArgs) -> Result<()> {
     // for all.
     let first = &prepared[0].built;
     if !args.quiet && !args.json {
+        if let Some(description) = &scn.scenario.description {
+            eprintln!("{}: {description}", scn.name());
+        }
         eprintln!(
             "{}: {} flows on a {}",
             scn.name(),
@@ -461,6 +341,9 @@ pub fn jobs_or_every_core(jobs: usize) -> usize {
 /// `repsim check`.
 pub fn check(path: &Path, set: &[Override], memory: bool) -> Result<()> {
     let scn = LoadedScenario::load_with(path, set)?;
+    if let Some(description) = &scn.scenario.description {
+        println!("{}: {description}", scn.name());
+    }
     for run in scn.runs()? {
         let lb = &run.label;
         let b = scn.build_run(&run, None)?;
@@ -478,14 +361,6 @@ pub fn check(path: &Path, set: &[Override], memory: bool) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Peak resident memory of this process in bytes (Linux), if known.
-pub fn peak_rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
 }
 
 /// `repsim bench`.

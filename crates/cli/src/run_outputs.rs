@@ -20,8 +20,8 @@ use repsim::Simulation;
 
 use crate::limits::{LimitArgs, Limiter, Stop};
 use crate::output::{elephant_rows, finished_row, flow_record, pfc_rows, ELEPHANTS, PFC};
+use crate::prepared::Prepared;
 use crate::progress::Bars;
-use crate::run::Prepared;
 use crate::series::{RunEntry, Table, Tables};
 
 /// Everything the finished runs of a command have produced so far.

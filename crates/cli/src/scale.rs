@@ -11,8 +11,8 @@ use anyhow::{bail, Context, Result};
 use repsim::scenario::{LoadedScenario, Override};
 use repsim::Simulation;
 
+use crate::prepared::{peak_rss, CollectMode, Prepared};
 use crate::progress::Bars;
-use crate::run::{peak_rss, CollectMode, Prepared};
 
 /// The steps of the series: hosts and the scenario text.
 pub const STEPS: [(u32, &str); 4] = [

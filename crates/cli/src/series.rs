@@ -14,7 +14,7 @@ use repsim::workload::FlowSpec;
 use repsim::Simulation;
 use serde::Serialize;
 
-use crate::output::{json_bytes, write_atomic};
+use crate::files::{json_bytes, write_atomic};
 
 /// Name of the completion marker, written after every other file.
 pub const MARKER: &str = "run.complete";

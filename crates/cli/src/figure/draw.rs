@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use theory::plot::{BarChart, LineChart};
 
 use super::model::{Claim, Figure, Metric, Ours, Panel, PlotKind, Sel, Sign};
-use crate::output::{json_bytes, write_atomic};
+use crate::files::{json_bytes, write_atomic};
 use crate::report::{esc, SELF_CHECK, STYLE};
 pub use runs::{
     LAST_REROUTE_MS, NEW_FLOWLETS, NEW_FLOWLETS_2500US, NEW_FLOWLETS_AFTER_1MS, REROUTES,

@@ -348,7 +348,7 @@ fn run_panel(
     };
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let file = dir.join("sweep.toml");
-    crate::output::write_atomic(&file, definition.as_bytes())?;
+    crate::files::write_atomic(&file, definition.as_bytes())?;
     let whole = Sweep::load(&file)?;
     if p.series || p.lbs.len() < 2 {
         unfinished(&whole, dir)?;
@@ -378,7 +378,7 @@ fn run_panel(
         let sub = dir.join(lb);
         std::fs::create_dir_all(&sub).with_context(|| format!("creating {}", sub.display()))?;
         let file = sub.join("sweep.toml");
-        crate::output::write_atomic(&file, panel_sweep(fig, p, scale, Some(lb))?.as_bytes())?;
+        crate::files::write_atomic(&file, panel_sweep(fig, p, scale, Some(lb))?.as_bytes())?;
         sweeps.push((Sweep::load(&file)?, sub));
     }
     let pool: Vec<(&Sweep, &Path)> = sweeps.iter().map(|(s, d)| (s, d.as_path())).collect();
@@ -387,7 +387,7 @@ fn run_panel(
     }
     crate::sweep::run_sweeps(&pool, jobs, quiet)?;
     let csv = dir.join("sweep.csv");
-    crate::output::write_atomic(&csv, crate::sweep::merge::sweeps_csv(&pool)?.as_bytes())?;
+    crate::files::write_atomic(&csv, crate::sweep::merge::sweeps_csv(&pool)?.as_bytes())?;
     Ok(csv)
 }
 

@@ -289,7 +289,7 @@ pub(super) fn write_table(
     let base = t.parent().unwrap_or(Path::new(""));
     let default_plots = base.join("docs").join("figures");
     let text = finish_table(&text, plots.unwrap_or(&default_plots), base);
-    crate::output::write_atomic(t, text.as_bytes())
+    crate::files::write_atomic(t, text.as_bytes())
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use super::spec::Sweep;
-use crate::output::{json_bytes, write_atomic};
+use crate::files::{json_bytes, write_atomic};
 use crate::series::MARKER;
 
 /// Name of the manifest a sweep writes into its output directory (read by `merge`).

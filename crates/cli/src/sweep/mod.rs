@@ -15,8 +15,9 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use repsim::scenario::LoadedScenario;
 
-use crate::output::{json_bytes, write_atomic};
-use crate::run::{jobs_or_every_core, CollectMode, RunArgs};
+use crate::files::{json_bytes, write_atomic};
+use crate::prepared::CollectMode;
+use crate::run::{jobs_or_every_core, RunArgs};
 use crate::series::{Format, MARKER};
 use merge::{point_dir, write_manifest, write_sweep_csv};
 use spec::{Point, Sweep};

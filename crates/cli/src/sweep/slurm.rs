@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 
 use super::merge::{point_dir, write_manifest};
 use super::spec::Sweep;
-use crate::output::write_atomic;
+use crate::files::write_atomic;
 
 /// Quotes `s` for bash (single quotes; an embedded quote closes, escapes and reopens).
 fn shell_quote(s: &str) -> String {

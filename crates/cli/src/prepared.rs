@@ -1,0 +1,144 @@
+//! One load balancer's run of a scenario, built and checked, then simulated with progress,
+//! limits and collection: what `run`, `bench` and the scale benchmark share.
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use repsim::engine::time::US;
+use repsim::metrics::collect::CollectConfig;
+use repsim::scenario::{LbRun, LoadedScenario};
+use repsim::RunSpec;
+use repsim::Simulation;
+
+use crate::limits::{Limiter, Stop};
+use crate::progress::{Bars, Progress};
+
+/// What `--collect` asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CollectMode {
+    /// The scenario's `[collect]` section (nothing if it has none).
+    Scenario,
+    /// Every port, queue samples and cwnd traces, 20 us buckets.
+    All,
+    /// Nothing.
+    None,
+}
+
+impl CollectMode {
+    /// The collector configuration for `scn` on `topo`.
+    pub fn config(
+        self,
+        scn: &LoadedScenario,
+        topo: &repsim::net::Topology,
+    ) -> Result<Option<CollectConfig>> {
+        Ok(match self {
+            CollectMode::Scenario => scn.collect_config(topo)?,
+            CollectMode::All => Some(CollectConfig::all()),
+            CollectMode::None => None,
+        })
+    }
+}
+
+/// One load balancer's run, built and checked but not started.
+pub struct Prepared {
+    /// The run as the scenario built it.
+    pub(crate) built: RunSpec,
+    /// What to collect while it runs (`None`: nothing).
+    pub(crate) collect: Option<CollectConfig>,
+}
+
+impl Prepared {
+    /// Builds run `run` of `scn` and resolves what to collect; fails on any set-up error.
+    pub fn new(
+        scn: &LoadedScenario,
+        run: &LbRun,
+        seed: Option<u64>,
+        collect: CollectMode,
+    ) -> Result<Self> {
+        let built = scn.build_run(run, seed)?;
+        let collect = collect.config(scn, &built.topology)?;
+        Ok(Prepared { built, collect })
+    }
+
+    /// Runs the simulation to completion without streaming or limits (benchmarks), with a
+    /// progress bar where `bars` says; returns it with the wall-clock seconds it took.
+    pub fn simulate_unlimited(
+        self,
+        scn: &LoadedScenario,
+        lb: &str,
+        bars: Bars,
+    ) -> Result<(Simulation, f64)> {
+        let (sim, wall, _) =
+            self.simulate(scn, lb, bars, false, &mut Limiter::none(), &mut |_| Ok(()))?;
+        Ok((sim, wall))
+    }
+
+    /// Runs the simulation to completion, showing a progress bar where `bars` says; returns it
+    /// with the wall-clock seconds it took, and why it stopped early if `limiter` stopped it.
+    /// With `stream`, finished flows leave the simulation as it goes
+    /// ([`Simulation::drop_finished_prefix`]) and `on_step` gets the simulation after every
+    /// step to take them.
+    pub fn simulate(
+        self,
+        scn: &LoadedScenario,
+        lb: &str,
+        bars: Bars,
+        stream: bool,
+        limiter: &mut Limiter,
+        on_step: &mut dyn FnMut(&mut Simulation) -> Result<()>,
+    ) -> Result<(Simulation, f64, Option<Stop>)> {
+        let started = Instant::now();
+        let mut sim = Simulation::new(self.built)
+            .with_context(|| format!("setting up {} with {lb}", scn.path.display()))?;
+        if let Some(c) = self.collect {
+            sim.enable_collection(c)?;
+        }
+        if stream {
+            sim.stream_finished();
+        }
+        let bar = Progress::new(lb, &sim, bars);
+        let step = 50 * US;
+        let mut t = 0;
+        limiter.start_run();
+        let mut stop = None;
+        loop {
+            t += step;
+            // Event and wall-clock limits are checked, and a visible bar moved, every
+            // microsecond of simulated time (a big fabric runs millions of events in one 50 us
+            // step: the 131,072-host scale step, whose flows finish by 61 us, is two such steps
+            // and 7.5 minutes); the rest every step. Results do not depend on where the run
+            // pauses.
+            let mut more = true;
+            if limiter.checks_finely() || bar.is_visible() {
+                let mut sub = t - step;
+                while more && stop.is_none() && sub < t {
+                    sub += US;
+                    more = sim.run_until(sub);
+                    stop = limiter.check_fine(&sim);
+                    bar.tick(&sim);
+                }
+            } else {
+                more = sim.run_until(t);
+            }
+            on_step(&mut sim)?;
+            bar.update(&sim);
+            if stop.is_some() || !more {
+                break;
+            }
+            stop = limiter.check(&sim);
+            if stop.is_some() {
+                break;
+            }
+        }
+        bar.finish();
+        limiter.end_run(sim.counters().events);
+        Ok((sim, started.elapsed().as_secs_f64(), stop))
+    }
+}
+
+/// Peak resident memory of this process in bytes (Linux), if known.
+pub fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
