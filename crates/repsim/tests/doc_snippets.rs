@@ -39,7 +39,9 @@ flows = [{ src = 0, dst = 1, size = "64KiB" }]
 "#;
 
 /// Keys a sweep file may have at its top level.
-const SWEEP_KEYS: &[&str] = &["scenario", "name", "out", "lb", "collect", "set", "axis", "points"];
+const SWEEP_KEYS: &[&str] = &[
+    "scenario", "name", "out", "lb", "collect", "set", "axis", "points",
+];
 
 /// One fenced block: where it starts, its info string and its text.
 struct Block {
@@ -150,7 +152,10 @@ fn check_partial(table: &toml::Table) -> Result<(), String> {
 fn check_sweep(table: &toml::Table) -> Result<(), String> {
     for k in table.keys() {
         if !SWEEP_KEYS.contains(&k.as_str()) {
-            return Err(format!("'{k}' is not a sweep file key ({})", SWEEP_KEYS.join(", ")));
+            return Err(format!(
+                "'{k}' is not a sweep file key ({})",
+                SWEEP_KEYS.join(", ")
+            ));
         }
     }
     let sweeps = root().join("sweeps");
@@ -173,9 +178,20 @@ fn check_sweep(table: &toml::Table) -> Result<(), String> {
         check_loaded(&scn, false)
     };
     load(scenario, &[])?;
-    for axis in table.get("axis").and_then(|v| v.as_array()).into_iter().flatten() {
-        let key = axis.get("key").and_then(|v| v.as_str()).ok_or("an axis has a key")?;
-        let values = axis.get("values").and_then(|v| v.as_array()).ok_or("an axis has values")?;
+    for axis in table
+        .get("axis")
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+    {
+        let key = axis
+            .get("key")
+            .and_then(|v| v.as_str())
+            .ok_or("an axis has a key")?;
+        let values = axis
+            .get("values")
+            .and_then(|v| v.as_array())
+            .ok_or("an axis has values")?;
         for v in values {
             match key {
                 "seed" => {}
@@ -184,9 +200,17 @@ fn check_sweep(table: &toml::Table) -> Result<(), String> {
             }
         }
     }
-    for point in table.get("points").and_then(|v| v.as_array()).into_iter().flatten() {
+    for point in table
+        .get("points")
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+    {
         let point = point.as_table().ok_or("a point is a table")?;
-        let file = point.get("scenario").and_then(|v| v.as_str()).unwrap_or(scenario);
+        let file = point
+            .get("scenario")
+            .and_then(|v| v.as_str())
+            .unwrap_or(scenario);
         let extra: Vec<Override> = point
             .iter()
             .filter(|(k, _)| *k != "scenario" && *k != "seed")
@@ -208,7 +232,9 @@ fn check_block(block: &Block) -> Result<&'static str, String> {
         return check_sweep(&table).map(|_| "sweep");
     }
     if let Some(other) = flags.first() {
-        return Err(format!("unknown fence flag '{other}' (use ignore or sweep)"));
+        return Err(format!(
+            "unknown fence flag '{other}' (use ignore or sweep)"
+        ));
     }
     if table.contains_key("topology") && table.contains_key("workload") {
         check_scenario(&block.text).map(|_| "whole")
@@ -237,7 +263,8 @@ fn every_toml_snippet_in_the_docs_loads() {
     }
     println!("checked snippets: {counts:?}");
     assert!(
-        counts.get("whole").copied().unwrap_or(0) > 0 && counts.get("partial").copied().unwrap_or(0) > 0,
+        counts.get("whole").copied().unwrap_or(0) > 0
+            && counts.get("partial").copied().unwrap_or(0) > 0,
         "no snippets found: {counts:?}"
     );
     assert!(
@@ -258,7 +285,10 @@ fn the_checker_rejects_bad_snippets() {
         info: "toml".into(),
         text: text.into(),
     };
-    assert!(check_block(&block("[queue]\nsize = \"100pkt\"\necn_min = \"20pkt\"\necn_max = \"80pkt\"\ntrimming = true\n")).is_ok());
+    assert!(check_block(&block(
+        "[queue]\nsize = \"100pkt\"\necn_min = \"20pkt\"\necn_max = \"80pkt\"\ntrimming = true\n"
+    ))
+    .is_ok());
     for bad in [
         "[queue]\nsize = \"100pkt\"\necn_min = \"20pkt\"\necn_max = \"80pkt\"\ntrimming = true\nno_such_key = 1\n",
         "[transport]\nno_such_key = 1\n",
