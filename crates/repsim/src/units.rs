@@ -137,7 +137,7 @@ pub fn format_rate(r: u64) -> String {
 }
 
 macro_rules! string_quantity {
-    ($name:ident, $inner:ty, $parse:expr, $format:expr, $zero:expr, $doc:literal) => {
+    ($name:ident, $inner:ty, $parse:expr, $format:expr, $zero:expr, $units:literal, $doc:literal) => {
         #[doc = $doc]
         #[derive(Clone, Copy, Debug, PartialEq)]
         pub struct $name(pub $inner);
@@ -148,7 +148,7 @@ macro_rules! string_quantity {
                 impl<'de> de::Visitor<'de> for V {
                     type Value = $name;
                     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                        f.write_str("a quoted quantity with a unit")
+                        f.write_str("a quantity with a unit")
                     }
                     fn visit_str<E: de::Error>(self, s: &str) -> Result<$name, E> {
                         $parse(s).map($name).map_err(E::custom)
@@ -160,12 +160,16 @@ macro_rules! string_quantity {
                             return Ok($name(z));
                         }
                         Err(E::custom(format!(
-                            "'{v}' has no unit: write it as a quoted string with a unit"
+                            "'{v}' has no unit: add one of {}, e.g. \"{v}{}\"",
+                            $units,
+                            $units.split(", ").next().unwrap_or_default()
                         )))
                     }
                     fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
                         Err(E::custom(format!(
-                            "'{v}' has no unit: write it as a quoted string with a unit"
+                            "'{v}' has no unit: add one of {}, e.g. \"{v}{}\"",
+                            $units,
+                            $units.split(", ").next().unwrap_or_default()
                         )))
                     }
                 }
@@ -201,6 +205,7 @@ string_quantity!(
     parse_size,
     format_size,
     Some(Size::Bytes(0)),
+    "B, KB, KiB, MB, MiB, GB, GiB, pkt",
     "A size with a unit (bytes or packets)."
 );
 string_quantity!(
@@ -209,6 +214,7 @@ string_quantity!(
     parse_time,
     format_time,
     Some(0),
+    "us, ns, ms, s",
     "A duration or instant with a unit."
 );
 string_quantity!(
@@ -217,6 +223,7 @@ string_quantity!(
     parse_rate,
     format_rate,
     None,
+    "Gbps, Mbps, Tbps",
     "A bit rate with a unit."
 );
 

@@ -354,7 +354,7 @@ impl LoadedScenario {
         let fail = |field: String, message: String| ScenarioError {
             file: file.clone(),
             field,
-            message,
+            message: plain_types(&message),
         };
         let table: toml::Table = toml::from_str(text).map_err(|e| {
             let field = e
@@ -604,6 +604,27 @@ impl LoadedScenario {
 }
 
 /// Dotted key path of the TOML table/key around byte offset `at` (best effort, for messages).
+/// A deserializer's message with Rust's type names said in words (`expected u32` ->
+/// `expected a whole number, 0 or more`).
+fn plain_types(message: &str) -> String {
+    const WORDS: &[(&str, &str)] = &[
+        ("expected usize", "expected a whole number, 0 or more"),
+        ("expected u64", "expected a whole number, 0 or more"),
+        ("expected u32", "expected a whole number, 0 or more"),
+        ("expected u16", "expected a whole number, 0 or more"),
+        ("expected u8", "expected a whole number, 0 or more"),
+        ("expected i64", "expected a whole number"),
+        ("expected i32", "expected a whole number"),
+        ("expected f64", "expected a number"),
+        ("expected f32", "expected a number"),
+    ];
+    let mut plain = message.to_string();
+    for (rust, words) in WORDS {
+        plain = plain.replace(rust, words);
+    }
+    plain
+}
+
 pub(crate) fn locate(text: &str, at: usize) -> String {
     let before = &text[..at.min(text.len())];
     let line_no = before.matches('\n').count() + 1;

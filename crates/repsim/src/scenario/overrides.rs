@@ -1,7 +1,8 @@
 //! Command-line overrides of scenario fields: `--set KEY=VALUE`, KEY a dotted path into the
-//! scenario (`transport.evs_size`, `cc`, `queue.ecn_min`, `topology.hosts`), VALUE written as
-//! in TOML (`32`, `true`, `"25pkt"`, `["ops", "reps"]`, `{ algo = "nscc" }`) or as a bare word,
-//! which is taken as a string (`--set cc=nscc`, `--set queue.size=101pkt`).
+//! scenario (`transport.evs_size`, `cc`, `queue.ecn_min`, `topology.hosts`), where a part may
+//! index an array (`workload.flows[0].size`, `lb[1]`), VALUE written as in TOML (`32`, `true`,
+//! `"25pkt"`, `["ops", "reps"]`, `{ algo = "nscc" }`) or as a bare word, which is taken as a
+//! string (`--set cc=nscc`, `--set queue.size=101pkt`).
 //!
 //! Overrides are applied to the file's TOML table before it is parsed, so an overridden
 //! scenario is checked exactly like a file: an unknown key or a bad value is an error naming
@@ -55,20 +56,28 @@ impl Override {
     }
 
     /// Writes the value into `table` (creating intermediate tables; a scheme given by name,
-    /// `cc = "mprdma"`, becomes `{ algo = "mprdma" }` when a parameter of it is set).
+    /// `cc = "mprdma"`, becomes `{ algo = "mprdma" }` when a parameter of it is set; an indexed
+    /// part, `flows[0]`, steps into an existing array element).
     pub fn apply(&self, table: &mut toml::Table) -> Result<(), String> {
         let path = self.path();
-        let (last, parents) = path.split_last().expect("a key has at least one part");
+        let steps = path
+            .iter()
+            .map(|part| Step::parse(part).map_err(|why| format!("--set {}: {why}", self.key)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (last, parents) = steps.split_last().expect("a key has at least one part");
         let mut here = table;
         let mut walked = String::new();
-        for part in parents {
+        for step in parents {
             if !walked.is_empty() {
                 walked.push('.');
             }
-            walked.push_str(part);
-            let slot = here
-                .entry(part.to_string())
+            walked.push_str(step.name);
+            let mut slot = here
+                .entry(step.name.to_string())
                 .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            for &i in &step.indices {
+                slot = self.element(slot, i, &mut walked)?;
+            }
             if let toml::Value::String(name) = slot {
                 let tag = if walked == "cc" { "algo" } else { "scheme" };
                 let mut t = toml::Table::new();
@@ -87,8 +96,100 @@ impl Override {
                 }
             };
         }
-        here.insert(last.to_string(), self.value.clone());
+        if last.indices.is_empty() {
+            here.insert(last.name.to_string(), self.value.clone());
+            return Ok(());
+        }
+        if !walked.is_empty() {
+            walked.push('.');
+        }
+        walked.push_str(last.name);
+        let Some(mut slot) = here.get_mut(last.name) else {
+            return Err(format!(
+                "--set {}: there is no array {walked} to index",
+                self.key
+            ));
+        };
+        for &i in &last.indices {
+            slot = self.element(slot, i, &mut walked)?;
+        }
+        *slot = self.value.clone();
         Ok(())
+    }
+
+    /// Element `i` of the array `slot` (`walked` names it, and gains `[i]`).
+    fn element<'a>(
+        &self,
+        slot: &'a mut toml::Value,
+        i: usize,
+        walked: &mut String,
+    ) -> Result<&'a mut toml::Value, String> {
+        let toml::Value::Array(items) = slot else {
+            return Err(format!(
+                "--set {}: {walked} holds a value of type {}, not an array, so it has no element [{i}]",
+                self.key,
+                slot.type_str()
+            ));
+        };
+        let len = items.len();
+        let item = items.get_mut(i).ok_or_else(|| {
+            format!(
+                "--set {}: {walked} has {len} element{}, so there is no [{i}] (they count from 0)",
+                self.key,
+                if len == 1 { "" } else { "s" }
+            )
+        })?;
+        walked.push_str(&format!("[{i}]"));
+        Ok(item)
+    }
+
+    /// Whether a scenario field (a dotted path, array indices dropped) is this override's
+    /// key, lies inside it or contains it.
+    fn concerns(&self, field: &str) -> bool {
+        let key: String = self
+            .path()
+            .iter()
+            .map(|p| p.split('[').next().unwrap_or(p))
+            .collect::<Vec<_>>()
+            .join(".");
+        field == key
+            || field.starts_with(&format!("{key}."))
+            || key.starts_with(&format!("{field}."))
+    }
+}
+
+/// One part of an override's key: a field name and the array indices after it (`flows[0]`).
+struct Step<'a> {
+    name: &'a str,
+    indices: Vec<usize>,
+}
+
+impl<'a> Step<'a> {
+    fn parse(part: &'a str) -> Result<Self, String> {
+        let (name, mut rest) = part.split_once('[').map_or((part, ""), |(n, r)| (n, r));
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(format!("'{part}' names no field before its index"));
+        }
+        let mut indices = Vec::new();
+        if !part.contains('[') {
+            return Ok(Step { name, indices });
+        }
+        loop {
+            let (index, after) = rest
+                .split_once(']')
+                .ok_or_else(|| format!("'{part}': close the index with ']'"))?;
+            let i = index.trim().parse::<usize>().map_err(|_| {
+                format!("'{part}': an index is a whole number from 0, not '{index}'")
+            })?;
+            indices.push(i);
+            if after.is_empty() {
+                return Ok(Step { name, indices });
+            }
+            rest = after.strip_prefix('[').ok_or_else(|| {
+                format!("'{part}': write indices as [0][1], with nothing after them")
+            })?;
+        }
     }
 }
 
@@ -124,8 +225,14 @@ impl LoadedScenario {
             field: "-".into(),
             message: format!("cannot write the overridden scenario back: {e}"),
         })?;
+        // Line numbers would point into the overridden text, which is not the file: name the
+        // field, and the override when the error concerns its key.
         let mut loaded = Self::parse(&merged, path).map_err(|mut e| {
-            e.message = format!("{} (after --set)", e.message);
+            e.field = without_line(&e.field).to_string();
+            e.message = match overrides.iter().rev().find(|o| o.concerns(&e.field)) {
+                Some(o) => format!("{} (set by --set {}={})", e.message, o.key, o.value),
+                None => format!("{} (after --set)", e.message),
+            };
             e
         })?;
         loaded.overrides = overrides
@@ -133,6 +240,14 @@ impl LoadedScenario {
             .map(|o| format!("{}={}", o.key, o.value))
             .collect();
         Ok(loaded)
+    }
+}
+
+/// A field as an error names it, without its `(line N)`.
+fn without_line(field: &str) -> &str {
+    match field.rfind(" (line ") {
+        Some(at) if field.ends_with(')') => &field[..at],
+        _ => field,
     }
 }
 
@@ -194,6 +309,27 @@ mod tests {
         let t = set("cc = \"mprdma\"\n", "cc.initial_cwnd=50pkt").unwrap();
         assert_eq!(t["cc"]["algo"].as_str(), Some("mprdma"));
         assert_eq!(t["cc"]["initial_cwnd"].as_str(), Some("50pkt"));
+    }
+
+    #[test]
+    fn an_index_steps_into_an_array() {
+        let flows = "[workload]\nflows = [{ size = \"1MiB\" }, { size = \"2MiB\" }]\n";
+        let t = set(flows, "workload.flows[1].size=4MiB").unwrap();
+        assert_eq!(t["workload"]["flows"][1]["size"].as_str(), Some("4MiB"));
+        assert_eq!(t["workload"]["flows"][0]["size"].as_str(), Some("1MiB"));
+        let t = set("lb = [\"ops\", \"reps\"]\n", "lb[1]=ecmp").unwrap();
+        assert_eq!(t["lb"][1].as_str(), Some("ecmp"));
+        let e = set(flows, "workload.flows[2].size=4MiB").unwrap_err();
+        assert!(
+            e.contains("workload.flows has 2 elements, so there is no [2]"),
+            "{e}"
+        );
+        let e = set(flows, "workload[0].size=1").unwrap_err();
+        assert!(e.contains("not an array"), "{e}");
+        let e = set(flows, "workload.flows[x].size=1").unwrap_err();
+        assert!(e.contains("whole number"), "{e}");
+        let e = set("seed = 1\n", "lb[0]=ecmp").unwrap_err();
+        assert!(e.contains("no array lb"), "{e}");
     }
 
     #[test]

@@ -401,3 +401,29 @@ fn a_trace_workload_is_generated_lazily_and_checked() {
         .to_string();
     assert!(e.contains("workload.cdf") && e.contains("nope"), "{e}");
 }
+
+#[test]
+fn type_errors_say_the_type_in_words() {
+    let e = error(&BASE.replace("hosts = 16", "hosts = \"many\""));
+    assert!(e.contains("expected a whole number, 0 or more"), "{e}");
+    assert!(!e.contains("u32"), "{e}");
+}
+
+#[test]
+fn a_key_the_workload_type_does_not_read_is_refused() {
+    let e = error(
+        &BASE
+            .replace(
+                "type = \"explicit\"",
+                "type = \"permutation\"\nsize = \"1MiB\"\nfile = \"x.cm\"",
+            )
+            .replace(
+                "flows = [{ src = \"0-3\", dst = \"8-11\", size = \"1MiB\" }]\n",
+                "",
+            ),
+    );
+    assert!(
+        e.contains("workload.file") && e.contains("type = \"permutation\" does not use it"),
+        "{e}"
+    );
+}

@@ -190,6 +190,45 @@ pub struct WorkloadSection {
     pub slices: Option<u32>,
 }
 
+/// The `[workload]` keys each type reads, besides `type`, `ecmp_every` and `slices`.
+const WORKLOAD_KEYS: &[(&str, &[&str])] = &[
+    ("explicit", &["flows"]),
+    ("permutation", &["size", "start", "seed"]),
+    ("tornado", &["size", "start"]),
+    ("incast", &["senders", "receiver", "size", "start", "seed"]),
+    ("cm", &["file"]),
+    (
+        "trace",
+        &[
+            "cdf",
+            "load",
+            "oversubscription",
+            "arrivals",
+            "destinations",
+            "hosts",
+            "duration",
+            "count",
+            "start",
+            "seed",
+        ],
+    ),
+    (
+        "collective",
+        &[
+            "collective",
+            "size",
+            "ranks",
+            "placement",
+            "iterations",
+            "compute_gap",
+            "concurrency",
+            "group",
+            "start",
+            "seed",
+        ],
+    ),
+];
+
 /// `[[class]]`: a traffic class.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -307,6 +346,7 @@ impl LoadedScenario {
                     )
                 })
         };
+        self.check_workload_keys()?;
         let start = w.start.map(|s| s.0).unwrap_or(0);
         let wseed = w.seed.unwrap_or(seed);
         let mut triggers = Vec::new();
@@ -400,6 +440,37 @@ impl LoadedScenario {
             None => flows,
         };
         Ok((flows, triggers))
+    }
+
+    /// Refuses keys the workload's type does not read (they would sit in the resolved
+    /// scenario looking as if they had an effect).
+    fn check_workload_keys(&self) -> Result<(), ScenarioError> {
+        let w = &self.scenario.workload;
+        let Some(uses) = WORKLOAD_KEYS
+            .iter()
+            .find(|(kind, _)| *kind == w.kind)
+            .map(|(_, keys)| *keys)
+        else {
+            return Ok(()); // an unknown type is refused with the list of types
+        };
+        let given = toml::Value::try_from(w).map_err(|e| self.err("workload", e.to_string()))?;
+        let Some(given) = given.as_table() else {
+            return Ok(());
+        };
+        for key in given.keys() {
+            let every_type = ["type", "ecmp_every", "slices"].contains(&key.as_str());
+            if !every_type && !uses.contains(&key.as_str()) {
+                return Err(self.err(
+                    &format!("workload.{key}"),
+                    format!(
+                        "type = \"{}\" does not use it; it reads {} (and every type: ecmp_every, slices)",
+                        w.kind,
+                        uses.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The flows of entry `i` of an explicit workload (`before` flows came earlier).
