@@ -77,7 +77,7 @@ const HUGE_HEAP_TUNABLE: &str = "glibc.malloc.hugetlb";
 /// Restarts the process once with glibc's heap on transparent huge pages. The per-flow
 /// transport state and the ports' lane rings come from `malloc` in small pieces on ordinary
 /// pages (84 of 179 MB resident were on huge pages a few seconds into the 8,192-host scale run,
-/// 164 of 182 MB with the tunable, which took 8-18 % less CPU time; README "Scale"). glibc
+/// 164 of 182 MB with the tunable, which took 8-18 % less CPU time; docs/performance.md). glibc
 /// reads the tunable only at start-up, hence the restart; results do not change.
 /// `REPSIM_HEAP_HUGE_PAGES=0` (or a `GLIBC_TUNABLES` that already names the tunable) keeps the
 /// process as it is, and so does any failure to restart.

@@ -203,7 +203,7 @@ fn check_memory_prints_a_breakdown() {
     );
 }
 
-/// The CLI restarts itself with glibc's huge-page heap tunable (README "Scale") unless told
+/// The CLI restarts itself with glibc's huge-page heap tunable (docs/performance.md) unless told
 /// not to; `check --memory` reports which, so this fails if the restart stops happening.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[test]

@@ -11,7 +11,7 @@
 //! its 179 MB resident were on huge pages). glibc 2.35 and later can put its own heap on huge
 //! pages when started with `GLIBC_TUNABLES=glibc.malloc.hugetlb=1`: on the 8,192-host 2 MB
 //! permutation that took 8 to 18 % less CPU time (three interleaved pairs) with identical
-//! results (see the README's "Scale" section). glibc reads it only at start-up, so the
+//! results (see docs/performance.md). glibc reads it only at start-up, so the
 //! `repsim` command restarts itself once with it set.
 use std::mem::size_of;
 

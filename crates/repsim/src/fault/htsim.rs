@@ -2,7 +2,7 @@
 //!
 //! The reference fails elements lazily (the next element a packet touches after the start time)
 //! from a non-reproducible random source; here the same amounts are chosen up front with the
-//! fault's seeded stream. Mapping (see also README, "Faults"):
+//! fault's seeded stream. Mapping (see also docs/for-htsim-and-ns3-users.md):
 //!
 //! | reference keys | fault timeline |
 //! |---|---|
