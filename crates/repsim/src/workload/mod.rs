@@ -173,7 +173,8 @@ pub fn tornado(hosts: u32, bytes: u64, start: Time) -> Vec<FlowSpec> {
         .collect()
 }
 
-/// Incast: `senders` hosts (chosen from 1.. in a seeded order) each send `bytes` to host `dst`.
+/// Incast: `senders` hosts, drawn with the seed from every host but `dst`, each send `bytes` to
+/// `dst`; flow ids follow the senders' host numbers.
 pub fn incast(
     hosts: u32,
     senders: u32,
