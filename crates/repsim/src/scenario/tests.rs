@@ -431,10 +431,10 @@ fn a_key_the_workload_type_does_not_read_is_refused() {
 #[test]
 fn an_error_after_set_names_the_override_and_no_line() {
     let set = [Override::parse("transport.mtu=abc").unwrap()];
-    let e = LoadedScenario::parse_with(BASE, Path::new("test.toml"), &set)
-        .err()
-        .expect("a bad MTU")
-        .to_string();
+    let Err(e) = LoadedScenario::parse_with(BASE, Path::new("test.toml"), &set) else {
+        panic!("a bad MTU was accepted");
+    };
+    let e = e.to_string();
     assert!(e.contains("transport.mtu:"), "{e}");
     assert!(e.contains("(set by --set transport.mtu=\"abc\")"), "{e}");
     assert!(!e.contains("line"), "{e}");
