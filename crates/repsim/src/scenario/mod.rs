@@ -98,9 +98,9 @@ impl OneOrMany {
     }
 }
 
-/// `[queue]`.
+/// `[queue]` (each key not given takes its default).
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct QueueSection {
     /// Data buffer per switch egress port (at most [`crate::net::port::QUEUE_BYTES_MAX`]).
     pub size: SizeQ,
@@ -109,17 +109,12 @@ pub struct QueueSection {
     /// ECN Kmax.
     pub ecn_max: SizeQ,
     /// ECN Pmax: marking probability just below Kmax (RED; DCQCN fabrics use 0.2).
-    #[serde(default = "one")]
     pub ecn_pmax: f64,
     /// Trim overflowing packets (true) or drop them (false).
     pub trimming: bool,
     /// Sizes above are for ports of this speed; other ports scale them by their speed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub per_rate: Option<crate::units::RateQ>,
-}
-
-fn one() -> f64 {
-    1.0
 }
 
 impl Default for QueueSection {

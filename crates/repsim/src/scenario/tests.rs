@@ -439,3 +439,14 @@ fn an_error_after_set_names_the_override_and_no_line() {
     assert!(e.contains("(set by --set transport.mtu=\"abc\")"), "{e}");
     assert!(!e.contains("line"), "{e}");
 }
+
+#[test]
+fn a_queue_section_may_give_one_key() {
+    let b = parse(&format!("{BASE}\n[queue]\necn_pmax = 0.2\n"))
+        .unwrap()
+        .build("reps", None)
+        .unwrap();
+    assert_eq!(b.config.queue.ecn_pmax, 0.2);
+    assert_eq!(b.config.queue.capacity, 415_000, "the default 100 packets");
+    assert!(b.config.queue.trimming);
+}
