@@ -288,3 +288,48 @@ fn pfc_runs_write_pfc_csv_and_summary_totals() {
     let summary = std::fs::read_to_string(dir.path().join("summary.json")).unwrap();
     assert!(!summary.contains("pfc_"));
 }
+
+#[test]
+fn set_indexes_an_array_and_its_errors_name_the_override() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    repsim_ok(&[
+        "run",
+        "scenarios/reps-micro-asymmetric.toml",
+        "--lb",
+        "ecmp",
+        "--set",
+        "workload.flows[0].size=4MiB",
+        "--out",
+        out,
+        "--quiet",
+    ]);
+    let flows = std::fs::read_to_string(dir.path().join("flows.csv")).unwrap();
+    let rows: Vec<&str> = flows.lines().skip(1).collect();
+    assert_eq!(rows.len(), 4, "{flows}");
+    assert!(
+        rows.iter().all(|r| r.split(',').nth(4) == Some("4194304")),
+        "{flows}"
+    );
+    // A bad value set by an override: the error names the field and the override, no line.
+    let o = repsim(&[
+        "check",
+        "scenarios/reps-micro-asymmetric.toml",
+        "--set",
+        "topology.link_speed=fast",
+    ]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("topology.link_speed"), "{e}");
+    assert!(e.contains("--set topology.link_speed=\"fast\""), "{e}");
+    assert!(!e.contains("(line"), "{e}");
+    // An index past the array's end.
+    let o = repsim(&[
+        "check",
+        "scenarios/reps-micro-asymmetric.toml",
+        "--set",
+        "workload.flows[3].size=4MiB",
+    ]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("has 1 element, so there is no [3]"), "{e}");
+}
