@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CcParams, CongestionControl};
 use crate::engine::Time;
+use crate::net::RunContext;
 use crate::units::{RateQ, SizeQ};
 
 /// `cc = { algo = "constant", window = "100pkt", rate = "100Gbps" }`.
@@ -33,8 +34,8 @@ impl ConstantConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.window.is_some_and(|w| w.0.bytes(4150) == 0) {
+    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
+        if self.window.is_some_and(|w| w.0.bytes(ctx.mtu) == 0) {
             return Err("window: must be positive".into());
         }
         if self.rate.is_some_and(|r| r.0 == 0) {

@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use super::{AckSample, CcParams, CongestionControl};
 use crate::engine::time::US;
 use crate::engine::Time;
+use crate::net::RunContext;
 use crate::units::{RateQ, SizeQ, TimeQ};
 
 /// `cc = { algo = "dcqcn", ... }`.
@@ -97,7 +98,7 @@ impl DcqcnConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
         if !(self.g > 0.0 && self.g <= 1.0) {
             return Err("g: must be in (0, 1]".into());
         }
@@ -113,7 +114,7 @@ impl DcqcnConfig {
         if !(self.rate_on_first_cnp > 0.0 && self.rate_on_first_cnp <= 1.0) {
             return Err("rate_on_first_cnp: must be in (0, 1]".into());
         }
-        if self.window.is_some_and(|w| w.0.bytes(4150) == 0) {
+        if self.window.is_some_and(|w| w.0.bytes(ctx.mtu) == 0) {
             return Err("window: must be positive".into());
         }
         if self.start_rate.is_some_and(|r| r.0 == 0) {

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CcParams, CongestionControl};
 use crate::engine::Time;
+use crate::net::RunContext;
 use crate::units::SizeQ;
 
 /// Which DCTCP.
@@ -73,7 +74,7 @@ impl DctcpConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
         if !(self.g > 0.0 && self.g <= 1.0) {
             return Err("g: must be in (0, 1]".into());
         }
@@ -83,7 +84,7 @@ impl DctcpConfig {
         if self.max_cwnd_bdp.is_nan() || self.max_cwnd_bdp <= 0.0 {
             return Err("max_cwnd_bdp: must be positive".into());
         }
-        if self.initial_cwnd.is_some_and(|c| c.0.bytes(4150) == 0) {
+        if self.initial_cwnd.is_some_and(|c| c.0.bytes(ctx.mtu) == 0) {
             return Err("initial_cwnd: must be positive".into());
         }
         Ok(())
@@ -369,7 +370,9 @@ mod tests {
     fn defaults_and_checks() {
         let cc = DctcpConfig::default().build(&CcParams::example());
         assert_eq!(cc.cwnd(), (416_856.0 * 1.5) as u64);
-        assert!(DctcpConfig::default().validate().is_ok());
+        assert!(DctcpConfig::default()
+            .validate(&RunContext::new(4150, 64))
+            .is_ok());
         for (c, field) in [
             (
                 DctcpConfig {
@@ -393,7 +396,10 @@ mod tests {
                 "max_cwnd_bdp:",
             ),
         ] {
-            assert!(c.validate().unwrap_err().starts_with(field));
+            assert!(c
+                .validate(&RunContext::new(4150, 64))
+                .unwrap_err()
+                .starts_with(field));
         }
     }
 }

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CcParams, CongestionControl};
 use crate::engine::Time;
+use crate::net::RunContext;
 use crate::units::{RateQ, SizeQ};
 
 /// `cc = { algo = "dctcp-rate", ... }`.
@@ -76,14 +77,14 @@ impl DctcpRateConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
         if !(self.g > 0.0 && self.g <= 1.0) {
             return Err("g: must be in (0, 1]".into());
         }
         if !(0.0..=1.0).contains(&self.initial_alpha) {
             return Err("initial_alpha: must be in [0, 1]".into());
         }
-        if self.window.is_some_and(|w| w.0.bytes(4150) == 0) {
+        if self.window.is_some_and(|w| w.0.bytes(ctx.mtu) == 0) {
             return Err("window: must be positive".into());
         }
         Ok(())

@@ -67,6 +67,7 @@ use serde::{Deserialize, Serialize};
 use super::{widen, AckSample, CcParams, CongestionControl, PullRequest};
 use crate::engine::time::serialization;
 use crate::engine::Time;
+use crate::net::RunContext;
 use crate::units::{Size, SizeQ};
 
 /// `cc = { algo = "eqds", ... }`.
@@ -115,14 +116,14 @@ impl EqdsConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
         if !(self.max_credit_bdp.is_finite() && self.max_credit_bdp > 0.0) {
             return Err("max_credit_bdp: must be positive".into());
         }
-        if self.initial_credit.is_some_and(|c| c.0.bytes(4150) == 0) {
+        if self.initial_credit.is_some_and(|c| c.0.bytes(ctx.mtu) == 0) {
             return Err("initial_credit: must be positive (a first packet asks for credit)".into());
         }
-        let pull = self.pull_size.0.bytes(4150);
+        let pull = self.pull_size.0.bytes(ctx.mtu);
         if pull == 0 || pull > 1 << 30 {
             return Err("pull_size: must be between 1 byte and 1 GiB".into());
         }

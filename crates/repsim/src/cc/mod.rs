@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Time;
+use crate::net::RunContext;
 
 pub mod constant;
 pub mod dcqcn;
@@ -197,9 +198,9 @@ macro_rules! congestion_controls {
             }
 
             /// Checks the parameters; the message names the field.
-            pub fn validate(&self) -> Result<(), String> {
+            pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
                 match self {
-                    $(CcSpec::$variant(c) => c.validate(),)*
+                    $(CcSpec::$variant(c) => c.validate(ctx),)*
                 }
             }
         }

@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use super::{AckSample, CcParams, CongestionControl};
 use crate::engine::time::US;
 use crate::engine::Time;
+use crate::net::RunContext;
 use crate::units::{SizeQ, TimeQ};
 
 /// `cc = { algo = "mprdma", ... }`.
@@ -72,12 +73,12 @@ impl MprdmaConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
         if self.max_cwnd_bdp.is_nan() || self.max_cwnd_bdp <= 0.0 {
             return Err("max_cwnd_bdp: must be positive".into());
         }
         if let Some(c) = self.initial_cwnd {
-            if c.0.bytes(4150) == 0 {
+            if c.0.bytes(ctx.mtu) == 0 {
                 return Err("initial_cwnd: must be positive".into());
             }
         }

@@ -46,6 +46,7 @@ use serde::{Deserialize, Serialize};
 use super::{AckSample, CcParams, CongestionControl};
 use crate::engine::time::{SEC, US};
 use crate::engine::Time;
+use crate::net::RunContext;
 use crate::units::{SizeQ, TimeQ};
 
 /// Which NSCC.
@@ -118,7 +119,7 @@ impl NsccConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
         if self.target_delay.is_some_and(|t| t.0 == 0) {
             return Err("target_delay: must be positive".into());
         }
@@ -128,7 +129,7 @@ impl NsccConfig {
         {
             return Err("target_delay_rtt: must be positive".into());
         }
-        if self.initial_cwnd.is_some_and(|c| c.0.bytes(4150) == 0) {
+        if self.initial_cwnd.is_some_and(|c| c.0.bytes(ctx.mtu) == 0) {
             return Err("initial_cwnd: must be positive".into());
         }
         if !(self.max_cwnd_bdp.is_finite() && self.max_cwnd_bdp > 0.0) {
@@ -143,7 +144,7 @@ impl NsccConfig {
         if self.adjust_period.is_some_and(|t| t.0 == 0) {
             return Err("adjust_period: must be positive".into());
         }
-        if self.adjust_bytes.is_some_and(|s| s.0.bytes(4150) == 0) {
+        if self.adjust_bytes.is_some_and(|s| s.0.bytes(ctx.mtu) == 0) {
             return Err("adjust_bytes: must be positive".into());
         }
         Ok(())

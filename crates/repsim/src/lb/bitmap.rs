@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{check_evs_size, AckFeedback, LbContext, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
+use crate::net::RunContext;
 
 /// The highest penalty an EV can carry.
 pub const MAX_PENALTY: u8 = 15;
@@ -78,7 +79,7 @@ impl BitmapConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_power_of_two_evs(self.evs_size)
     }
 
@@ -497,12 +498,14 @@ mod tests {
 
     #[test]
     fn validate_requires_a_power_of_two() {
-        assert!(BitmapConfig::default().validate().is_ok());
+        assert!(BitmapConfig::default()
+            .validate(&RunContext::new(4150, 64))
+            .is_ok());
         let e = BitmapConfig {
             evs_size: Some(100),
             ..Default::default()
         }
-        .validate()
+        .validate(&RunContext::new(4150, 64))
         .unwrap_err();
         assert!(
             e.starts_with("evs_size:") && e.contains("power of two"),
@@ -512,13 +515,13 @@ mod tests {
             evs_size: Some(0),
             ..Default::default()
         }
-        .validate()
+        .validate(&RunContext::new(4150, 64))
         .is_err());
         assert!(BitmapConfig {
             evs_size: Some(65536),
             ..Default::default()
         }
-        .validate()
+        .validate(&RunContext::new(4150, 64))
         .is_ok());
     }
 

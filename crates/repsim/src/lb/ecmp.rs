@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{check_evs_override, LbContext, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
+use crate::net::RunContext;
 
 /// `lb = { scheme = "ecmp", evs_size = 65536 }`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -23,7 +24,7 @@ impl EcmpConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_evs_override(self.evs_size)
     }
 

@@ -24,6 +24,7 @@ use super::{
     check_evs_override, random_ev, AckFeedback, LbContext, LbEvent, LoadBalancer, PathChoice,
 };
 use crate::engine::{Rng, Time};
+use crate::net::RunContext;
 use crate::units::TimeQ;
 
 /// What the flowlet gap is measured from before the connection's first ACK or NACK.
@@ -72,7 +73,7 @@ impl FlowletConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_evs_override(self.evs_size)?;
         if self.gap.is_some_and(|g| g.0 == 0) {
             return Err("gap: must be positive".into());
@@ -335,12 +336,15 @@ mod tests {
             toml::from_str("gap = \"3us\"\nhold = 0\ngap_from = \"time_zero\"").unwrap();
         assert_eq!(c.gap, Some(TimeQ(3 * US)));
         assert_eq!(c.hold, Some(TimeQ(0)));
-        assert!(c.validate().is_ok());
+        assert!(c.validate(&RunContext::new(4150, 64)).is_ok());
         let zero = FlowletConfig {
             gap: Some(TimeQ(0)),
             ..FlowletConfig::default()
         };
-        assert!(zero.validate().unwrap_err().starts_with("gap:"));
+        assert!(zero
+            .validate(&RunContext::new(4150, 64))
+            .unwrap_err()
+            .starts_with("gap:"));
         assert!(toml::from_str::<FlowletConfig>("timeout = \"3us\"").is_err());
     }
 }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{check_evs_override, LbContext, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
+use crate::net::RunContext;
 
 /// `lb = { scheme = "incremental", evs_size = 256 }`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -26,7 +27,7 @@ impl IncrementalConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_evs_override(self.evs_size)
     }
 

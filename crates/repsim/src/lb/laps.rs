@@ -48,6 +48,7 @@ use super::{LbContext, LoadBalancer, PathChoice, PathSignal, Route};
 use crate::engine::time::MS;
 use crate::engine::{Rng, Time};
 use crate::net::paths::PathId;
+use crate::net::RunContext;
 use crate::units::{RateQ, TimeQ};
 
 /// One gigabit per second.
@@ -149,7 +150,7 @@ impl LapsConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         if self.paths == 0 || self.paths > 64 {
             return Err(format!("paths: must be in 1..=64, not {}", self.paths));
         }

@@ -17,6 +17,7 @@ use super::bitmap::{check_power_of_two_evs, BitmapState, SkipRule};
 use super::reps_legacy::EvFifo;
 use super::{AckFeedback, LbContext, LbEvent, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
+use crate::net::RunContext;
 
 /// `lb = { scheme = "mixed", evs_size = 256, skip = "guaranteed" }`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -49,7 +50,7 @@ impl MixedConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_power_of_two_evs(self.evs_size)
     }
 
@@ -163,12 +164,14 @@ mod tests {
 
     #[test]
     fn validate_requires_a_power_of_two() {
-        assert!(MixedConfig::default().validate().is_ok());
+        assert!(MixedConfig::default()
+            .validate(&RunContext::new(4150, 64))
+            .is_ok());
         let e = MixedConfig {
             evs_size: Some(48),
             ..Default::default()
         }
-        .validate()
+        .validate(&RunContext::new(4150, 64))
         .unwrap_err();
         assert!(e.starts_with("evs_size:"), "{e}");
     }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{Rng, Time};
 use crate::net::packet::NO_ROUTE;
 use crate::net::paths::PathId;
+use crate::net::RunContext;
 
 pub mod bitmap;
 pub mod ecmp;
@@ -313,9 +314,9 @@ macro_rules! load_balancers {
             }
 
             /// Checks the parameters; the message names the field.
-            pub fn validate(&self) -> Result<(), String> {
+            pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
                 match self {
-                    $(LbSpec::$variant(c) => c.validate(),)*
+                    $(LbSpec::$variant(c) => c.validate(ctx),)*
                 }
             }
 

@@ -29,6 +29,7 @@ use super::{
     check_evs_override, random_ev, AckFeedback, LbContext, LbEvent, LoadBalancer, PathChoice,
 };
 use crate::engine::{Rng, Time};
+use crate::net::RunContext;
 
 /// Bytes the reference subtracts from the MTU when it asks whether a window has room for
 /// another packet (its header constant).
@@ -54,7 +55,7 @@ impl MprdmaLbConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_evs_override(self.evs_size)
     }
 
@@ -280,7 +281,7 @@ mod tests {
             evs_size: Some(70_000),
             ..MprdmaLbConfig::default()
         }
-        .validate()
+        .validate(&RunContext::new(4150, 64))
         .unwrap_err()
         .starts_with("evs_size:"));
     }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{check_evs_override, LbContext, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
+use crate::net::RunContext;
 
 /// `lb = { scheme = "mptcp", subflows = 8 }`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -39,7 +40,7 @@ impl MptcpConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_evs_override(self.evs_size)?;
         if self.subflows == 0 || self.subflows > 65536 {
             return Err(format!(
@@ -160,7 +161,7 @@ mod tests {
             subflows: 0,
             ..MptcpConfig::default()
         }
-        .validate()
+        .validate(&RunContext::new(4150, 64))
         .unwrap_err()
         .starts_with("subflows:"));
         assert!(toml::from_str::<MptcpConfig>("flows = 4").is_err());

@@ -51,6 +51,7 @@ use super::{
     check_evs_override, random_ev, AckFeedback, LbContext, LbEvent, LoadBalancer, PathChoice,
 };
 use crate::engine::{Rng, Time};
+use crate::net::RunContext;
 
 /// How the congestion threshold `threshold` is applied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,7 +118,7 @@ impl PlbConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_evs_override(self.evs_size)?;
         if self.rounds == 0 {
             return Err("rounds: must be at least 1".into());
@@ -655,7 +656,7 @@ mod tests {
 
     #[test]
     fn validate_names_the_field() {
-        let bad = |c: PlbConfig| c.validate().unwrap_err();
+        let bad = |c: PlbConfig| c.validate(&RunContext::new(4150, 64)).unwrap_err();
         assert!(bad(PlbConfig {
             rounds: 0,
             ..PlbConfig::default()
@@ -673,7 +674,9 @@ mod tests {
             ..PlbConfig::default()
         })
         .starts_with("evs_size:"));
-        assert!(PlbConfig::default().validate().is_ok());
+        assert!(PlbConfig::default()
+            .validate(&RunContext::new(4150, 64))
+            .is_ok());
     }
 
     #[test]

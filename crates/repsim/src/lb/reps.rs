@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::{check_evs_override, AckFeedback, LbContext, LbEvent, LoadBalancer, PathChoice};
 use crate::engine::time::{MS, NS};
 use crate::engine::{Rng, Time};
+use crate::net::RunContext;
 use crate::units::TimeQ;
 
 /// How REPS behaves right after it leaves freezing mode.
@@ -125,7 +126,7 @@ impl RepsConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_evs_override(self.evs_size)?;
         if self.freeze.0 / NS > i32::MAX as u64 {
             return Err("freeze: must be below about 2.1 s (32-bit nanosecond clock)".into());

@@ -21,6 +21,7 @@ use super::{
     check_evs_override, random_ev, AckFeedback, LbContext, LbEvent, LoadBalancer, PathChoice,
 };
 use crate::engine::{Rng, Time};
+use crate::net::RunContext;
 
 /// `lb = { scheme = "reps-legacy", evs_size = 65536 }`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -38,7 +39,7 @@ impl RepsLegacyConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_evs_override(self.evs_size)
     }
 

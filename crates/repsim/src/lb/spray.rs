@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::{LbContext, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
 use crate::net::paths::PathId;
+use crate::net::RunContext;
 
 /// How the next route is picked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,7 +49,7 @@ impl SprayConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         if self.paths == 0 || self.paths > 64 {
             return Err(format!("paths: must be in 1..=64, not {}", self.paths));
         }

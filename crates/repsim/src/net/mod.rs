@@ -2,6 +2,7 @@
 //! explicit paths. Nothing here knows about transports or schemes.
 pub mod candidate_hops;
 pub mod candidates;
+pub mod context;
 pub mod forwarding;
 pub mod hash;
 pub mod lane;
@@ -12,5 +13,6 @@ pub mod port;
 pub mod topology;
 pub mod world;
 
+pub use context::RunContext;
 pub use packet::{Kind, Packet};
 pub use topology::{DragonflySpec, FatTreeSpec, LeafSpineSpec, RailSpec, Topology};

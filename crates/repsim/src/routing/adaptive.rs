@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::{Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::Handle;
 use crate::net::packet::flags;
+use crate::net::RunContext;
 
 /// `[routing] switch = "adaptive"` (no parameters).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -27,7 +28,7 @@ impl AdaptiveConfig {
     }
 
     /// Checks the parameters (there are none).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         Ok(())
     }
 }

@@ -55,6 +55,7 @@ use super::{ecmp, Hooks, Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::time::US;
 use crate::engine::{Handle, Time};
 use crate::net::packet::NO_ROUTE;
+use crate::net::RunContext;
 use crate::net::{Kind, Packet};
 use crate::units::TimeQ;
 
@@ -123,7 +124,7 @@ impl CongaConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         if self.flowlet.0 == 0 {
             return Err("flowlet: must be positive".into());
         }
@@ -585,6 +586,9 @@ mod tests {
             alpha: 0.0,
             ..CongaConfig::default()
         };
-        assert!(bad.validate().unwrap_err().starts_with("alpha:"));
+        assert!(bad
+            .validate(&RunContext::new(4150, 64))
+            .unwrap_err()
+            .starts_with("alpha:"));
     }
 }

@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::Handle;
+use crate::net::RunContext;
 
 /// Largest `d` accepted: beyond it, sampling costs more than comparing a switch's whole group.
 pub const MAX_D: u32 = 16;
@@ -65,7 +66,7 @@ impl DrillConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         if self.d == 0 {
             // Without samples the memory never learns a port it has not already chosen.
             return Err("d: must be at least 1".into());
@@ -377,13 +378,26 @@ mod tests {
 
     #[test]
     fn limits_are_checked_and_named() {
-        assert_eq!(DrillConfig::default().validate(), Ok(()));
-        let bad = |d, m| DrillConfig { d, m }.validate().unwrap_err();
+        assert_eq!(
+            DrillConfig::default().validate(&RunContext::new(4150, 64)),
+            Ok(())
+        );
+        let bad = |d, m| {
+            DrillConfig { d, m }
+                .validate(&RunContext::new(4150, 64))
+                .unwrap_err()
+        };
         assert!(bad(0, 1).starts_with("d:"));
         assert!(bad(MAX_D + 1, 1).starts_with("d:"));
         assert!(bad(2, MAX_M + 1).starts_with("m:"));
-        assert_eq!(DrillConfig { d: MAX_D, m: MAX_M }.validate(), Ok(()));
-        assert_eq!(DrillConfig { d: 1, m: 0 }.validate(), Ok(()));
+        assert_eq!(
+            DrillConfig { d: MAX_D, m: MAX_M }.validate(&RunContext::new(4150, 64)),
+            Ok(())
+        );
+        assert_eq!(
+            DrillConfig { d: 1, m: 0 }.validate(&RunContext::new(4150, 64)),
+            Ok(())
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::{Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::Handle;
 use crate::net::hash::{ecmp_pick, laps_ecmp_pick};
+use crate::net::RunContext;
 use crate::net::{Packet, Topology};
 
 /// `[routing] switch = "ecmp"` (no parameters).
@@ -22,7 +23,7 @@ impl EcmpSwitchConfig {
     }
 
     /// Checks the parameters (there are none).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         Ok(())
     }
 }

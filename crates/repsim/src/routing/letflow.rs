@@ -40,6 +40,7 @@ use super::{ecmp, Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::{Handle, Time};
 use crate::net::packet::NO_ROUTE;
 use crate::net::Kind;
+use crate::net::RunContext;
 use crate::units::TimeQ;
 
 /// Switches with a choice remembered per flow and direction (every-switch mode).
@@ -93,7 +94,7 @@ impl LetFlowConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         if self.timeout.0 == 0 {
             return Err("timeout: must be positive".into());
         }
@@ -434,6 +435,9 @@ mod tests {
             timeout: TimeQ(0),
             ..LetFlowConfig::default()
         };
-        assert!(bad.validate().unwrap_err().starts_with("timeout:"));
+        assert!(bad
+            .validate(&RunContext::new(4150, 64))
+            .unwrap_err()
+            .starts_with("timeout:"));
     }
 }

@@ -19,6 +19,7 @@ use crate::lb::LbEvent;
 use crate::net::candidate_hops::NextHops;
 use crate::net::port::{Port, PortClass};
 use crate::net::world::{Owner, Timer, World};
+use crate::net::RunContext;
 use crate::net::{Packet, Topology};
 
 pub mod adaptive;
@@ -309,9 +310,9 @@ macro_rules! switch_schemes {
             }
 
             /// Checks the parameters; the message names the field.
-            pub fn validate(&self) -> Result<(), String> {
+            pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
                 match self {
-                    $(SwitchSpec::$variant(c) => c.validate(),)*
+                    $(SwitchSpec::$variant(c) => c.validate(ctx),)*
                 }
             }
         }

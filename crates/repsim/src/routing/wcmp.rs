@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use super::{Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::Handle;
 use crate::net::hash::ecmp_hash;
+use crate::net::RunContext;
 
 /// Largest `max_weight` accepted (entries per port in a group's table).
 pub const MAX_WEIGHT_LIMIT: u32 = 4096;
@@ -60,7 +61,7 @@ impl WcmpConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         if !(1..=MAX_WEIGHT_LIMIT).contains(&self.max_weight) {
             return Err(format!(
                 "max_weight: must be between 1 and {MAX_WEIGHT_LIMIT}"
@@ -369,13 +370,16 @@ mod tests {
 
     #[test]
     fn limits_are_checked_and_named() {
-        assert_eq!(WcmpConfig::default().validate(), Ok(()));
+        assert_eq!(
+            WcmpConfig::default().validate(&RunContext::new(4150, 64)),
+            Ok(())
+        );
         let bad = |max_weight| {
             WcmpConfig {
                 max_weight,
                 ..WcmpConfig::default()
             }
-            .validate()
+            .validate(&RunContext::new(4150, 64))
         };
         assert!(bad(0).unwrap_err().starts_with("max_weight:"));
         assert!(bad(MAX_WEIGHT_LIMIT + 1)

@@ -59,7 +59,7 @@ use crate::error::ConfigError;
 use crate::fault::{FaultPlan, FaultSection};
 use crate::net::hash::EcmpHash;
 use crate::net::port::QueueConfig;
-use crate::net::Topology;
+use crate::net::{RunContext, Topology};
 use crate::routing::SwitchSpec;
 use crate::sim::{check_header, check_mtu, RunSpec, SimConfig};
 use crate::transport::{AckPolicy, TransportConfig, TransportMode};
@@ -448,16 +448,30 @@ impl LoadedScenario {
         }
     }
 
-    /// The transport settings.
-    fn transport(&self) -> Result<TransportConfig, ScenarioError> {
+    /// The packet and header sizes in bytes, checked: what sizes written in `pkt` multiply.
+    /// They are narrowed to 32 bits here, so they are checked before the rest of the run.
+    fn packet_sizes(&self) -> Result<(u32, u32), ScenarioError> {
         let t = &self.scenario.transport;
-        let mtu_b = t.mtu.0.bytes(4150);
+        let mtu_b = t.mtu.0.bytes(1);
         if t.mtu.0 != units::Size::Bytes(mtu_b) {
             return Err(self.err("transport.mtu", "must be given in bytes, e.g. \"4150B\""));
         }
-        // Sizes are narrowed to 32 bits here, so these two are checked before the rest.
         let mtu = check_mtu(mtu_b).map_err(|e| self.config_err(e))?;
         let header = check_header(t.header.0.bytes(mtu), mtu).map_err(|e| self.config_err(e))?;
+        Ok((mtu, header))
+    }
+
+    /// The run a scheme's parameters are checked in while the file is read (its network is
+    /// not built yet; [`crate::Simulation::new`] checks them again on it).
+    pub(crate) fn scheme_context(&self) -> Result<RunContext<'static>, ScenarioError> {
+        let (mtu, header) = self.packet_sizes()?;
+        Ok(RunContext::new(mtu, header))
+    }
+
+    /// The transport settings.
+    fn transport(&self) -> Result<TransportConfig, ScenarioError> {
+        let t = &self.scenario.transport;
+        let (mtu, header) = self.packet_sizes()?;
         let every = t.ack_every.0.bytes(mtu);
         let config = TransportConfig {
             mtu,

@@ -148,10 +148,11 @@ impl LoadedScenario {
                 "write a load balancer's name (\"reps\", \"ops+adaptive\") or a table ({ scheme = \"reps\", ... })",
             )),
         };
-        spec.validate().map_err(|e| match e.split_once(": ") {
-            Some((f, m)) => self.err(&format!("{field}.{f}"), m),
-            None => self.err(field, e),
-        })?;
+        spec.validate(&self.scheme_context()?)
+            .map_err(|e| match e.split_once(": ") {
+                Some((f, m)) => self.err(&format!("{field}.{f}"), m),
+                None => self.err(field, e),
+            })?;
         Ok(LbRun {
             label,
             spec,
@@ -197,10 +198,11 @@ impl LoadedScenario {
                 ))
             }
         };
-        spec.validate().map_err(|e| match e.split_once(": ") {
-            Some((f, m)) => self.err(&format!("{field}.{f}"), m),
-            None => self.err(field, e),
-        })?;
+        spec.validate(&self.scheme_context()?)
+            .map_err(|e| match e.split_once(": ") {
+                Some((f, m)) => self.err(&format!("{field}.{f}"), m),
+                None => self.err(field, e),
+            })?;
         Ok(spec)
     }
 
@@ -284,7 +286,8 @@ impl LoadedScenario {
                 ))
             }
         };
-        spec.validate().map_err(|e| self.err(field, e))?;
+        spec.validate(&self.scheme_context()?)
+            .map_err(|e| self.err(field, e))?;
         Ok(spec)
     }
 

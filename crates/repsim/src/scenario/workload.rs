@@ -290,7 +290,7 @@ impl LoadedScenario {
                 None => None,
             };
             if let Some(cc) = &c.cc {
-                cc.validate()
+                cc.validate(&self.scheme_context()?)
                     .map_err(|e| self.err(&format!("class[{i}].cc"), e))?;
             }
             out.push(TrafficClass {

@@ -26,7 +26,7 @@ use crate::net::port::{
     Port, PortClass, PortClasses, PortCold, PortStats, QueueConfig, SWITCH_PORT,
 };
 use crate::net::world::{Counters, EventKind, Owner, Timer, World, MAX_LINKS};
-use crate::net::Topology;
+use crate::net::{RunContext, Topology};
 use crate::routing::{SchemeAction, SchemeSetup, SwitchScheme, SwitchSpec};
 use crate::transport::{ConnectionState, FlowStats, Receiver, Sender, Sizes};
 use crate::workload::{FlowSource, FlowSpec};
@@ -296,6 +296,7 @@ impl Simulation {
         } = spec;
         cfg.validate(&topo)?;
         let t = &cfg.transport;
+        let ctx = RunContext::new(t.mtu, t.header).on(&topo);
         let mut all_classes = vec![TrafficClass {
             name: "main".into(),
             lb: None,
@@ -306,16 +307,16 @@ impl Simulation {
         let specs =
             std::iter::once(&cfg.lb).chain(all_classes.iter().filter_map(|c| c.lb.as_ref()));
         for lb in specs {
-            lb.validate()
+            lb.validate(&ctx)
                 .map_err(|e| SetupError::Invalid(format!("load balancer {}: {e}", lb.name())))?;
         }
         let ccs = std::iter::once(&cfg.cc).chain(all_classes.iter().filter_map(|c| c.cc.as_ref()));
         for cc in ccs {
-            cc.validate().map_err(|e| {
+            cc.validate(&ctx).map_err(|e| {
                 SetupError::Invalid(format!("congestion control {}: {e}", cc.name()))
             })?;
         }
-        cfg.switch.validate().map_err(|e| {
+        cfg.switch.validate(&ctx).map_err(|e| {
             SetupError::Invalid(format!("switch scheme {}: {e}", cfg.switch.name()))
         })?;
         if topo.links.len() >= MAX_LINKS as usize {

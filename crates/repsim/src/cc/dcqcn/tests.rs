@@ -178,16 +178,21 @@ fn config_checks_name_the_field() {
         g: 0.0,
         ..DcqcnConfig::default()
     };
-    assert!(bad.validate().unwrap_err().starts_with("g:"));
+    assert!(bad
+        .validate(&RunContext::new(4150, 64))
+        .unwrap_err()
+        .starts_with("g:"));
     let bad = DcqcnConfig {
         decrease_interval: TimeQ(0),
         ..DcqcnConfig::default()
     };
     assert!(bad
-        .validate()
+        .validate(&RunContext::new(4150, 64))
         .unwrap_err()
         .starts_with("decrease_interval:"));
-    assert!(DcqcnConfig::default().validate().is_ok());
+    assert!(DcqcnConfig::default()
+        .validate(&RunContext::new(4150, 64))
+        .is_ok());
 }
 
 #[test]
@@ -219,5 +224,8 @@ fn a_connection_below_line_rate_stays_there_until_its_first_cnp() {
         start_rate: Some(RateQ(0)),
         ..DcqcnConfig::default()
     };
-    assert!(bad.validate().unwrap_err().starts_with("start_rate:"));
+    assert!(bad
+        .validate(&RunContext::new(4150, 64))
+        .unwrap_err()
+        .starts_with("start_rate:"));
 }

@@ -281,9 +281,9 @@ fn wire_counts_widen_around_the_known_count() {
 
 #[test]
 fn config_checks_name_the_field() {
-    let bad = |c: EqdsConfig| c.validate().unwrap_err();
+    let bad = |c: EqdsConfig| c.validate(&RunContext::new(4150, 64)).unwrap_err();
     let d = EqdsConfig::default();
-    assert!(d.validate().is_ok());
+    assert!(d.validate(&RunContext::new(4150, 64)).is_ok());
     assert!(bad(EqdsConfig {
         max_credit_bdp: 0.0,
         ..d.clone()

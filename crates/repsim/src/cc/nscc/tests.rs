@@ -414,7 +414,9 @@ fn reps2024_adds_fair_to_proportional_and_caps_each_adjustment() {
 
 #[test]
 fn checks_name_the_field() {
-    assert!(NsccConfig::default().validate().is_ok());
+    assert!(NsccConfig::default()
+        .validate(&RunContext::new(4150, 64))
+        .is_ok());
     let bad = [
         (
             NsccConfig {
@@ -446,7 +448,12 @@ fn checks_name_the_field() {
         ),
     ];
     for (c, field) in bad {
-        assert!(c.validate().unwrap_err().starts_with(field), "{field}");
+        assert!(
+            c.validate(&RunContext::new(4150, 64))
+                .unwrap_err()
+                .starts_with(field),
+            "{field}"
+        );
     }
 }
 

@@ -177,13 +177,21 @@ fn validation_names_the_field() {
         beta: -1.0,
         ..Default::default()
     };
-    assert!(bad.validate().unwrap_err().starts_with("beta:"));
+    assert!(bad
+        .validate(&RunContext::new(4150, 64))
+        .unwrap_err()
+        .starts_with("beta:"));
     let bad = LapsConfig {
         paths: 0,
         ..Default::default()
     };
-    assert!(bad.validate().unwrap_err().starts_with("paths:"));
-    assert!(LapsConfig::default().validate().is_ok());
+    assert!(bad
+        .validate(&RunContext::new(4150, 64))
+        .unwrap_err()
+        .starts_with("paths:"));
+    assert!(LapsConfig::default()
+        .validate(&RunContext::new(4150, 64))
+        .is_ok());
 }
 
 #[test]

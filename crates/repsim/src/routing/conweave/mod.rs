@@ -53,6 +53,7 @@ use super::{ecmp, Ingress, SchemeSetup, SchemeTimer, SwitchCtx, SwitchScheme};
 use crate::engine::time::{MS, NS, US};
 use crate::engine::{Handle, Time};
 use crate::net::packet::{flags, NO_ROUTE};
+use crate::net::RunContext;
 use crate::net::{Kind, Packet};
 use crate::units::TimeQ;
 
@@ -220,7 +221,7 @@ impl ConWeaveConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         let p = self.params();
         if p.tx_expiry == 0 {
             return Err("tx_expiry: must be positive".into());

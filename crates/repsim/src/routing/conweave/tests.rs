@@ -336,5 +336,8 @@ fn presets_and_overrides() {
         aging: Some(TimeQ(US)),
         ..ConWeaveConfig::default()
     };
-    assert!(bad.validate().unwrap_err().starts_with("aging:"));
+    assert!(bad
+        .validate(&RunContext::new(4150, 64))
+        .unwrap_err()
+        .starts_with("aging:"));
 }

@@ -91,6 +91,7 @@ use crate::engine::time::{MS, US};
 use crate::engine::{Handle, Time};
 use crate::net::hash::ecmp_hash;
 use crate::net::packet::{flags, NO_ROUTE};
+use crate::net::RunContext;
 use crate::net::{Kind, Topology};
 use crate::units::{RateQ, TimeQ};
 
@@ -179,7 +180,7 @@ impl ReunionConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         if self.interval.0 == 0 {
             return Err("interval: must be positive".into());
         }

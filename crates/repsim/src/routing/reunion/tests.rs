@@ -417,7 +417,7 @@ fn parses_by_name_and_as_a_table() {
     };
     assert_eq!((cfg.interval, cfg.tolerance), (TimeQ(250 * US), 2));
     assert!(toml::from_str::<SwitchSpec>("scheme = \"reunion\"\nt = 2").is_err());
-    let bad = |c: ReunionConfig| c.validate().unwrap_err();
+    let bad = |c: ReunionConfig| c.validate(&RunContext::new(4150, 64)).unwrap_err();
     assert!(bad(ReunionConfig {
         tolerance: 0,
         ..ReunionConfig::default()
