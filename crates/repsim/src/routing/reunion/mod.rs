@@ -81,25 +81,22 @@
 //!   the paper's fallback; a new flow starts on its ECMP-hashed path. Elephants change path
 //!   only by Algorithm 2. ACKs, NACKs, other packets and traffic classes exempt from switch
 //!   rerouting (`flags::SWITCH_EXEMPT`) are hashed as ECMP does.
-use serde::{Deserialize, Serialize};
-
 use super::tor_paths::{edge_of_host, follow, from_host, TorPaths};
 use super::{
     ecmp, Ingress, LinkSample, SchemeSetup, SchemeTimer, SwitchCtx, SwitchScheme, TimerSlot,
 };
-use crate::engine::time::{MS, US};
 use crate::engine::{Handle, Time};
 use crate::net::hash::ecmp_hash;
 use crate::net::packet::{flags, NO_ROUTE};
-use crate::net::RunContext;
 use crate::net::{Kind, Topology};
-use crate::units::{RateQ, TimeQ};
 
+mod config;
 mod interval;
 pub mod sketch;
 #[cfg(test)]
 mod tests;
 
+pub use config::{ActOn, ReunionConfig};
 use sketch::CountMinSketch;
 
 /// `Packet::scheme` bit: the packet carries a path code in its low byte.
@@ -118,103 +115,6 @@ pub const NOTE_RING: usize = 4096;
 const INTERVAL_TIMER: u8 = 1;
 /// "Never" for interval indices.
 const NEVER: u64 = u64::MAX;
-
-/// `[routing] switch = "reunion"` or `switch = { scheme = "reunion", interval = "1000us",
-/// tolerance = 1, ... }`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ReunionConfig {
-    /// Statistical interval (the paper's s).
-    pub interval: TimeQ,
-    /// Hash-collision tolerance (the paper's t): elephants a link may carry.
-    pub tolerance: u32,
-    /// Counters per sketch row.
-    pub sketch_width: u32,
-    /// Sketch rows (hash functions).
-    pub sketch_depth: u32,
-    /// Bits per sketch counter (saturating).
-    pub counter_bits: u32,
-    /// Row seeds (empty: derived from the scenario seed; else one per row).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub sketch_seeds: Vec<u32>,
-    /// Rate whose bytes over one interval are the least sketch estimate of an elephant.
-    pub elephant_rate: RateQ,
-    /// Flowlet timeout of the mice's fallback.
-    pub flowlet: TimeQ,
-    /// When a source ToR runs Algorithm 2 on a notification.
-    pub act_on: ActOn,
-}
-
-/// When a source ToR acts on a notification (the module documentation says why).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ActOn {
-    /// As it arrives, closing the interval the notification describes (the default).
-    #[default]
-    Arrival,
-    /// At the end of the source's interval in which it arrived: with aligned intervals, one
-    /// interval after the one it describes.
-    IntervalEnd,
-}
-
-impl Default for ReunionConfig {
-    fn default() -> Self {
-        ReunionConfig {
-            interval: TimeQ(MS),
-            tolerance: 1,
-            sketch_width: 2000,
-            sketch_depth: 7,
-            counter_bits: 32,
-            sketch_seeds: Vec::new(),
-            elephant_rate: RateQ(10_000_000_000),
-            flowlet: TimeQ(500 * US),
-            act_on: ActOn::Arrival,
-        }
-    }
-}
-
-impl ReunionConfig {
-    /// The scheme for a run.
-    pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
-        Box::new(Reunion::new(self, setup))
-    }
-
-    /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
-        if self.interval.0 == 0 {
-            return Err("interval: must be positive".into());
-        }
-        if !(1..=8).contains(&self.tolerance) {
-            return Err("tolerance: must be between 1 and 8".into());
-        }
-        if self.sketch_width == 0 {
-            return Err("sketch_width: must be positive".into());
-        }
-        if !(1..=16).contains(&self.sketch_depth) {
-            return Err("sketch_depth: must be between 1 and 16".into());
-        }
-        if !(8..=32).contains(&self.counter_bits) {
-            return Err("counter_bits: must be between 8 and 32".into());
-        }
-        if !self.sketch_seeds.is_empty() && self.sketch_seeds.len() != self.sketch_depth as usize {
-            return Err(format!(
-                "sketch_seeds: {} seeds for {} rows",
-                self.sketch_seeds.len(),
-                self.sketch_depth
-            ));
-        }
-        if self.elephant_rate.0 == 0 {
-            return Err("elephant_rate: must be positive".into());
-        }
-        if floor_bytes(self) > u32::MAX as u64 {
-            return Err("elephant_rate: times the interval must stay below 4 GB".into());
-        }
-        if self.flowlet.0 == 0 {
-            return Err("flowlet: must be positive".into());
-        }
-        Ok(())
-    }
-}
 
 /// One flow as the scheme knows it: at its source ToR and at its destination ToR.
 #[derive(Clone, Copy, Debug)]
@@ -389,7 +289,7 @@ impl Reunion {
                 link.from >= topo.hosts && link.to >= topo.hosts
             })
             .collect();
-        let elephant_bytes = floor_bytes(cfg).min(u32::MAX as u64) as u32;
+        let elephant_bytes = cfg.floor_bytes().min(u32::MAX as u64) as u32;
         Reunion {
             interval: cfg.interval.0,
             act_on: cfg.act_on,
@@ -581,11 +481,6 @@ impl Reunion {
         tor.blocked.push(note.bottleneck);
         tor.blocked.extend_from_slice(&note.links);
     }
-}
-
-/// The least sketch estimate of an elephant: `elephant_rate` over one interval, in bytes.
-fn floor_bytes(cfg: &ReunionConfig) -> u64 {
-    (cfg.elephant_rate.0 as u128 * cfg.interval.0 as u128 / 8 / 1_000_000_000_000) as u64
 }
 
 /// The links of every path of every ToR pair, [`MAX_HOPS`] per path slot.

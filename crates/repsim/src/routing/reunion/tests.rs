@@ -1,10 +1,12 @@
 //! Reunion's rules, one by one, on a small leaf-spine (4 leaves, 4 spines, 2 hosts per leaf).
 use super::*;
+use crate::engine::time::US;
 use crate::engine::Rng;
 use crate::lb::LbEvent;
 use crate::net::world::World;
-use crate::net::{LeafSpineSpec, Packet};
+use crate::net::{LeafSpineSpec, Packet, RunContext};
 use crate::routing::{SchemeAction, SwitchSpec};
+use crate::units::TimeQ;
 
 /// The leaf-spine in the shared scheme-test world (Reunion reads no egress port), salt 7 at
 /// every switch.
