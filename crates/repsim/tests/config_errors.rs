@@ -1,8 +1,11 @@
 //! A value a library user sets in code fails with the same field and message as the same
 //! value written in a scenario file: the checks live with the configuration types, and the
 //! scenario loader reports theirs.
-use std::path::{Path, PathBuf};
+mod common;
 
+use std::path::PathBuf;
+
+use common::TREE_32;
 use repsim::engine::time::US;
 use repsim::net::topology::builder::TopologyBuilder;
 use repsim::net::topology::fat_tree::{FatTreeConfig, FatTreeSpec};
@@ -12,30 +15,21 @@ use repsim::units::RateQ;
 use repsim::workload::FlowSpec;
 use repsim::{ConfigError, RunSpec, SimConfig, Simulation};
 
-/// A 16-host two-tier fat tree of 400 Gb/s links; its TOML form is `TOPOLOGY`.
+/// [`TREE_32`] built in code, its links at `rate_bps`.
 fn tree(rate_bps: u64) -> Result<repsim::net::Topology, String> {
-    FatTreeSpec::uniform(2, 16, 4, 16, 1, rate_bps, US, 0)
+    FatTreeSpec::uniform(2, 32, 4, 32, 1, rate_bps, US, 0)
         .and_then(|spec| spec.build())
         .map_err(|e| e.to_string())
 }
 
-const TOPOLOGY: &str = r#"
-[topology]
-type = "fat_tree"
-tiers = 2
-hosts = 16
-hosts_per_tor = 4
-link_speed = "400Gbps"
-link_latency = "1us"
-[workload]
-type = "explicit"
-flows = [{ src = "0", dst = "12", size = "1MiB" }]
-"#;
-
-/// The error a scenario with `extra` appended gets when its run is built.
+/// The error a scenario on `topology` (a `[topology]` section), with `extra` appended, gets
+/// when its run is built.
 fn toml_error(extra: &str, topology: &str) -> String {
-    let text = format!("lb = [\"ecmp\"]\n{topology}\n{extra}\n");
-    let scenario = match LoadedScenario::parse(&text, Path::new("test.toml")) {
+    let text = format!(
+        "lb = [\"ecmp\"]\n{topology}\n[workload]\ntype = \"explicit\"\n\
+         flows = [{{ src = \"0\", dst = \"12\", size = \"1MiB\" }}]\n{extra}\n"
+    );
+    let scenario = match LoadedScenario::parse(&text, &common::scenario_path("inline.toml")) {
         Ok(s) => s,
         Err(e) => return e.to_string(),
     };
@@ -56,7 +50,7 @@ fn library_error(config: SimConfig) -> ConfigError {
     }
 }
 
-/// `test.toml: FIELD: MESSAGE` from the loader is `FIELD: MESSAGE` from the library.
+/// `FILE: FIELD: MESSAGE` from the loader is `FIELD: MESSAGE` from the library.
 fn assert_same(toml: &str, library: &ConfigError) {
     assert!(
         toml.ends_with(&format!(": {library}")),
@@ -70,7 +64,7 @@ fn a_zero_ev_set_size_fails_alike() {
     config.transport.evs_size = 0;
     let library = library_error(config);
     assert_eq!(library.field, "transport.evs_size");
-    assert_same(&toml_error("[transport]\nevs_size = 0", TOPOLOGY), &library);
+    assert_same(&toml_error("[transport]\nevs_size = 0", TREE_32), &library);
 }
 
 #[test]
@@ -82,7 +76,7 @@ fn an_ecn_band_upside_down_fails_alike() {
     assert_same(
         &toml_error(
             "[queue]\nsize = \"100pkt\"\necn_min = \"81pkt\"\necn_max = \"80pkt\"\ntrimming = true",
-            TOPOLOGY,
+            TREE_32,
         ),
         &library,
     );
@@ -91,14 +85,15 @@ fn an_ecn_band_upside_down_fails_alike() {
 #[test]
 fn a_zero_link_speed_fails_alike() {
     // A family configured in code with a zero speed fails on the key a scenario file names.
-    let mut family: FatTreeConfig =
-        toml::from_str("tiers = 2\nhosts = 16\nhosts_per_tor = 4\nlink_speed = \"400Gbps\"")
-            .expect("a valid family");
+    let mut scenario: toml::Table = toml::from_str(TREE_32).expect("a valid section");
+    let mut section = scenario.remove("topology").expect("[topology]");
+    section.as_table_mut().expect("a table").remove("type");
+    let mut family: FatTreeConfig = section.try_into().expect("a valid family");
     family.link_speed = RateQ(0);
     let no_files = |_: &str| -> Result<(PathBuf, String), String> { Err("no files".into()) };
     let library = family.build(&no_files).expect_err("a zero link speed");
     assert_eq!(library.field, Some("link_speed"));
-    let toml = toml_error("", &TOPOLOGY.replace("400Gbps", "0Gbps"));
+    let toml = toml_error("", &TREE_32.replace("400Gbps", "0Gbps"));
     assert!(
         toml.contains("topology.link_speed") && toml.ends_with(&format!(": {}", library.message)),
         "scenario file: {toml}\nlibrary: {library}"
