@@ -72,18 +72,17 @@ fn markdown_files() -> Vec<PathBuf> {
 /// Every fenced block of a Markdown text whose info string starts with `toml`.
 fn toml_blocks(file: &str, text: &str) -> Vec<Block> {
     let mut out = Vec::new();
-    let mut open: Option<(usize, String, String, String)> = None; // line, fence, info, text
+    let mut open: Option<(usize, String, String)> = None; // line, info, text
     for (i, line) in text.lines().enumerate() {
         let t = line.trim_start();
         match &mut open {
             None => {
                 if let Some(rest) = t.strip_prefix("```") {
-                    let fence = "```".to_string();
-                    open = Some((i + 1, fence, rest.trim().to_string(), String::new()));
+                    open = Some((i + 1, rest.trim().to_string(), String::new()));
                 }
             }
-            Some((start, fence, info, body)) => {
-                if t.starts_with(fence.as_str()) && t.trim() == fence.as_str() {
+            Some((start, info, body)) => {
+                if t.trim() == "```" {
                     if info.split([',', ' ']).next() == Some("toml") {
                         out.push(Block {
                             file: file.to_string(),

@@ -407,11 +407,7 @@ impl LoadedScenario {
 
     /// A library check's error, placed in this scenario's file.
     pub(crate) fn config_err(&self, e: ConfigError) -> ScenarioError {
-        ScenarioError {
-            file: self.path.display().to_string(),
-            field: e.field,
-            message: e.message,
-        }
+        self.err(&e.field, e.message)
     }
 
     /// A path written in the scenario: relative to the scenario file, or else to the working

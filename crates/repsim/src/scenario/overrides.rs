@@ -166,15 +166,17 @@ struct Step<'a> {
 
 impl<'a> Step<'a> {
     fn parse(part: &'a str) -> Result<Self, String> {
-        let (name, mut rest) = part.split_once('[').map_or((part, ""), |(n, r)| (n, r));
+        let Some((name, mut rest)) = part.split_once('[') else {
+            return Ok(Step {
+                name: part,
+                indices: Vec::new(),
+            });
+        };
         let name = name.trim();
         if name.is_empty() {
             return Err(format!("'{part}' names no field before its index"));
         }
         let mut indices = Vec::new();
-        if !part.contains('[') {
-            return Ok(Step { name, indices });
-        }
         loop {
             let (index, after) = rest
                 .split_once(']')
