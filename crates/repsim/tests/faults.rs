@@ -380,7 +380,7 @@ fn one_cable_32_acceptance() {
 fn freezing_can_be_disabled() {
     let scn = LoadedScenario::load(&root().join("scenarios/reps-micro-failures.toml")).unwrap();
     let mut b = scn.build("reps", None).unwrap();
-    let repsim::lb::LbSpec::Reps(reps) = &mut b.config.lb else {
+    let Some(reps) = b.config.lb.config_mut::<repsim::lb::reps::RepsConfig>() else {
         panic!("a REPS run");
     };
     reps.freezing = false;

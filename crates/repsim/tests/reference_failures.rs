@@ -2,7 +2,6 @@
 //! MPRDMA fast-increase switch of the Fig. 7 scenario and RTS (request to send) after timeouts.
 mod common;
 
-use repsim::cc::CcSpec;
 use repsim::engine::time::US;
 use repsim::scenario::LoadedScenario;
 use repsim::sim::Phase;
@@ -34,7 +33,7 @@ fn fast_increase_switches_on_after_the_configured_time_and_not_before() {
             assert_eq!(c.cc.fast_increase_after(), Some(650 * US));
         });
         let mut without = simulation(&scn, lb, |c| {
-            let CcSpec::Mprdma(m) = &mut c.cc else {
+            let Some(m) = c.cc.config_mut::<repsim::cc::mprdma::MprdmaConfig>() else {
                 panic!("an MPRDMA run")
             };
             m.fast_increase_after = None;

@@ -136,7 +136,7 @@ fn every_key_of_every_section_is_in_the_reference() {
             &format!("type = \"{family}\"\n{PROBE} = 1"),
         );
     }
-    for lb in LbSpec::NAMES {
+    for lb in LbSpec::names() {
         probe(
             format!("lb {lb}"),
             &format!("[{{ scheme = \"{lb}\", {PROBE} = 1 }}]"),
@@ -144,7 +144,7 @@ fn every_key_of_every_section_is_in_the_reference() {
             FAT_TREE,
         );
     }
-    for cc in CcSpec::NAMES {
+    for cc in CcSpec::names() {
         probe(
             format!("cc {cc}"),
             ecmp,
@@ -152,7 +152,7 @@ fn every_key_of_every_section_is_in_the_reference() {
             FAT_TREE,
         );
     }
-    for switch in SwitchSpec::NAMES {
+    for switch in SwitchSpec::names() {
         probe(
             format!("switch {switch}"),
             ecmp,

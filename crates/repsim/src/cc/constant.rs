@@ -3,7 +3,7 @@
 //! on its own, and for rate-paced senders in tests.
 use serde::{Deserialize, Serialize};
 
-use super::{AckSample, CcParams, CongestionControl};
+use super::{AckSample, CcParams, CcScheme, CongestionControl};
 use crate::engine::Time;
 use crate::net::RunContext;
 use crate::units::{RateQ, SizeQ};
@@ -20,9 +20,9 @@ pub struct ConstantConfig {
     pub rate: Option<RateQ>,
 }
 
-impl ConstantConfig {
+impl CcScheme for ConstantConfig {
     /// A controller for one connection.
-    pub fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
+    fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
         let window = self
             .window
             .map_or((p.bdp as f64 * 1.5) as u64, |w| w.0.bytes(p.mtu))
@@ -34,7 +34,7 @@ impl ConstantConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, ctx: &RunContext) -> Result<(), String> {
         if self.window.is_some_and(|w| w.0.bytes(ctx.mtu) == 0) {
             return Err("window: must be positive".into());
         }

@@ -30,7 +30,7 @@
 //! the increase timer stops once the rate is back at line rate.
 use serde::{Deserialize, Serialize};
 
-use super::{AckSample, CcParams, CongestionControl};
+use super::{AckSample, CcParams, CcScheme, CongestionControl};
 use crate::engine::time::US;
 use crate::engine::Time;
 use crate::net::RunContext;
@@ -91,14 +91,14 @@ impl Default for DcqcnConfig {
     }
 }
 
-impl DcqcnConfig {
+impl CcScheme for DcqcnConfig {
     /// A controller for one connection.
-    pub fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
+    fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
         Box::new(Dcqcn::new(self, p))
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, ctx: &RunContext) -> Result<(), String> {
         if !(self.g > 0.0 && self.g <= 1.0) {
             return Err("g: must be in (0, 1]".into());
         }

@@ -22,7 +22,7 @@
 //! maximum window, `max_cwnd_bdp` = 1.5 bandwidth-delay products of the path, as MPRDMA).
 use serde::{Deserialize, Serialize};
 
-use super::{AckSample, CcParams, CongestionControl};
+use super::{AckSample, CcParams, CcScheme, CongestionControl};
 use crate::engine::Time;
 use crate::net::RunContext;
 use crate::units::SizeQ;
@@ -67,14 +67,14 @@ impl Default for DctcpConfig {
     }
 }
 
-impl DctcpConfig {
+impl CcScheme for DctcpConfig {
     /// A controller for one connection.
-    pub fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
+    fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
         Box::new(Dctcp::new(self, p))
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, ctx: &RunContext) -> Result<(), String> {
         if !(self.g > 0.0 && self.g <= 1.0) {
             return Err("g: must be in (0, 1]".into());
         }

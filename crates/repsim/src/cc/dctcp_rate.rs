@@ -22,7 +22,7 @@
 //! (the LAPS runs put a window of one network BDP on every scheme).
 use serde::{Deserialize, Serialize};
 
-use super::{AckSample, CcParams, CongestionControl};
+use super::{AckSample, CcParams, CcScheme, CongestionControl};
 use crate::engine::Time;
 use crate::net::RunContext;
 use crate::units::{RateQ, SizeQ};
@@ -70,14 +70,14 @@ impl Default for DctcpRateConfig {
     }
 }
 
-impl DctcpRateConfig {
+impl CcScheme for DctcpRateConfig {
     /// A controller for one connection.
-    pub fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
+    fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
         Box::new(DctcpRate::new(self, p))
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, ctx: &RunContext) -> Result<(), String> {
         if !(self.g > 0.0 && self.g <= 1.0) {
             return Err("g: must be in (0, 1]".into());
         }

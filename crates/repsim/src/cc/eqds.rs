@@ -64,7 +64,8 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use super::{widen, AckSample, CcParams, CongestionControl, PullRequest};
+use super::credit::{Grant, PacerStep, PullArrival, ReceiverPacing};
+use super::{widen, AckSample, CcParams, CcScheme, CongestionControl, PullRequest};
 use crate::engine::time::serialization;
 use crate::engine::Time;
 use crate::net::RunContext;
@@ -105,8 +106,26 @@ impl Default for EqdsConfig {
 }
 
 impl EqdsConfig {
+    /// The pull pacers of a run: one per host, at `pull_rate` of each host's link rate
+    /// (`link_rates[h]`, the link into host h).
+    pub fn pacers(&self, link_rates: &[u64], mtu: u32) -> PullPacers {
+        PullPacers::new(link_rates, self.pull_size.0.bytes(mtu), self.pull_rate, mtu)
+    }
+}
+
+impl CcScheme for EqdsConfig {
+    /// Every host paces PULLs ([`EqdsConfig::pacers`]).
+    fn receiver_pacing(&self, link_rates: &[u64], mtu: u32) -> Option<Box<dyn ReceiverPacing>> {
+        Some(Box::new(self.pacers(link_rates, mtu)))
+    }
+
+    /// Unless `ecn_at_last_hop`: the receiver's pacing, not ECN, handles incast.
+    fn no_ecn_at_last_hop(&self) -> bool {
+        !self.ecn_at_last_hop
+    }
+
     /// A controller for one connection.
-    pub fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
+    fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
         let max_credit = ((p.bdp as f64 * self.max_credit_bdp) as u64).max(p.mtu as u64);
         let mut cc = Eqds::new(max_credit, p.mtu, self.pull_ends_speculation);
         if let Some(c) = self.initial_credit {
@@ -116,7 +135,7 @@ impl EqdsConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, ctx: &RunContext) -> Result<(), String> {
         if !(self.max_credit_bdp.is_finite() && self.max_credit_bdp > 0.0) {
             return Err("max_credit_bdp: must be positive".into());
         }
@@ -131,12 +150,6 @@ impl EqdsConfig {
             return Err("pull_rate: must be in (0, 1]".into());
         }
         Ok(())
-    }
-
-    /// The pull pacers of a run: one per host, at `pull_rate` of each host's link rate
-    /// (`link_rates[h]`, the link into host h).
-    pub fn pacers(&self, link_rates: &[u64], mtu: u32) -> PullPacers {
-        PullPacers::new(link_rates, self.pull_size.0.bytes(mtu), self.pull_rate, mtu)
     }
 }
 
@@ -238,47 +251,6 @@ impl CongestionControl for Eqds {
     }
 }
 
-/// A data packet, trimmed header or RTS of a credit-paced connection at its receiver.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PullArrival {
-    /// The connection (flow index).
-    pub flow: u32,
-    /// Its pull target, as carried (low 32 bits).
-    pub target: u32,
-    /// Its pull credit used, as carried (low 32 bits).
-    pub used: u32,
-    /// Only the header arrived: its retransmission needs credit.
-    pub trimmed: bool,
-    /// Its EV (the PULLs that follow take it).
-    pub ev: u16,
-    /// Its explicit route, if any (the PULLs that follow take the reverse).
-    pub route: u32,
-}
-
-/// A PULL the pacer sends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Grant {
-    /// The connection.
-    pub flow: u32,
-    /// Bytes granted by this PULL.
-    pub bytes: u64,
-    /// Cumulative bytes granted to the connection, this PULL included.
-    pub granted: u64,
-    /// EV of the connection's latest packet.
-    pub ev: u16,
-    /// Explicit route of the connection's latest packet.
-    pub route: u32,
-}
-
-/// What one pacer wake-up did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PacerStep {
-    /// The PULL to send, if some connection was active.
-    pub grant: Option<Grant>,
-    /// Wake the pacer again at this time (someone is still active).
-    pub rearm: Option<Time>,
-}
-
 /// One receiving connection as its host's pacer sees it (bytes counted from its start).
 #[derive(Clone, Copy, Debug)]
 struct Sink {
@@ -363,10 +335,12 @@ impl PullPacers {
             mtu: mtu as u64,
         }
     }
+}
 
+impl ReceiverPacing for PullPacers {
     /// Connection `flow`, received by `host`, is credit paced with at most `cap` bytes of
     /// unused credit granted at once.
-    pub fn add_sink(&mut self, flow: u32, host: u32, cap: u64) {
+    fn add_sink(&mut self, flow: u32, host: u32, cap: u64) {
         let i = flow as usize;
         if self.sinks.len() <= i {
             self.sinks.resize(i + 1, Sink::NONE);
@@ -380,7 +354,7 @@ impl PullPacers {
     }
 
     /// Connection `flow` is over: it gets no more PULLs.
-    pub fn remove_sink(&mut self, flow: u32) {
+    fn remove_sink(&mut self, flow: u32) {
         if let Some(s) = self.sinks.get_mut(flow as usize) {
             s.cap = 0;
         }
@@ -388,7 +362,7 @@ impl PullPacers {
 
     /// A packet of a credit-paced connection arrived at `now`. Returns when to wake its host's
     /// pacer if it must be woken and is not already.
-    pub fn on_arrival(&mut self, now: Time, a: &PullArrival) -> Option<Time> {
+    fn on_arrival(&mut self, now: Time, a: &PullArrival) -> Option<Time> {
         let pull = self.pull;
         let s = self.sinks.get_mut(a.flow as usize)?;
         if s.cap == 0 {
@@ -416,7 +390,7 @@ impl PullPacers {
     }
 
     /// Host `host`'s pacer wakes at `now`: the next active connection gets a PULL.
-    pub fn on_timer(&mut self, host: u32, now: Time) -> PacerStep {
+    fn on_timer(&mut self, host: u32, now: Time) -> PacerStep {
         let pull = self.pull;
         let hp = &mut self.hosts[host as usize];
         hp.armed = false;
@@ -456,7 +430,7 @@ impl PullPacers {
     }
 
     /// Cumulative bytes granted to connection `flow`, if it is credit paced.
-    pub fn granted(&self, flow: u32) -> Option<u64> {
+    fn granted(&self, flow: u32) -> Option<u64> {
         self.sinks
             .get(flow as usize)
             .filter(|s| s.paced)
@@ -465,7 +439,7 @@ impl PullPacers {
 
     /// Granted minus the highest used credit reported: what the pacer counts as outstanding
     /// for connection `flow` (never above its cap).
-    pub fn outstanding(&self, flow: u32) -> u64 {
+    fn outstanding(&self, flow: u32) -> u64 {
         self.sinks
             .get(flow as usize)
             .map_or(0, |s| s.granted - s.used)

@@ -6,12 +6,19 @@
 //! wakes it at the times it asks for ([`CongestionControl::next_timer`]). A receiver-driven
 //! controller ([`CongestionControl::credit_gated`]) lets the sender send only while it holds
 //! credit, which PULL packets from the receiver's pull pacer grant ([`eqds`]).
-use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::sync::{Arc, LazyLock, RwLock};
 
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::engine::registry::{self, AsAny, Entry, Kind, Spec};
 use crate::engine::Time;
 use crate::net::RunContext;
+use credit::ReceiverPacing;
 
 pub mod constant;
+pub mod credit;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod dctcp_rate;
@@ -157,78 +164,112 @@ pub trait CongestionControl: Send {
     }
 }
 
-macro_rules! congestion_controls {
-    ($($name:literal => $variant:ident($config:ty)),* $(,)?) => {
-        /// A congestion control and its parameters, as a scenario names it
-        /// (`cc = "mprdma"` or `cc = { algo = "mprdma", initial_cwnd = "151pkt" }`).
-        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-        #[serde(tag = "algo", deny_unknown_fields)]
-        pub enum CcSpec {
-            $(
-                #[doc = concat!("`", $name, "`")]
-                #[serde(rename = $name)]
-                $variant($config),
-            )*
-        }
-
-        impl CcSpec {
-            /// Names of every algorithm.
-            pub const NAMES: &'static [&'static str] = &[$($name),*];
-
-            /// The algorithm with default parameters, by name.
-            pub fn named(name: &str) -> Option<Self> {
-                match name {
-                    $($name => Some(CcSpec::$variant(<$config>::default())),)*
-                    _ => None,
-                }
-            }
-
-            /// Its name.
-            pub fn name(&self) -> &'static str {
-                match self {
-                    $(CcSpec::$variant(_) => $name,)*
-                }
-            }
-
-            /// A controller for one connection.
-            pub fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
-                match self {
-                    $(CcSpec::$variant(c) => c.build(p),)*
-                }
-            }
-
-            /// Checks the parameters; the message names the field.
-            pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
-                match self {
-                    $(CcSpec::$variant(c) => c.validate(ctx),)*
-                }
-            }
-        }
-    };
-}
-
-congestion_controls! {
-    "mprdma" => Mprdma(mprdma::MprdmaConfig),
-    "constant" => Constant(constant::ConstantConfig),
-    "dctcp" => Dctcp(dctcp::DctcpConfig),
-    "nscc" => Nscc(nscc::NsccConfig),
-    "eqds" => Eqds(eqds::EqdsConfig),
-    "dcqcn" => Dcqcn(dcqcn::DcqcnConfig),
-    "dctcp-rate" => DctcpRate(dctcp_rate::DctcpRateConfig),
-}
-
-impl Default for CcSpec {
-    fn default() -> Self {
-        CcSpec::Mprdma(mprdma::MprdmaConfig::default())
+/// The contract of a congestion control: its configuration type (deserialized from a
+/// scenario's `[cc]`, registered under a name with [`CcSpec::register`]) checks itself against
+/// the run and makes one [`CongestionControl`] per connection.
+pub trait CcScheme: AsAny + fmt::Debug + Send + Sync {
+    /// Checks the parameters; the message names the field.
+    fn validate(&self, ctx: &RunContext) -> Result<(), String>;
+    /// A controller for one connection.
+    fn build(&self, p: &CcParams) -> Box<dyn CongestionControl>;
+    /// When the run's timed switch turns on for every connection of the algorithm (the
+    /// first switch enqueue after this time; see [`CongestionControl::enable_fast_increase`]),
+    /// if the algorithm has one.
+    fn fast_increase_after(&self) -> Option<Time> {
+        None
+    }
+    /// The pull pacers the algorithm needs at every receiving host (credit pacing), if any,
+    /// for hosts whose links in run at `link_rates` (bits per second, by host) and packets of
+    /// `mtu` bytes. The first traffic class whose algorithm returns some paces every host.
+    /// Credit-paced senders ask for credit with RTS, which only the UEC transport sends, so a
+    /// scenario refuses RNIC transports with such an algorithm.
+    fn receiver_pacing(&self, link_rates: &[u64], mtu: u32) -> Option<Box<dyn ReceiverPacing>> {
+        let _ = (link_rates, mtu);
+        None
+    }
+    /// True if switch ports facing hosts must not mark ECN in runs of the algorithm.
+    fn no_ecn_at_last_hop(&self) -> bool {
+        false
     }
 }
 
-impl CcSpec {
+/// The kind of congestion controls in the scheme registry ([`crate::engine::registry`]).
+pub struct CcKind;
+
+impl Kind for CcKind {
+    type Dyn = dyn CcScheme;
+    const TAG: &'static str = "algo";
+    const WHAT: &'static str = "congestion control";
+    fn table() -> &'static RwLock<Vec<Arc<Entry<dyn CcScheme>>>> {
+        static TABLE: LazyLock<RwLock<Vec<Arc<Entry<dyn CcScheme>>>>> = LazyLock::new(|| {
+            RwLock::new(vec![
+                Arc::new(crate::scheme_entry!("mprdma", mprdma::MprdmaConfig)),
+                Arc::new(crate::scheme_entry!("constant", constant::ConstantConfig)),
+                Arc::new(crate::scheme_entry!("dctcp", dctcp::DctcpConfig)),
+                Arc::new(crate::scheme_entry!("nscc", nscc::NsccConfig)),
+                Arc::new(crate::scheme_entry!("eqds", eqds::EqdsConfig)),
+                Arc::new(crate::scheme_entry!("dcqcn", dcqcn::DcqcnConfig)),
+                Arc::new(crate::scheme_entry!(
+                    "dctcp-rate",
+                    dctcp_rate::DctcpRateConfig
+                )),
+            ])
+        });
+        &TABLE
+    }
+}
+
+/// A congestion control and its parameters, as a scenario names it (`cc = "mprdma"` or
+/// `cc = { algo = "mprdma", initial_cwnd = "151pkt" }`).
+pub type CcSpec = Spec<CcKind>;
+
+impl Spec<CcKind> {
+    /// Registers configuration type `T` as the congestion control `name`, which scenarios may
+    /// then name like a built-in one (fails if the name is taken by another type).
+    pub fn register<T>(name: &'static str) -> Result<(), String>
+    where
+        T: CcScheme + Default + Clone + PartialEq + Serialize + DeserializeOwned,
+    {
+        registry::register::<CcKind>(crate::scheme_entry!(name, T))
+    }
+
+    /// The registered congestion control whose configuration type is `T`, with these
+    /// parameters.
+    ///
+    /// # Panics
+    /// If `T` is not registered ([`CcSpec::register`]; every built-in is).
+    pub fn new<T: CcScheme>(config: T) -> Self {
+        Spec::wrap(config, |c| Box::new(c) as Box<dyn CcScheme>)
+            .expect("the configuration type is registered as a congestion control")
+    }
+
+    /// A controller for one connection.
+    pub fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
+        self.scheme().build(p)
+    }
+
+    /// Checks the parameters; the message names the field.
+    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
+        self.scheme().validate(ctx)
+    }
+
     /// When the run's timed fast-increase switch turns on, if the algorithm has one.
     pub fn fast_increase_after(&self) -> Option<Time> {
-        match self {
-            CcSpec::Mprdma(c) => c.fast_increase_after.map(|t| t.0),
-            _ => None,
-        }
+        self.scheme().fast_increase_after()
+    }
+}
+
+impl Spec<CcKind> {
+    /// The controller of connections whose transport keeps its own window and rate
+    /// ([`crate::lb::LbScheme::own_transport`]): built, never consulted.
+    pub fn unconsulted() -> Self {
+        CcSpec::new(constant::ConstantConfig::default())
+    }
+}
+
+impl Default for Spec<CcKind> {
+    /// MPRDMA with its default parameters.
+    fn default() -> Self {
+        CcSpec::new(mprdma::MprdmaConfig::default())
     }
 }

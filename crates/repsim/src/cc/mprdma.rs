@@ -27,7 +27,7 @@
 //! that time.
 use serde::{Deserialize, Serialize};
 
-use super::{AckSample, CcParams, CongestionControl};
+use super::{AckSample, CcParams, CcScheme, CongestionControl};
 use crate::engine::time::US;
 use crate::engine::Time;
 use crate::net::RunContext;
@@ -60,9 +60,14 @@ impl Default for MprdmaConfig {
     }
 }
 
-impl MprdmaConfig {
+impl CcScheme for MprdmaConfig {
+    /// The reference's timed fast-increase switch, if set.
+    fn fast_increase_after(&self) -> Option<Time> {
+        self.fast_increase_after.map(|t| t.0)
+    }
+
     /// A controller for one connection.
-    pub fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
+    fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
         let max_cwnd = ((p.bdp as f64 * self.max_cwnd_bdp) as u64).max(p.mtu as u64);
         Box::new(Mprdma::new(
             p,
@@ -73,7 +78,7 @@ impl MprdmaConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, ctx: &RunContext) -> Result<(), String> {
         if self.max_cwnd_bdp.is_nan() || self.max_cwnd_bdp <= 0.0 {
             return Err("max_cwnd_bdp: must be positive".into());
         }

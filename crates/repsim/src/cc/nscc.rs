@@ -43,7 +43,7 @@
 //! last ACK (the reference takes them at the NACK).
 use serde::{Deserialize, Serialize};
 
-use super::{AckSample, CcParams, CongestionControl};
+use super::{AckSample, CcParams, CcScheme, CongestionControl};
 use crate::engine::time::{SEC, US};
 use crate::engine::Time;
 use crate::net::RunContext;
@@ -112,14 +112,14 @@ impl Default for NsccConfig {
     }
 }
 
-impl NsccConfig {
+impl CcScheme for NsccConfig {
     /// A controller for one connection.
-    pub fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
+    fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
         Box::new(Nscc::new(self, p))
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, ctx: &RunContext) -> Result<(), String> {
         if self.target_delay.is_some_and(|t| t.0 == 0) {
             return Err("target_delay: must be positive".into());
         }

@@ -4,6 +4,7 @@ pub mod arena;
 pub mod hugepage;
 pub mod prefetch;
 pub mod queue;
+pub mod registry;
 pub mod rng;
 pub mod time;
 

@@ -28,7 +28,7 @@
 //!   does not say where a packet was trimmed, so every NACK adds 4 (as in htsim-reps).
 use serde::{Deserialize, Serialize};
 
-use super::{check_evs_size, AckFeedback, LbContext, LoadBalancer, PathChoice};
+use super::{check_evs_size, AckFeedback, LbContext, LbScheme, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
 
@@ -70,22 +70,17 @@ impl Default for BitmapConfig {
     }
 }
 
-impl BitmapConfig {
+impl LbScheme for BitmapConfig {
     /// A load balancer for one connection.
-    pub fn build(&self, ctx: &LbContext, rng: &mut Rng) -> Box<dyn LoadBalancer> {
+    fn build(&self, ctx: &LbContext, rng: &mut Rng) -> Box<dyn LoadBalancer> {
         Box::new(Bitmap {
             state: BitmapState::new(ctx.evs(self.evs_size), self.skip, rng),
         })
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_power_of_two_evs(self.evs_size)
-    }
-
-    /// It hashes EVs.
-    pub fn routes_wanted(&self) -> usize {
-        0
     }
 }
 

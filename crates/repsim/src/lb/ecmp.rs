@@ -2,7 +2,7 @@
 //! every packet of a flow follows one hashed path and collisions between flows persist.
 use serde::{Deserialize, Serialize};
 
-use super::{check_evs_override, LbContext, LoadBalancer, PathChoice};
+use super::{check_evs_override, LbContext, LbScheme, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
 
@@ -15,22 +15,17 @@ pub struct EcmpConfig {
     pub evs_size: Option<u32>,
 }
 
-impl EcmpConfig {
+impl LbScheme for EcmpConfig {
     /// A load balancer for one connection.
-    pub fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
+    fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
         Box::new(Ecmp {
             ev: (ctx.flow_index % ctx.evs(self.evs_size)) as u16,
         })
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_evs_override(self.evs_size)
-    }
-
-    /// It hashes EVs.
-    pub fn routes_wanted(&self) -> usize {
-        0
     }
 }
 

@@ -21,7 +21,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    check_evs_override, random_ev, AckFeedback, LbContext, LbEvent, LoadBalancer, PathChoice,
+    check_evs_override, random_ev, AckFeedback, LbContext, LbEvent, LbScheme, LoadBalancer,
+    PathChoice,
 };
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
@@ -66,24 +67,19 @@ impl Default for FlowletConfig {
     }
 }
 
-impl FlowletConfig {
+impl LbScheme for FlowletConfig {
     /// A load balancer for one connection.
-    pub fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
+    fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
         Box::new(Flowlet::new(self, ctx))
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_evs_override(self.evs_size)?;
         if self.gap.is_some_and(|g| g.0 == 0) {
             return Err("gap: must be positive".into());
         }
         Ok(())
-    }
-
-    /// It hashes EVs.
-    pub fn routes_wanted(&self) -> usize {
-        0
     }
 }
 

@@ -4,7 +4,7 @@
 //! Figure 14 EV-set-size study (`run_study_entropies.py`).
 use serde::{Deserialize, Serialize};
 
-use super::{check_evs_override, LbContext, LoadBalancer, PathChoice};
+use super::{check_evs_override, LbContext, LbScheme, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
 
@@ -17,9 +17,9 @@ pub struct IncrementalConfig {
     pub evs_size: Option<u32>,
 }
 
-impl IncrementalConfig {
+impl LbScheme for IncrementalConfig {
     /// A load balancer for one connection.
-    pub fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
+    fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
         Box::new(Incremental {
             next: 0,
             evs: ctx.evs(self.evs_size).max(1),
@@ -27,13 +27,8 @@ impl IncrementalConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_evs_override(self.evs_size)
-    }
-
-    /// It hashes EVs.
-    pub fn routes_wanted(&self) -> usize {
-        0
     }
 }
 

@@ -44,12 +44,15 @@
 //!   with `[transport] reuse_connections` the next flow of a pair inherits it.
 use serde::{Deserialize, Serialize};
 
-use super::{LbContext, LoadBalancer, PathChoice, PathSignal, Route};
+use super::{LbContext, LbScheme, LoadBalancer, OwnConnection, PathChoice, PathSignal, Route};
 use crate::engine::time::MS;
 use crate::engine::{Rng, Time};
 use crate::net::paths::PathId;
 use crate::net::RunContext;
 use crate::units::{RateQ, TimeQ};
+
+pub mod transport;
+pub use transport::LapsTransport;
 
 /// One gigabit per second.
 const GBPS: u64 = 1_000_000_000;
@@ -144,13 +147,31 @@ impl LapsConfig {
         }
     }
 
+    /// T, the target delay: the largest idle baseline of the candidate routes.
+    pub fn target(routes: &[Route]) -> Time {
+        routes.iter().map(|r| r.idle_latency).max().unwrap_or(0)
+    }
+}
+
+impl LbScheme for LapsConfig {
+    /// The LAPS transport, over the candidate routes, with the per-path timeout `rto`.
+    fn own_transport(&self, routes: &[Route], line_rate: u64, mtu: u32) -> Option<OwnConnection> {
+        let transport =
+            LapsTransport::new(self, routes.len(), Self::target(routes), line_rate, mtu);
+        Some(OwnConnection {
+            transport: Box::new(transport),
+            route_header: self.route_header,
+            rto: self.rto.0,
+        })
+    }
+
     /// A load balancer for one connection.
-    pub fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
+    fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
         Box::new(Laps::new(self, ctx.routes))
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         if self.paths == 0 || self.paths > 64 {
             return Err(format!("paths: must be in 1..=64, not {}", self.paths));
         }
@@ -173,13 +194,8 @@ impl LapsConfig {
     }
 
     /// The candidate routes it wants.
-    pub fn routes_wanted(&self) -> usize {
+    fn routes_wanted(&self) -> usize {
         self.paths as usize
-    }
-
-    /// T, the target delay: the largest idle baseline of the candidate routes.
-    pub fn target(routes: &[Route]) -> Time {
-        routes.iter().map(|r| r.idle_latency).max().unwrap_or(0)
     }
 }
 

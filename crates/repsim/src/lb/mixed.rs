@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::bitmap::{check_power_of_two_evs, BitmapState, SkipRule};
 use super::reps_legacy::EvFifo;
-use super::{AckFeedback, LbContext, LbEvent, LoadBalancer, PathChoice};
+use super::{AckFeedback, LbContext, LbEvent, LbScheme, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
 
@@ -40,9 +40,9 @@ impl Default for MixedConfig {
     }
 }
 
-impl MixedConfig {
+impl LbScheme for MixedConfig {
     /// A load balancer for one connection.
-    pub fn build(&self, ctx: &LbContext, rng: &mut Rng) -> Box<dyn LoadBalancer> {
+    fn build(&self, ctx: &LbContext, rng: &mut Rng) -> Box<dyn LoadBalancer> {
         Box::new(Mixed {
             fifo: EvFifo::new(ctx),
             bitmap: BitmapState::new(ctx.evs(self.evs_size), self.skip, rng),
@@ -50,13 +50,8 @@ impl MixedConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_power_of_two_evs(self.evs_size)
-    }
-
-    /// It hashes EVs.
-    pub fn routes_wanted(&self) -> usize {
-        0
     }
 }
 

@@ -5,8 +5,13 @@
 //! switches hash (with the flow key and their salt) to pick among equal-cost ports, or an
 //! explicit route the switches follow. It learns from every ACK (with the EVs of every packet
 //! the ACK covers), NACK and retransmission timeout.
-use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::sync::{Arc, LazyLock, RwLock};
 
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::engine::registry::{self, AsAny, Entry, Kind, Spec};
 use crate::engine::{Rng, Time};
 use crate::net::packet::NO_ROUTE;
 use crate::net::paths::PathId;
@@ -273,86 +278,150 @@ pub trait LoadBalancer: Send {
     }
 }
 
-macro_rules! load_balancers {
-    ($($name:literal => $variant:ident($config:ty)),* $(,)?) => {
-        /// A load balancer and its parameters, as a scenario names it (`"reps"` or
-        /// `{ scheme = "reps", freeze = "100us" }`).
-        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-        #[serde(tag = "scheme", deny_unknown_fields)]
-        pub enum LbSpec {
-            $(
-                #[doc = concat!("`", $name, "`")]
-                #[serde(rename = $name)]
-                $variant($config),
-            )*
-        }
-
-        impl LbSpec {
-            /// Names of every scheme.
-            pub const NAMES: &'static [&'static str] = &[$($name),*];
-
-            /// The scheme with default parameters, by name.
-            pub fn named(name: &str) -> Option<Self> {
-                match name {
-                    $($name => Some(LbSpec::$variant(<$config>::default())),)*
-                    _ => None,
-                }
-            }
-
-            /// Its name.
-            pub fn name(&self) -> &'static str {
-                match self {
-                    $(LbSpec::$variant(_) => $name,)*
-                }
-            }
-
-            /// A load balancer for one connection.
-            pub fn build(&self, ctx: &LbContext, rng: &mut Rng) -> Box<dyn LoadBalancer> {
-                match self {
-                    $(LbSpec::$variant(c) => c.build(ctx, rng),)*
-                }
-            }
-
-            /// Checks the parameters; the message names the field.
-            pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
-                match self {
-                    $(LbSpec::$variant(c) => c.validate(ctx),)*
-                }
-            }
-
-            /// The LAPS parameters, if this is LAPS (its connections use the LAPS transport).
-            pub fn laps(&self) -> Option<&laps::LapsConfig> {
-                #[allow(unreachable_patterns)]
-                match self {
-                    LbSpec::Laps(c) => Some(c),
-                    _ => None,
-                }
-            }
-
-            /// How many explicit routes per connection the scheme wants (0: it hashes EVs).
-            pub fn routes_wanted(&self) -> usize {
-                match self {
-                    $(LbSpec::$variant(c) => c.routes_wanted(),)*
-                }
-            }
-        }
-    };
+/// The contract of a load-balancing scheme: its configuration type (deserialized from a
+/// scenario's `lb` entry, registered under a name with [`LbSpec::register`]) checks itself
+/// against the run and makes one [`LoadBalancer`] per connection.
+pub trait LbScheme: AsAny + fmt::Debug + Send + Sync {
+    /// Checks the parameters; the message names the field (`"freeze: must be positive"`).
+    fn validate(&self, ctx: &RunContext) -> Result<(), String>;
+    /// A load balancer for one connection.
+    fn build(&self, ctx: &LbContext, rng: &mut Rng) -> Box<dyn LoadBalancer>;
+    /// How many explicit routes per connection the scheme wants (0, the default: it hashes
+    /// EVs).
+    fn routes_wanted(&self) -> usize {
+        0
+    }
+    /// The transport the scheme brings to a connection over `routes` (its candidate routes),
+    /// on a NIC of `line_rate` sending `mtu`-byte packets, in place of the run's congestion
+    /// control and retransmission timer; `None` (the default) keeps the run's.
+    fn own_transport(&self, routes: &[Route], line_rate: u64, mtu: u32) -> Option<OwnConnection> {
+        let _ = (routes, line_rate, mtu);
+        None
+    }
 }
 
-load_balancers! {
-    "bitmap" => Bitmap(bitmap::BitmapConfig),
-    "ecmp" => Ecmp(ecmp::EcmpConfig),
-    "flowlet" => Flowlet(flowlet::FlowletConfig),
-    "incremental" => Incremental(incremental::IncrementalConfig),
-    "laps" => Laps(laps::LapsConfig),
-    "mixed" => Mixed(mixed::MixedConfig),
-    "mprdma" => Mprdma(mprdma::MprdmaLbConfig),
-    "mptcp" => Mptcp(mptcp::MptcpConfig),
-    "ops" => Ops(ops::OpsConfig),
-    "plb" => Plb(plb::PlbConfig),
-    "reps" => Reps(reps::RepsConfig),
-    "reps-legacy" => RepsLegacy(reps_legacy::RepsLegacyConfig),
-    "spray" => Spray(spray::SprayConfig),
+/// A connection that runs a scheme's own transport ([`LbScheme::own_transport`]): the sender
+/// uses its window, rate and loss detection; the receiver answers every data packet at once
+/// (no CNPs), echoing the one-way delay, and recovery is the UEC transport's.
+pub struct OwnConnection {
+    /// The connection's transport state.
+    pub transport: Box<dyn OwnTransport>,
+    /// Bytes of every packet's MTU taken by its source route.
+    pub route_header: u32,
+    /// The connection's timeout (also what the load balancer is told).
+    pub rto: Time,
+}
+
+/// A transport a load-balancing scheme brings to its connections (LAPS's): a window and rate
+/// of its own, and per-path lists of outstanding packets whose order and timeouts declare
+/// losses. The EV a packet was sent with is its path.
+pub trait OwnTransport: Send {
+    /// Bytes in flight allowed.
+    fn window(&self) -> u64;
+    /// The rate to space packets at, if any.
+    fn pacing_rate(&self) -> Option<u64>;
+    /// Packet `psn` left at `now` on `path`.
+    fn on_send(&mut self, path: u16, psn: u32, now: Time);
+    /// A data ACK for `psn`, sent at `sent_at` on `path`, arrived at `now`: `lost` is called
+    /// with every packet (PSN, send time) it shows lost.
+    fn on_ack(
+        &mut self,
+        now: Time,
+        path: u16,
+        psn: u32,
+        sent_at: Time,
+        lost: &mut dyn FnMut(u32, Time),
+    );
+    /// After a data ACK: the load balancer's latest path signal.
+    fn on_path_signal(&mut self, now: Time, signal: &PathSignal);
+    /// When the connection timer should next fire (the earliest path deadline), if ever.
+    fn next_deadline(&self) -> Option<Time>;
+    /// The PSN a timeout reports: the oldest listed packet.
+    fn oldest_listed(&self) -> Option<u32>;
+    /// The timer fired at `now`: for each path whose deadline passed, `lost` is called with
+    /// each of its listed packets, then with `None`.
+    fn time_out(&mut self, now: Time, lost: &mut dyn FnMut(u16, Option<(u32, Time)>));
+    /// Heap bytes held.
+    fn heap_bytes(&self) -> usize;
+}
+
+/// The kind of load balancers in the scheme registry ([`crate::engine::registry`]).
+pub struct LbKind;
+
+impl Kind for LbKind {
+    type Dyn = dyn LbScheme;
+    const TAG: &'static str = "scheme";
+    const WHAT: &'static str = "load balancer";
+    fn table() -> &'static RwLock<Vec<Arc<Entry<dyn LbScheme>>>> {
+        static TABLE: LazyLock<RwLock<Vec<Arc<Entry<dyn LbScheme>>>>> = LazyLock::new(|| {
+            RwLock::new(vec![
+                Arc::new(crate::scheme_entry!("bitmap", bitmap::BitmapConfig)),
+                Arc::new(crate::scheme_entry!("ecmp", ecmp::EcmpConfig)),
+                Arc::new(crate::scheme_entry!("flowlet", flowlet::FlowletConfig)),
+                Arc::new(crate::scheme_entry!(
+                    "incremental",
+                    incremental::IncrementalConfig
+                )),
+                Arc::new(crate::scheme_entry!("laps", laps::LapsConfig)),
+                Arc::new(crate::scheme_entry!("mixed", mixed::MixedConfig)),
+                Arc::new(crate::scheme_entry!("mprdma", mprdma::MprdmaLbConfig)),
+                Arc::new(crate::scheme_entry!("mptcp", mptcp::MptcpConfig)),
+                Arc::new(crate::scheme_entry!("ops", ops::OpsConfig)),
+                Arc::new(crate::scheme_entry!("plb", plb::PlbConfig)),
+                Arc::new(crate::scheme_entry!("reps", reps::RepsConfig)),
+                Arc::new(crate::scheme_entry!(
+                    "reps-legacy",
+                    reps_legacy::RepsLegacyConfig
+                )),
+                Arc::new(crate::scheme_entry!("spray", spray::SprayConfig)),
+            ])
+        });
+        &TABLE
+    }
+}
+
+/// A load balancer and its parameters, as a scenario names it (`"reps"` or `{ scheme =
+/// "reps", freeze = "100us" }`).
+pub type LbSpec = Spec<LbKind>;
+
+impl Spec<LbKind> {
+    /// Registers configuration type `T` as the load balancer `name`, which scenarios may then
+    /// name like a built-in one (fails if the name is taken by another type).
+    pub fn register<T>(name: &'static str) -> Result<(), String>
+    where
+        T: LbScheme + Default + Clone + PartialEq + Serialize + DeserializeOwned,
+    {
+        registry::register::<LbKind>(crate::scheme_entry!(name, T))
+    }
+
+    /// The registered load balancer whose configuration type is `T`, with these parameters.
+    ///
+    /// # Panics
+    /// If `T` is not registered ([`LbSpec::register`]; every built-in is).
+    pub fn new<T: LbScheme>(config: T) -> Self {
+        Spec::wrap(config, |c| Box::new(c) as Box<dyn LbScheme>)
+            .expect("the configuration type is registered as a load balancer")
+    }
+
+    /// A load balancer for one connection.
+    pub fn build(&self, ctx: &LbContext, rng: &mut Rng) -> Box<dyn LoadBalancer> {
+        self.scheme().build(ctx, rng)
+    }
+
+    /// Checks the parameters; the message names the field.
+    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
+        self.scheme().validate(ctx)
+    }
+
+    /// How many explicit routes per connection the scheme wants (0: it hashes EVs).
+    pub fn routes_wanted(&self) -> usize {
+        self.scheme().routes_wanted()
+    }
+
+    /// The LAPS parameters, if this is LAPS (its connections use the LAPS transport).
+    pub fn laps(&self) -> Option<&laps::LapsConfig> {
+        self.config::<laps::LapsConfig>()
+    }
 }
 
 /// The number of entropy values of an EV-hashing scheme: `evs_size` in 1..=65536.

@@ -26,7 +26,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    check_evs_override, random_ev, AckFeedback, LbContext, LbEvent, LoadBalancer, PathChoice,
+    check_evs_override, random_ev, AckFeedback, LbContext, LbEvent, LbScheme, LoadBalancer,
+    PathChoice,
 };
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
@@ -48,20 +49,15 @@ pub struct MprdmaLbConfig {
     pub random_after_timeout: bool,
 }
 
-impl MprdmaLbConfig {
+impl LbScheme for MprdmaLbConfig {
     /// A load balancer for one connection.
-    pub fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
+    fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
         Box::new(MprdmaLb::new(self, ctx))
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_evs_override(self.evs_size)
-    }
-
-    /// It hashes EVs.
-    pub fn routes_wanted(&self) -> usize {
-        0
     }
 }
 

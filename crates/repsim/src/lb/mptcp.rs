@@ -9,7 +9,7 @@
 //! the reference runs it, unlike real MPTCP with its coupled per-subflow windows.
 use serde::{Deserialize, Serialize};
 
-use super::{check_evs_override, LbContext, LoadBalancer, PathChoice};
+use super::{check_evs_override, LbContext, LbScheme, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
 
@@ -33,14 +33,14 @@ impl Default for MptcpConfig {
     }
 }
 
-impl MptcpConfig {
+impl LbScheme for MptcpConfig {
     /// A load balancer for one connection.
-    pub fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
+    fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
         Box::new(Mptcp::new(self, ctx))
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_evs_override(self.evs_size)?;
         if self.subflows == 0 || self.subflows > 65536 {
             return Err(format!(
@@ -49,11 +49,6 @@ impl MptcpConfig {
             ));
         }
         Ok(())
-    }
-
-    /// It hashes EVs.
-    pub fn routes_wanted(&self) -> usize {
-        0
     }
 }
 

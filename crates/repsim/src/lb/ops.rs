@@ -2,7 +2,7 @@
 //! ignored.
 use serde::{Deserialize, Serialize};
 
-use super::{check_evs_override, random_ev, LbContext, LoadBalancer, PathChoice};
+use super::{check_evs_override, random_ev, LbContext, LbScheme, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
 
@@ -15,22 +15,17 @@ pub struct OpsConfig {
     pub evs_size: Option<u32>,
 }
 
-impl OpsConfig {
+impl LbScheme for OpsConfig {
     /// A load balancer for one connection.
-    pub fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
+    fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
         Box::new(Ops {
             evs_size: ctx.evs(self.evs_size),
         })
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_evs_override(self.evs_size)
-    }
-
-    /// It hashes EVs.
-    pub fn routes_wanted(&self) -> usize {
-        0
     }
 }
 

@@ -48,7 +48,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    check_evs_override, random_ev, AckFeedback, LbContext, LbEvent, LoadBalancer, PathChoice,
+    check_evs_override, random_ev, AckFeedback, LbContext, LbEvent, LbScheme, LoadBalancer,
+    PathChoice,
 };
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
@@ -111,14 +112,16 @@ impl PlbConfig {
             ThresholdMode::Reference => self.threshold.trunc(),
         }
     }
+}
 
+impl LbScheme for PlbConfig {
     /// A load balancer for one connection.
-    pub fn build(&self, ctx: &LbContext, rng: &mut Rng) -> Box<dyn LoadBalancer> {
+    fn build(&self, ctx: &LbContext, rng: &mut Rng) -> Box<dyn LoadBalancer> {
         Box::new(Plb::new(self, ctx, rng))
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_evs_override(self.evs_size)?;
         if self.rounds == 0 {
             return Err("rounds: must be at least 1".into());
@@ -130,11 +133,6 @@ impl PlbConfig {
             ));
         }
         Ok(())
-    }
-
-    /// It hashes EVs.
-    pub fn routes_wanted(&self) -> usize {
-        0
     }
 }
 

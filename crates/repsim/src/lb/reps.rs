@@ -16,7 +16,9 @@
 use ::reps::{Coalescing, Config, RepsState, Transition};
 use serde::{Deserialize, Serialize};
 
-use super::{check_evs_override, AckFeedback, LbContext, LbEvent, LoadBalancer, PathChoice};
+use super::{
+    check_evs_override, AckFeedback, LbContext, LbEvent, LbScheme, LoadBalancer, PathChoice,
+};
 use crate::engine::time::{MS, NS};
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
@@ -110,9 +112,11 @@ impl RepsConfig {
         config.freezing_enabled = self.freezing;
         config
     }
+}
 
+impl LbScheme for RepsConfig {
     /// A load balancer for one connection.
-    pub fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
+    fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
         Box::new(Reps {
             state: RepsState::new(),
             config: self.crate_config(ctx),
@@ -126,7 +130,7 @@ impl RepsConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_evs_override(self.evs_size)?;
         if self.freeze.0 / NS > i32::MAX as u64 {
             return Err("freeze: must be below about 2.1 s (32-bit nanosecond clock)".into());
@@ -140,11 +144,6 @@ impl RepsConfig {
             }
         }
         Ok(())
-    }
-
-    /// It hashes EVs.
-    pub fn routes_wanted(&self) -> usize {
-        0
     }
 }
 

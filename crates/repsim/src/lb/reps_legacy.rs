@@ -18,7 +18,8 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    check_evs_override, random_ev, AckFeedback, LbContext, LbEvent, LoadBalancer, PathChoice,
+    check_evs_override, random_ev, AckFeedback, LbContext, LbEvent, LbScheme, LoadBalancer,
+    PathChoice,
 };
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
@@ -32,20 +33,15 @@ pub struct RepsLegacyConfig {
     pub evs_size: Option<u32>,
 }
 
-impl RepsLegacyConfig {
+impl LbScheme for RepsLegacyConfig {
     /// A load balancer for one connection.
-    pub fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
+    fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
         Box::new(RepsLegacy::new(ctx, ctx.evs(self.evs_size)))
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         check_evs_override(self.evs_size)
-    }
-
-    /// It hashes EVs.
-    pub fn routes_wanted(&self) -> usize {
-        0
     }
 }
 

@@ -4,7 +4,7 @@
 //! oblivious baseline of latency-aware schemes such as LAPS.
 use serde::{Deserialize, Serialize};
 
-use super::{LbContext, LoadBalancer, PathChoice};
+use super::{LbContext, LbScheme, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
 use crate::net::paths::PathId;
 use crate::net::RunContext;
@@ -38,9 +38,9 @@ impl Default for SprayConfig {
     }
 }
 
-impl SprayConfig {
+impl LbScheme for SprayConfig {
     /// A load balancer for one connection.
-    pub fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
+    fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
         Box::new(Spray {
             routes: ctx.routes.iter().map(|r| r.id).collect(),
             order: self.order,
@@ -49,7 +49,7 @@ impl SprayConfig {
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         if self.paths == 0 || self.paths > 64 {
             return Err(format!("paths: must be in 1..=64, not {}", self.paths));
         }
@@ -57,7 +57,7 @@ impl SprayConfig {
     }
 
     /// The k shortest routes.
-    pub fn routes_wanted(&self) -> usize {
+    fn routes_wanted(&self) -> usize {
         self.paths as usize
     }
 }

@@ -9,7 +9,7 @@
 //! hashed as ECMP would instead of routed adaptively, as the reference exempts them.
 use serde::{Deserialize, Serialize};
 
-use super::{Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
+use super::{Ingress, RoutingScheme, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::Handle;
 use crate::net::packet::flags;
 use crate::net::RunContext;
@@ -19,16 +19,16 @@ use crate::net::RunContext;
 #[serde(deny_unknown_fields)]
 pub struct AdaptiveConfig {}
 
-impl AdaptiveConfig {
+impl RoutingScheme for AdaptiveConfig {
     /// The scheme for a run.
-    pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
+    fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
         Box::new(Adaptive {
             rotation: setup.salts.to_vec(),
         })
     }
 
     /// Checks the parameters (there are none).
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         Ok(())
     }
 }

@@ -51,7 +51,7 @@ use serde::{Deserialize, Serialize};
 
 use super::flowlet_log::FlowletLog;
 use super::tor_paths::{edge_of_host, from_host, TorPaths};
-use super::{ecmp, Hooks, Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
+use super::{ecmp, Hooks, Ingress, RoutingScheme, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::time::US;
 use crate::engine::{Handle, Time};
 use crate::net::packet::NO_ROUTE;
@@ -117,14 +117,19 @@ impl Default for CongaConfig {
     }
 }
 
-impl CongaConfig {
+impl RoutingScheme for CongaConfig {
+    /// With `events = true`, every flowlet is recorded.
+    fn reports_path_changes(&self) -> bool {
+        self.events
+    }
+
     /// The scheme for a run.
-    pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
+    fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
         Box::new(Conga::new(self, setup))
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         if self.flowlet.0 == 0 {
             return Err("flowlet: must be positive".into());
         }
@@ -573,12 +578,12 @@ mod tests {
     fn parses_and_checks() {
         assert_eq!(
             SwitchSpec::named("conga"),
-            Some(SwitchSpec::Conga(CongaConfig::default()))
+            Some(SwitchSpec::new(CongaConfig::default()))
         );
         let spec: SwitchSpec =
             toml::from_str("scheme = \"conga\"\nfeedback = \"global\"\nflowlet = \"10us\"")
                 .unwrap();
-        let SwitchSpec::Conga(cfg) = spec else {
+        let Some(cfg) = spec.config::<CongaConfig>().cloned() else {
             panic!("conga");
         };
         assert_eq!(cfg.feedback, Feedback::Global);

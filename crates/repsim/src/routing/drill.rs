@@ -30,7 +30,7 @@
 //! memory is left as it was.
 use serde::{Deserialize, Serialize};
 
-use super::{Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
+use super::{Ingress, RoutingScheme, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::Handle;
 use crate::net::RunContext;
 
@@ -59,14 +59,14 @@ impl Default for DrillConfig {
     }
 }
 
-impl DrillConfig {
+impl RoutingScheme for DrillConfig {
     /// The scheme for a run.
-    pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
+    fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
         Box::new(Drill::new(self, setup.topology.links.len()))
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         if self.d == 0 {
             // Without samples the memory never learns a port it has not already chosen.
             return Err("d: must be at least 1".into());
@@ -404,10 +404,10 @@ mod tests {
     fn parses_by_name_and_as_a_table() {
         assert_eq!(
             SwitchSpec::named("drill"),
-            Some(SwitchSpec::Drill(DrillConfig { d: 2, m: 1 }))
+            Some(SwitchSpec::new(DrillConfig { d: 2, m: 1 }))
         );
         let spec: SwitchSpec = toml::from_str("scheme = \"drill\"\nd = 4").unwrap();
-        assert_eq!(spec, SwitchSpec::Drill(DrillConfig { d: 4, m: 1 }));
+        assert_eq!(spec, SwitchSpec::new(DrillConfig { d: 4, m: 1 }));
         assert!(toml::from_str::<SwitchSpec>("scheme = \"drill\"\nk = 4").is_err());
     }
 }

@@ -3,7 +3,7 @@
 //! its hot path; the [`Ecmp`] scheme is the same rule behind the trait.
 use serde::{Deserialize, Serialize};
 
-use super::{Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
+use super::{Ingress, RoutingScheme, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::Handle;
 use crate::net::hash::{ecmp_pick, laps_ecmp_pick};
 use crate::net::RunContext;
@@ -14,16 +14,21 @@ use crate::net::{Packet, Topology};
 #[serde(deny_unknown_fields)]
 pub struct EcmpSwitchConfig {}
 
-impl EcmpSwitchConfig {
+impl RoutingScheme for EcmpSwitchConfig {
+    /// The simulation hashes inline with [`pick`].
+    fn hashes_only(&self) -> bool {
+        true
+    }
+
     /// The scheme for a run.
-    pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
+    fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
         Box::new(Ecmp {
             salts: setup.salts.to_vec(),
         })
     }
 
     /// Checks the parameters (there are none).
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         Ok(())
     }
 }

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use super::flowlet_log::FlowletLog;
 use super::tor_paths::{edge_of_host, follow, from_host, TorPaths};
-use super::{ecmp, Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
+use super::{ecmp, Ingress, RoutingScheme, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::{Handle, Time};
 use crate::net::packet::NO_ROUTE;
 use crate::net::Kind;
@@ -87,14 +87,19 @@ impl Default for LetFlowConfig {
     }
 }
 
-impl LetFlowConfig {
+impl RoutingScheme for LetFlowConfig {
+    /// With `events = true`, every flowlet is recorded.
+    fn reports_path_changes(&self) -> bool {
+        self.events
+    }
+
     /// The scheme for a run.
-    pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
+    fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
         Box::new(LetFlow::new(self, setup))
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         if self.timeout.0 == 0 {
             return Err("timeout: must be positive".into());
         }
@@ -419,13 +424,13 @@ mod tests {
     fn parses_by_name_and_as_a_table() {
         assert_eq!(
             SwitchSpec::named("letflow"),
-            Some(SwitchSpec::Letflow(LetFlowConfig::default()))
+            Some(SwitchSpec::new(LetFlowConfig::default()))
         );
         let spec: SwitchSpec = toml::from_str(
             "scheme = \"letflow\"\nat = \"source-tor\"\ntimeout = \"10us\"\naging = 0",
         )
         .unwrap();
-        let SwitchSpec::Letflow(cfg) = spec else {
+        let Some(cfg) = spec.config::<LetFlowConfig>().cloned() else {
             panic!("letflow");
         };
         assert_eq!(cfg.at, Placement::SourceTor);

@@ -12,8 +12,13 @@
 //! arrays indexed by switch or port id (never a std hash map).
 //!
 //! ECMP, the default, is a scheme too; the simulation inlines it on the hot path.
-use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::sync::{Arc, LazyLock, RwLock};
 
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::engine::registry::{self, AsAny, Entry, Kind, Spec};
 use crate::engine::{Handle, Rng, Time};
 use crate::lb::LbEvent;
 use crate::net::candidate_hops::NextHops;
@@ -269,84 +274,101 @@ pub struct LinkSample {
     pub elephants: u32,
 }
 
-macro_rules! switch_schemes {
-    ($($name:literal => $variant:ident($config:ty)),* $(,)?) => {
-        /// A switch scheme and its parameters, as a scenario names it (`[routing] switch =
-        /// "adaptive"` or `switch = { scheme = "adaptive" }`).
-        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-        #[serde(tag = "scheme", deny_unknown_fields)]
-        pub enum SwitchSpec {
-            $(
-                #[doc = concat!("`", $name, "`")]
-                #[serde(rename = $name)]
-                $variant($config),
-            )*
-        }
-
-        impl SwitchSpec {
-            /// Names of every scheme.
-            pub const NAMES: &'static [&'static str] = &[$($name),*];
-
-            /// The scheme with default parameters, by name.
-            pub fn named(name: &str) -> Option<Self> {
-                match name {
-                    $($name => Some(SwitchSpec::$variant(<$config>::default())),)*
-                    _ => None,
-                }
-            }
-
-            /// Its name.
-            pub fn name(&self) -> &'static str {
-                match self {
-                    $(SwitchSpec::$variant(_) => $name,)*
-                }
-            }
-
-            /// The scheme for a run.
-            pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
-                match self {
-                    $(SwitchSpec::$variant(c) => c.build(setup),)*
-                }
-            }
-
-            /// Checks the parameters; the message names the field.
-            pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
-                match self {
-                    $(SwitchSpec::$variant(c) => c.validate(ctx),)*
-                }
-            }
-        }
-    };
-}
-
-switch_schemes! {
-    "ecmp" => Ecmp(ecmp::EcmpSwitchConfig),
-    "adaptive" => Adaptive(adaptive::AdaptiveConfig),
-    "drill" => Drill(drill::DrillConfig),
-    "wcmp" => Wcmp(wcmp::WcmpConfig),
-    "letflow" => Letflow(letflow::LetFlowConfig),
-    "conga" => Conga(conga::CongaConfig),
-    "conweave" => Conweave(conweave::ConWeaveConfig),
-    "reunion" => Reunion(reunion::ReunionConfig),
-}
-
-impl SwitchSpec {
+/// The contract of a switch scheme: its configuration type (deserialized from `[routing]
+/// switch` or an `lb` entry's `switch`, registered under a name with
+/// [`SwitchSpec::register`]) checks itself against the run and makes the run's
+/// [`SwitchScheme`].
+pub trait RoutingScheme: AsAny + fmt::Debug + Send + Sync {
+    /// Checks the parameters; the message names the field.
+    fn validate(&self, ctx: &RunContext) -> Result<(), String>;
+    /// The scheme for a run.
+    fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme>;
     /// True for schemes that record path changes as load-balancer events (Reunion's
     /// [`LbEvent::PathChanged`], LetFlow's and CONGA's [`LbEvent::Flowlet`] with `events =
     /// true`): their scenarios' `lb_events.csv` has the old path, the new path and the reason.
-    pub fn reports_path_changes(&self) -> bool {
-        match self {
-            SwitchSpec::Reunion(_) => true,
-            SwitchSpec::Letflow(c) => c.events,
-            SwitchSpec::Conga(c) => c.events,
-            _ => false,
-        }
+    fn reports_path_changes(&self) -> bool {
+        false
+    }
+    /// True if the scheme forwards every packet by the ECMP hash alone and keeps no state:
+    /// the simulation then hashes inline and never calls the built scheme (ECMP).
+    fn hashes_only(&self) -> bool {
+        false
     }
 }
 
-impl Default for SwitchSpec {
+/// The kind of switch schemes in the scheme registry ([`crate::engine::registry`]).
+pub struct SwitchKind;
+
+impl Kind for SwitchKind {
+    type Dyn = dyn RoutingScheme;
+    const TAG: &'static str = "scheme";
+    const WHAT: &'static str = "switch scheme";
+    fn table() -> &'static RwLock<Vec<Arc<Entry<dyn RoutingScheme>>>> {
+        static TABLE: LazyLock<RwLock<Vec<Arc<Entry<dyn RoutingScheme>>>>> = LazyLock::new(|| {
+            RwLock::new(vec![
+                Arc::new(crate::scheme_entry!("ecmp", ecmp::EcmpSwitchConfig)),
+                Arc::new(crate::scheme_entry!("adaptive", adaptive::AdaptiveConfig)),
+                Arc::new(crate::scheme_entry!("drill", drill::DrillConfig)),
+                Arc::new(crate::scheme_entry!("wcmp", wcmp::WcmpConfig)),
+                Arc::new(crate::scheme_entry!("letflow", letflow::LetFlowConfig)),
+                Arc::new(crate::scheme_entry!("conga", conga::CongaConfig)),
+                Arc::new(crate::scheme_entry!("conweave", conweave::ConWeaveConfig)),
+                Arc::new(crate::scheme_entry!("reunion", reunion::ReunionConfig)),
+            ])
+        });
+        &TABLE
+    }
+}
+
+/// A switch scheme and its parameters, as a scenario names it (`[routing] switch =
+/// "adaptive"` or `switch = { scheme = "adaptive" }`).
+pub type SwitchSpec = Spec<SwitchKind>;
+
+impl Spec<SwitchKind> {
+    /// Registers configuration type `T` as the switch scheme `name`, which scenarios may then
+    /// name like a built-in one (fails if the name is taken by another type).
+    pub fn register<T>(name: &'static str) -> Result<(), String>
+    where
+        T: RoutingScheme + Default + Clone + PartialEq + Serialize + DeserializeOwned,
+    {
+        registry::register::<SwitchKind>(crate::scheme_entry!(name, T))
+    }
+
+    /// The registered switch scheme whose configuration type is `T`, with these parameters.
+    ///
+    /// # Panics
+    /// If `T` is not registered ([`SwitchSpec::register`]; every built-in is).
+    pub fn new<T: RoutingScheme>(config: T) -> Self {
+        Spec::wrap(config, |c| Box::new(c) as Box<dyn RoutingScheme>)
+            .expect("the configuration type is registered as a switch scheme")
+    }
+
+    /// The scheme for a run.
+    pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
+        self.scheme().build(setup)
+    }
+
+    /// Checks the parameters; the message names the field.
+    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
+        self.scheme().validate(ctx)
+    }
+
+    /// Whether the scheme records path changes as load-balancer events
+    /// ([`RoutingScheme::reports_path_changes`]).
+    pub fn reports_path_changes(&self) -> bool {
+        self.scheme().reports_path_changes()
+    }
+
+    /// Whether the scheme forwards by the ECMP hash alone ([`RoutingScheme::hashes_only`]).
+    pub fn hashes_only(&self) -> bool {
+        self.scheme().hashes_only()
+    }
+}
+
+impl Default for Spec<SwitchKind> {
+    /// Hashed ECMP.
     fn default() -> Self {
-        SwitchSpec::Ecmp(ecmp::EcmpSwitchConfig::default())
+        SwitchSpec::new(ecmp::EcmpSwitchConfig::default())
     }
 }
 

@@ -27,7 +27,7 @@
 //!   slowed link still gets a weight in proportion, and a link sped up past it is capped.
 use serde::{Deserialize, Serialize};
 
-use super::{Ingress, SchemeSetup, SwitchCtx, SwitchScheme};
+use super::{Ingress, RoutingScheme, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::Handle;
 use crate::net::hash::ecmp_hash;
 use crate::net::RunContext;
@@ -54,14 +54,14 @@ impl Default for WcmpConfig {
     }
 }
 
-impl WcmpConfig {
+impl RoutingScheme for WcmpConfig {
     /// The scheme for a run.
-    pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
+    fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
         Box::new(Wcmp::new(self, setup))
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         if !(1..=MAX_WEIGHT_LIMIT).contains(&self.max_weight) {
             return Err(format!(
                 "max_weight: must be between 1 and {MAX_WEIGHT_LIMIT}"
@@ -393,13 +393,13 @@ mod tests {
     fn parses_by_name_and_as_a_table() {
         assert_eq!(
             SwitchSpec::named("wcmp"),
-            Some(SwitchSpec::Wcmp(WcmpConfig::default()))
+            Some(SwitchSpec::new(WcmpConfig::default()))
         );
         let spec: SwitchSpec =
             toml::from_str("scheme = \"wcmp\"\nfollow_rate_changes = true").unwrap();
         assert_eq!(
             spec,
-            SwitchSpec::Wcmp(WcmpConfig {
+            SwitchSpec::new(WcmpConfig {
                 follow_rate_changes: true,
                 ..WcmpConfig::default()
             })

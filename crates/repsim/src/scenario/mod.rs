@@ -60,7 +60,7 @@ use crate::fault::{FaultPlan, FaultSection};
 use crate::net::hash::EcmpHash;
 use crate::net::port::QueueConfig;
 use crate::net::{RunContext, Topology};
-use crate::routing::SwitchSpec;
+
 use crate::sim::{check_header, check_mtu, RunSpec, SimConfig};
 use crate::transport::{AckPolicy, TransportConfig, TransportMode};
 use crate::units::{self, SizeQ, TimeQ};
@@ -523,7 +523,7 @@ impl LoadedScenario {
             ecmp_hash: run.ecmp_hash,
             quantiles: s.metrics.quantiles,
         };
-        if config.ecmp_hash != EcmpHash::Lookup2 && !matches!(config.switch, SwitchSpec::Ecmp(_)) {
+        if config.ecmp_hash != EcmpHash::Lookup2 && !config.switch.hashes_only() {
             return Err(self.err(
                 "routing.switch",
                 format!(

@@ -85,8 +85,8 @@ impl LoadedScenario {
                         format!(
                             "unknown load balancer '{sender}'; allowed: {} (optionally +SWITCH, \
                              SWITCH one of {})",
-                            LbSpec::NAMES.join(", "),
-                            SwitchSpec::NAMES.join(", ")
+                            LbSpec::names().join(", "),
+                            SwitchSpec::names().join(", ")
                         ),
                     )
                 })?;
@@ -131,12 +131,8 @@ impl LoadedScenario {
                         ));
                     }
                 }
-                let spec: LbSpec =
-                    toml::Value::Table(t)
-                        .try_into()
-                        .map_err(|e: toml::de::Error| {
-                            self.err(field, scheme_error(&e, "scheme", LbSpec::NAMES))
-                        })?;
+                let spec = LbSpec::from_toml(toml::Value::Table(t))
+                    .map_err(|e| self.err(field, scheme_error(&e, "scheme", &LbSpec::names())))?;
                 let label = label.unwrap_or_else(|| match &switch {
                     Some(sw) => format!("{}+{}", spec.name(), sw.name()),
                     None => spec.name().to_string(),
@@ -170,7 +166,7 @@ impl LoadedScenario {
                 field,
                 format!(
                     "unknown switch routing '{name}' after '+'; allowed: {}",
-                    SwitchSpec::NAMES.join(", ")
+                    SwitchSpec::names().join(", ")
                 ),
             )
         })
@@ -184,13 +180,12 @@ impl LoadedScenario {
                     field,
                     format!(
                         "unknown switch routing '{name}'; allowed: {}",
-                        SwitchSpec::NAMES.join(", ")
+                        SwitchSpec::names().join(", ")
                     ),
                 )
             })?,
-            toml::Value::Table(_) => v.clone().try_into().map_err(|e: toml::de::Error| {
-                self.err(field, scheme_error(&e, "scheme", SwitchSpec::NAMES))
-            })?,
+            toml::Value::Table(_) => SwitchSpec::from_toml(v.clone())
+                .map_err(|e| self.err(field, scheme_error(&e, "scheme", &SwitchSpec::names())))?,
             _ => {
                 return Err(self.err(
                     field,
@@ -270,15 +265,12 @@ impl LoadedScenario {
                     field,
                     format!(
                         "unknown congestion control '{name}'; allowed: {}",
-                        CcSpec::NAMES.join(", ")
+                        CcSpec::names().join(", ")
                     ),
                 )
             })?,
-            Some(v @ toml::Value::Table(_)) => {
-                v.clone().try_into().map_err(|e: toml::de::Error| {
-                    self.err(field, scheme_error(&e, "algo", CcSpec::NAMES))
-                })?
-            }
+            Some(v @ toml::Value::Table(_)) => CcSpec::from_toml(v.clone())
+                .map_err(|e| self.err(field, scheme_error(&e, "algo", &CcSpec::names())))?,
             Some(_) => {
                 return Err(self.err(
                     field,
@@ -309,8 +301,8 @@ impl LoadedScenario {
 }
 
 /// A scheme table's error message, with the known names when the scheme is unknown or missing.
-fn scheme_error(e: &toml::de::Error, tag: &str, names: &[&str]) -> String {
-    let m = e.message().trim().to_string();
+fn scheme_error(message: &str, tag: &str, names: &[&str]) -> String {
+    let m = message.trim().to_string();
     if m.contains("missing field") && m.contains(tag) || m.contains("unknown variant") {
         format!("{m} (`{tag}` names it; allowed: {})", names.join(", "))
     } else {

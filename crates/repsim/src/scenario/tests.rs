@@ -106,7 +106,7 @@ cc = { algo = "mprdma", initial_cwnd = "151pkt", fast_increase_after = "650us" }
     .unwrap();
     assert_eq!(s.lbs(), vec!["ecmp", "reps-fast"]);
     let b = s.build("reps-fast", None).unwrap();
-    let LbSpec::Reps(r) = &b.config.lb else {
+    let Some(r) = b.config.lb.config::<crate::lb::reps::RepsConfig>() else {
         panic!("a REPS run")
     };
     assert_eq!(
@@ -243,9 +243,9 @@ fn a_switch_scheme_named_alone_runs_under_fixed_ev_senders() {
     let e = s.build("ecmp", None).unwrap();
     assert_eq!(e.config.lb, LbSpec::named("ecmp").unwrap());
     assert_eq!(e.config.switch, SwitchSpec::default());
-    for name in SwitchSpec::NAMES {
+    for name in SwitchSpec::names() {
         assert!(
-            *name == "ecmp" || LbSpec::named(name).is_none(),
+            name == "ecmp" || LbSpec::named(name).is_none(),
             "{name} is both a sender and a switch scheme"
         );
     }
@@ -316,7 +316,8 @@ fn the_nic_ev_set_size_reaches_every_ev_scheme_unless_one_overrides_it() {
     ))
     .unwrap();
     assert_eq!(s.build("reps", None).unwrap().config.transport.evs_size, 32);
-    let LbSpec::Ops(o) = s.build("ops", None).unwrap().config.lb else {
+    let lb = s.build("ops", None).unwrap().config.lb;
+    let Some(o) = lb.config::<crate::lb::ops::OpsConfig>() else {
         panic!("ops")
     };
     assert_eq!(o.evs_size, Some(8));

@@ -34,15 +34,21 @@ impl LoadedScenario {
         let irn_bdp = t.irn_bdp.map(|b| b.0.bytes(config.mtu));
         positive("transport.irn_bdp", irn_bdp)?;
         if t.mode.is_rnic() {
-            let credit = |c: &CcSpec| matches!(c, CcSpec::Eqds(_));
+            // Credit pacing needs the UEC transport's RTS.
+            let credit = |c: &CcSpec| c.scheme().receiver_pacing(&[], config.mtu).is_some();
             let classes = &self.scenario.class;
-            if credit(&self.cc()?) || classes.iter().any(|c| c.cc.as_ref().is_some_and(credit)) {
+            let main = self.cc()?;
+            let paced = std::iter::once(&main)
+                .chain(classes.iter().filter_map(|c| c.cc.as_ref()))
+                .find(|c| credit(c));
+            if let Some(cc) = paced {
                 return Err(self.err(
                     "transport.mode",
                     format!(
-                        "\"{}\" does not run with the receiver-driven eqds (its credit needs \
+                        "\"{}\" does not run with the receiver-driven {} (its credit needs \
                          the UEC transport's RTS): use mode = \"uec\" or another [cc]",
-                        t.mode.name()
+                        t.mode.name(),
+                        cc.name()
                     ),
                 ));
             }

@@ -144,7 +144,7 @@ impl Simulation {
         }
         match &self.switching {
             Switching::Scheme { scheme, .. } => scheme.link_samples().to_vec(),
-            Switching::Ecmp => Vec::new(),
+            Switching::Hashed => Vec::new(),
         }
     }
 

@@ -1,9 +1,8 @@
-//! Receiver-driven credit (EQDS, [`crate::cc::eqds`]): the receiving hosts' pull pacers, the
-//! PULL packets they send through their NIC's control lane, and what data packets tell them.
-//! None of it exists unless a traffic class uses a credit-paced congestion control.
+//! Receiver-driven credit ([`crate::cc::credit`]): the receiving hosts' pull pacers, the PULL
+//! packets they send through their NIC's control lane, and what data packets tell them. None
+//! of it exists unless a traffic class's congestion control asks for receiver pacing.
 use super::{Phase, Simulation};
-use crate::cc::eqds::{EqdsConfig, PullArrival};
-use crate::cc::CcSpec;
+use crate::cc::credit::PullArrival;
 use crate::engine::Handle;
 use crate::net::packet::{flags, NO_ROUTE};
 use crate::net::world::{Owner, Timer};
@@ -30,28 +29,29 @@ pub(super) fn stamp(pkt: &mut Packet, s: &Sender) {
 }
 
 impl Simulation {
-    /// Builds the pull pacers if some traffic class uses `eqds` (the first such class's
-    /// parameters pace every host), and turns ECN off on switch ports facing hosts if one asks.
+    /// Builds the pull pacers if some traffic class's congestion control asks for them (the
+    /// first such class's parameters pace every host), and turns ECN off on switch ports facing
+    /// hosts if one asks.
     pub(super) fn setup_credit(&mut self) {
-        let eqds = |cc: &CcSpec| match cc {
-            CcSpec::Eqds(c) => Some(c.clone()),
-            _ => None,
-        };
-        let configs: Vec<EqdsConfig> = std::iter::once(&self.cfg.cc)
+        let specs: Vec<&crate::cc::CcSpec> = std::iter::once(&self.cfg.cc)
             .chain(self.classes.iter().filter_map(|c| c.cc.as_ref()))
-            .filter_map(eqds)
             .collect();
-        let Some(first) = configs.first() else {
-            return;
-        };
         let topo = &self.world.topo;
         let rates: Vec<u64> = topo
             .host_downlink
             .iter()
             .map(|&l| topo.links[l as usize].rate_bps)
             .collect();
-        self.credit = Some(Box::new(first.pacers(&rates, self.cfg.transport.mtu)));
-        if configs.iter().any(|c| !c.ecn_at_last_hop) {
+        let mtu = self.cfg.transport.mtu;
+        let Some(pacers) = specs
+            .iter()
+            .find_map(|c| c.scheme().receiver_pacing(&rates, mtu))
+        else {
+            return;
+        };
+        let no_ecn = specs.iter().any(|c| c.scheme().no_ecn_at_last_hop());
+        self.credit = Some(pacers);
+        if no_ecn {
             let hosts = self.world.topo.hosts;
             for port in 0..self.world.topo.links.len() as u32 {
                 let link = &self.world.topo.links[port as usize];

@@ -5,12 +5,11 @@ use crate::cc::{CcParams, CcSpec};
 use crate::engine::rng::Stream;
 use crate::engine::time::SEC;
 use crate::engine::Rng;
-use crate::lb::laps::LapsConfig;
 use crate::lb::{LbContext, Route};
 use crate::net::packet::flags;
 use crate::net::world::{Owner, Timer};
 use crate::net::{candidates, paths};
-use crate::transport::{AckPolicy, LapsTransport, Receiver, Recovery, Sender, Sizes};
+use crate::transport::{AckPolicy, Receiver, Recovery, Sender, Sizes};
 use crate::workload::{FlowSource, FlowSpec};
 
 pub(super) fn start_timer(f: u32) -> Timer {
@@ -272,39 +271,40 @@ impl Simulation {
         } else {
             0
         };
-        let cc = class.cc.clone().unwrap_or_else(|| self.cfg.cc.clone());
-        // LAPS connections run the LAPS transport, with its own window and rate: the
-        // controller is a constant placeholder that nothing reads.
-        let laps = lb.laps().cloned();
-        let cc = match laps {
-            Some(_) => CcSpec::Constant(Default::default()),
-            None => cc,
-        };
         let t = &self.cfg.transport;
         let line_rate =
             self.world.topo.links[self.world.topo.host_uplink[src as usize] as usize].rate_bps;
         let base_rtt = flow.base_rtt;
         let bdp = (base_rtt as u128 * line_rate as u128 / (8 * SEC as u128)) as u64;
-        let cc = cc.build(&CcParams {
-            mtu: t.mtu,
-            base_rtt,
-            bdp,
-            line_rate,
-            network_rtt: self.max_base_rtt,
-            trimming: self.cfg.queue.trimming,
-            fast_increase_on: self.fast_increase_on,
-        });
-        let packets_per_ack = (t.ack.every_bytes / t.mtu as u64).max(1) as u32;
         let (mtu, header, trimming, ack) = (t.mtu, t.header, self.cfg.queue.trimming, t.ack);
+        let packets_per_ack = (t.ack.every_bytes / t.mtu as u64).max(1) as u32;
+        let fixed_rto = t.fixed_rto();
         let routes = match lb.routes_wanted() {
             0 => Vec::new(),
             k => self.routes_between(src, dst, k),
         };
+        // A scheme with its own transport replaces the congestion control, which is then
+        // never consulted.
+        let own = lb.scheme().own_transport(&routes, line_rate, mtu);
+        let class = &self.classes[self.flows[f as usize].spec.class as usize];
+        let cc = match own {
+            Some(_) => CcSpec::unconsulted(),
+            None => class.cc.clone().unwrap_or_else(|| self.cfg.cc.clone()),
+        };
+        let cc = cc.build(&CcParams {
+            mtu,
+            base_rtt,
+            bdp,
+            line_rate,
+            network_rtt: self.max_base_rtt,
+            trimming,
+            fast_increase_on: self.fast_increase_on,
+        });
         // The run's RTO covers every shortest path; a flow sent over longer explicit routes
         // gets its longest route's round trip plus the same queueing allowance.
         let longest_route = routes.iter().map(|r| r.base_rtt).max().unwrap_or(0);
-        let rto = match (&laps, self.cfg.transport.fixed_rto()) {
-            (Some(c), _) => c.rto.0,
+        let rto = match (&own, fixed_rto) {
+            (Some(own), _) => own.rto,
             (None, Some(rto)) => rto,
             (None, None) => self.rto.max(longest_route + self.queue_drain),
         };
@@ -337,22 +337,15 @@ impl Simulation {
         let flow = &mut self.flows[f as usize];
         flow.cc_timers = cc.has_timers();
         let recovery = self.cfg.transport.recovery(line_rate, self.max_base_rtt);
-        let (sender, receiver) = match &laps {
+        let (sender, receiver) = match own {
             None => (
                 Sender::new(flow.sizes, line_rate, cc, lb, rng).with_recovery(recovery),
                 Receiver::new(flow.spec.bytes, ack),
             ),
-            Some(c) => {
+            Some(own) => {
                 // The source route takes `route_header` bytes of every packet's MTU; the
                 // receiver answers every packet at once, without CNPs.
-                let sizes = Sizes::new(flow.spec.bytes, mtu, header + c.route_header);
-                let transport = LapsTransport::new(
-                    c,
-                    routes.len(),
-                    LapsConfig::target(&routes),
-                    line_rate,
-                    mtu,
-                );
+                let sizes = Sizes::new(flow.spec.bytes, mtu, header + own.route_header);
                 let policy = AckPolicy {
                     every_bytes: 1,
                     cnp_interval: None,
@@ -363,8 +356,8 @@ impl Simulation {
                 (
                     Sender::new(sizes, line_rate, cc, lb, rng)
                         .with_recovery(Recovery::UEC)
-                        .with_laps(transport),
-                    Receiver::new(flow.spec.bytes, policy).with_delay_echo(c.route_header),
+                        .with_own_transport(own.transport),
+                    Receiver::new(flow.spec.bytes, policy).with_delay_echo(own.route_header),
                 )
             }
         };

@@ -27,7 +27,7 @@ use crate::net::port::{
 };
 use crate::net::world::{Counters, EventKind, Owner, Timer, World, MAX_LINKS};
 use crate::net::{RunContext, Topology};
-use crate::routing::{SchemeAction, SchemeSetup, SwitchScheme, SwitchSpec};
+use crate::routing::{SchemeAction, SchemeSetup, SwitchScheme};
 use crate::transport::{ConnectionState, FlowStats, Receiver, Sender, Sizes};
 use crate::workload::{FlowSource, FlowSpec};
 
@@ -186,10 +186,11 @@ struct HostState {
     ready: VecDeque<u32>,
 }
 
-/// The switch scheme, with ECMP inlined.
+/// The switch scheme, with hash-only forwarding inlined.
 enum Switching {
-    /// Hash on the forwarding table's group (the hot path).
-    Ecmp,
+    /// Hash on the forwarding table's group (the hot path), for schemes that forward by the
+    /// hash alone ([`crate::routing::RoutingScheme::hashes_only`]).
+    Hashed,
     /// Any other scheme.
     Scheme {
         scheme: Box<dyn SwitchScheme>,
@@ -269,7 +270,7 @@ pub struct Simulation {
     /// Time of the latest event processed.
     last_event: Time,
     /// Receiving hosts' pull pacers, when some traffic class is credit paced.
-    credit: Option<Box<crate::cc::eqds::PullPacers>>,
+    credit: Option<Box<dyn crate::cc::credit::ReceiverPacing>>,
     /// Priority flow control and the switches' shared-buffer MMU (`None`: off).
     pfc: Option<Box<pfc::PfcState>>,
     /// Statistics of the flows dropped from the table, once streaming is on.
@@ -354,9 +355,9 @@ impl Simulation {
         let salts: Vec<u32> = (0..topo.switches.len() as u64)
             .map(|s| Rng::derive(cfg.seed, Stream::SwitchSalt, s).next_u32())
             .collect();
-        let switching = match cfg.switch {
-            SwitchSpec::Ecmp(_) => Switching::Ecmp,
-            ref other => {
+        let switching = match &cfg.switch {
+            hashed if hashed.hashes_only() => Switching::Hashed,
+            other => {
                 let scheme = other.build(&SchemeSetup {
                     topology: &topo,
                     salts: &salts,

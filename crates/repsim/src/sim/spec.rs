@@ -126,7 +126,7 @@ impl SimConfig {
         self.loss
             .validate()
             .map_err(|e| ConfigError::new("loss.probability", e))?;
-        if self.ecmp_hash != EcmpHash::Lookup2 && !matches!(self.switch, SwitchSpec::Ecmp(_)) {
+        if self.ecmp_hash != EcmpHash::Lookup2 && !self.switch.hashes_only() {
             return Err(ConfigError::new(
                 "routing.switch",
                 format!(

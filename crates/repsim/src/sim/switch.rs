@@ -25,7 +25,7 @@ pub(super) fn inline_ecmp_port(
     s: u32,
     pkt: &Packet,
 ) -> Option<u32> {
-    if !matches!(switching, Switching::Ecmp)
+    if !matches!(switching, Switching::Hashed)
         || pkt.route != NO_ROUTE
         || pkt.dst >= topo.hosts
         || fabric.next_hops.is_some()

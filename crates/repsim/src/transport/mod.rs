@@ -17,8 +17,8 @@ pub mod sender;
 pub use mode::{GbnRewind, Recovery, TransportMode};
 pub use receiver::{AckPolicy, DataArrival, Receiver, Reply, RxOutcome};
 pub use sender::{
-    record_flags, AckInfo, AckOutcome, ConnectionState, LapsTransport, PsnRecord, PsnState,
-    RtoCheck, Sender, Timeout, Transmission,
+    record_flags, AckInfo, AckOutcome, ConnectionState, PsnRecord, PsnState, RtoCheck, Sender,
+    Timeout, Transmission,
 };
 
 use crate::engine::Time;

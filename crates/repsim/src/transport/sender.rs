@@ -10,7 +10,6 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-pub use laps::LapsTransport;
 use records::PsnRing;
 pub use records::{
     record_flags, AckInfo, AckOutcome, ConnectionState, PsnRecord, PsnState, RtoCheck, Timeout,
@@ -22,7 +21,7 @@ use crate::cc::{AckSample, CongestionControl};
 use crate::engine::prefetch::prefetch;
 use crate::engine::time::serialization;
 use crate::engine::{Rng, Time};
-use crate::lb::{AckFeedback, LbEvent, LoadBalancer};
+use crate::lb::{AckFeedback, LbEvent, LoadBalancer, OwnTransport};
 
 /// Sender state of one connection.
 pub struct Sender {
@@ -74,7 +73,7 @@ pub struct Sender {
     lb: Box<dyn LoadBalancer>,
     rng: Rng,
     /// The LAPS transport (window, rate, per-path loss detection), on LAPS connections only.
-    laps: Option<Box<LapsTransport>>,
+    own: Option<Box<dyn OwnTransport>>,
     /// The load balancer may ask for a probe with each packet.
     probes: bool,
 }
@@ -107,7 +106,7 @@ impl Sender {
             paces: cc.paces(),
             credit_gated: cc.credit_gated(),
             probes: lb.sends_probes(),
-            laps: None,
+            own: None,
             queued_bytes: 0,
             pulled: 0,
             recovery: Recovery::UEC,
@@ -232,7 +231,7 @@ impl Sender {
             + self.send_order.capacity() * std::mem::size_of::<(Time, u32)>()
             + self.retransmit.capacity() * std::mem::size_of::<u32>()
             + self.covered.capacity() * std::mem::size_of::<u16>()
-            + self.laps.as_ref().map_or(0, |l| l.heap_bytes())
+            + self.own.as_ref().map_or(0, |l| l.heap_bytes())
     }
 
     /// The lowest PSN really waiting for retransmission (dropping stale queue entries).
@@ -250,8 +249,8 @@ impl Sender {
     /// with `in_flight`.
     #[inline]
     pub fn window(&self) -> i64 {
-        if let Some(laps) = &self.laps {
-            return laps.window() as i64;
+        if let Some(own) = &self.own {
+            return own.window() as i64;
         }
         self.cc
             .cwnd()
@@ -344,10 +343,10 @@ impl Sender {
         rec.flags &= !record_flags::UNCOUNTED;
         let wire = rec.wire;
         self.in_flight += wire as i64;
-        if let Some(laps) = self.laps.as_mut() {
-            // LAPS times out per path, from its own lists, and paces at its AIMD rate.
-            laps.on_send(path.ev, psn, now);
-            if let Some(rate) = laps.pacing_rate() {
+        if let Some(own) = self.own.as_mut() {
+            // An own transport times out per path, from its own lists, and paces at its rate.
+            own.on_send(path.ev, psn, now);
+            if let Some(rate) = own.pacing_rate() {
                 self.next_send_at = now + serialization(wire, rate.max(1));
             }
         } else {
@@ -482,15 +481,15 @@ impl Sender {
             if ack.ecn {
                 stats.ecn_acks += 1;
             }
-            if self.laps.is_some() {
+            if self.own.is_some() {
                 if let Some(one_way) = ack.one_way {
                     self.lb.on_one_way(ack.ev, one_way, now);
                 }
                 // Absorbed first: a packet whose own ACK was lost but that the cumulative
                 // point now covers is not declared lost.
                 let event = self.absorb_ack(now, ack, true);
-                self.laps_detect_losses(now, ack);
-                self.laps_after_ack(now);
+                self.own_detect_losses(now, ack);
+                self.own_after_ack(now);
                 event
             } else {
                 self.absorb_ack(now, ack, true)
@@ -565,8 +564,8 @@ impl Sender {
 
     /// The retransmission timer fired at `now`.
     pub fn check_rto(&mut self, now: Time, rto: Time) -> RtoCheck {
-        if self.laps.is_some() {
-            return self.laps_check_rto(now);
+        if self.own.is_some() {
+            return self.own_check_rto(now);
         }
         let rto = self.rto_for(rto);
         self.timer_pending = false;
@@ -584,8 +583,8 @@ impl Sender {
     /// only that one per expiry, like the reference (UEC mode); in the RoCE modes every
     /// outstanding packet goes again (go-back-N: from the cumulative point; IRN: the holes).
     pub fn time_out(&mut self, psn: u32, now: Time, rto: Time, stats: &mut FlowStats) -> Timeout {
-        if self.laps.is_some() {
-            return self.laps_time_out(now, stats);
+        if self.own.is_some() {
+            return self.own_time_out(now, stats);
         }
         self.send_order.pop_front();
         let rtx_was_empty = self.next_retransmission().is_none();
@@ -617,7 +616,7 @@ impl Sender {
     /// last `rto`. Under a window the caller also requires that no other retransmission was
     /// already waiting.
     pub fn rts_due(&self, now: Time, lost_wire: u64, rto: Time) -> bool {
-        if self.laps.is_some() {
+        if self.own.is_some() {
             return false;
         }
         let blocked = if self.credit_gated {
@@ -677,14 +676,14 @@ impl Sender {
         self.send_order = VecDeque::new();
         self.retransmit = BinaryHeap::new();
         self.covered = Vec::new();
-        self.laps = None;
+        self.own = None;
     }
 }
 
 mod credit;
 mod gbn;
 mod irn;
-mod laps;
+mod own;
 mod records;
 #[cfg(test)]
 mod tests;

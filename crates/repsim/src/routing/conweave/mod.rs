@@ -49,7 +49,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::tor_paths::{edge_of_host, from_host, TorPaths};
-use super::{ecmp, Ingress, SchemeSetup, SchemeTimer, SwitchCtx, SwitchScheme};
+use super::{ecmp, Ingress, RoutingScheme, SchemeSetup, SchemeTimer, SwitchCtx, SwitchScheme};
 use crate::engine::time::{MS, NS, US};
 use crate::engine::{Handle, Time};
 use crate::net::packet::{flags, NO_ROUTE};
@@ -214,14 +214,16 @@ impl ConWeaveConfig {
             base_rtt: self.base_rtt.unwrap_or(p.base_rtt),
         }
     }
+}
 
+impl RoutingScheme for ConWeaveConfig {
     /// The scheme for a run.
-    pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
+    fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
         Box::new(ConWeave::new(self.params(), setup))
     }
 
     /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         let p = self.params();
         if p.tx_expiry == 0 {
             return Err("tx_expiry: must be positive".into());

@@ -313,13 +313,13 @@ fn epochs_compare_modulo_sixteen() {
 fn presets_and_overrides() {
     assert_eq!(
         SwitchSpec::named("conweave"),
-        Some(SwitchSpec::Conweave(ConWeaveConfig::default()))
+        Some(SwitchSpec::new(ConWeaveConfig::default()))
     );
     let spec: SwitchSpec = toml::from_str(
         "scheme = \"conweave\"\npreset = \"fat-tree-lossless\"\npath_pause_time = \"8us\"",
     )
     .unwrap();
-    let SwitchSpec::Conweave(cfg) = spec else {
+    let Some(cfg) = spec.config::<ConWeaveConfig>().cloned() else {
         panic!("conweave");
     };
     let p = cfg.params();

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::Reunion;
 use crate::engine::time::{MS, US};
 use crate::net::RunContext;
-use crate::routing::{SchemeSetup, SwitchScheme};
+use crate::routing::{RoutingScheme, SchemeSetup, SwitchScheme};
 use crate::units::{RateQ, TimeQ};
 
 /// `[routing] switch = "reunion"` or `switch = { scheme = "reunion", interval = "1000us",
@@ -63,18 +63,25 @@ impl Default for ReunionConfig {
 }
 
 impl ReunionConfig {
-    /// The scheme for a run.
-    pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
-        Box::new(Reunion::new(self, setup))
-    }
-
     /// The least sketch estimate of an elephant: `elephant_rate` over one interval, in bytes.
     pub(super) fn floor_bytes(&self) -> u64 {
         (self.elephant_rate.0 as u128 * self.interval.0 as u128 / 8 / 1_000_000_000_000) as u64
     }
+}
+
+impl RoutingScheme for ReunionConfig {
+    /// Every reroute is recorded with its reason.
+    fn reports_path_changes(&self) -> bool {
+        true
+    }
+
+    /// The scheme for a run.
+    fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
+        Box::new(Reunion::new(self, setup))
+    }
 
     /// Checks the parameters.
-    pub fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
         if self.interval.0 == 0 {
             return Err("interval: must be positive".into());
         }

@@ -5,7 +5,7 @@ use crate::engine::Rng;
 use crate::lb::LbEvent;
 use crate::net::world::World;
 use crate::net::{LeafSpineSpec, Packet, RunContext};
-use crate::routing::{SchemeAction, SwitchSpec};
+use crate::routing::{RoutingScheme, SchemeAction, SwitchSpec};
 use crate::units::TimeQ;
 
 /// The leaf-spine in the shared scheme-test world (Reunion reads no egress port), salt 7 at
@@ -410,11 +410,11 @@ fn the_source_tor_detects_elephants_and_tags_packets() {
 fn parses_by_name_and_as_a_table() {
     assert_eq!(
         SwitchSpec::named("reunion"),
-        Some(SwitchSpec::Reunion(ReunionConfig::default()))
+        Some(SwitchSpec::new(ReunionConfig::default()))
     );
     let spec: SwitchSpec =
         toml::from_str("scheme = \"reunion\"\ninterval = \"250us\"\ntolerance = 2").unwrap();
-    let SwitchSpec::Reunion(cfg) = spec else {
+    let Some(cfg) = spec.config::<ReunionConfig>().cloned() else {
         panic!("reunion");
     };
     assert_eq!((cfg.interval, cfg.tolerance), (TimeQ(250 * US), 2));

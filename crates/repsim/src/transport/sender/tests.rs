@@ -10,7 +10,7 @@ const LINE: u64 = 400_000_000_000;
 /// A sender of a flow of `packets` full packets with a constant window of `window_packets`.
 fn sender_of(packets: u64, window_packets: u64) -> Sender {
     let sizes = Sizes::new(packets * 4086, MTU, HEADER);
-    let cc = CcSpec::Mprdma(crate::cc::mprdma::MprdmaConfig {
+    let cc = CcSpec::new(crate::cc::mprdma::MprdmaConfig {
         initial_cwnd: Some(crate::units::SizeQ(crate::units::Size::Packets(
             window_packets as f64,
         ))),
@@ -237,7 +237,7 @@ fn sender_memory_follows_the_window_not_the_flow() {
 /// credit and a 4-packet maximum.
 fn credit_sender(packets: u64, initial_packets: f64) -> Sender {
     let sizes = Sizes::new(packets * 4086, MTU, HEADER);
-    let cc = CcSpec::Eqds(crate::cc::eqds::EqdsConfig {
+    let cc = CcSpec::new(crate::cc::eqds::EqdsConfig {
         initial_credit: Some(crate::units::SizeQ(crate::units::Size::Packets(
             initial_packets,
         ))),

@@ -2,8 +2,8 @@
 use super::*;
 use crate::cc::CcSpec;
 use crate::engine::time::{MS, NS, US};
-use crate::lb::laps::{LapsConfig, LapsDecreaseGuard};
-use crate::lb::{LbContext, LbSpec, PathSignal, Route};
+use crate::lb::laps::{LapsConfig, LapsDecreaseGuard, LapsTransport};
+use crate::lb::{LbContext, LbSpec, OwnTransport, PathSignal, Route};
 
 const MTU: u32 = 1048;
 const HEADER: u32 = 48;
@@ -31,7 +31,7 @@ fn transport(config: &LapsConfig) -> LapsTransport {
 fn laps_sender(packets: u64) -> Sender {
     let config = LapsConfig::default();
     let sizes = Sizes::new(packets * (MTU - HEADER) as u64, MTU, HEADER);
-    let cc = CcSpec::Constant(Default::default()).build(&crate::cc::CcParams {
+    let cc = CcSpec::unconsulted().build(&crate::cc::CcParams {
         mtu: MTU,
         base_rtt: 2 * T,
         bdp: 100 * MTU as u64,
@@ -46,8 +46,8 @@ fn laps_sender(packets: u64) -> Sender {
         ..LbContext::example()
     };
     let mut rng = Rng::new(5);
-    let lb = LbSpec::Laps(config.clone()).build(&ctx, &mut rng);
-    Sender::new(sizes, LINE, cc, lb, rng).with_laps(transport(&config))
+    let lb = LbSpec::new(config.clone()).build(&ctx, &mut rng);
+    Sender::new(sizes, LINE, cc, lb, rng).with_own_transport(Box::new(transport(&config)))
 }
 
 fn signal(congested: bool) -> PathSignal {
@@ -86,21 +86,21 @@ fn default_is_the_codes_window_only_sender_with_the_codes_guards() {
 #[test]
 fn paper_rate_halves_only_when_congested_and_at_most_once_per_2t() {
     let mut t = transport(&LapsConfig::paper_text());
-    t.update_rate(US, &signal(true));
+    t.on_path_signal(US, &signal(true));
     assert_eq!(t.rate(), LINE / 2);
     assert_eq!(t.expected_rate(), LINE);
     // Within 2T of the decrease: no second one, however many congested ACKs.
     for i in 1..18 {
-        t.update_rate(US + i * US, &signal(true));
+        t.on_path_signal(US + i * US, &signal(true));
     }
     assert_eq!(t.rate(), LINE / 2);
-    t.update_rate(US + 2 * T + NS, &signal(true));
+    t.on_path_signal(US + 2 * T + NS, &signal(true));
     assert_eq!(t.rate(), LINE / 4);
     assert_eq!(t.expected_rate(), LINE / 2);
     // Not congested (some valid path under T): the rate never halves.
     let mut u = transport(&LapsConfig::paper_text());
     for i in 0..100 {
-        u.update_rate(i * US, &signal(false));
+        u.on_path_signal(i * US, &signal(false));
     }
     assert_eq!(u.rate(), LINE);
 }
@@ -109,13 +109,13 @@ fn paper_rate_halves_only_when_congested_and_at_most_once_per_2t() {
 fn default_decrease_waits_twice_the_largest_latency() {
     // signal(): the largest current path latency is 3T, so decreases are 6T apart, not 2T.
     let mut t = transport(&LapsConfig::default());
-    t.update_rate(US, &signal(true));
+    t.on_path_signal(US, &signal(true));
     assert_eq!(t.rate(), LINE / 2);
     for i in 1..=6 {
-        t.update_rate(US + i * T, &signal(true));
+        t.on_path_signal(US + i * T, &signal(true));
         assert_eq!(t.rate(), LINE / 2, "{i} T after the decrease");
     }
-    t.update_rate(US + 6 * T + NS, &signal(true));
+    t.on_path_signal(US + 6 * T + NS, &signal(true));
     assert_eq!(t.rate(), LINE / 4);
     // The wait is the latency at the decrease: a larger one spaces the next decrease more.
     let mut w = transport(&LapsConfig::default());
@@ -123,14 +123,14 @@ fn default_decrease_waits_twice_the_largest_latency() {
         congested: true,
         max_latency: 10 * T,
     };
-    w.update_rate(US, &slow);
-    w.update_rate(US + 20 * T, &signal(true));
+    w.on_path_signal(US, &slow);
+    w.on_path_signal(US + 20 * T, &signal(true));
     assert_eq!(
         w.rate(),
         LINE / 2,
         "20T after a decrease at a latency of 10T"
     );
-    w.update_rate(US + 20 * T + NS, &signal(true));
+    w.on_path_signal(US + 20 * T + NS, &signal(true));
     assert_eq!(w.rate(), LINE / 4);
 }
 
@@ -138,46 +138,46 @@ fn default_decrease_waits_twice_the_largest_latency() {
 fn default_increase_waits_2t() {
     let mut t = transport(&LapsConfig::default());
     for i in 1..=3 {
-        t.update_rate(i * 7 * T, &signal(true));
+        t.on_path_signal(i * 7 * T, &signal(true));
     }
     assert_eq!(t.rate(), LINE / 8);
     let start = 30 * T;
-    t.update_rate(start, &signal(false));
+    t.on_path_signal(start, &signal(false));
     let after_one = t.rate();
     assert!(after_one > LINE / 8);
     for i in 1..=4 {
-        t.update_rate(start + i * T / 2, &signal(false));
+        t.on_path_signal(start + i * T / 2, &signal(false));
         assert_eq!(t.rate(), after_one, "{i} T/2 after the increase");
     }
-    t.update_rate(start + 2 * T + NS, &signal(false));
+    t.on_path_signal(start + 2 * T + NS, &signal(false));
     assert!(t.rate() > after_one, "the next increase 2T later");
 }
 
 #[test]
 fn paper_guard_allows_one_adjustment_of_either_kind_per_2t() {
     let mut t = transport(&LapsConfig::paper_text());
-    t.update_rate(US, &signal(true));
+    t.on_path_signal(US, &signal(true));
     assert_eq!(t.rate(), LINE / 2);
     // No increase within 2T of the decrease...
-    t.update_rate(US + T, &signal(false));
+    t.on_path_signal(US + T, &signal(false));
     assert_eq!(t.rate(), LINE / 2);
-    t.update_rate(US + 2 * T + NS, &signal(false));
+    t.on_path_signal(US + 2 * T + NS, &signal(false));
     assert_eq!(t.rate(), 3 * LINE / 4);
     // ...and no decrease within 2T of the increase.
-    t.update_rate(US + 3 * T, &signal(true));
+    t.on_path_signal(US + 3 * T, &signal(true));
     assert_eq!(t.rate(), 3 * LINE / 4);
-    t.update_rate(US + 4 * T + 2 * NS, &signal(true));
+    t.on_path_signal(US + 4 * T + 2 * NS, &signal(true));
     assert_eq!(t.rate(), 3 * LINE / 8);
 
     // The code's guards are independent: a decrease may follow an increase at once.
     let mut c = transport(&LapsConfig::default());
-    c.update_rate(US, &signal(true));
-    c.update_rate(US + T, &signal(false));
+    c.on_path_signal(US, &signal(true));
+    c.on_path_signal(US + T, &signal(false));
     assert_eq!(c.rate(), 3 * LINE / 4, "increase right after the decrease");
-    c.update_rate(US + 5 * T, &signal(false));
+    c.on_path_signal(US + 5 * T, &signal(false));
     assert_eq!(c.rate(), 7 * LINE / 8);
     // T after that increase, but 2 x 3T after the decrease: halves.
-    c.update_rate(US + 6 * T + NS, &signal(true));
+    c.on_path_signal(US + 6 * T + NS, &signal(true));
     assert_eq!(c.rate(), 7 * LINE / 16, "decrease within 2T of an increase");
 }
 
@@ -187,7 +187,7 @@ fn rate_never_goes_below_the_minimum() {
         let mut t = transport(&config);
         // Decreases at least 2 x 3T apart (the default's guard under signal()): 20 of them.
         for i in 1..=20 {
-            t.update_rate(i * 7 * T, &signal(true));
+            t.on_path_signal(i * 7 * T, &signal(true));
         }
         assert_eq!(t.rate(), 1_000_000_000);
     }
@@ -202,14 +202,14 @@ fn hyper_increase_starts_after_exactly_n_increases() {
     let mut t = transport(&config);
     // Down to 12.5 Gb/s, expected rate 25 Gb/s.
     for i in 1..=4 {
-        t.update_rate(i * 3 * T, &signal(true));
+        t.on_path_signal(i * 3 * T, &signal(true));
     }
     assert_eq!((t.rate(), t.expected_rate()), (LINE / 16, LINE / 8));
     let mut now = 20 * T;
     let mut expected = Vec::new();
     for _ in 0..8 {
         now += 2 * T + NS;
-        t.update_rate(now, &signal(false));
+        t.on_path_signal(now, &signal(false));
         expected.push(t.expected_rate());
     }
     // Six increases halve the gap to 25 Gb/s (the expected rate stays); the seventh doubles
@@ -220,10 +220,10 @@ fn hyper_increase_starts_after_exactly_n_increases() {
     assert_eq!(expected[7], 4 * e);
     // At most one increase per 2T.
     let before = t.rate();
-    t.update_rate(now + T, &signal(false));
+    t.on_path_signal(now + T, &signal(false));
     assert_eq!(t.rate(), before);
     // A decrease ends the hyper phase: N increases again before the next doubling.
-    t.update_rate(now + 3 * T, &signal(true));
+    t.on_path_signal(now + 3 * T, &signal(true));
     assert_eq!(t.increases(), 0);
 }
 
@@ -333,9 +333,9 @@ fn pacing_follows_the_rate_unless_window_only() {
     s.transmit(0, 8 * MS);
     assert_eq!(s.paced_until(0), None, "at line rate: no spacing");
     let mut t = transport(&LapsConfig::paper_text());
-    t.update_rate(US, &signal(true));
+    t.on_path_signal(US, &signal(true));
     assert_eq!(t.pacing_rate(), Some(LINE / 2));
     let mut w = transport(&LapsConfig::default());
-    w.update_rate(US, &signal(true));
+    w.on_path_signal(US, &signal(true));
     assert_eq!(w.pacing_rate(), None);
 }

@@ -13,7 +13,7 @@ const RTO: Time = 4_000 * US;
 /// A sender of `packets` full packets under a constant window of `window` packets.
 fn sender(packets: u64, window: f64, recovery: Recovery) -> Sender {
     let sizes = Sizes::new(packets * (MTU - HEADER) as u64, MTU, HEADER);
-    let cc = CcSpec::Constant(crate::cc::constant::ConstantConfig {
+    let cc = CcSpec::new(crate::cc::constant::ConstantConfig {
         window: Some(SizeQ(Size::Packets(window))),
         rate: None,
     })

@@ -1,8 +1,9 @@
-//! The LAPS transport of a sender (seed 003, `peers.md` 1.3-1.7): a fixed window of 2 T C,
-//! AIMD rate control driven by the load balancer's path latencies (paced at the current rate
-//! by default), per-path outstanding lists whose order gives loss detection, and a timeout
-//! per path. The path choice, probes and latency table are the load balancer's
-//! (`lb/laps.rs`); the receiver answers every data packet at once with a selective ACK that
+//! The LAPS transport of a connection (seed 003, `peers.md` 1.3-1.7), which LAPS brings in
+//! place of the run's congestion control and retransmission timer ([`OwnTransport`]): a fixed
+//! window of 2 T C, AIMD rate control driven by the load balancer's path latencies (paced at
+//! the current rate by default), per-path outstanding lists whose order gives loss detection,
+//! and a timeout per path. The path choice, probes and latency table are the load balancer's
+//! ([`super::Laps`]); the receiver answers every data packet at once with a selective ACK that
 //! echoes the one-way delay and returns on the reverse route.
 //!
 //! Choices:
@@ -26,11 +27,10 @@
 //!   ignores ECN and CNPs in LAPS mode); RTS are never sent.
 use std::collections::VecDeque;
 
-use super::{AckInfo, FlowStats, RtoCheck, Sender, Timeout};
+use super::{LapsConfig, LapsDecreaseGuard};
 use crate::engine::time::SEC;
 use crate::engine::Time;
-use crate::lb::laps::{LapsConfig, LapsDecreaseGuard};
-use crate::lb::{LbEvent, PathSignal};
+use crate::lb::{OwnTransport, PathSignal};
 
 /// The LAPS transport state of one connection.
 #[derive(Clone, Debug)]
@@ -101,11 +101,6 @@ impl LapsTransport {
         }
     }
 
-    /// Bytes in flight allowed.
-    pub fn window(&self) -> u64 {
-        self.window
-    }
-
     /// The current rate.
     pub fn rate(&self) -> u64 {
         self.cur_rate
@@ -120,23 +115,59 @@ impl LapsTransport {
     pub fn increases(&self) -> u32 {
         self.inc_stage
     }
+}
+
+impl OwnTransport for LapsTransport {
+    /// Bytes in flight allowed.
+    fn window(&self) -> u64 {
+        self.window
+    }
 
     /// The rate the NIC spaces packets at, if below line rate and pacing is on.
     #[inline]
-    pub fn pacing_rate(&self) -> Option<u64> {
+    fn pacing_rate(&self) -> Option<u64> {
         (self.pacing && self.cur_rate < self.line_rate).then_some(self.cur_rate)
     }
 
     /// Records packet `psn` sent on path `path` at `now`.
     #[inline]
-    pub fn on_send(&mut self, path: u16, psn: u32, now: Time) {
+    fn on_send(&mut self, path: u16, psn: u32, now: Time) {
         let p = path as usize;
         self.outstanding[p].push_back((psn, now));
         self.touched[p] = now;
     }
 
+    /// Pops the packets listed before `psn` (sent at `sent_at`) on `path`, which its ACK shows
+    /// lost, and then `psn` itself; the path's timeout restarts if packets remain listed.
+    fn on_ack(
+        &mut self,
+        now: Time,
+        path: u16,
+        psn: u32,
+        sent_at: Time,
+        lost: &mut dyn FnMut(u32, Time),
+    ) {
+        let p = path as usize;
+        let Some(list) = self.outstanding.get_mut(p) else {
+            return;
+        };
+        let Some(at) = list
+            .iter()
+            .position(|&(listed, sent)| listed == psn && sent == sent_at)
+        else {
+            return;
+        };
+        for (psn, sent) in list.drain(..at) {
+            lost(psn, sent);
+        }
+        list.pop_front();
+        if !list.is_empty() {
+            self.touched[p] = now;
+        }
+    }
+
     /// AIMD on one data ACK, after the latency table saw it.
-    pub fn update_rate(&mut self, now: Time, signal: &PathSignal) {
+    fn on_path_signal(&mut self, now: Time, signal: &PathSignal) {
         if signal.congested {
             if now > self.next_dec {
                 self.tgt_rate = self.cur_rate.max(self.min_rate);
@@ -179,116 +210,33 @@ impl LapsTransport {
             .min()
     }
 
+    /// The first packet listed on any path.
+    fn oldest_listed(&self) -> Option<u32> {
+        self.outstanding
+            .iter()
+            .find_map(|l| l.front())
+            .map(|&(psn, _)| psn)
+    }
+
+    /// Every path whose deadline passed at `now` has its listed packets declared lost.
+    fn time_out(&mut self, now: Time, lost: &mut dyn FnMut(u16, Option<(u32, Time)>)) {
+        for (p, list) in self.outstanding.iter_mut().enumerate() {
+            if list.is_empty() || self.touched[p] + self.rto > now {
+                continue;
+            }
+            for entry in list.drain(..) {
+                lost(p as u16, Some(entry));
+            }
+            lost(p as u16, None);
+        }
+    }
+
     /// Heap bytes of the per-path lists.
-    pub fn heap_bytes(&self) -> usize {
+    fn heap_bytes(&self) -> usize {
         self.outstanding
             .iter()
             .map(|l| l.capacity() * std::mem::size_of::<(u32, Time)>())
             .sum::<usize>()
             + self.touched.capacity() * std::mem::size_of::<Time>()
-    }
-}
-
-impl Sender {
-    /// The same sender under the LAPS transport (its congestion control is then unused).
-    pub fn with_laps(mut self, laps: LapsTransport) -> Self {
-        self.laps = Some(Box::new(laps));
-        self.paces = false;
-        self
-    }
-
-    /// Per-path loss detection for a data ACK of `ack.psn` on path `ack.ev`: the packets
-    /// listed before it on that path are declared lost.
-    pub(super) fn laps_detect_losses(&mut self, now: Time, ack: &AckInfo) {
-        let p = ack.ev as usize;
-        let Some(list) = self.laps.as_deref().and_then(|l| l.outstanding.get(p)) else {
-            return;
-        };
-        let Some(at) = list
-            .iter()
-            .position(|&(psn, sent)| psn == ack.psn && sent == ack.sent_at)
-        else {
-            return;
-        };
-        for _ in 0..at {
-            let (psn, sent) = self.laps.as_mut().expect("laps").outstanding[p]
-                .pop_front()
-                .expect("listed");
-            if self.in_flight_since(psn, sent) {
-                self.declare_lost(psn);
-            }
-        }
-        let laps = self.laps.as_mut().expect("laps");
-        laps.outstanding[p].pop_front();
-        if !laps.outstanding[p].is_empty() {
-            laps.touched[p] = now;
-        }
-    }
-
-    /// After a data ACK was absorbed: the rate update from the load balancer's latencies.
-    pub(super) fn laps_after_ack(&mut self, now: Time) {
-        let Some(signal) = self.lb.path_signal() else {
-            return;
-        };
-        if let Some(laps) = self.laps.as_mut() {
-            laps.update_rate(now, &signal);
-        }
-    }
-
-    /// A probe answer (or any one-way latency sample) for path `ev` arrived.
-    pub fn on_probe_ack(&mut self, now: Time, ev: u16, one_way: Time) {
-        self.lb.on_one_way(ev, one_way, now);
-    }
-
-    /// The connection timer fired: the earliest path deadline, if any.
-    pub(super) fn laps_check_rto(&mut self, now: Time) -> RtoCheck {
-        self.timer_pending = false;
-        let laps = self.laps.as_deref().expect("laps");
-        match laps.next_deadline() {
-            None => RtoCheck::Idle,
-            Some(at) if at > now => {
-                self.timer_pending = true;
-                RtoCheck::Rearm(at)
-            }
-            Some(_) => {
-                let (psn, _) = laps
-                    .outstanding
-                    .iter()
-                    .find_map(|l| l.front())
-                    .expect("listed");
-                RtoCheck::Expired(*psn)
-            }
-        }
-    }
-
-    /// Every path whose deadline passed has its listed packets declared lost.
-    pub(super) fn laps_time_out(&mut self, now: Time, stats: &mut FlowStats) -> Timeout {
-        let rtx_was_empty = self.next_retransmission().is_none();
-        let paths = self.laps.as_deref().expect("laps").outstanding.len();
-        let mut wire = 0;
-        let mut lb_event: Option<LbEvent> = None;
-        for p in 0..paths {
-            let laps = self.laps.as_deref().expect("laps");
-            if laps.outstanding[p].is_empty() || laps.touched[p] + laps.rto > now {
-                continue;
-            }
-            while let Some((psn, sent)) =
-                self.laps.as_mut().expect("laps").outstanding[p].pop_front()
-            {
-                if self.in_flight_since(psn, sent) {
-                    wire += self.declare_lost(psn);
-                }
-            }
-            lb_event = lb_event.or(self.lb.on_timeout(p as u16, now));
-        }
-        stats.timeouts += 1;
-        let rearm = self.laps.as_deref().expect("laps").next_deadline();
-        self.timer_pending = rearm.is_some();
-        Timeout {
-            wire,
-            rtx_was_empty,
-            lb_event,
-            rearm: rearm.map(|at| at.max(now)),
-        }
     }
 }

@@ -1,0 +1,258 @@
+//! The one registry mechanism behind every kind of scheme (load balancers, congestion controls,
+//! switch schemes): a table of named configuration types, open at run time, and [`Spec`], one
+//! scheme's configuration as a scenario names it.
+//!
+//! A kind ([`Kind`]) is a contract trait used as a trait object (`dyn LbScheme`, ...) plus its
+//! table. Each entry knows its configuration type only through function pointers made by
+//! [`entry!`](crate::scheme_entry), so a type defined outside the crate registers exactly like
+//! a built-in one and a scenario names it the same way. Tables are read when a scenario is
+//! parsed or a run set up, never per packet.
+use std::any::{Any, TypeId};
+use std::fmt;
+use std::sync::{Arc, RwLock};
+
+/// Downcasting for configuration trait objects (blanket-implemented for every `'static` type).
+pub trait AsAny: Any {
+    /// The value as [`Any`].
+    fn as_any(&self) -> &dyn Any;
+    /// The value as mutable [`Any`].
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+impl<T: Any> AsAny for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+/// A kind of scheme: its contract (as a trait object type) and its table.
+pub trait Kind: 'static {
+    /// The contract as a trait object (`dyn LbScheme`).
+    type Dyn: ?Sized + AsAny + fmt::Debug + Send + Sync;
+    /// The key naming the scheme in a table (`scheme`, `algo`).
+    const TAG: &'static str;
+    /// What the kind is called in messages ("load balancer").
+    const WHAT: &'static str;
+    /// The kind's table, filled with the built-in schemes on first use.
+    fn table() -> &'static RwLock<Vec<Arc<Entry<Self::Dyn>>>>;
+}
+
+/// One registered scheme: its name and how to make, parse, copy and compare its
+/// configuration.
+pub struct Entry<D: ?Sized> {
+    /// The name a scenario uses.
+    pub name: &'static str,
+    /// The configuration type.
+    pub type_id: TypeId,
+    /// Its default parameters.
+    pub default: fn() -> Box<D>,
+    /// Parameters from a table (without the naming key).
+    pub parse: fn(toml::Value) -> Result<Box<D>, toml::de::Error>,
+    /// A copy.
+    pub clone: fn(&D) -> Box<D>,
+    /// Equality of two configurations of this type.
+    pub eq: fn(&D, &D) -> bool,
+    /// The parameters as a table (without the naming key).
+    pub to_toml: fn(&D) -> Result<toml::Value, toml::ser::Error>,
+}
+
+/// The [`Entry`] of configuration type `$config` registered as `$name`, for a kind whose
+/// contract `$config` implements (the `Box<dyn ...>` coercions need the concrete type, hence a
+/// macro rather than a generic function).
+#[macro_export]
+macro_rules! scheme_entry {
+    ($name:expr, $config:ty) => {
+        $crate::engine::registry::Entry {
+            name: $name,
+            type_id: ::std::any::TypeId::of::<$config>(),
+            default: || Box::new(<$config as ::std::default::Default>::default()),
+            parse: |v| Ok(Box::new(<$config as ::serde::Deserialize>::deserialize(v)?)),
+            clone: |c| {
+                Box::new(
+                    $crate::engine::registry::AsAny::as_any(c)
+                        .downcast_ref::<$config>()
+                        .expect("an entry copies its own type")
+                        .clone(),
+                )
+            },
+            eq: |a, b| {
+                $crate::engine::registry::AsAny::as_any(a).downcast_ref::<$config>()
+                    == $crate::engine::registry::AsAny::as_any(b).downcast_ref::<$config>()
+            },
+            to_toml: |c| {
+                ::toml::Value::try_from(
+                    $crate::engine::registry::AsAny::as_any(c)
+                        .downcast_ref::<$config>()
+                        .expect("an entry writes its own type"),
+                )
+            },
+        }
+    };
+}
+
+/// Adds `entry` to kind `K`'s table. Fails if the name is taken; registering the same type
+/// under the same name again is a no-op, so tests and examples may register at every start.
+pub fn register<K: Kind>(entry: Entry<K::Dyn>) -> Result<(), String> {
+    let mut table = K::table().write().unwrap_or_else(|e| e.into_inner());
+    if let Some(old) = table.iter().find(|e| e.name == entry.name) {
+        if old.type_id == entry.type_id {
+            return Ok(());
+        }
+        return Err(format!(
+            "a {} named '{}' is already registered",
+            K::WHAT,
+            entry.name
+        ));
+    }
+    if entry.name.is_empty() || entry.name.contains(['+', ' ']) {
+        return Err(format!(
+            "'{}' cannot name a {}: use a non-empty name without '+' or spaces",
+            entry.name,
+            K::WHAT
+        ));
+    }
+    table.push(Arc::new(entry));
+    Ok(())
+}
+
+fn find<K: Kind>(pick: impl Fn(&Entry<K::Dyn>) -> bool) -> Option<Arc<Entry<K::Dyn>>> {
+    let table = K::table().read().unwrap_or_else(|e| e.into_inner());
+    table.iter().find(|e| pick(e)).cloned()
+}
+
+/// One scheme of kind `K` with its parameters, as a scenario names it (`"reps"`, or a table
+/// whose [`Kind::TAG`] key names it).
+pub struct Spec<K: Kind> {
+    entry: Arc<Entry<K::Dyn>>,
+    config: Arc<K::Dyn>,
+}
+
+impl<K: Kind> Spec<K> {
+    /// Names of every registered scheme of the kind, built-ins first.
+    pub fn names() -> Vec<&'static str> {
+        let table = K::table().read().unwrap_or_else(|e| e.into_inner());
+        table.iter().map(|e| e.name).collect()
+    }
+
+    /// The scheme with default parameters, by name.
+    pub fn named(name: &str) -> Option<Self> {
+        let entry = find::<K>(|e| e.name == name)?;
+        let config = Arc::from((entry.default)());
+        Some(Spec { entry, config })
+    }
+
+    /// A scheme from a table naming it under [`Kind::TAG`]; the message is serde's for the
+    /// parameters, or names the unknown or missing scheme.
+    pub fn from_toml(value: toml::Value) -> Result<Self, String> {
+        let toml::Value::Table(mut table) = value else {
+            return Err(format!(
+                "invalid type: expected a table naming a {}",
+                K::WHAT
+            ));
+        };
+        let name = match table.remove(K::TAG) {
+            Some(toml::Value::String(name)) => name,
+            Some(other) => {
+                return Err(format!(
+                    "invalid type: {}, expected a string for `{}`",
+                    other.type_str(),
+                    K::TAG
+                ))
+            }
+            None => return Err(format!("missing field `{}`", K::TAG)),
+        };
+        let entry = find::<K>(|e| e.name == name).ok_or_else(|| {
+            let names: Vec<String> = Self::names().iter().map(|n| format!("`{n}`")).collect();
+            format!(
+                "unknown variant `{name}`, expected one of {}",
+                names.join(", ")
+            )
+        })?;
+        let config =
+            (entry.parse)(toml::Value::Table(table)).map_err(|e| e.message().trim().to_string())?;
+        Ok(Spec {
+            entry,
+            config: Arc::from(config),
+        })
+    }
+
+    /// The registered scheme whose configuration type is `T`, with these parameters (`None`
+    /// if no scheme of the kind has that type). `wrap` makes the trait object
+    /// (`|c| Box::new(c)`).
+    pub fn wrap<T: 'static>(config: T, wrap: fn(T) -> Box<K::Dyn>) -> Option<Self> {
+        let entry = find::<K>(|e| e.type_id == TypeId::of::<T>())?;
+        Some(Spec {
+            entry,
+            config: Arc::from(wrap(config)),
+        })
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &'static str {
+        self.entry.name
+    }
+
+    /// The configuration behind the kind's contract.
+    pub fn scheme(&self) -> &K::Dyn {
+        &self.config
+    }
+
+    /// The parameters, if the scheme's configuration type is `T`.
+    pub fn config<T: 'static>(&self) -> Option<&T> {
+        let config: &K::Dyn = &self.config;
+        config.as_any().downcast_ref::<T>()
+    }
+
+    /// The parameters to change, if the scheme's configuration type is `T`.
+    pub fn config_mut<T: 'static>(&mut self) -> Option<&mut T> {
+        if Arc::get_mut(&mut self.config).is_none() {
+            self.config = Arc::from((self.entry.clone)(&self.config));
+        }
+        let config: &mut K::Dyn = Arc::get_mut(&mut self.config).expect("unshared after copy");
+        config.as_any_mut().downcast_mut::<T>()
+    }
+}
+
+impl<K: Kind> Clone for Spec<K> {
+    /// Shares the parameters (a change through [`Spec::config_mut`] copies them first).
+    fn clone(&self) -> Self {
+        Spec {
+            entry: self.entry.clone(),
+            config: self.config.clone(),
+        }
+    }
+}
+
+impl<K: Kind> PartialEq for Spec<K> {
+    fn eq(&self, other: &Self) -> bool {
+        self.entry.name == other.entry.name && (self.entry.eq)(&self.config, &other.config)
+    }
+}
+
+impl<K: Kind> fmt::Debug for Spec<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {:?}", self.entry.name, &self.config)
+    }
+}
+
+impl<K: Kind> serde::Serialize for Spec<K> {
+    /// A table naming the scheme under [`Kind::TAG`], with every parameter.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut value = (self.entry.to_toml)(&self.config).map_err(serde::ser::Error::custom)?;
+        if let toml::Value::Table(t) = &mut value {
+            t.insert(K::TAG.into(), toml::Value::String(self.entry.name.into()));
+        }
+        value.serialize(s)
+    }
+}
+
+impl<'de, K: Kind> serde::Deserialize<'de> for Spec<K> {
+    /// A table naming the scheme under [`Kind::TAG`], through the kind's table.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = toml::Value::deserialize(d)?;
+        Spec::from_toml(value).map_err(serde::de::Error::custom)
+    }
+}

@@ -1,0 +1,86 @@
+//! A sender under a load balancer's own transport ([`crate::lb::OwnTransport`], LAPS's): the
+//! transport's window and rate replace the congestion control's, its per-path lists declare
+//! losses from ACK order and per-path timeouts, and the load balancer's path signal drives its
+//! rate after every data ACK.
+use super::{AckInfo, FlowStats, RtoCheck, Sender, Timeout};
+use crate::engine::Time;
+use crate::lb::{LbEvent, OwnTransport};
+
+impl Sender {
+    /// The same sender under a load balancer's own transport (its congestion control is then
+    /// unused).
+    pub fn with_own_transport(mut self, transport: Box<dyn OwnTransport>) -> Self {
+        self.own = Some(transport);
+        self.paces = false;
+        self
+    }
+
+    /// Loss detection for a data ACK of `ack.psn` on path `ack.ev`: the packets the transport
+    /// shows lost are declared lost.
+    pub(super) fn own_detect_losses(&mut self, now: Time, ack: &AckInfo) {
+        let Some(mut own) = self.own.take() else {
+            return;
+        };
+        own.on_ack(now, ack.ev, ack.psn, ack.sent_at, &mut |psn, sent| {
+            if self.in_flight_since(psn, sent) {
+                self.declare_lost(psn);
+            }
+        });
+        self.own = Some(own);
+    }
+
+    /// After a data ACK was absorbed: the rate update from the load balancer's latencies.
+    pub(super) fn own_after_ack(&mut self, now: Time) {
+        let Some(signal) = self.lb.path_signal() else {
+            return;
+        };
+        if let Some(own) = self.own.as_mut() {
+            own.on_path_signal(now, &signal);
+        }
+    }
+
+    /// A probe answer (or any one-way latency sample) for path `ev` arrived.
+    pub fn on_probe_ack(&mut self, now: Time, ev: u16, one_way: Time) {
+        self.lb.on_one_way(ev, one_way, now);
+    }
+
+    /// The connection timer fired: the earliest path deadline, if any.
+    pub(super) fn own_check_rto(&mut self, now: Time) -> RtoCheck {
+        self.timer_pending = false;
+        let own = self.own.as_deref().expect("an own transport");
+        match own.next_deadline() {
+            None => RtoCheck::Idle,
+            Some(at) if at > now => {
+                self.timer_pending = true;
+                RtoCheck::Rearm(at)
+            }
+            Some(_) => RtoCheck::Expired(own.oldest_listed().expect("listed")),
+        }
+    }
+
+    /// Every path whose deadline passed has its listed packets declared lost.
+    pub(super) fn own_time_out(&mut self, now: Time, stats: &mut FlowStats) -> Timeout {
+        let rtx_was_empty = self.next_retransmission().is_none();
+        let mut own = self.own.take().expect("an own transport");
+        let mut wire = 0;
+        let mut lb_event: Option<LbEvent> = None;
+        own.time_out(now, &mut |path, entry| match entry {
+            Some((psn, sent)) => {
+                if self.in_flight_since(psn, sent) {
+                    wire += self.declare_lost(psn);
+                }
+            }
+            None => lb_event = lb_event.or(self.lb.on_timeout(path, now)),
+        });
+        stats.timeouts += 1;
+        let rearm = own.next_deadline();
+        self.own = Some(own);
+        self.timer_pending = rearm.is_some();
+        Timeout {
+            wire,
+            rtx_was_empty,
+            lb_event,
+            rearm: rearm.map(|at| at.max(now)),
+        }
+    }
+}
