@@ -19,6 +19,7 @@ const ROWS: &[(&str, u32)] = &[
     ("metrics", 4),
     ("sim", 5),
     ("scenario", 6),
+    ("registry", 6),
 ];
 
 fn row(module: &str) -> Option<u32> {

@@ -35,6 +35,7 @@ pub mod fault;
 pub mod lb;
 pub mod metrics;
 pub mod net;
+pub mod registry;
 pub mod routing;
 pub mod scenario;
 pub mod sim;
@@ -43,4 +44,5 @@ pub mod units;
 pub mod workload;
 
 pub use error::ConfigError;
+pub use registry::Registry;
 pub use sim::{RunSpec, SimConfig, Simulation};
