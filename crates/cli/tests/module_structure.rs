@@ -164,3 +164,51 @@ fn the_command_line_modules_form_no_circle() {
         }
     }
 }
+
+/// Whether `line` names `scheme` as a word (case-insensitive; `-` matching `-` or `_`), other
+/// than as a module of the standard library (`std::ops`).
+fn names_scheme(line: &str, scheme: &str) -> bool {
+    let line = line.to_ascii_lowercase().replace('_', "-");
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '-';
+    line.match_indices(scheme).any(|(at, _)| {
+        let before = line[..at].chars().next_back();
+        let after = line[at + scheme.len()..].chars().next();
+        !before.is_some_and(is_word)
+            && !after.is_some_and(is_word)
+            && !line[..at].ends_with("std::")
+    })
+}
+
+#[test]
+fn the_simulation_names_no_scheme() {
+    // ECMP is the network's own forwarding (the tables' equal-cost groups), which the
+    // simulation inlines for every scheme that forwards by the hash alone.
+    let schemes: BTreeSet<&str> = repsim::Registry::lbs()
+        .into_iter()
+        .chain(repsim::Registry::ccs())
+        .chain(repsim::Registry::switches())
+        .filter(|s| *s != "ecmp")
+        .collect();
+    assert!(schemes.len() > 20, "the registries list the built-ins");
+    let mut found = Vec::new();
+    for (file, module, _) in files("repsim") {
+        if module != "sim" {
+            continue;
+        }
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../repsim/src")
+            .join(&file);
+        let text = std::fs::read_to_string(&path).expect("readable source");
+        for (i, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            for s in &schemes {
+                if names_scheme(code, s) {
+                    found.push(format!("{}:{}: {s}", file.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "scheme names in sim/: {found:#?}");
+    assert!(names_scheme("let c = CcSpec::Eqds(x);", "eqds"));
+    assert!(!names_scheme("use std::ops::Index;", "reps"));
+}

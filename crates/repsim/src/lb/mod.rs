@@ -417,10 +417,12 @@ impl Spec<LbKind> {
     pub fn routes_wanted(&self) -> usize {
         self.scheme().routes_wanted()
     }
+}
 
-    /// The LAPS parameters, if this is LAPS (its connections use the LAPS transport).
-    pub fn laps(&self) -> Option<&laps::LapsConfig> {
-        self.config::<laps::LapsConfig>()
+impl Default for Spec<LbKind> {
+    /// REPS with its default parameters.
+    fn default() -> Self {
+        LbSpec::new(reps::RepsConfig::default())
     }
 }
 

@@ -28,8 +28,10 @@ pub enum NextHops {
     /// The forwarding table's shortest-path groups (the default).
     #[default]
     Shortest,
-    /// The per-hop union of the candidate routes' next links (LAPS's baseline setup).
-    LapsCandidates,
+    /// The per-hop union of the candidate routes' next links (LAPS's baseline setup; written
+    /// `"laps-candidates"`).
+    #[serde(rename = "laps-candidates")]
+    CandidateRoutes,
 }
 
 /// One switch's choices at one position of a pair's candidate routes.

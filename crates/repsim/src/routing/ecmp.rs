@@ -46,7 +46,7 @@ pub fn pick(pkt: &Packet, salt: u32, candidates: &[u32]) -> u32 {
 /// ([`crate::net::hash::EcmpHash::Murmur3SwitchSeed`]): the switch's node id is its index
 /// (switches first), a host's node id follows the switches.
 #[inline]
-pub fn pick_as_laps_code(pkt: &Packet, topo: &Topology, s: u32, candidates: &[u32]) -> u32 {
+pub fn pick_murmur3_switch_seed(pkt: &Packet, topo: &Topology, s: u32, candidates: &[u32]) -> u32 {
     match candidates.len() {
         1 => candidates[0],
         n => {

@@ -61,7 +61,7 @@ impl TorPaths {
     pub fn for_run(topo: &Topology, next_hops: NextHops) -> Self {
         match next_hops {
             NextHops::Shortest => Self::new(topo),
-            NextHops::LapsCandidates => Self::candidates(topo),
+            NextHops::CandidateRoutes => Self::candidates(topo),
         }
     }
 
@@ -343,7 +343,7 @@ mod tests {
         let topo = crate::net::DragonflySpec::laps()
             .build()
             .expect("a valid fabric");
-        let paths = TorPaths::for_run(&topo, NextHops::LapsCandidates);
+        let paths = TorPaths::for_run(&topo, NextHops::CandidateRoutes);
         assert!(paths.explicit());
         let (src, dst) = (0, topo.hosts - 1);
         let (a, b) = (edge_of_host(&topo, src), edge_of_host(&topo, dst));

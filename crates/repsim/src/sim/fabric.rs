@@ -33,7 +33,7 @@ impl FabricExtras {
         FabricExtras {
             random_loss: RandomLoss::new(cfg.loss.probability, topo.links.len(), cfg.seed)
                 .map(Box::new),
-            next_hops: (cfg.next_hops == NextHops::LapsCandidates)
+            next_hops: (cfg.next_hops == NextHops::CandidateRoutes)
                 .then(|| Box::new(CandidateHops::new(topo))),
             reorder: ReorderHistogram::default(),
             elephants: cfg

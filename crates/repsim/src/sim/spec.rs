@@ -67,7 +67,7 @@ impl Default for SimConfig {
                 per_rate: None,
             },
             transport: TransportConfig::default(),
-            lb: LbSpec::named("reps").expect("built in"),
+            lb: LbSpec::default(),
             cc: CcSpec::default(),
             switch: SwitchSpec::default(),
             slowdown_edges: None,

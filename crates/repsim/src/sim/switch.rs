@@ -136,7 +136,7 @@ impl Simulation {
         } else {
             Ingress::Forward(match self.fabric.ecmp_hash {
                 EcmpHash::Lookup2 => ecmp::pick(pkt, salts[s as usize], cands),
-                EcmpHash::Murmur3SwitchSeed => ecmp::pick_as_laps_code(pkt, topo, s, cands),
+                EcmpHash::Murmur3SwitchSeed => ecmp::pick_murmur3_switch_seed(pkt, topo, s, cands),
             })
         };
         self.act_on(s, h, decision);
