@@ -11,10 +11,8 @@
 //! port (every way down a tree) is not stored at all: its table entry is the port, so such a
 //! lookup reads the table alone (see [`STORED`]). And a switch whose routes towards every
 //! other edge switch are one group (a ToR's uplinks) says so once ([`Forwarding::uniform`]), so
-//! its lookups do not read its row. Both were measured on the scale series (M events/s,
-//! interleaved pairs of `repsim bench`): the one-port groups in the table, 8,192 hosts 8.43 ->
-//! 8.73 and 1,024 hosts 11.62 -> 11.90 (10 pairs each, 7 faster); the uniform rows after
-//! that, 8.92 -> 9.35 (7 of 10 faster) and 10.43 -> 10.79 (9 of 10). Routes are unchanged.
+//! its lookups do not read its row (both a few percent faster on the scale series; routes are
+//! unchanged).
 //!
 //! After failures, [`reconverge`] prunes the base groups: a port stays when its link is alive
 //! and its far end can still reach the destination along the base groups. This models fabrics

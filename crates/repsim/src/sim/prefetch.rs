@@ -24,78 +24,9 @@
 //!   state; for the sender an idle host NIC pulls from, that state and the ends of its PSN
 //!   records and send order.
 //!
-//! On the 8,192-host run (first 25 us, interleaved pairs) the loop takes 2.0x the CPU time
-//! with no prefetching and 1.8x with only the [`FAR`] stage. The rest was added later, each
-//! step timed against the one before as the fastest of 5 to 6 interleaved full runs of the
-//! 8,192-host step (wall seconds; the machine's speed drifts by up to 20 % between runs, so
-//! only pairs from one sitting compare): the reply's port and slot 9.41 -> 9.03; the
-//! [`LAST`] stage 9.03 -> 8.60 (same sitting; distance 1 gave 8.69); the ready-list slot at
-//! [`FAR`] 8.78 -> 8.47 (found through the topology's 32-byte link records instead of
-//! `port_hosts`, it was slower than no such prefetch: 8.82 against 7.77); the
-//! congestion-control and load-balancer state 8.69 -> 8.58 and 9.39 -> 9.08 (means within
-//! 2 %: a small win at best); the switch lane slot and the send lists' ends 8.83 -> 8.51
-//! (means 9.31 -> 8.81); keeping [`MID`]'s ECMP choice for [`NEAR`] 8.44 -> 8.07 (means
-//! 8.86 -> 8.67). All together, with the event queue's walk of the next bucket: means 10.69
-//! -> 9.00 over 8 pairs. Distances 10/7/4/2 and 12/8/4/2 then changed nothing measurable
-//! (means within 2 %), at that stage.
-//!
-//! The expected flow in `port_hosts` (2026-11-25) replaced a chain that read, at [`FAR`],
-//! the port's host and that host's ready list to prefetch the list's front slot: two loads
-//! that waited for memory at 8,192 hosts (about 5 ns per event by `perf`). The 8,192-host
-//! step's M events/s, 12 interleaved pairs: 9.19 -> 9.41 on average (8 of 12 faster); the
-//! 1,024-host step's, 5 pairs: 11.41 -> 11.79. Without the host state at [`MID`] and the
-//! ready-list slot at [`NEAR`] (only the expected flow) it was no faster (6 pairs: 9.22 ->
-//! 8.98), the wait having moved to the pull itself. The host state is then also fetched for a
-//! waking NIC with packets queued and, at [`NEAR`], for the host a data packet reaches (whose
-//! NIC sends the ACK), since a NIC reads its host's ready list after every transmission:
-//! 12 pairs, 9.09 -> 9.19 (9 of 12 faster; `perf`: that read went from 24 to 8 % of
-//! `start_next`).
-//!
-//! With that, distances 12/8/4/2 (they were 9/6/3/2) did win: a waking port's chain (the
-//! port, then its queue slot, then the packet) has four events per link instead of three, and
-//! at 8,192 hosts each link of it comes from memory: some 60,000 events pass between two
-//! packets of a busy port (estimated from the run's totals, 60.9 M events in 79.6 us simulated
-//! and a 4,150-byte packet every 83 ns at 400 Gb/s, not traced per port). M events/s, interleaved: 8,192 hosts 8.14 -> 8.49 and 8.68 -> 8.98 (10
-//! pairs, 9 faster) and 9.37, 9.26, 8.99 -> 10.16, 9.81, 9.22 (three `bench --scale` series);
-//! 4,096 and 2,048 hosts 10.66 -> 11.09 and 9.72 -> 10.21 (4 pairs each); 32,768 hosts 3.60 ->
-//! 4.22 and 4.73 -> 5.02 (2 pairs); 1,024 hosts 11.50 -> 11.52 (8 pairs; 6 pairs before them
-//! gave 11.08 -> 10.50, within this machine's noise). 15/10/5/2 was no better (8.90 against
-//! 8.98 at 8,192 hosts, 5 rounds), nor 13/9/5/2 (8.71 against 8.69, 5 pairs), nor a stage of
-//! its own 16 ahead for waking ports, each wake stage moving one earlier (8.85 against 8.90,
-//! 6 pairs); 12/8/5/2 was worse (8.28 against 8.87, 5 pairs).
-//!
-//! Tried in an earlier round without a consistent win (CPU-time ratios 0.94 to 1.14 over 3
-//! to 10 interleaved pairs, a noisier measure): the record and send-list slots a transmission
-//! writes (as exact slots, not the lists' last entries); the idle-NIC chain as three stages
-//! (host state, ready-list slot, flow) instead of repeated loads; distances 12/8/4; and an
-//! event queue that sorts the following buckets early so that the stages also reach past the
-//! end of a bucket.
-//!
-//! Since 2026-11-25 a port is served without reading its packet (the queue slot holds the
-//! size, the arrival event the link), so a waking port's chain ends at its queue slot and
-//! [`NEAR`] no longer fetches the packet in it; the packet's next read is its arrival, which
-//! [`FAR`] covers. The arrival's link comes from the event, so [`MID`] no longer waits for the
-//! packet to find the node it reaches. 8,192-host step, 5 interleaved pairs each, M events/s:
-//! 7.92 -> 8.29 and 8.08 -> 8.47; 1,024 hosts within noise.
-//!
-//! The arrival's `port_to` entry at [`FAR`] (2026-11-25): `perf` had put 2.8 ns per event at
-//! 8,192 hosts (none at 1,024) on that load in [`MID`]'s route hint. The table is small (4
-//! bytes a link, 128 KiB there), but on this machine a second-level cache miss costs about
-//! 110 ns (a dependent-load chase over 8 MiB; 9 ns over 1 MiB, 170 ns over 256 MiB), so a
-//! table that outgrows the 1 MiB second level costs nearly what the packets do. M events/s,
-//! interleaved pairs: 8,192 hosts 8.12 -> 8.35 (20 pairs, 12 faster); 1,024 hosts 11.13 ->
-//! 11.28 (20 pairs, 12 faster). Prefetching the destination's edge switch (`host_edge`) two
-//! events after the packet, to shorten the route lookup's chain further, was slower (10 pairs,
-//! 9.13 -> 8.69: it waits for the packet).
-//!
-//! The route hint itself was then a chain of dependent misses at 8,192 hosts (`perf`, per
-//! event: 3.9 ns on the forwarding table, 3.7 on the group it names, 2.1 on the last hop's
-//! downlink, against about 2 ns for all of it at 1,024 hosts). The forwarding tables now keep
-//! one-port groups in the table and a ToR's single group once (see
-//! [`crate::net::forwarding`]), and [`MID`] fetches the destination's downlink beside its
-//! edge switch instead of after comparing that with the switch: 8,192 hosts 7.44 -> 7.79
-//! (10 interleaved pairs, 6 faster, in a slow stretch); 1,024 hosts 8.56 -> 9.40 (7 of 10:
-//! more than a table that stays cached there can explain, so mostly the machine's noise).
+//! Without prefetching the 8,192-host step takes about twice the CPU time; what each stage and
+//! each distance was measured to gain is in `docs/performance.md` ("Prefetching"). A change to
+//! what a handler reads on the hot path should change its stage here.
 use std::cell::Cell;
 
 use super::switch::inline_ecmp_port;

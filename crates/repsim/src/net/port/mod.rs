@@ -23,11 +23,8 @@
 //! stored once per run, which stays in the cache however many ports there are. The event loop
 //! fetches a port's line ahead of time (`sim/prefetch.rs`).
 //!
-//! The line was two (the counters and random stream beside the lanes) until 2026-11-25. In one
-//! line, interleaved runs of the scale series' steps (M events/s): 8,192 hosts 8.00 -> 8.10 (8
-//! pairs) and 8.44 -> 8.46 (6), 1,024 hosts 10.29 -> 10.63 (8 pairs, 6 faster). Counting a
-//! port's bytes in 32 bits is what makes room for the peak: a port holds at most
-//! [`QUEUE_BYTES_MAX`].
+//! Counting a port's bytes in 32 bits is what makes room for the peak in that line: a port
+//! holds at most [`QUEUE_BYTES_MAX`].
 mod class;
 
 pub use class::{PortClass, PortClasses, QueueConfig, QueueParams};
