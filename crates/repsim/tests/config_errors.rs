@@ -12,6 +12,7 @@ use repsim::net::topology::fat_tree::{FatTreeConfig, FatTreeSpec};
 use repsim::scenario::LoadedScenario;
 use repsim::sim::SetupError;
 use repsim::units::RateQ;
+use repsim::units::{Size, SizeQ};
 use repsim::workload::FlowSpec;
 use repsim::{ConfigError, RunSpec, SimConfig, Simulation};
 
@@ -70,7 +71,7 @@ fn a_zero_ev_set_size_fails_alike() {
 #[test]
 fn an_ecn_band_upside_down_fails_alike() {
     let mut config = SimConfig::default();
-    config.queue.ecn_min = config.queue.ecn_max + 1;
+    config.queue.ecn_min = SizeQ(Size::Packets(81.0));
     let library = library_error(config);
     assert_eq!(library.field, "queue.ecn_min");
     assert_same(
@@ -126,7 +127,10 @@ fn the_other_library_checks_name_their_fields() {
         ),
         ("transport.rto", Box::new(|c| c.transport.rto = Some(0))),
         ("queue.ecn_pmax", Box::new(|c| c.queue.ecn_pmax = 0.0)),
-        ("queue.size", Box::new(|c| c.queue.capacity = 100)),
+        (
+            "queue.size",
+            Box::new(|c| c.queue.size = SizeQ(Size::Bytes(100))),
+        ),
         (
             "metrics.slowdown_edges",
             Box::new(|c| c.slowdown_edges = Some(vec![10, 5])),

@@ -10,6 +10,7 @@ use repsim::lb::{LbRecord, LbSpec};
 use repsim::net::topology::fat_tree::FatTreeSpec;
 use repsim::net::Kind;
 use repsim::sim::{DropCause, Flow, Injector, Observer, PacketDrop, Phase, SetupError};
+use repsim::units::{Size, SizeQ};
 use repsim::workload::FlowSpec;
 use repsim::{RunSpec, SimConfig, Simulation};
 
@@ -163,9 +164,9 @@ fn an_observer_hears_completions_lb_events_and_drops_and_can_add_flows() {
         })
         .collect();
     let mut cfg = config("reps");
-    cfg.queue.capacity = 8 * 4150;
-    cfg.queue.ecn_min = 2 * 4150;
-    cfg.queue.ecn_max = 6 * 4150;
+    cfg.queue.size = SizeQ(Size::Packets(8.0));
+    cfg.queue.ecn_min = SizeQ(Size::Packets(2.0));
+    cfg.queue.ecn_max = SizeQ(Size::Packets(6.0));
     cfg.queue.trimming = false;
     let mut s = Simulation::new(RunSpec::new(cfg, small_tree(), flows)).unwrap();
     let seen = Arc::new(Mutex::new(Seen::default()));

@@ -98,38 +98,6 @@ impl OneOrMany {
     }
 }
 
-/// `[queue]` (each key not given takes its default).
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct QueueSection {
-    /// Data buffer per switch egress port (at most [`crate::net::port::QUEUE_BYTES_MAX`]).
-    pub size: SizeQ,
-    /// ECN Kmin.
-    pub ecn_min: SizeQ,
-    /// ECN Kmax.
-    pub ecn_max: SizeQ,
-    /// ECN Pmax: marking probability just below Kmax (RED; DCQCN fabrics use 0.2).
-    pub ecn_pmax: f64,
-    /// Trim overflowing packets (true) or drop them (false).
-    pub trimming: bool,
-    /// Sizes above are for ports of this speed; other ports scale them by their speed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub per_rate: Option<crate::units::RateQ>,
-}
-
-impl Default for QueueSection {
-    fn default() -> Self {
-        QueueSection {
-            size: SizeQ(units::Size::Packets(100.0)),
-            ecn_min: SizeQ(units::Size::Packets(20.0)),
-            ecn_max: SizeQ(units::Size::Packets(80.0)),
-            ecn_pmax: 1.0,
-            trimming: true,
-            per_rate: None,
-        }
-    }
-}
-
 /// `[transport]`: what every connection shares (the congestion control is `[cc]`).
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
@@ -249,7 +217,7 @@ pub struct Scenario {
     pub degrade: Vec<DegradeSection>,
     /// Switch queues.
     #[serde(default)]
-    pub queue: QueueSection,
+    pub queue: QueueConfig,
     /// Transport.
     #[serde(default)]
     pub transport: TransportSection,
@@ -429,21 +397,6 @@ impl LoadedScenario {
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         Ok((path, text))
     }
-
-    /// The queue settings in bytes for an MTU (checked with the rest of the run by
-    /// [`SimConfig::validate`]).
-    fn queue(&self, mtu: u32) -> QueueConfig {
-        let q = &self.scenario.queue;
-        QueueConfig {
-            capacity: q.size.0.bytes(mtu),
-            ecn_min: q.ecn_min.0.bytes(mtu),
-            ecn_max: q.ecn_max.0.bytes(mtu),
-            ecn_pmax: q.ecn_pmax,
-            trimming: q.trimming,
-            per_rate: q.per_rate.map(|r| r.0),
-        }
-    }
-
     /// The packet and header sizes in bytes, checked: what sizes written in `pkt` multiply.
     /// They are narrowed to 32 bits here, so they are checked before the rest of the run.
     fn packet_sizes(&self) -> Result<(u32, u32), ScenarioError> {
@@ -501,7 +454,6 @@ impl LoadedScenario {
         let s = &self.scenario;
         let topology = self.topology()?;
         let transport = self.transport()?;
-        let queue = self.queue(transport.mtu);
         let slowdown_edges = self.slowdown_edges(transport.mtu);
         let elephants = self.elephants(transport.mtu);
         let pfc = self.pfc_config(transport.mtu, &topology)?;
@@ -509,7 +461,7 @@ impl LoadedScenario {
         let config = SimConfig {
             seed,
             end: s.end.0,
-            queue,
+            queue: s.queue.clone(),
             transport,
             lb: run.spec.clone(),
             cc: run.cc.clone().map_or_else(|| self.cc(), Ok)?,

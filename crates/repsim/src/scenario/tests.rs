@@ -40,7 +40,7 @@ fn builds_a_minimal_scenario() {
     let b = s.build("reps", None).unwrap();
     assert_eq!(b.flows.len(), 4);
     assert_eq!(b.flows[3].dst, 11);
-    assert_eq!(b.config.queue.capacity, 415_000);
+    assert_eq!(b.config.queue.bytes(4150).capacity, 415_000);
     assert_eq!(b.config.seed, 3);
     assert_eq!(b.label, "reps");
     assert_eq!(s.name(), "test");
@@ -448,6 +448,10 @@ fn a_queue_section_may_give_one_key() {
         .build("reps", None)
         .unwrap();
     assert_eq!(b.config.queue.ecn_pmax, 0.2);
-    assert_eq!(b.config.queue.capacity, 415_000, "the default 100 packets");
+    assert_eq!(
+        b.config.queue.bytes(4150).capacity,
+        415_000,
+        "the default 100 packets"
+    );
     assert!(b.config.queue.trimming);
 }

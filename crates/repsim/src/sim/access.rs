@@ -17,12 +17,12 @@ impl Simulation {
     /// drain four full queues at the slowest host NIC, unless the scenario sets one. Flows on
     /// explicit routes longer than the shortest paths may have a longer one ([`Flow::rto`]).
     pub fn rto(&self) -> Time {
-        self.rto
+        self.connections.rto
     }
 
     /// The largest unloaded RTT between two hosts.
     pub fn max_base_rtt(&self) -> Time {
-        self.max_base_rtt
+        self.connections.max_base_rtt
     }
 
     /// Whether the timed fast-increase switch (`fast_increase_after`) has turned on.

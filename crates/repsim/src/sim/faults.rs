@@ -33,7 +33,7 @@ impl Simulation {
             plan,
             self.world.ports.len(),
             self.cfg.seed,
-            self.rto,
+            self.connections.rto,
             self.world.topo.routes.clone(),
         );
         for (i, a) in state.actions.iter().enumerate() {
@@ -174,7 +174,7 @@ impl Simulation {
     pub(super) fn on_fault(&mut self, i: u32) {
         let mtu = self.cfg.transport.mtu as u64;
         let header = self.cfg.transport.header;
-        let queue = self.cfg.queue;
+        let queue = self.queue;
         let now = self.world.now;
         let Some(fs) = self.faults.as_mut() else {
             return;

@@ -1,15 +1,13 @@
-//! Flows: adding them (now, later, from a lazy source), their dependencies, their start with
-//! the class's congestion control and load balancer, and their end.
+//! Flows: adding them (now, later, from a lazy source), their dependencies, their start (the
+//! connection factory, [`super::connect`], makes the sender and receiver of the class's
+//! schemes), and their end.
+use super::connect::ConnectionRequest;
 use super::{FinishedFlow, Flow, Phase, SetupError, Simulation};
-use crate::cc::{CcParams, CcSpec};
-use crate::engine::rng::Stream;
-use crate::engine::time::SEC;
-use crate::engine::Rng;
-use crate::lb::{LbContext, Route};
+use crate::lb::Route;
 use crate::net::packet::flags;
 use crate::net::world::{Owner, Timer};
 use crate::net::{candidates, paths};
-use crate::transport::{AckPolicy, Receiver, Recovery, Sender, Sizes};
+use crate::transport::Sizes;
 use crate::workload::{FlowSource, FlowSpec};
 
 pub(super) fn start_timer(f: u32) -> Timer {
@@ -150,7 +148,7 @@ impl Simulation {
         let base_rtt = self.base_rtt(spec.src, spec.dst);
         self.flows.push(Flow {
             base_rtt,
-            rto: self.rto,
+            rto: self.connections.rto,
             sizes,
             phase: if deps_left > 0 {
                 Phase::Blocked
@@ -271,96 +269,31 @@ impl Simulation {
         } else {
             0
         };
-        let t = &self.cfg.transport;
         let line_rate =
             self.world.topo.links[self.world.topo.host_uplink[src as usize] as usize].rate_bps;
-        let base_rtt = flow.base_rtt;
-        let bdp = (base_rtt as u128 * line_rate as u128 / (8 * SEC as u128)) as u64;
-        let (mtu, header, trimming, ack) = (t.mtu, t.header, self.cfg.queue.trimming, t.ack);
-        let packets_per_ack = (t.ack.every_bytes / t.mtu as u64).max(1) as u32;
-        let fixed_rto = t.fixed_rto();
         let routes = match lb.routes_wanted() {
             0 => Vec::new(),
             k => self.routes_between(src, dst, k),
         };
-        // A scheme with its own transport replaces the congestion control, which is then
-        // never consulted.
-        let own = lb.scheme().own_transport(&routes, line_rate, mtu);
-        let class = &self.classes[self.flows[f as usize].spec.class as usize];
-        let cc = match own {
-            Some(_) => CcSpec::unconsulted(),
-            None => class.cc.clone().unwrap_or_else(|| self.cfg.cc.clone()),
-        };
-        let cc = cc.build(&CcParams {
-            mtu,
-            base_rtt,
-            bdp,
+        let flow = &self.flows[f as usize];
+        let class = &self.classes[flow.spec.class as usize];
+        let connection = self.connections.open(&ConnectionRequest {
+            flow: f,
+            pair: (src, dst, flow.spec.class),
+            bytes: flow.spec.bytes,
+            sizes: flow.sizes,
+            base_rtt: flow.base_rtt,
             line_rate,
-            network_rtt: self.max_base_rtt,
-            trimming,
+            lb: &lb,
+            cc: class.cc.as_ref().unwrap_or(&self.cfg.cc),
+            routes: &routes,
             fast_increase_on: self.fast_increase_on,
         });
-        // The run's RTO covers every shortest path; a flow sent over longer explicit routes
-        // gets its longest route's round trip plus the same queueing allowance.
-        let longest_route = routes.iter().map(|r| r.base_rtt).max().unwrap_or(0);
-        let rto = match (&own, fixed_rto) {
-            (Some(own), _) => own.rto,
-            (None, Some(rto)) => rto,
-            (None, None) => self.rto.max(longest_route + self.queue_drain),
-        };
-        let mut rng = Rng::derive(self.cfg.seed, Stream::Flow, f as u64);
-        let lb = lb.build(
-            &LbContext {
-                flow_index: f,
-                base_rtt,
-                rto,
-                bdp_packets: (bdp / mtu as u64).max(1) as u32,
-                trimming,
-                packets_per_ack,
-                evs_size: self.cfg.transport.evs_size,
-                mtu,
-                initial_window: cc.cwnd(),
-                routes: &routes,
-            },
-            &mut rng,
-        );
         let flow = &mut self.flows[f as usize];
-        flow.rto = rto;
+        flow.rto = connection.rto;
         flow.packet_flags = packet_flags;
-        // Per-pair reuse: a finished flow's controller and load balancer carry on (except
-        // credit-paced ones, whose grants count from each flow's start at the receiver).
-        let key = (src, dst, flow.spec.class);
-        let (cc, lb) = match self.idle_connections.remove(&key) {
-            Some(state) if !state.cc.credit_gated() => (state.cc, state.lb),
-            _ => (cc, lb),
-        };
-        let flow = &mut self.flows[f as usize];
-        flow.cc_timers = cc.has_timers();
-        let recovery = self.cfg.transport.recovery(line_rate, self.max_base_rtt);
-        let (sender, receiver) = match own {
-            None => (
-                Sender::new(flow.sizes, line_rate, cc, lb, rng).with_recovery(recovery),
-                Receiver::new(flow.spec.bytes, ack),
-            ),
-            Some(own) => {
-                // The source route takes `route_header` bytes of every packet's MTU; the
-                // receiver answers every packet at once, without CNPs.
-                let sizes = Sizes::new(flow.spec.bytes, mtu, header + own.route_header);
-                let policy = AckPolicy {
-                    every_bytes: 1,
-                    cnp_interval: None,
-                    counter_16bit: false,
-                    mode: crate::transport::TransportMode::Uec,
-                    ..ack
-                };
-                (
-                    Sender::new(sizes, line_rate, cc, lb, rng)
-                        .with_recovery(Recovery::UEC)
-                        .with_own_transport(own.transport),
-                    Receiver::new(flow.spec.bytes, policy).with_delay_echo(own.route_header),
-                )
-            }
-        };
+        flow.cc_timers = connection.sender.cc().has_timers();
+        let (sender, receiver) = (connection.sender, connection.receiver);
         flow.sender = Some(Box::new(sender));
         flow.receiver = Some(Box::new(receiver));
         flow.phase = Phase::Running;
@@ -379,8 +312,8 @@ impl Simulation {
         flow.finish = Some(now);
         if self.cfg.transport.reuse_connections {
             if let Some(s) = flow.sender.take() {
-                let key = (flow.spec.src, flow.spec.dst, flow.spec.class);
-                self.idle_connections.insert(key, s.into_state());
+                let pair = (flow.spec.src, flow.spec.dst, flow.spec.class);
+                self.connections.park(pair, s.into_state());
             }
         } else if let Some(s) = flow.sender.as_mut() {
             s.release();

@@ -23,16 +23,17 @@ use crate::lb::{LbRecord, Route};
 use crate::metrics::collect::{CollectConfig, Collector};
 use crate::net::paths::{self, PathTable};
 use crate::net::port::{
-    Port, PortClass, PortClasses, PortCold, PortStats, QueueConfig, SWITCH_PORT,
+    Port, PortClass, PortClasses, PortCold, PortStats, QueueBytes, SWITCH_PORT,
 };
 use crate::net::world::{Counters, EventKind, Owner, Timer, World, MAX_LINKS};
 use crate::net::{RunContext, Topology};
 use crate::routing::{SchemeAction, SchemeSetup, SwitchScheme};
-use crate::transport::{ConnectionState, FlowStats, Receiver, Sender, Sizes};
+use crate::transport::{FlowStats, Receiver, Sender, Sizes};
 use crate::workload::{FlowSource, FlowSpec};
 
 mod access;
 mod books;
+mod connect;
 mod credit;
 mod fabric;
 mod faults;
@@ -217,6 +218,8 @@ const NO_PULL: u32 = u32::MAX;
 pub struct Simulation {
     label: String,
     cfg: SimConfig,
+    /// The switch queues' settings in bytes at the run's MTU.
+    queue: QueueBytes,
     world: World,
     hosts: Vec<HostState>,
     /// Per port, the host whose NIC it is and the flow its next pull is expected to serve: a
@@ -233,10 +236,9 @@ pub struct Simulation {
     /// Triggers by id (`.cm` collectives).
     triggers: BTreeMap<u64, triggers::TriggerState>,
     classes: Vec<TrafficClass>,
-    rto: Time,
-    /// Time to drain four full queues at the slowest host NIC (the RTO's queueing allowance).
-    queue_drain: Time,
-    max_base_rtt: Time,
+    /// Makes each starting flow's sender and receiver; holds the run's RTO and the finished
+    /// connections kept for reuse.
+    connections: connect::ConnectionFactory,
     switching: Switching,
     scheme_actions: Vec<SchemeAction>,
     /// Scratch copy of a switch's candidate ports for schemes.
@@ -255,9 +257,6 @@ pub struct Simulation {
     completions: Vec<u32>,
     /// Candidate explicit routes per (source host, destination host, k), for source routing.
     routes: BTreeMap<(u32, u32, u32), Vec<Route>>,
-    /// Per-pair connection reuse: the congestion control and load balancer a finished flow
-    /// left, by (source, destination, class), for the next flow between the pair.
-    idle_connections: BTreeMap<(u32, u32, u16), ConnectionState>,
     /// Heap bytes the senders and receivers of finished flows held when they let them go
     /// (for the memory breakdown).
     endpoint_bytes_released: usize,
@@ -327,6 +326,7 @@ impl Simulation {
                 MAX_LINKS - 1
             )));
         }
+        let queue = cfg.queue.bytes(t.mtu);
         let mut ports = Vec::with_capacity(topo.links.len());
         crate::engine::hugepage::advise(&ports);
         let mut port_cold = Vec::with_capacity(topo.links.len());
@@ -334,10 +334,10 @@ impl Simulation {
         for (i, link) in topo.links.iter().enumerate() {
             let nic = link.from < topo.hosts;
             let mut params = if nic {
-                QueueConfig::host_params(t.header)
+                QueueBytes::host_params(t.header)
             } else {
-                let scale = link.buffer_scale * cfg.queue.rate_scale(link.rate_bps);
-                cfg.queue.port_params(scale, t.header)
+                let scale = link.buffer_scale * queue.rate_scale(link.rate_bps);
+                queue.port_params(scale, t.header)
             };
             if cfg.pfc.enabled {
                 // Lossless: the shared-buffer MMU, not the queue's own limit, admits data.
@@ -412,9 +412,14 @@ impl Simulation {
             dependents: BTreeMap::new(),
             triggers: BTreeMap::new(),
             classes: all_classes,
-            rto: 0,
-            queue_drain: 0,
-            max_base_rtt: 0,
+            connections: connect::ConnectionFactory::new(
+                cfg.seed,
+                &cfg.transport,
+                queue.trimming,
+                0,
+                0,
+                0,
+            ),
             switching,
             scheme_actions: Vec::new(),
             candidates: Vec::new(),
@@ -429,20 +434,20 @@ impl Simulation {
             lb_records: Vec::new(),
             completions: Vec::new(),
             routes: BTreeMap::new(),
-            idle_connections: BTreeMap::new(),
             endpoint_bytes_released: 0,
             rejected: Vec::new(),
             fast_increase_from: cfg.cc.fast_increase_after().unwrap_or(Time::MAX),
             fast_increase_on: false,
             last_event: 0,
             credit: None,
+            queue,
             pfc,
             retired: None,
             fabric,
             halt: None,
             cfg,
         };
-        sim.max_base_rtt = sim.network_max_rtt();
+        let max_base_rtt = sim.network_max_rtt();
         let topo = &sim.world.topo;
         let slowest_nic = topo
             .host_uplink
@@ -451,13 +456,22 @@ impl Simulation {
             .min()
             .unwrap_or(1)
             .max(1);
-        sim.queue_drain =
-            (4 * sim.cfg.queue.capacity as u128 * 8 * SEC as u128 / slowest_nic as u128) as Time;
-        sim.rto = sim
+        // The RTO allows for draining four full queues at the slowest host NIC.
+        let queue_drain =
+            (4 * sim.queue.capacity as u128 * 8 * SEC as u128 / slowest_nic as u128) as Time;
+        let rto = sim
             .cfg
             .transport
             .fixed_rto()
-            .unwrap_or(sim.max_base_rtt + sim.queue_drain);
+            .unwrap_or(max_base_rtt + queue_drain);
+        sim.connections = connect::ConnectionFactory::new(
+            sim.cfg.seed,
+            &sim.cfg.transport,
+            sim.queue.trimming,
+            max_base_rtt,
+            queue_drain,
+            rto,
+        );
         sim.setup_credit();
         sim.add_triggers(triggers)?;
         sim.add_flows(flows)?;

@@ -58,14 +58,7 @@ impl Default for SimConfig {
         SimConfig {
             seed: 1,
             end: 100 * crate::engine::time::MS,
-            queue: QueueConfig {
-                capacity: 100 * 4150,
-                ecn_min: 20 * 4150,
-                ecn_max: 80 * 4150,
-                ecn_pmax: 1.0,
-                trimming: true,
-                per_rate: None,
-            },
+            queue: QueueConfig::default(),
             transport: TransportConfig::default(),
             lb: LbSpec::default(),
             cc: CcSpec::default(),
@@ -157,8 +150,8 @@ impl SimConfig {
 
     /// The switch queues' checks (`[queue]`).
     fn validate_queue(&self) -> Result<(), ConfigError> {
-        let q = &self.queue;
         let mtu = self.transport.mtu;
+        let q = self.queue.bytes(mtu);
         if !(q.ecn_pmax > 0.0 && q.ecn_pmax <= 1.0) {
             return Err(ConfigError::new("queue.ecn_pmax", "must be in (0, 1]"));
         }

@@ -185,7 +185,7 @@ impl Simulation {
             .map(|h| topo.links[topo.host_uplink[h as usize] as usize].rate_bps)
             .min()
             .unwrap_or(0);
-        vec![(self.max_base_rtt as u128 * slowest as u128 / (8 * SEC as u128)) as u64]
+        vec![(self.connections.max_base_rtt as u128 * slowest as u128 / (8 * SEC as u128)) as u64]
     }
 
     /// FCT slowdown of the finished flows by size bucket ([`Self::slowdown_edges`]).

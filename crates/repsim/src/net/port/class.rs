@@ -3,8 +3,11 @@
 //! index from every port, so that it stays in the cache however many ports there are.
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
+
 use crate::engine::time::{serialization, PRODUCT_FITS_BELOW, SEC};
 use crate::engine::Time;
+use crate::units::{RateQ, Size, SizeQ};
 
 /// Buffer and marking parameters of a switch egress queue, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -23,9 +26,59 @@ pub struct QueueParams {
     pub header_size: u32,
 }
 
+/// `[queue]`: the switch egress queues of a run, as a scenario or a library user writes them
+/// (sizes in bytes or packets of the run's MTU; each key not given takes its default).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct QueueConfig {
+    /// Data buffer per switch egress port (at most [`super::QUEUE_BYTES_MAX`]).
+    pub size: SizeQ,
+    /// ECN Kmin.
+    pub ecn_min: SizeQ,
+    /// ECN Kmax.
+    pub ecn_max: SizeQ,
+    /// ECN Pmax: marking probability just below Kmax (RED; DCQCN fabrics use 0.2).
+    pub ecn_pmax: f64,
+    /// Trim overflowing packets (true) or drop them (false).
+    pub trimming: bool,
+    /// The sizes above are for ports of this speed; a port of another speed scales them by its
+    /// speed (LAPS keys its ECN thresholds by port speed: 400/1600 KB at 100 Gb/s, 800/3200 KB
+    /// at 200 Gb/s). Absent: every port uses them as they are.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_rate: Option<RateQ>,
+}
+
+impl Default for QueueConfig {
+    /// 100 packets, ECN from 20 to 80 packets with certainty at the top, trimming.
+    fn default() -> Self {
+        QueueConfig {
+            size: SizeQ(Size::Packets(100.0)),
+            ecn_min: SizeQ(Size::Packets(20.0)),
+            ecn_max: SizeQ(Size::Packets(80.0)),
+            ecn_pmax: 1.0,
+            trimming: true,
+            per_rate: None,
+        }
+    }
+}
+
+impl QueueConfig {
+    /// The settings in bytes, for packets of `mtu` bytes.
+    pub fn bytes(&self, mtu: u32) -> QueueBytes {
+        QueueBytes {
+            capacity: self.size.0.bytes(mtu),
+            ecn_min: self.ecn_min.0.bytes(mtu),
+            ecn_max: self.ecn_max.0.bytes(mtu),
+            ecn_pmax: self.ecn_pmax,
+            trimming: self.trimming,
+            per_rate: self.per_rate.map(|r| r.0),
+        }
+    }
+}
+
 /// Switch egress queue settings of a run, in bytes (scaled per port for degraded links).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct QueueConfig {
+pub struct QueueBytes {
     /// Data buffer per egress port.
     pub capacity: u64,
     /// ECN Kmin.
@@ -36,13 +89,11 @@ pub struct QueueConfig {
     pub ecn_pmax: f64,
     /// Trim (true) or drop (false) packets that overflow.
     pub trimming: bool,
-    /// The sizes above are for ports of this speed (bit/s); a port of another speed scales
-    /// them by its speed (LAPS keys its ECN thresholds by port speed: 400/1600 KB at 100 Gb/s,
-    /// 800/3200 KB at 200 Gb/s). `None`: every port uses them as they are.
+    /// The sizes above are for ports of this speed (bit/s), see [`QueueConfig::per_rate`].
     pub per_rate: Option<u64>,
 }
 
-impl QueueConfig {
+impl QueueBytes {
     /// The factor the sizes are scaled by on a port of `rate_bps` (see `per_rate`).
     pub fn rate_scale(&self, rate_bps: u64) -> f64 {
         self.per_rate
@@ -190,7 +241,7 @@ pub(super) mod tests {
 
     #[test]
     fn thresholds_scale_with_port_speed_only_when_asked() {
-        let mut q = QueueConfig {
+        let mut q = QueueBytes {
             capacity: 10 << 20,
             ecn_min: 400_000,
             ecn_max: 1_600_000,

@@ -27,7 +27,7 @@
 //! holds at most [`QUEUE_BYTES_MAX`].
 mod class;
 
-pub use class::{PortClass, PortClasses, QueueConfig, QueueParams};
+pub use class::{PortClass, PortClasses, QueueBytes, QueueConfig, QueueParams};
 
 use crate::engine::{Arena, Handle, Rng, Time};
 use crate::net::lane::{Lane, Queued};
