@@ -74,7 +74,7 @@ pub fn ring_allreduce(hosts: u32, buffer: u64) -> Outcome {
     };
     let first_step = (0..hosts).map(|h| ring.flow(1, h, 0)).collect();
     let config = SimConfig::default();
-    let transport = config.transport.clone();
+    let transport = config.transport.resolve().expect("the default transport");
     let (chunk, steps) = (ring.chunk, ring.steps);
     let mut sim = Simulation::new(RunSpec::new(config, topology, first_step))
         .unwrap_or_else(|e| panic!("{e}"));

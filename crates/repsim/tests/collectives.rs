@@ -35,7 +35,7 @@ fn run(collective: &str, size: &str, step_bytes: u64, steps: u64) -> (u64, u64) 
     let sim = common::run(&scn, "reps", None);
     common::assert_all_delivered(&sim);
     let measured = sim.flows().iter().filter_map(|f| f.finish).max().unwrap();
-    let t = &sim.config().transport;
+    let t = sim.transport();
     let packets = step_bytes.div_ceil((t.mtu - t.header) as u64);
     let wire = step_bytes + packets * t.header as u64;
     let serialization = (wire as u128 * 8 * SEC as u128 / 400_000_000_000) as u64;

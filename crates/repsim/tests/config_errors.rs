@@ -12,7 +12,7 @@ use repsim::net::topology::fat_tree::{FatTreeConfig, FatTreeSpec};
 use repsim::scenario::LoadedScenario;
 use repsim::sim::SetupError;
 use repsim::units::RateQ;
-use repsim::units::{Size, SizeQ};
+use repsim::units::{Size, SizeQ, TimeQ};
 use repsim::workload::FlowSpec;
 use repsim::{ConfigError, RunSpec, SimConfig, Simulation};
 
@@ -119,13 +119,22 @@ type Setter = Box<dyn Fn(&mut SimConfig)>;
 #[test]
 fn the_other_library_checks_name_their_fields() {
     let cases: Vec<(&str, Setter)> = vec![
-        ("transport.mtu", Box::new(|c| c.transport.mtu = 64)),
-        ("transport.header", Box::new(|c| c.transport.header = 0)),
+        (
+            "transport.mtu",
+            Box::new(|c| c.transport.mtu = SizeQ(Size::Bytes(64))),
+        ),
+        (
+            "transport.header",
+            Box::new(|c| c.transport.header = SizeQ(Size::Bytes(0))),
+        ),
         (
             "transport.ack_every",
-            Box::new(|c| c.transport.ack.every_bytes = 0),
+            Box::new(|c| c.transport.ack_every = SizeQ(Size::Bytes(0))),
         ),
-        ("transport.rto", Box::new(|c| c.transport.rto = Some(0))),
+        (
+            "transport.rto",
+            Box::new(|c| c.transport.rto = Some(TimeQ(0))),
+        ),
         ("queue.ecn_pmax", Box::new(|c| c.queue.ecn_pmax = 0.0)),
         (
             "queue.size",

@@ -6,8 +6,8 @@ use repsim::engine::time::SEC;
 /// No flow may finish faster than its bytes take to serialize at its host's line rate plus the
 /// unloaded one-way latency.
 fn assert_serialization_bound(sim: &repsim::Simulation) {
-    let mtu = sim.config().transport.mtu as u64;
-    let mss = mtu - sim.config().transport.header as u64;
+    let mtu = sim.transport().mtu as u64;
+    let mss = mtu - sim.transport().header as u64;
     for f in sim.flows() {
         let topo = sim.topology();
         let rate = topo.links[topo.host_uplink[f.spec.src as usize] as usize].rate_bps;

@@ -61,9 +61,9 @@ use crate::net::hash::EcmpHash;
 use crate::net::port::QueueConfig;
 use crate::net::{RunContext, Topology};
 
-use crate::sim::{check_header, check_mtu, RunSpec, SimConfig};
-use crate::transport::{AckPolicy, TransportConfig, TransportMode};
-use crate::units::{self, SizeQ, TimeQ};
+use crate::sim::{RunSpec, SimConfig};
+use crate::transport::{TransportConfig, TransportParams};
+use crate::units::{self, TimeQ};
 pub use metrics::MetricsSection;
 
 /// A scenario problem, with the file and field it concerns.
@@ -94,77 +94,6 @@ impl OneOrMany {
         match self {
             OneOrMany::One(s) => vec![s.clone()],
             OneOrMany::Many(v) => v.clone(),
-        }
-    }
-}
-
-/// `[transport]`: what every connection shares (the congestion control is `[cc]`).
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct TransportSection {
-    /// Data packet size on the wire, header included.
-    pub mtu: SizeQ,
-    /// Header size (ACKs, NACKs, RTS, trimmed packets).
-    pub header: SizeQ,
-    /// Receiver ACKs every this many bytes (<= MTU: every packet; `"4pkt"` or `"16000B"`,
-    /// counted in wire bytes as the reference counts its `-sack_threshold`).
-    pub ack_every: SizeQ,
-    /// Count coalesced bytes in 16 bits as the reference receiver does, so thresholds above
-    /// 65,535 B minus a packet wrap (off: exact counting).
-    pub ack_counter_16bit: bool,
-    /// Receiver sets the CNP flag on the ACK of an ECN-marked packet at most once per this
-    /// interval per connection (absent: never).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cnp_interval: Option<TimeQ>,
-    /// Fixed retransmission timeout (default: max base RTT + 4 queue drain times).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rto: Option<TimeQ>,
-    /// After a timeout whose retransmission the window has no room for, send a 64 B RTS
-    /// (request to send), as the reference does.
-    pub rts: bool,
-    /// Number of entropy values the sender NICs offer, shared by every EV-based load balancer
-    /// (EVs are `0..evs_size`, 1..=65536); a scheme's own `evs_size` overrides it.
-    pub evs_size: u32,
-    /// Successive flows between the same pair (and class) continue with the previous flow's
-    /// congestion control and load balancer, as the reference's `-connections_mapping` does.
-    pub reuse_connections: bool,
-    /// Loss recovery: "uec", "gbn" (go-back-N RoCE) or "irn" (selective-repeat RoCE).
-    pub mode: TransportMode,
-    /// gbn: at most one NACK per this interval for the same expected PSN (default 4us).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub nack_interval: Option<TimeQ>,
-    /// gbn: which NACKs rewind the sender, "fresh" (default) or "every-nack" (the reference).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gbn_rewind: Option<crate::transport::GbnRewind>,
-    /// irn: bytes in flight allowed (default: largest base RTT x the sender NIC's rate).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub irn_bdp: Option<SizeQ>,
-    /// irn: timeout while at most 3 MTU are in flight (default 100us).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub irn_rto_low: Option<TimeQ>,
-    /// irn: timeout otherwise (default 320us).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub irn_rto_high: Option<TimeQ>,
-}
-
-impl Default for TransportSection {
-    fn default() -> Self {
-        TransportSection {
-            mtu: SizeQ(units::Size::Bytes(4150)),
-            header: SizeQ(units::Size::Bytes(64)),
-            ack_every: SizeQ(units::Size::Packets(1.0)),
-            ack_counter_16bit: false,
-            cnp_interval: None,
-            rto: None,
-            rts: true,
-            evs_size: crate::lb::DEFAULT_EVS_SIZE,
-            reuse_connections: false,
-            mode: TransportMode::Uec,
-            nack_interval: None,
-            gbn_rewind: None,
-            irn_bdp: None,
-            irn_rto_low: None,
-            irn_rto_high: None,
         }
     }
 }
@@ -220,7 +149,7 @@ pub struct Scenario {
     pub queue: QueueConfig,
     /// Transport.
     #[serde(default)]
-    pub transport: TransportSection,
+    pub transport: TransportConfig,
     /// Switch scheme and routing reconvergence.
     #[serde(default)]
     pub routing: RoutingSection,
@@ -397,17 +326,14 @@ impl LoadedScenario {
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         Ok((path, text))
     }
+
     /// The packet and header sizes in bytes, checked: what sizes written in `pkt` multiply.
     /// They are narrowed to 32 bits here, so they are checked before the rest of the run.
     fn packet_sizes(&self) -> Result<(u32, u32), ScenarioError> {
-        let t = &self.scenario.transport;
-        let mtu_b = t.mtu.0.bytes(1);
-        if t.mtu.0 != units::Size::Bytes(mtu_b) {
-            return Err(self.err("transport.mtu", "must be given in bytes, e.g. \"4150B\""));
-        }
-        let mtu = check_mtu(mtu_b).map_err(|e| self.config_err(e))?;
-        let header = check_header(t.header.0.bytes(mtu), mtu).map_err(|e| self.config_err(e))?;
-        Ok((mtu, header))
+        self.scenario
+            .transport
+            .packet_sizes()
+            .map_err(|e| self.config_err(e))
     }
 
     /// The run a scheme's parameters are checked in while the file is read (its network is
@@ -418,26 +344,14 @@ impl LoadedScenario {
     }
 
     /// The transport settings.
-    fn transport(&self) -> Result<TransportConfig, ScenarioError> {
-        let t = &self.scenario.transport;
-        let (mtu, header) = self.packet_sizes()?;
-        let every = t.ack_every.0.bytes(mtu);
-        let config = TransportConfig {
-            mtu,
-            header,
-            ack: AckPolicy {
-                every_bytes: every,
-                cnp_interval: t.cnp_interval.map(|i| i.0),
-                counter_16bit: t.ack_counter_16bit,
-                ..AckPolicy::default()
-            },
-            rto: t.rto.map(|r| r.0),
-            rts: t.rts,
-            evs_size: t.evs_size,
-            reuse_connections: t.reuse_connections,
-            ..TransportConfig::default()
-        };
-        self.with_transport_mode(config)
+    fn transport(&self) -> Result<TransportParams, ScenarioError> {
+        let params = self
+            .scenario
+            .transport
+            .resolve()
+            .map_err(|e| self.config_err(e))?;
+        self.check_credit_transport(&params)?;
+        Ok(params)
     }
 
     /// Builds the run labelled (or named) `lb`, with an optional seed override.
@@ -462,7 +376,7 @@ impl LoadedScenario {
             seed,
             end: s.end.0,
             queue: s.queue.clone(),
-            transport,
+            transport: s.transport.clone(),
             lb: run.spec.clone(),
             cc: run.cc.clone().map_or_else(|| self.cc(), Ok)?,
             switch: self.switch_for(run)?,

@@ -14,79 +14,36 @@
 //! ```
 use super::{LoadedScenario, ScenarioError};
 use crate::cc::CcSpec;
-use crate::transport::{TransportConfig, TransportMode};
+use crate::transport::TransportParams;
 
 impl LoadedScenario {
-    /// Fills in the transport mode and its keys, checked; in the RoCE modes an unset
-    /// `cnp_interval` means a CNP on every ECN-marked packet's ACK, as the reference RNIC.
-    pub(super) fn with_transport_mode(
+    /// Refuses the RoCE modes when a traffic class's congestion control paces credit at the
+    /// receiver: credit-paced senders ask for credit with RTS, which only the UEC transport
+    /// sends. (Every other check of the section is [`crate::transport::TransportConfig`]'s.)
+    pub(super) fn check_credit_transport(
         &self,
-        mut config: TransportConfig,
-    ) -> Result<TransportConfig, ScenarioError> {
-        let t = &self.scenario.transport;
-        let positive = |field: &str, value: Option<u64>| match value {
-            Some(0) => Err(self.err(field, "must be positive")),
-            _ => Ok(()),
-        };
-        positive("transport.nack_interval", t.nack_interval.map(|i| i.0))?;
-        positive("transport.irn_rto_low", t.irn_rto_low.map(|i| i.0))?;
-        positive("transport.irn_rto_high", t.irn_rto_high.map(|i| i.0))?;
-        let irn_bdp = t.irn_bdp.map(|b| b.0.bytes(config.mtu));
-        positive("transport.irn_bdp", irn_bdp)?;
-        if t.mode.is_rnic() {
-            // Credit pacing needs the UEC transport's RTS.
-            let credit = |c: &CcSpec| c.scheme().receiver_pacing(&[], config.mtu).is_some();
-            let classes = &self.scenario.class;
-            let main = self.cc()?;
-            let paced = std::iter::once(&main)
-                .chain(classes.iter().filter_map(|c| c.cc.as_ref()))
-                .find(|c| credit(c));
-            if let Some(cc) = paced {
-                return Err(self.err(
-                    "transport.mode",
-                    format!(
-                        "\"{}\" does not run with the receiver-driven {} (its credit needs \
-                         the UEC transport's RTS): use mode = \"uec\" or another [cc]",
-                        t.mode.name(),
-                        cc.name()
-                    ),
-                ));
-            }
+        params: &TransportParams,
+    ) -> Result<(), ScenarioError> {
+        if !params.mode.is_rnic() {
+            return Ok(());
         }
-        if let Some(rewind) = t.gbn_rewind {
-            if t.mode != TransportMode::Gbn {
-                return Err(self.err(
-                    "transport.gbn_rewind",
-                    format!(
-                        "\"{}\" applies to mode = \"gbn\" only (this run's mode is \"{}\")",
-                        rewind.name(),
-                        t.mode.name()
-                    ),
-                ));
-            }
-            config.gbn_rewind = rewind;
+        let credit = |c: &CcSpec| c.scheme().receiver_pacing(&[], params.mtu).is_some();
+        let main = self.cc()?;
+        let classes = &self.scenario.class;
+        let paced = std::iter::once(&main)
+            .chain(classes.iter().filter_map(|c| c.cc.as_ref()))
+            .find(|c| credit(c));
+        match paced {
+            Some(cc) => Err(self.err(
+                "transport.mode",
+                format!(
+                    "\"{}\" does not run with the receiver-driven {} (its credit needs the UEC \
+                     transport's RTS): use mode = \"uec\" or another [cc]",
+                    params.mode.name(),
+                    cc.name()
+                ),
+            )),
+            None => Ok(()),
         }
-        config.mode = t.mode;
-        config.ack.mode = t.mode;
-        if let Some(i) = t.nack_interval {
-            config.ack.nack_interval = i.0;
-        }
-        if t.mode.is_rnic() && config.ack.cnp_interval.is_none() {
-            config.ack.cnp_interval = Some(0);
-        }
-        config.irn_bdp = irn_bdp;
-        if let Some(r) = t.irn_rto_low {
-            config.irn_rto_low = r.0;
-        }
-        if let Some(r) = t.irn_rto_high {
-            config.irn_rto_high = r.0;
-        }
-        if t.mode == TransportMode::Irn && config.irn_rto_low > config.irn_rto_high {
-            return Err(self.err(
-                "transport.irn_rto_low",
-                "must not exceed transport.irn_rto_high",
-            ));
-        }
-        Ok(config)
     }
 }

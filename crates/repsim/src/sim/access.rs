@@ -20,6 +20,11 @@ impl Simulation {
         self.connections.rto
     }
 
+    /// The run's transport settings, resolved (sizes in bytes, the mode's defaults filled in).
+    pub fn transport(&self) -> &crate::transport::TransportParams {
+        &self.transport
+    }
+
     /// The largest unloaded RTT between two hosts.
     pub fn max_base_rtt(&self) -> Time {
         self.connections.max_base_rtt

@@ -11,7 +11,7 @@ use crate::engine::time::SEC;
 use crate::engine::{Rng, Time};
 use crate::lb::{LbContext, LbSpec, Route};
 use crate::transport::{
-    AckPolicy, ConnectionState, Receiver, Recovery, Sender, Sizes, TransportConfig, TransportMode,
+    AckPolicy, ConnectionState, Receiver, Recovery, Sender, Sizes, TransportMode, TransportParams,
 };
 
 /// One flow's start, as the factory needs it.
@@ -51,7 +51,7 @@ pub(super) struct Connection {
 /// Makes every connection of a run.
 pub(super) struct ConnectionFactory {
     seed: u64,
-    transport: TransportConfig,
+    transport: TransportParams,
     trimming: bool,
     /// The largest unloaded RTT between two hosts.
     pub max_base_rtt: Time,
@@ -68,7 +68,7 @@ impl ConnectionFactory {
     /// drop, in a network whose largest base RTT, queue drain time and RTO are given.
     pub fn new(
         seed: u64,
-        transport: &TransportConfig,
+        transport: &TransportParams,
         trimming: bool,
         max_base_rtt: Time,
         queue_drain: Time,

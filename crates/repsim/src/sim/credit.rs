@@ -42,7 +42,7 @@ impl Simulation {
             .iter()
             .map(|&l| topo.links[l as usize].rate_bps)
             .collect();
-        let mtu = self.cfg.transport.mtu;
+        let mtu = self.transport.mtu;
         let Some(pacers) = specs
             .iter()
             .find_map(|c| c.scheme().receiver_pacing(&rates, mtu))
@@ -136,7 +136,7 @@ impl Simulation {
             cum_ack: g.granted as u32,
             ev: g.ev,
             route,
-            ..Packet::blank(Kind::Credit, self.cfg.transport.header)
+            ..Packet::blank(Kind::Credit, self.transport.header)
         };
         let h = self.world.pkts.alloc(pkt);
         self.world.counters.credits_sent += 1;

@@ -103,7 +103,7 @@ impl Simulation {
     /// or comes off the wire: trims it in place in `trim` loss mode; false when it is lost.
     #[inline]
     fn fault_check(&mut self, h: Handle, on_wire: bool) -> bool {
-        let header = self.cfg.transport.header;
+        let header = self.transport.header;
         let Some(fs) = self.faults.as_mut() else {
             return true;
         };
@@ -172,8 +172,8 @@ impl Simulation {
     }
 
     pub(super) fn on_fault(&mut self, i: u32) {
-        let mtu = self.cfg.transport.mtu as u64;
-        let header = self.cfg.transport.header;
+        let mtu = self.transport.mtu as u64;
+        let header = self.transport.header;
         let queue = self.queue;
         let now = self.world.now;
         let Some(fs) = self.faults.as_mut() else {

@@ -82,7 +82,7 @@ impl Simulation {
         if spec.bytes == 0 {
             return Err(bad("size must be positive".into()));
         }
-        let t = &self.cfg.transport;
+        let t = &self.transport;
         let packets = spec.bytes.div_ceil((t.mtu - t.header) as u64);
         if packets > u32::MAX as u64 / 2 {
             return Err(bad(format!(
@@ -126,7 +126,7 @@ impl Simulation {
     /// Adds a checked flow at `index` and schedules its start (or files it under the flows it
     /// waits for).
     fn push_flow(&mut self, spec: FlowSpec, index: u32) {
-        let t = &self.cfg.transport;
+        let t = &self.transport;
         let sizes = Sizes::new(spec.bytes, t.mtu, t.header);
         let mut deps_left = 0;
         let mut ready_at = spec.start.max(self.world.now);
@@ -232,7 +232,7 @@ impl Simulation {
         if let Some(r) = self.routes.get(&(src, dst, k as u32)) {
             return r.clone();
         }
-        let t = &self.cfg.transport;
+        let t = &self.transport;
         let nic = self.world.topo.host_uplink[src as usize];
         let found = candidates::candidate_routes(&self.world.topo, src, dst, k);
         let routes: Vec<Route> = found
@@ -310,7 +310,7 @@ impl Simulation {
         let flow = &mut self.flows[f as usize];
         flow.phase = super::Phase::Done;
         flow.finish = Some(now);
-        if self.cfg.transport.reuse_connections {
+        if self.transport.reuse_connections {
             if let Some(s) = flow.sender.take() {
                 let pair = (flow.spec.src, flow.spec.dst, flow.spec.class);
                 self.connections.park(pair, s.into_state());

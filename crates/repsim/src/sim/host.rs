@@ -171,7 +171,7 @@ impl Simulation {
     /// source route's included), leaving the NIC right after the data packet it goes with (in
     /// the host's priority lane; in the data lane at switches, so that it measures queueing).
     fn send_probe(&mut self, f: u32, path: crate::lb::PathChoice, now: Time) {
-        let header = self.cfg.transport.header;
+        let header = self.transport.header;
         let flow = &self.flows[f as usize];
         let extra = flow.receiver.as_deref().map_or(0, |r| r.extra_header());
         let h = self.world.pkts.alloc(Packet {
@@ -196,7 +196,7 @@ impl Simulation {
     #[inline(never)]
     pub(super) fn on_probe(&mut self, h: Handle) {
         let now = self.world.now;
-        let header = self.cfg.transport.header;
+        let header = self.transport.header;
         let pkt = *self.world.pkts.get(h);
         let live = self
             .flows
@@ -291,7 +291,7 @@ impl Simulation {
         // Credit gated, the RTS is what tells the receiver that the sender needs credit.
         if credit_gated {
             self.credit_rts(f);
-        } else if self.cfg.transport.sends_rts() && out.rtx_was_empty {
+        } else if self.transport.sends_rts() && out.rtx_was_empty {
             self.maybe_send_rts(f, out.wire);
         }
         self.arm_cc_timer(f);
@@ -318,7 +318,7 @@ impl Simulation {
     /// one per RTO (see [`crate::transport::Sender::rts_due`]).
     fn maybe_send_rts(&mut self, f: u32, lost_wire: u64) {
         let now = self.world.now;
-        let header = self.cfg.transport.header;
+        let header = self.transport.header;
         let flow = &mut self.flows[f as usize];
         let rto = flow.rto;
         let s = flow.sender.as_mut().expect("running flows have a sender");
@@ -401,7 +401,7 @@ impl Simulation {
 
     /// Turns data packet `h` into the receiver's answer and sends it back.
     fn send_reply(&mut self, h: Handle, reply: Reply) {
-        let header = self.cfg.transport.header;
+        let header = self.transport.header;
         let now = self.world.now;
         let paths = &self.world.paths;
         let pkt = self.world.pkts.get_mut(h);
@@ -445,7 +445,7 @@ impl Simulation {
     #[inline(never)]
     pub(super) fn on_data(&mut self, h: Handle) {
         let now = self.world.now;
-        let header = self.cfg.transport.header;
+        let header = self.transport.header;
         let pkt = *self.world.pkts.get(h);
         let flow: &mut Flow = &mut self.flows[pkt.flow as usize];
         let Some(r) = flow

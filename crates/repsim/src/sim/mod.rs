@@ -28,7 +28,7 @@ use crate::net::port::{
 use crate::net::world::{Counters, EventKind, Owner, Timer, World, MAX_LINKS};
 use crate::net::{RunContext, Topology};
 use crate::routing::{SchemeAction, SchemeSetup, SwitchScheme};
-use crate::transport::{FlowStats, Receiver, Sender, Sizes};
+use crate::transport::{FlowStats, Receiver, Sender, Sizes, TransportParams};
 use crate::workload::{FlowSource, FlowSpec};
 
 mod access;
@@ -55,7 +55,7 @@ pub use books::PacketBooks;
 pub use memory::MemoryItem;
 pub use observer::{DropCause, Injector, Observer, PacketDrop};
 pub use pfc::PfcLinkStats;
-pub use spec::{check_header, check_mtu, RunSpec, SimConfig, TrafficClass};
+pub use spec::{RunSpec, SimConfig, TrafficClass};
 
 /// Why a simulation cannot be set up.
 #[derive(Debug, thiserror::Error)]
@@ -220,6 +220,8 @@ pub struct Simulation {
     cfg: SimConfig,
     /// The switch queues' settings in bytes at the run's MTU.
     queue: QueueBytes,
+    /// The transport settings, resolved.
+    transport: TransportParams,
     world: World,
     hosts: Vec<HostState>,
     /// Per port, the host whose NIC it is and the flow its next pull is expected to serve: a
@@ -295,7 +297,8 @@ impl Simulation {
             classes,
         } = spec;
         cfg.validate(&topo)?;
-        let t = &cfg.transport;
+        let transport = cfg.transport.resolve()?;
+        let t = &transport;
         let ctx = RunContext::new(t.mtu, t.header).on(&topo);
         let mut all_classes = vec![TrafficClass {
             name: "main".into(),
@@ -414,7 +417,7 @@ impl Simulation {
             classes: all_classes,
             connections: connect::ConnectionFactory::new(
                 cfg.seed,
-                &cfg.transport,
+                &transport,
                 queue.trimming,
                 0,
                 0,
@@ -441,6 +444,7 @@ impl Simulation {
             last_event: 0,
             credit: None,
             queue,
+            transport,
             pfc,
             retired: None,
             fabric,
@@ -460,13 +464,12 @@ impl Simulation {
         let queue_drain =
             (4 * sim.queue.capacity as u128 * 8 * SEC as u128 / slowest_nic as u128) as Time;
         let rto = sim
-            .cfg
             .transport
             .fixed_rto()
             .unwrap_or(max_base_rtt + queue_drain);
         sim.connections = connect::ConnectionFactory::new(
             sim.cfg.seed,
-            &sim.cfg.transport,
+            &sim.transport,
             sim.queue.trimming,
             max_base_rtt,
             queue_drain,
@@ -508,7 +511,7 @@ impl Simulation {
     /// Unloaded RTT between two hosts: a full data packet out and a header back on the
     /// shortest path (every switch's first candidate).
     pub fn base_rtt(&self, src: u32, dst: u32) -> Time {
-        let t = &self.cfg.transport;
+        let t = &self.transport;
         paths::round_trip(
             &self.world.topo,
             &self.world.topo.first_path(src, dst),

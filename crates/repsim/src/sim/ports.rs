@@ -106,7 +106,7 @@ impl Simulation {
     /// The switch scheme watches a packet leave a switch port.
     fn scheme_egress(&mut self, port: u32, h: Handle) {
         let switch = self.world.topo.links[port as usize].from - self.world.topo.hosts;
-        let header = self.cfg.transport.header;
+        let header = self.transport.header;
         if let Switching::Scheme { scheme, rng, .. } = &mut self.switching {
             let mut ctx = SwitchCtx::new(&mut self.world, rng, header, &mut self.scheme_actions);
             scheme.egress(&mut ctx, switch, port, h);

@@ -80,20 +80,8 @@ impl SimConfig {
     /// gets, with the same fields and messages, so a configuration built in code fails as the
     /// same values written in a scenario do. [`crate::Simulation::new`] calls it.
     pub fn validate(&self, topology: &Topology) -> Result<(), ConfigError> {
-        let t = &self.transport;
-        check_mtu(u64::from(t.mtu))?;
-        check_header(u64::from(t.header), t.mtu)?;
-        if t.ack.every_bytes == 0 {
-            return Err(ConfigError::new("transport.ack_every", "must be positive"));
-        }
-        if t.rto == Some(0) {
-            return Err(ConfigError::new("transport.rto", "must be positive"));
-        }
-        if let Err(e) = crate::lb::check_evs_size(t.evs_size) {
-            let message = e.split_once(": ").map_or(e.as_str(), |(_, m)| m);
-            return Err(ConfigError::new("transport.evs_size", message));
-        }
-        self.validate_queue()?;
+        let t = self.transport.resolve()?;
+        self.validate_queue(t.mtu)?;
         if let Some(edges) = &self.slowdown_edges {
             if edges.is_empty() || edges[0] == 0 || edges.windows(2).any(|w| w[1] <= w[0]) {
                 return Err(ConfigError::new(
@@ -149,8 +137,7 @@ impl SimConfig {
     }
 
     /// The switch queues' checks (`[queue]`).
-    fn validate_queue(&self) -> Result<(), ConfigError> {
-        let mtu = self.transport.mtu;
+    fn validate_queue(&self, mtu: u32) -> Result<(), ConfigError> {
         let q = self.queue.bytes(mtu);
         if !(q.ecn_pmax > 0.0 && q.ecn_pmax <= 1.0) {
             return Err(ConfigError::new("queue.ecn_pmax", "must be in (0, 1]"));
@@ -179,28 +166,6 @@ impl SimConfig {
         }
         Ok(())
     }
-}
-
-/// Checks an MTU in bytes (`transport.mtu`): 128 to 65,535 bytes.
-pub fn check_mtu(mtu: u64) -> Result<u32, ConfigError> {
-    if !(128..=65535).contains(&mtu) {
-        return Err(ConfigError::new(
-            "transport.mtu",
-            format!("must be between 128B and 65535B, not {mtu}B"),
-        ));
-    }
-    Ok(mtu as u32)
-}
-
-/// Checks a header size in bytes against the MTU (`transport.header`).
-pub fn check_header(header: u64, mtu: u32) -> Result<u32, ConfigError> {
-    if header == 0 || header >= u64::from(mtu) {
-        return Err(ConfigError::new(
-            "transport.header",
-            format!("must be positive and below the MTU ({mtu}B)"),
-        ));
-    }
-    Ok(header as u32)
 }
 
 /// A traffic class: flows whose [`FlowSpec::class`] is its index use its load balancer and

@@ -130,7 +130,7 @@ impl Simulation {
             ack_overhead: if c.data_bytes_sent == 0 {
                 0.0
             } else {
-                (c.acks_sent + c.nacks_sent) as f64 * self.cfg.transport.header as f64
+                (c.acks_sent + c.nacks_sent) as f64 * self.transport.header as f64
                     / c.data_bytes_sent as f64
             },
             slowdown: self.slowdown(),

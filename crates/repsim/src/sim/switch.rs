@@ -164,7 +164,7 @@ impl Simulation {
     }
 
     fn ask_scheme(&mut self, s: u32, h: Handle, cands: &[u32]) -> Ingress {
-        let header = self.cfg.transport.header;
+        let header = self.transport.header;
         let Switching::Scheme { scheme, rng, .. } = &mut self.switching else {
             unreachable!("only called with a scheme");
         };
@@ -216,7 +216,7 @@ impl Simulation {
 
     /// One of the switch scheme's timers fired.
     pub(super) fn on_scheme_timer(&mut self, timer: Timer) {
-        let header = self.cfg.transport.header;
+        let header = self.transport.header;
         if let Switching::Scheme { scheme, rng, .. } = &mut self.switching {
             let mut ctx = SwitchCtx::new(&mut self.world, rng, header, &mut self.scheme_actions);
             scheme.on_timer(

@@ -10,10 +10,12 @@
 //! the packet's EV and ECN mark with a cumulative ACK and a 64-bit SACK bitmap, NACKs for
 //! trimmed packets, a fixed retransmission timeout that declares only the oldest outstanding
 //! packet lost per expiry, RTS after a timeout the window has no room for.
+pub mod config;
 pub mod mode;
 pub mod receiver;
 pub mod sender;
 
+pub use config::{check_header, check_mtu, TransportConfig};
 pub use mode::{GbnRewind, Recovery, TransportMode};
 pub use receiver::{AckPolicy, DataArrival, Receiver, Reply, RxOutcome};
 pub use sender::{
@@ -23,9 +25,10 @@ pub use sender::{
 
 use crate::engine::Time;
 
-/// Transport settings shared by every connection of a run.
+/// Transport settings shared by every connection of a run, checked and resolved from a
+/// [`TransportConfig`] (sizes in bytes, times in picoseconds, the mode's defaults filled in).
 #[derive(Clone, Debug, PartialEq)]
-pub struct TransportConfig {
+pub struct TransportParams {
     /// Full data packet on the wire, header included.
     pub mtu: u32,
     /// Header size (ACK, NACK, RTS and trimmed packets).
@@ -55,7 +58,7 @@ pub struct TransportConfig {
     pub irn_rto_high: Time,
 }
 
-impl TransportConfig {
+impl TransportParams {
     /// The run's fixed retransmission timeout, if configured or given by the mode (go-back-N:
     /// 4 ms); `None`: from the topology.
     pub fn fixed_rto(&self) -> Option<Time> {
@@ -84,25 +87,6 @@ impl TransportConfig {
                     ..Recovery::irn(bdp, self.mtu)
                 }
             }
-        }
-    }
-}
-
-impl Default for TransportConfig {
-    fn default() -> Self {
-        TransportConfig {
-            mtu: 4150,
-            header: 64,
-            ack: AckPolicy::default(),
-            rto: None,
-            rts: true,
-            evs_size: crate::lb::DEFAULT_EVS_SIZE,
-            reuse_connections: false,
-            mode: TransportMode::Uec,
-            gbn_rewind: GbnRewind::Fresh,
-            irn_bdp: None,
-            irn_rto_low: mode::DEFAULT_IRN_RTO_LOW,
-            irn_rto_high: mode::DEFAULT_IRN_RTO_HIGH,
         }
     }
 }

@@ -1,0 +1,191 @@
+//! `[transport]`: what every connection of a run shares, as a scenario or a library user writes
+//! it ([`TransportConfig`]: sizes in bytes or packets, times with units, the RoCE modes' keys
+//! optional), and its checked, resolved form ([`TransportParams`]), which the simulation uses.
+//! The defaults and checks live here alone, so code and scenario files get the same values and
+//! the same errors.
+use serde::{Deserialize, Serialize};
+
+use super::mode::{DEFAULT_IRN_RTO_HIGH, DEFAULT_IRN_RTO_LOW};
+use super::{AckPolicy, GbnRewind, TransportMode, TransportParams};
+use crate::error::ConfigError;
+use crate::units::{Size, SizeQ, TimeQ};
+
+/// `[transport]` (each key not given takes its default; the congestion control is `[cc]`).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TransportConfig {
+    /// Data packet size on the wire, header included (in bytes).
+    pub mtu: SizeQ,
+    /// Header size (ACKs, NACKs, RTS, trimmed packets).
+    pub header: SizeQ,
+    /// Receiver ACKs every this many bytes (<= MTU: every packet; `"4pkt"` or `"16000B"`,
+    /// counted in wire bytes as the reference counts its `-sack_threshold`).
+    pub ack_every: SizeQ,
+    /// Count coalesced bytes in 16 bits as the reference receiver does, so thresholds above
+    /// 65,535 B minus a packet wrap (off: exact counting).
+    pub ack_counter_16bit: bool,
+    /// Receiver sets the CNP flag on the ACK of an ECN-marked packet at most once per this
+    /// interval per connection (absent: never under UEC, on every such ACK in the RoCE modes,
+    /// as the reference RNIC).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cnp_interval: Option<TimeQ>,
+    /// Fixed retransmission timeout (default: max base RTT + 4 queue drain times).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rto: Option<TimeQ>,
+    /// After a timeout whose retransmission the window has no room for, send a 64 B RTS
+    /// (request to send), as the reference does.
+    pub rts: bool,
+    /// Number of entropy values the sender NICs offer, shared by every EV-based load balancer
+    /// (EVs are `0..evs_size`, 1..=65536); a scheme's own `evs_size` overrides it.
+    pub evs_size: u32,
+    /// Successive flows between the same pair (and class) continue with the previous flow's
+    /// congestion control and load balancer, as the reference's `-connections_mapping` does.
+    pub reuse_connections: bool,
+    /// Loss recovery: "uec", "gbn" (go-back-N RoCE) or "irn" (selective-repeat RoCE).
+    pub mode: TransportMode,
+    /// gbn: at most one NACK per this interval for the same expected PSN (default 4us).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nack_interval: Option<TimeQ>,
+    /// gbn: which NACKs rewind the sender, "fresh" (default) or "every-nack" (the reference).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gbn_rewind: Option<GbnRewind>,
+    /// irn: bytes in flight allowed (default: largest base RTT x the sender NIC's rate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub irn_bdp: Option<SizeQ>,
+    /// irn: timeout while at most 3 MTU are in flight (default 100us).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub irn_rto_low: Option<TimeQ>,
+    /// irn: timeout otherwise (default 320us).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub irn_rto_high: Option<TimeQ>,
+}
+
+impl Default for TransportConfig {
+    /// 4,150-byte packets with 64-byte headers, an ACK per packet, RTS on, 65,536 EVs, UEC
+    /// recovery.
+    fn default() -> Self {
+        TransportConfig {
+            mtu: SizeQ(Size::Bytes(4150)),
+            header: SizeQ(Size::Bytes(64)),
+            ack_every: SizeQ(Size::Packets(1.0)),
+            ack_counter_16bit: false,
+            cnp_interval: None,
+            rto: None,
+            rts: true,
+            evs_size: crate::lb::DEFAULT_EVS_SIZE,
+            reuse_connections: false,
+            mode: TransportMode::Uec,
+            nack_interval: None,
+            gbn_rewind: None,
+            irn_bdp: None,
+            irn_rto_low: None,
+            irn_rto_high: None,
+        }
+    }
+}
+
+impl TransportConfig {
+    /// The packet and header sizes in bytes, checked: what sizes written in `pkt` multiply.
+    pub fn packet_sizes(&self) -> Result<(u32, u32), ConfigError> {
+        let mtu_b = self.mtu.0.bytes(1);
+        if self.mtu.0 != Size::Bytes(mtu_b) {
+            return Err(ConfigError::new(
+                "transport.mtu",
+                "must be given in bytes, e.g. \"4150B\"",
+            ));
+        }
+        let mtu = check_mtu(mtu_b)?;
+        let header = check_header(self.header.0.bytes(mtu), mtu)?;
+        Ok((mtu, header))
+    }
+
+    /// The settings checked and resolved: sizes in bytes, the mode's defaults filled in.
+    pub fn resolve(&self) -> Result<TransportParams, ConfigError> {
+        let (mtu, header) = self.packet_sizes()?;
+        let positive = |field: &str, value: Option<u64>| match value {
+            Some(0) => Err(ConfigError::new(field, "must be positive")),
+            _ => Ok(()),
+        };
+        let every_bytes = self.ack_every.0.bytes(mtu);
+        positive("transport.ack_every", Some(every_bytes))?;
+        positive("transport.rto", self.rto.map(|r| r.0))?;
+        if let Err(e) = crate::lb::check_evs_size(self.evs_size) {
+            let message = e.split_once(": ").map_or(e.as_str(), |(_, m)| m);
+            return Err(ConfigError::new("transport.evs_size", message));
+        }
+        positive("transport.nack_interval", self.nack_interval.map(|i| i.0))?;
+        positive("transport.irn_rto_low", self.irn_rto_low.map(|i| i.0))?;
+        positive("transport.irn_rto_high", self.irn_rto_high.map(|i| i.0))?;
+        let irn_bdp = self.irn_bdp.map(|b| b.0.bytes(mtu));
+        positive("transport.irn_bdp", irn_bdp)?;
+        if let Some(rewind) = self.gbn_rewind {
+            if self.mode != TransportMode::Gbn {
+                return Err(ConfigError::new(
+                    "transport.gbn_rewind",
+                    format!(
+                        "\"{}\" applies to mode = \"gbn\" only (this run's mode is \"{}\")",
+                        rewind.name(),
+                        self.mode.name()
+                    ),
+                ));
+            }
+        }
+        let irn_rto_low = self.irn_rto_low.map_or(DEFAULT_IRN_RTO_LOW, |r| r.0);
+        let irn_rto_high = self.irn_rto_high.map_or(DEFAULT_IRN_RTO_HIGH, |r| r.0);
+        if self.mode == TransportMode::Irn && irn_rto_low > irn_rto_high {
+            return Err(ConfigError::new(
+                "transport.irn_rto_low",
+                "must not exceed transport.irn_rto_high",
+            ));
+        }
+        let mut ack = AckPolicy {
+            every_bytes,
+            cnp_interval: self.cnp_interval.map(|i| i.0),
+            counter_16bit: self.ack_counter_16bit,
+            mode: self.mode,
+            ..AckPolicy::default()
+        };
+        if let Some(i) = self.nack_interval {
+            ack.nack_interval = i.0;
+        }
+        if self.mode.is_rnic() && ack.cnp_interval.is_none() {
+            ack.cnp_interval = Some(0);
+        }
+        Ok(TransportParams {
+            mtu,
+            header,
+            ack,
+            rto: self.rto.map(|r| r.0),
+            rts: self.rts,
+            evs_size: self.evs_size,
+            reuse_connections: self.reuse_connections,
+            mode: self.mode,
+            gbn_rewind: self.gbn_rewind.unwrap_or(GbnRewind::Fresh),
+            irn_bdp,
+            irn_rto_low,
+            irn_rto_high,
+        })
+    }
+}
+
+/// Checks an MTU in bytes (`transport.mtu`): 128 to 65,535 bytes.
+pub fn check_mtu(mtu: u64) -> Result<u32, ConfigError> {
+    if !(128..=65535).contains(&mtu) {
+        return Err(ConfigError::new(
+            "transport.mtu",
+            format!("must be between 128B and 65535B, not {mtu}B"),
+        ));
+    }
+    Ok(mtu as u32)
+}
+
+/// Checks a header size in bytes against the MTU (`transport.header`).
+pub fn check_header(header: u64, mtu: u32) -> Result<u32, ConfigError> {
+    if header == 0 || header >= u64::from(mtu) {
+        return Err(ConfigError::new(
+            "transport.header",
+            format!("must be positive and below the MTU ({mtu}B)"),
+        ));
+    }
+    Ok(header as u32)
+}
