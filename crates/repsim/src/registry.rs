@@ -1,6 +1,6 @@
-//! Schemes added from outside the crate: a load balancer, congestion control or switch scheme
-//! registered here is named in scenarios exactly like a built-in one (`lb = "mine"`, `[cc]
-//! algo = "mine"`, `[routing] switch = "mine"`), with its parameters from the same table, its
+//! Schemes added from outside the crate: a load balancer, congestion control, switch scheme or
+//! topology family registered here is named in scenarios exactly like a built-in one (`lb =
+//! "mine"`, `[cc] algo = "mine"`, `[routing] switch = "mine"`, `[topology] type = "mine"`), with its parameters from the same table, its
 //! checks run by the scenario loader and `Simulation::new`, and its name in error messages
 //! listing what is allowed. `docs/adding-a-scheme.md` walks through one;
 //! `examples/custom_scheme.rs` is a complete program.
@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::cc::{CcScheme, CcSpec};
 use crate::lb::{LbScheme, LbSpec};
+use crate::net::topology::{TopologyBuilder, TopologySpec};
 use crate::routing::{RoutingScheme, SwitchSpec};
 
 /// The process's scheme tables (one per kind, built-ins first).
@@ -45,6 +46,22 @@ impl Registry {
         SwitchSpec::register::<T>(name)
     }
 
+    /// Registers parameter type `T` as the topology family `name` (as [`Registry::add_lb`]);
+    /// its `[topology]` table has no default, so every required key must be given.
+    pub fn add_topology<T>(name: &'static str) -> Result<(), String>
+    where
+        T: TopologyBuilder
+            + std::fmt::Debug
+            + Send
+            + Sync
+            + PartialEq
+            + Serialize
+            + DeserializeOwned
+            + 'static,
+    {
+        TopologySpec::register::<T>(name)
+    }
+
     /// Names of every load balancer, built-ins first.
     pub fn lbs() -> Vec<&'static str> {
         LbSpec::names()
@@ -58,5 +75,10 @@ impl Registry {
     /// Names of every switch scheme, built-ins first.
     pub fn switches() -> Vec<&'static str> {
         SwitchSpec::names()
+    }
+
+    /// Names of every topology family, built-ins first.
+    pub fn topologies() -> Vec<&'static str> {
+        TopologySpec::names()
     }
 }

@@ -128,7 +128,7 @@ fn every_key_of_every_section_is_in_the_reference() {
         "",
         &format!("{FAT_TREE}\n[workload]\n{PERMUTATION}\n{PROBE} = 1"),
     );
-    for family in TopologySpec::NAMES {
+    for family in TopologySpec::names() {
         probe(
             format!("topology {family}"),
             ecmp,

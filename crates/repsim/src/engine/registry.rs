@@ -47,10 +47,13 @@ pub struct Entry<D: ?Sized> {
     pub name: &'static str,
     /// The configuration type.
     pub type_id: TypeId,
-    /// Its default parameters.
-    pub default: fn() -> Box<D>,
+    /// Its default parameters (`None` for a type whose table has required keys).
+    pub default: Option<fn() -> Box<D>>,
     /// Parameters from a table (without the naming key).
     pub parse: fn(toml::Value) -> Result<Box<D>, toml::de::Error>,
+    /// Parameters from a table's text (without the naming key), for errors that carry the
+    /// offending key's position.
+    pub parse_text: fn(&str) -> Result<(), toml::de::Error>,
     /// A copy.
     pub clone: fn(&D) -> Box<D>,
     /// Equality of two configurations of this type.
@@ -61,15 +64,29 @@ pub struct Entry<D: ?Sized> {
 
 /// The [`Entry`] of configuration type `$config` registered as `$name`, for a kind whose
 /// contract `$config` implements (the `Box<dyn ...>` coercions need the concrete type, hence a
-/// macro rather than a generic function).
+/// macro rather than a generic function). `required_keys` after the type: it has no default.
 #[macro_export]
 macro_rules! scheme_entry {
     ($name:expr, $config:ty) => {
+        $crate::scheme_entry!(
+            @ $name,
+            $config,
+            Some(|| Box::new(<$config as ::std::default::Default>::default()))
+        )
+    };
+    ($name:expr, $config:ty, required_keys) => {
+        $crate::scheme_entry!(@ $name, $config, None)
+    };
+    (@ $name:expr, $config:ty, $default:expr) => {
         $crate::engine::registry::Entry {
             name: $name,
             type_id: ::std::any::TypeId::of::<$config>(),
-            default: || Box::new(<$config as ::std::default::Default>::default()),
+            default: $default,
             parse: |v| Ok(Box::new(<$config as ::serde::Deserialize>::deserialize(v)?)),
+            parse_text: |text| {
+                <$config as ::serde::Deserialize>::deserialize(::toml::Deserializer::new(text))
+                    .map(|_| ())
+            },
             clone: |c| {
                 Box::new(
                     $crate::engine::registry::AsAny::as_any(c)
@@ -137,11 +154,19 @@ impl<K: Kind> Spec<K> {
         table.iter().map(|e| e.name).collect()
     }
 
-    /// The scheme with default parameters, by name.
+    /// The scheme with default parameters, by name (`None` for an unknown name or a scheme
+    /// whose table has required keys).
     pub fn named(name: &str) -> Option<Self> {
         let entry = find::<K>(|e| e.name == name)?;
-        let config = Arc::from((entry.default)());
+        let config = Arc::from((entry.default?)());
         Some(Spec { entry, config })
+    }
+
+    /// Reads `text`, a table without its naming key, as scheme `name`'s parameters, for an
+    /// error that carries the position of the key at fault (`None`: an unknown name).
+    pub fn check_text(name: &str, text: &str) -> Option<Result<(), toml::de::Error>> {
+        let entry = find::<K>(|e| e.name == name)?;
+        Some((entry.parse_text)(text))
     }
 
     /// A scheme from a table naming it under [`Kind::TAG`]; the message is serde's for the
@@ -208,11 +233,15 @@ impl<K: Kind> Spec<K> {
 
     /// The parameters to change, if the scheme's configuration type is `T`.
     pub fn config_mut<T: 'static>(&mut self) -> Option<&mut T> {
+        self.scheme_mut().as_any_mut().downcast_mut::<T>()
+    }
+
+    /// The configuration behind the kind's contract, to change (copied first if shared).
+    pub fn scheme_mut(&mut self) -> &mut K::Dyn {
         if Arc::get_mut(&mut self.config).is_none() {
             self.config = Arc::from((self.entry.clone)(&self.config));
         }
-        let config: &mut K::Dyn = Arc::get_mut(&mut self.config).expect("unshared after copy");
-        config.as_any_mut().downcast_mut::<T>()
+        Arc::get_mut(&mut self.config).expect("unshared after copy")
     }
 }
 

@@ -49,7 +49,7 @@ pub(super) fn pinpoint(text: &str, table: &toml::Table) -> Option<(String, Strin
         body.push_str(line);
         body.push('\n');
     }
-    let err = TopologySpec::check_family(kind, toml::Deserializer::new(&body))?.err()?;
+    let err = TopologySpec::check_text(kind, &body)?.err()?;
     let at = err.span().map(|s| s.start).unwrap_or(0);
     let before = &body[..at.min(body.len())];
     let line = before.matches('\n').count();

@@ -1,16 +1,21 @@
 //! The topology families a scenario can name: one file per family with its own parameter
-//! struct behind [`TopologyBuilder`], and one line per family in the registry below.
+//! struct behind [`TopologyBuilder`], and one entry per family in the registry below (the
+//! mechanism every scheme kind uses, [`crate::engine::registry`]).
 //!
 //! Adding a family: write `net/topology/<family>.rs` with a serde struct of its parameters
 //! (`deny_unknown_fields`, defaults where the family has sensible ones) that implements
-//! [`TopologyBuilder`], then add one line to `topology_families!`. Its `[topology]` table then
-//! parses (`type = "<family>"`), errors name its fields, and the resolved `scenario.toml`
-//! writes its defaults.
+//! [`TopologyBuilder`], then add one entry to [`TopologyKind`]'s table (or register it at run
+//! time with [`TopologySpec::register`]). Its `[topology]` table then parses (`type =
+//! "<family>"`), errors name its fields, and the resolved `scenario.toml` writes its defaults.
+use std::fmt;
 use std::path::PathBuf;
+use std::sync::{Arc, LazyLock, RwLock};
 
-use serde::{Deserialize, Serialize};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 
 use super::{dragonfly, fat_tree, leaf_spine, rail, topo_file, Topology, TopologyError};
+use crate::engine::registry::{self, AsAny, Entry, Kind, Spec};
 use crate::engine::time::US;
 use crate::units::{RateQ, TimeQ};
 
@@ -94,64 +99,98 @@ pub(crate) fn microsecond() -> TimeQ {
     TimeQ(US)
 }
 
-macro_rules! topology_families {
-    ($($name:literal => $variant:ident($config:ty)),* $(,)?) => {
-        /// A topology family and its parameters: the `[topology]` table, tagged by `type`.
-        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-        #[serde(tag = "type")]
-        pub enum TopologySpec {
-            $(
-                #[doc = concat!("`type = \"", $name, "\"`")]
-                #[serde(rename = $name)]
-                $variant($config),
-            )*
-        }
-
-        impl TopologySpec {
-            /// Names of every family.
-            pub const NAMES: &'static [&'static str] = &[$($name),*];
-
-            /// Its family's name.
-            pub fn name(&self) -> &'static str {
-                match self {
-                    $(TopologySpec::$variant(_) => $name,)*
-                }
-            }
-
-            /// Builds the network.
-            pub fn build(&self, files: &FileReader) -> Result<Topology, BuildError> {
-                match self {
-                    $(TopologySpec::$variant(c) => c.build(files),)*
-                }
-            }
-
-            /// The parameters with every default written out.
-            pub fn resolved(&self) -> Self {
-                match self {
-                    $(TopologySpec::$variant(c) => TopologySpec::$variant(c.resolved()),)*
-                }
-            }
-
-            /// Reads a table (without its `type`) as family `family`'s parameters, for error
-            /// messages that point at the field (a tagged enum reports them at the table).
-            /// `None` for an unknown family.
-            pub fn check_family<'de, D: serde::Deserializer<'de>>(
-                family: &str,
-                table: D,
-            ) -> Option<Result<(), D::Error>> {
-                match family {
-                    $($name => Some(<$config>::deserialize(table).map(|_| ())),)*
-                    _ => None,
-                }
-            }
-        }
-    };
+/// The contract of a topology family as the registry holds it (every [`TopologyBuilder`] is
+/// one).
+pub trait TopologyFamily: AsAny + fmt::Debug + Send + Sync {
+    /// Builds the network, reading any file it names through `files`.
+    fn build(&self, files: &FileReader) -> Result<Topology, BuildError>;
+    /// Writes every default out (for the resolved scenario).
+    fn resolve(&mut self);
 }
 
-topology_families! {
-    "fat_tree" => FatTree(fat_tree::FatTreeConfig),
-    "leaf_spine" => LeafSpine(leaf_spine::LeafSpineConfig),
-    "dragonfly" => Dragonfly(dragonfly::DragonflyConfig),
-    "rail" => Rail(rail::RailConfig),
-    "topo_file" => TopoFile(topo_file::TopoFileConfig),
+impl<T: TopologyBuilder + fmt::Debug + Send + Sync + 'static> TopologyFamily for T {
+    fn build(&self, files: &FileReader) -> Result<Topology, BuildError> {
+        TopologyBuilder::build(self, files)
+    }
+    fn resolve(&mut self) {
+        *self = self.resolved();
+    }
+}
+
+/// The kind of topology families in the registry ([`crate::engine::registry`]).
+pub struct TopologyKind;
+
+impl Kind for TopologyKind {
+    type Dyn = dyn TopologyFamily;
+    const TAG: &'static str = "type";
+    const WHAT: &'static str = "topology family";
+    fn table() -> &'static RwLock<Vec<Arc<Entry<dyn TopologyFamily>>>> {
+        static TABLE: LazyLock<RwLock<Vec<Arc<Entry<dyn TopologyFamily>>>>> = LazyLock::new(|| {
+            RwLock::new(vec![
+                Arc::new(crate::scheme_entry!(
+                    "fat_tree",
+                    fat_tree::FatTreeConfig,
+                    required_keys
+                )),
+                Arc::new(crate::scheme_entry!(
+                    "leaf_spine",
+                    leaf_spine::LeafSpineConfig,
+                    required_keys
+                )),
+                Arc::new(crate::scheme_entry!(
+                    "dragonfly",
+                    dragonfly::DragonflyConfig
+                )),
+                Arc::new(crate::scheme_entry!("rail", rail::RailConfig)),
+                Arc::new(crate::scheme_entry!(
+                    "topo_file",
+                    topo_file::TopoFileConfig,
+                    required_keys
+                )),
+            ])
+        });
+        &TABLE
+    }
+}
+
+/// A topology family and its parameters: the `[topology]` table, tagged by `type`.
+pub type TopologySpec = Spec<TopologyKind>;
+
+impl Spec<TopologyKind> {
+    /// Registers parameter type `T` as the topology family `name` (fails if the name is taken
+    /// by another type).
+    pub fn register<T>(name: &'static str) -> Result<(), String>
+    where
+        T: TopologyBuilder
+            + fmt::Debug
+            + Send
+            + Sync
+            + PartialEq
+            + Serialize
+            + DeserializeOwned
+            + 'static,
+    {
+        registry::register::<TopologyKind>(crate::scheme_entry!(name, T, required_keys))
+    }
+
+    /// The registered family whose parameter type is `T`, with these parameters.
+    ///
+    /// # Panics
+    /// If `T` is not registered ([`TopologySpec::register`]; every built-in is).
+    pub fn new<T: TopologyFamily>(config: T) -> Self {
+        Spec::wrap(config, |c| Box::new(c) as Box<dyn TopologyFamily>)
+            .expect("the parameter type is registered as a topology family")
+    }
+
+    /// Builds the network.
+    pub fn build(&self, files: &FileReader) -> Result<Topology, BuildError> {
+        self.scheme().build(files)
+    }
+
+    /// The parameters with every default written out.
+    pub fn resolved(&self) -> Self {
+        let mut resolved = self.clone();
+        resolved.scheme_mut().resolve();
+        resolved
+    }
 }
