@@ -131,7 +131,7 @@ fn no_connection_holds_more_unused_credit_than_its_cap() {
                     continue;
                 };
                 let granted = sim.credit_granted(f).expect("every flow is credit paced");
-                cap = s.cc().credit_cap();
+                cap = s.cc().credit_gate().expect("credit gated").credit_cap();
                 // Credit in PULLs on the way plus credit the sender holds.
                 let unused = granted - s.pull_request().used;
                 assert!(unused <= cap, "flow {f} at {t} ps: {unused} > cap {cap}");

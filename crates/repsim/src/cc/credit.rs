@@ -1,8 +1,36 @@
-//! The receiver side of credit-paced congestion control: what a credit-paced connection's
-//! packets tell their receiver's pull pacer, the PULLs it sends back, and the contract of a
-//! run's pacers ([`ReceiverPacing`]). An algorithm asks for pacers with
+//! Credit-paced congestion control: the sender's gate ([`CreditGate`]: it sends while it holds
+//! credit, and its packets ask the receiver for more with a [`PullRequest`]), what those packets
+//! tell the receiver's pull pacer, the PULLs it sends back, and the contract of a run's pacers
+//! ([`ReceiverPacing`]). An algorithm asks for pacers with
 //! [`super::CcScheme::receiver_pacing`]; EQDS ([`super::eqds`]) is the built-in one.
 use crate::engine::Time;
+
+/// What a packet of a credit-paced connection tells the receiver's pull pacer, in bytes counted
+/// from the connection's start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PullRequest {
+    /// Cumulative pull credit the sender asks to have been granted.
+    pub target: u64,
+    /// Cumulative pull credit the sender has received and no longer holds (spent, forfeited or
+    /// refused above its cap): granted minus this is credit in transit or held unused.
+    pub used: u64,
+}
+
+/// The sender side of a receiver-driven controller ([`super::CongestionControl::credit_gate`]).
+pub trait CreditGate {
+    /// Credit held, in bytes: the sender may send while it is positive (the packet may drive
+    /// it negative).
+    fn credit(&self) -> i64;
+    /// Most pull credit the receiver may leave granted and unused at once.
+    fn credit_cap(&self) -> u64;
+    /// A packet of `wire` bytes is sent: it spends that much credit.
+    fn on_send(&mut self, wire: u64);
+    /// A PULL arrived: the receiver has granted `pulled` bytes in all (never less than before).
+    fn on_pull(&mut self, pulled: u64, now: Time);
+    /// What the next packet asks of the pull pacer, with `backlog` bytes still to send (new
+    /// and queued for retransmission) after it.
+    fn pull_request(&self, backlog: u64) -> PullRequest;
+}
 
 /// A data packet, trimmed header or RTS of a credit-paced connection at its receiver.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

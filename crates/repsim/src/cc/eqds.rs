@@ -64,8 +64,8 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use super::credit::{Grant, PacerStep, PullArrival, ReceiverPacing};
-use super::{widen, AckSample, CcParams, CcScheme, CongestionControl, PullRequest};
+use super::credit::{CreditGate, Grant, PacerStep, PullArrival, PullRequest, ReceiverPacing};
+use super::{widen, AckSample, CcParams, CcScheme, CongestionControl};
 use crate::engine::time::serialization;
 use crate::engine::Time;
 use crate::net::RunContext;
@@ -211,10 +211,17 @@ impl CongestionControl for Eqds {
         self.stop_speculating();
     }
 
-    fn credit_gated(&self) -> bool {
-        true
+    /// Sending is gated by credit.
+    fn credit_gate(&self) -> Option<&dyn CreditGate> {
+        Some(self)
     }
 
+    fn credit_gate_mut(&mut self) -> Option<&mut dyn CreditGate> {
+        Some(self)
+    }
+}
+
+impl CreditGate for Eqds {
     fn credit(&self) -> i64 {
         self.credit
     }

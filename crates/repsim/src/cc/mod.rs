@@ -16,6 +16,7 @@ use crate::engine::registry::{self, AsAny, Entry, Kind, Spec};
 use crate::engine::Time;
 use crate::net::RunContext;
 use credit::ReceiverPacing;
+pub use credit::{CreditGate, PullRequest};
 
 pub mod constant;
 pub mod credit;
@@ -81,17 +82,6 @@ pub struct AckSample {
     pub in_flight: i64,
 }
 
-/// What a packet of a credit-paced connection tells the receiver's pull pacer, in bytes counted
-/// from the connection's start.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PullRequest {
-    /// Cumulative pull credit the sender asks to have been granted.
-    pub target: u64,
-    /// Cumulative pull credit the sender has received and no longer holds (spent, forfeited or
-    /// refused above its cap): granted minus this is credit in transit or held unused.
-    pub used: u64,
-}
-
 /// A cumulative byte count `near` a known one, from the 32 bits a packet carries of it (counts
 /// on the wire wrap; the two differ by far less than 2 GiB).
 #[inline]
@@ -134,33 +124,18 @@ pub trait CongestionControl: Send {
     }
     /// The scenario's timed fast-increase switch turned on (MPRDMA; others ignore it).
     fn enable_fast_increase(&mut self) {}
-    /// Whether sending is gated by receiver credit instead of the window (asked once, at
-    /// start; when false, the credit methods below are never called).
+    /// The controller's credit gate, if sending is gated by receiver credit instead of the
+    /// window (asked once, at start; the sender caches the answer).
+    fn credit_gate(&self) -> Option<&dyn CreditGate> {
+        None
+    }
+    /// The credit gate, to change.
+    fn credit_gate_mut(&mut self) -> Option<&mut dyn CreditGate> {
+        None
+    }
+    /// Whether sending is gated by receiver credit ([`Self::credit_gate`]).
     fn credit_gated(&self) -> bool {
-        false
-    }
-    /// Credit held, in bytes: the sender may send while it is positive (the packet may drive
-    /// it negative).
-    fn credit(&self) -> i64 {
-        i64::MAX
-    }
-    /// Most pull credit the receiver may leave granted and unused at once.
-    fn credit_cap(&self) -> u64 {
-        u64::MAX
-    }
-    /// A packet of `wire` bytes is sent: it spends that much credit.
-    fn on_send(&mut self, wire: u64) {
-        let _ = wire;
-    }
-    /// A PULL arrived: the receiver has granted `pulled` bytes in all (never less than before).
-    fn on_pull(&mut self, pulled: u64, now: Time) {
-        let _ = (pulled, now);
-    }
-    /// What the next packet asks of the pull pacer, with `backlog` bytes still to send (new
-    /// and queued for retransmission) after it.
-    fn pull_request(&self, backlog: u64) -> PullRequest {
-        let _ = backlog;
-        PullRequest::default()
+        self.credit_gate().is_some()
     }
 }
 

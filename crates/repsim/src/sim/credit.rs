@@ -73,7 +73,8 @@ impl Simulation {
             return;
         };
         if s.credit_gated() {
-            pacers.add_sink(f, flow.spec.dst, s.cc().credit_cap());
+            let cap = s.cc().credit_gate().map_or(u64::MAX, |g| g.credit_cap());
+            pacers.add_sink(f, flow.spec.dst, cap);
         }
     }
 

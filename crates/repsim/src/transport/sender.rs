@@ -271,7 +271,7 @@ impl Sender {
     #[inline]
     fn may_send(&self) -> bool {
         if self.credit_gated {
-            self.cc.credit() > 0
+            self.gate().credit() > 0
         } else {
             self.window() > self.in_flight
         }
@@ -353,8 +353,9 @@ impl Sender {
             self.send_order.push_back((now, psn));
         }
         let window_full = if self.credit_gated {
-            self.cc.on_send(wire as u64);
-            self.cc.credit() <= 0
+            let gate = self.gate_mut();
+            gate.on_send(u64::from(wire));
+            gate.credit() <= 0
         } else {
             self.in_flight >= self.window()
         };
@@ -620,7 +621,7 @@ impl Sender {
             return false;
         }
         let blocked = if self.credit_gated {
-            self.cc.credit() <= 0
+            self.gate().credit() <= 0
         } else {
             self.window() < self.in_flight + lost_wire as i64
         };

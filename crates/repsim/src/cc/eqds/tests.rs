@@ -304,7 +304,8 @@ fn config_checks_name_the_field() {
         ..d.clone()
     })
     .starts_with("initial_credit:"));
-    let cc = d.build(&CcParams::example());
+    let built = d.build(&CcParams::example());
+    let cc = built.credit_gate().expect("credit gated");
     assert_eq!(cc.credit_cap(), 625_284);
     assert_eq!(cc.credit(), 625_284);
     // A smaller speculative window; a larger one is cut to the maximum.
@@ -312,8 +313,9 @@ fn config_checks_name_the_field() {
         initial_credit: Some(SizeQ(c)),
         ..d.clone()
     };
-    let cc = with(Size::Packets(1.0)).build(&CcParams::example());
+    let built = with(Size::Packets(1.0)).build(&CcParams::example());
+    let cc = built.credit_gate().expect("credit gated");
     assert_eq!((cc.credit(), cc.credit_cap()), (4150, 625_284));
-    let cc = with(Size::Bytes(1 << 30)).build(&CcParams::example());
-    assert_eq!(cc.credit(), 625_284);
+    let built = with(Size::Bytes(1 << 30)).build(&CcParams::example());
+    assert_eq!(built.credit_gate().expect("credit gated").credit(), 625_284);
 }

@@ -2,7 +2,7 @@
 //! of the receiver's pull pacer, the PULLs it receives, and how it recovers when every packet
 //! and request it sent was lost.
 use super::Sender;
-use crate::cc::{widen, PullRequest};
+use crate::cc::{widen, CreditGate, PullRequest};
 use crate::engine::Time;
 
 impl Sender {
@@ -10,6 +10,18 @@ impl Sender {
     #[inline]
     pub fn credit_gated(&self) -> bool {
         self.credit_gated
+    }
+
+    /// The controller's credit gate (only for credit-gated senders).
+    #[inline]
+    pub(super) fn gate(&self) -> &dyn CreditGate {
+        self.cc.credit_gate().expect("a credit-gated sender")
+    }
+
+    /// The controller's credit gate, to change (only for credit-gated senders).
+    #[inline]
+    pub(super) fn gate_mut(&mut self) -> &mut dyn CreditGate {
+        self.cc.credit_gate_mut().expect("a credit-gated sender")
     }
 
     /// Wire bytes still to send: data never sent plus PSNs waiting for retransmission.
@@ -26,7 +38,10 @@ impl Sender {
 
     /// What the next packet asks of the receiver's pull pacer (credit-gated senders).
     pub fn pull_request(&self) -> PullRequest {
-        self.cc.pull_request(self.backlog())
+        let backlog = self.backlog();
+        self.cc
+            .credit_gate()
+            .map_or(PullRequest::default(), |g| g.pull_request(backlog))
     }
 
     /// A PULL arrived carrying the low 32 bits of the cumulative credit granted; true if it
@@ -37,7 +52,9 @@ impl Sender {
             return false;
         }
         self.pulled = total;
-        self.cc.on_pull(total, now);
+        if let Some(gate) = self.cc.credit_gate_mut() {
+            gate.on_pull(total, now);
+        }
         true
     }
 
@@ -53,6 +70,6 @@ impl Sender {
     /// Credit gated, with data waiting and no credit left: only an RTS (or a PULL already on
     /// its way) can get it going again.
     pub fn credit_starved(&self) -> bool {
-        self.credit_gated && self.cc.credit() <= 0 && !self.finished() && self.backlog() > 0
+        self.credit_gated && self.gate().credit() <= 0 && !self.finished() && self.backlog() > 0
     }
 }
