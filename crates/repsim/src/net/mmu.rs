@@ -25,12 +25,19 @@
 //! the reference, and stay outside it when released: charging a released burst to its ingress
 //! account found that account's headroom long since used and dropped packets of a "lossless"
 //! fabric (the registry-driven PFC test caught it).
+use serde::{Deserialize, Serialize};
+
 use crate::engine::time::SEC;
 use crate::engine::Time;
 use crate::net::Topology;
 
-/// How the pause threshold of an ingress account is set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+mod config;
+pub use config::PfcConfig;
+
+/// How the pause threshold of an ingress account is set (`[pfc] threshold = "dynamic"` or
+/// `"static"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ThresholdMode {
     /// `alpha x (shared pool limit - shared pool used)` (ConWeave's Broadcom-like MMU).
     Dynamic,
@@ -38,9 +45,10 @@ pub enum ThresholdMode {
     Static,
 }
 
-/// PFC and switch-buffer settings of a run, in bytes and picoseconds.
+/// PFC and switch-buffer settings of a run, in bytes and picoseconds (resolved from a
+/// [`PfcConfig`] at the run's MTU).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PfcConfig {
+pub struct PfcParams {
     /// PFC and the shared-buffer MMU are on (off: egress queues as configured in `[queue]`).
     pub enabled: bool,
     /// Buffer per switch, or per port when `buffer_extra_ports` is set.
@@ -77,28 +85,14 @@ pub struct PfcConfig {
     pub deadlock_after: Time,
 }
 
-impl Default for PfcConfig {
+impl Default for PfcParams {
+    /// [`PfcConfig`]'s defaults at 4,150-byte packets.
     fn default() -> Self {
-        PfcConfig {
-            enabled: false,
-            buffer: 9 << 20,
-            buffer_extra_ports: None,
-            threshold: ThresholdMode::Dynamic,
-            alpha: 1.0 / 16.0,
-            headroom: None,
-            reserve: 2 * 4150,
-            quantum: 5 * crate::engine::time::US,
-            resume: true,
-            refresh: true,
-            resume_offset: None,
-            alpha_egress: 1.0,
-            egress_admission: true,
-            deadlock_after: 10 * crate::engine::time::MS,
-        }
+        PfcConfig::default().bytes(4150)
     }
 }
 
-impl PfcConfig {
+impl PfcParams {
     /// Checks the numbers that do not depend on a topology.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.alpha > 0.0 && self.alpha <= 1.0) {
@@ -203,7 +197,7 @@ pub struct Mmu {
 impl Mmu {
     /// The MMUs of `topo`'s switches; an error names a switch whose buffer cannot hold its
     /// headroom and reserves.
-    pub fn new(cfg: &PfcConfig, topo: &Topology, mtu: u32) -> Result<Mmu, String> {
+    pub fn new(cfg: &PfcParams, topo: &Topology, mtu: u32) -> Result<Mmu, String> {
         cfg.validate()?;
         let n_sw = topo.switches.len();
         let mut accounts = vec![
@@ -224,7 +218,7 @@ impl Mmu {
                 accounts[i].switch = s;
                 accounts[i].headroom_limit = cfg
                     .headroom
-                    .unwrap_or_else(|| PfcConfig::default_headroom(l.rate_bps, l.latency, mtu));
+                    .unwrap_or_else(|| PfcParams::default_headroom(l.rate_bps, l.latency, mtu));
                 per_switch[s as usize].push(i as u32);
             }
         }

@@ -169,7 +169,7 @@ pub struct Scenario {
     pub fault: Vec<FaultSection>,
     /// Priority flow control and switch buffers (off when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pfc: Option<pfc::PfcSection>,
+    pub pfc: Option<crate::net::mmu::PfcConfig>,
     /// Random loss at every receiving port (off when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<crate::fault::random_loss::LossConfig>,
@@ -370,7 +370,6 @@ impl LoadedScenario {
         let transport = self.transport()?;
         let slowdown_edges = self.slowdown_edges(transport.mtu);
         let elephants = self.elephants(transport.mtu);
-        let pfc = self.pfc_config(transport.mtu, &topology)?;
         let seed = seed.unwrap_or(s.seed);
         let config = SimConfig {
             seed,
@@ -381,7 +380,7 @@ impl LoadedScenario {
             cc: run.cc.clone().map_or_else(|| self.cc(), Ok)?,
             switch: self.switch_for(run)?,
             slowdown_edges,
-            pfc,
+            pfc: s.pfc.clone().unwrap_or_default(),
             loss: self.loss(),
             reorder_metrics: s.metrics.reorder,
             elephants,

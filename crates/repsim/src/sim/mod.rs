@@ -374,7 +374,7 @@ impl Simulation {
             }
         };
         let pfc = if cfg.pfc.enabled {
-            let state = pfc::PfcState::new(&cfg.pfc, &topo, t.mtu, t.header)
+            let state = pfc::PfcState::new(&cfg.pfc.bytes(t.mtu), &topo, t.mtu, t.header)
                 .map_err(|e| SetupError::Invalid(format!("pfc: {e}")))?;
             Some(Box::new(state))
         } else {

@@ -27,7 +27,7 @@ use super::Simulation;
 use crate::engine::time::to_us;
 use crate::engine::{Handle, Time};
 use crate::net::lane::Queued;
-use crate::net::mmu::{Charge, Mmu, PfcConfig};
+use crate::net::mmu::{Charge, Mmu, PfcParams};
 use crate::net::world::{Owner, Timer};
 use crate::net::{Kind, Packet, Topology};
 use crate::sim::observer::DropCause;
@@ -117,7 +117,7 @@ pub(super) struct PfcState {
 impl PfcState {
     /// The PFC state of a run on `topo`, or an error naming what does not fit.
     pub(super) fn new(
-        cfg: &PfcConfig,
+        cfg: &PfcParams,
         topo: &Topology,
         mtu: u32,
         header: u32,

@@ -82,6 +82,7 @@ impl SimConfig {
     pub fn validate(&self, topology: &Topology) -> Result<(), ConfigError> {
         let t = self.transport.resolve()?;
         self.validate_queue(t.mtu)?;
+        self.pfc.check(t.mtu, topology)?;
         if let Some(edges) = &self.slowdown_edges {
             if edges.is_empty() || edges[0] == 0 || edges.windows(2).any(|w| w[1] <= w[0]) {
                 return Err(ConfigError::new(

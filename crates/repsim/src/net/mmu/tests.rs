@@ -18,24 +18,24 @@ fn host_in_tor_out(t: &Topology) -> (u32, u32) {
     (ingress, egress)
 }
 
-fn cfg(threshold: ThresholdMode) -> PfcConfig {
-    PfcConfig {
+fn cfg(threshold: ThresholdMode) -> PfcParams {
+    PfcParams {
         enabled: true,
         threshold,
         reserve: 0,
         headroom: Some(30_000),
-        ..PfcConfig::default()
+        ..PfcParams::default()
     }
 }
 
 #[test]
 fn default_headroom_matches_the_reference_at_100g_1us() {
     assert_eq!(
-        PfcConfig::default_headroom(100_000_000_000, US, 1048),
+        PfcParams::default_headroom(100_000_000_000, US, 1048),
         27_096
     );
     let t = tree();
-    let mmu = Mmu::new(&PfcConfig::default(), &t, 1048).expect("fits");
+    let mmu = Mmu::new(&PfcParams::default(), &t, 1048).expect("fits");
     let (ingress, _) = host_in_tor_out(&t);
     assert_eq!(mmu.headroom_peak(ingress), (0, 27_096));
 }
@@ -235,25 +235,25 @@ fn without_egress_admission_only_ingress_accounting_drops() {
 #[test]
 fn a_buffer_too_small_for_its_headroom_is_refused_by_name() {
     let t = tree();
-    let c = PfcConfig {
+    let c = PfcParams {
         enabled: true,
         buffer: 100_000,
-        ..PfcConfig::default()
+        ..PfcParams::default()
     };
     let e = Mmu::new(&c, &t, 1048).err().expect("too small");
     assert!(e.contains("tor0") && e.contains("headroom"), "{e}");
     // Per port, each switch's buffer follows its own port count.
-    let per_port = PfcConfig {
+    let per_port = PfcParams {
         enabled: true,
         buffer: 1 << 20,
         buffer_extra_ports: Some(2),
-        ..PfcConfig::default()
+        ..PfcParams::default()
     };
     assert_eq!(per_port.switch_buffer(9), 11 << 20);
     assert!(Mmu::new(&per_port, &t, 1048).is_ok());
-    let bad = PfcConfig {
+    let bad = PfcParams {
         alpha: 0.0,
-        ..PfcConfig::default()
+        ..PfcParams::default()
     };
     assert!(bad.validate().unwrap_err().contains("alpha"));
 }
@@ -264,21 +264,21 @@ fn laps_dragonfly_buffers_give_the_reference_static_threshold() {
     // headroom and 4 KiB of reserve per port, static threshold (11 MiB - 9 x 27,192 B - 9 x
     // 4,096 B) / 9 = 1,250,304 B.
     let t = crate::net::DragonflySpec::laps().build().unwrap();
-    let c = PfcConfig {
+    let c = PfcParams {
         enabled: true,
         buffer: 1 << 20,
         buffer_extra_ports: Some(2),
         threshold: ThresholdMode::Static,
         headroom: Some(27_192),
         reserve: 4096,
-        ..PfcConfig::default()
+        ..PfcParams::default()
     };
     let mmu = Mmu::new(&c, &t, 1048).unwrap();
     for s in 0..36 {
         assert_eq!(mmu.threshold(s), 1_250_304);
     }
     // 1 MiB per switch instead: (1 MiB - 9 x 31,288 B) / 9 = 85,220 B.
-    let whole = PfcConfig {
+    let whole = PfcParams {
         buffer_extra_ports: None,
         ..c
     };
