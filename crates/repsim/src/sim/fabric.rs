@@ -2,7 +2,7 @@
 //! by any run): random loss at receiving ports ([`crate::fault::random_loss`]), next hops from
 //! the candidate routes ([`crate::net::candidate_hops`]) and the run's receiver reordering
 //! ([`crate::metrics::reorder`]), elephants per link over time ([`crate::metrics::elephants`]).
-//! Each costs one `Option` test per packet when off.
+//! When all are off (with no faults) the arrival path tests one flag for them.
 use super::observer::DropCause;
 use super::{SimConfig, Simulation};
 use crate::engine::Handle;

@@ -251,6 +251,8 @@ pub struct Simulation {
     held_data: u64,
     books: PacketBooks,
     faults: Option<Box<FaultState>>,
+    /// Faults, random loss or elephant counting look at every arriving packet.
+    arrival_hooks: bool,
     sources: Vec<(Box<dyn FlowSource>, Option<FlowSpec>)>,
     collector: Option<Box<Collector>>,
     observer: Option<Box<dyn Observer>>,
@@ -430,6 +432,7 @@ impl Simulation {
             held_data: 0,
             books: PacketBooks::default(),
             faults: None,
+            arrival_hooks: false,
             sources: Vec::new(),
             collector: None,
             observer: None,
@@ -482,6 +485,9 @@ impl Simulation {
             sim.add_source(source);
         }
         sim.install_faults(faults);
+        sim.arrival_hooks = sim.faults.is_some()
+            || sim.fabric.random_loss.is_some()
+            || sim.fabric.elephants.is_some();
         Ok(sim)
     }
 
