@@ -7,12 +7,12 @@
 //! controller ([`CongestionControl::credit_gated`]) lets the sender send only while it holds
 //! credit, which PULL packets from the receiver's pull pacer grant ([`eqds`]).
 use std::fmt;
-use std::sync::{Arc, LazyLock, RwLock};
+use std::sync::LazyLock;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::engine::registry::{self, AsAny, Entry, Kind, Spec};
+use crate::engine::registry::{self, AsAny, Kind, Spec, Table};
 use crate::engine::Time;
 use crate::net::RunContext;
 use credit::ReceiverPacing;
@@ -175,19 +175,16 @@ impl Kind for CcKind {
     type Dyn = dyn CcScheme;
     const TAG: &'static str = "algo";
     const WHAT: &'static str = "congestion control";
-    fn table() -> &'static RwLock<Vec<Arc<Entry<dyn CcScheme>>>> {
-        static TABLE: LazyLock<RwLock<Vec<Arc<Entry<dyn CcScheme>>>>> = LazyLock::new(|| {
-            RwLock::new(vec![
-                Arc::new(crate::scheme_entry!("mprdma", mprdma::MprdmaConfig)),
-                Arc::new(crate::scheme_entry!("constant", constant::ConstantConfig)),
-                Arc::new(crate::scheme_entry!("dctcp", dctcp::DctcpConfig)),
-                Arc::new(crate::scheme_entry!("nscc", nscc::NsccConfig)),
-                Arc::new(crate::scheme_entry!("eqds", eqds::EqdsConfig)),
-                Arc::new(crate::scheme_entry!("dcqcn", dcqcn::DcqcnConfig)),
-                Arc::new(crate::scheme_entry!(
-                    "dctcp-rate",
-                    dctcp_rate::DctcpRateConfig
-                )),
+    fn table() -> &'static Table<dyn CcScheme> {
+        static TABLE: LazyLock<Table<dyn CcScheme>> = LazyLock::new(|| {
+            registry::table(vec![
+                crate::scheme_entry!("mprdma", mprdma::MprdmaConfig),
+                crate::scheme_entry!("constant", constant::ConstantConfig),
+                crate::scheme_entry!("dctcp", dctcp::DctcpConfig),
+                crate::scheme_entry!("nscc", nscc::NsccConfig),
+                crate::scheme_entry!("eqds", eqds::EqdsConfig),
+                crate::scheme_entry!("dcqcn", dcqcn::DcqcnConfig),
+                crate::scheme_entry!("dctcp-rate", dctcp_rate::DctcpRateConfig),
             ])
         });
         &TABLE

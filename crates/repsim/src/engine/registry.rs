@@ -37,7 +37,15 @@ pub trait Kind: 'static {
     /// What the kind is called in messages ("load balancer").
     const WHAT: &'static str;
     /// The kind's table, filled with the built-in schemes on first use.
-    fn table() -> &'static RwLock<Vec<Arc<Entry<Self::Dyn>>>>;
+    fn table() -> &'static Table<Self::Dyn>;
+}
+
+/// A kind's table of registered schemes.
+pub type Table<D> = RwLock<Vec<Arc<Entry<D>>>>;
+
+/// A table holding `entries` (the built-ins of a kind, in the order errors list them).
+pub fn table<D: ?Sized>(entries: Vec<Entry<D>>) -> Table<D> {
+    RwLock::new(entries.into_iter().map(Arc::new).collect())
 }
 
 /// One registered scheme: its name and how to make, parse, copy and compare its

@@ -6,12 +6,12 @@
 //! explicit route the switches follow. It learns from every ACK (with the EVs of every packet
 //! the ACK covers), NACK and retransmission timeout.
 use std::fmt;
-use std::sync::{Arc, LazyLock, RwLock};
+use std::sync::LazyLock;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::engine::registry::{self, AsAny, Entry, Kind, Spec};
+use crate::engine::registry::{self, AsAny, Kind, Spec, Table};
 use crate::engine::{Rng, Time};
 use crate::net::packet::NO_ROUTE;
 use crate::net::paths::PathId;
@@ -352,28 +352,22 @@ impl Kind for LbKind {
     type Dyn = dyn LbScheme;
     const TAG: &'static str = "scheme";
     const WHAT: &'static str = "load balancer";
-    fn table() -> &'static RwLock<Vec<Arc<Entry<dyn LbScheme>>>> {
-        static TABLE: LazyLock<RwLock<Vec<Arc<Entry<dyn LbScheme>>>>> = LazyLock::new(|| {
-            RwLock::new(vec![
-                Arc::new(crate::scheme_entry!("bitmap", bitmap::BitmapConfig)),
-                Arc::new(crate::scheme_entry!("ecmp", ecmp::EcmpConfig)),
-                Arc::new(crate::scheme_entry!("flowlet", flowlet::FlowletConfig)),
-                Arc::new(crate::scheme_entry!(
-                    "incremental",
-                    incremental::IncrementalConfig
-                )),
-                Arc::new(crate::scheme_entry!("laps", laps::LapsConfig)),
-                Arc::new(crate::scheme_entry!("mixed", mixed::MixedConfig)),
-                Arc::new(crate::scheme_entry!("mprdma", mprdma::MprdmaLbConfig)),
-                Arc::new(crate::scheme_entry!("mptcp", mptcp::MptcpConfig)),
-                Arc::new(crate::scheme_entry!("ops", ops::OpsConfig)),
-                Arc::new(crate::scheme_entry!("plb", plb::PlbConfig)),
-                Arc::new(crate::scheme_entry!("reps", reps::RepsConfig)),
-                Arc::new(crate::scheme_entry!(
-                    "reps-legacy",
-                    reps_legacy::RepsLegacyConfig
-                )),
-                Arc::new(crate::scheme_entry!("spray", spray::SprayConfig)),
+    fn table() -> &'static Table<dyn LbScheme> {
+        static TABLE: LazyLock<Table<dyn LbScheme>> = LazyLock::new(|| {
+            registry::table(vec![
+                crate::scheme_entry!("bitmap", bitmap::BitmapConfig),
+                crate::scheme_entry!("ecmp", ecmp::EcmpConfig),
+                crate::scheme_entry!("flowlet", flowlet::FlowletConfig),
+                crate::scheme_entry!("incremental", incremental::IncrementalConfig),
+                crate::scheme_entry!("laps", laps::LapsConfig),
+                crate::scheme_entry!("mixed", mixed::MixedConfig),
+                crate::scheme_entry!("mprdma", mprdma::MprdmaLbConfig),
+                crate::scheme_entry!("mptcp", mptcp::MptcpConfig),
+                crate::scheme_entry!("ops", ops::OpsConfig),
+                crate::scheme_entry!("plb", plb::PlbConfig),
+                crate::scheme_entry!("reps", reps::RepsConfig),
+                crate::scheme_entry!("reps-legacy", reps_legacy::RepsLegacyConfig),
+                crate::scheme_entry!("spray", spray::SprayConfig),
             ])
         });
         &TABLE

@@ -13,12 +13,12 @@
 //!
 //! ECMP, the default, is a scheme too; the simulation inlines it on the hot path.
 use std::fmt;
-use std::sync::{Arc, LazyLock, RwLock};
+use std::sync::LazyLock;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::engine::registry::{self, AsAny, Entry, Kind, Spec};
+use crate::engine::registry::{self, AsAny, Kind, Spec, Table};
 use crate::engine::{Handle, Rng, Time};
 use crate::lb::LbEvent;
 use crate::net::candidate_hops::NextHops;
@@ -303,17 +303,17 @@ impl Kind for SwitchKind {
     type Dyn = dyn RoutingScheme;
     const TAG: &'static str = "scheme";
     const WHAT: &'static str = "switch scheme";
-    fn table() -> &'static RwLock<Vec<Arc<Entry<dyn RoutingScheme>>>> {
-        static TABLE: LazyLock<RwLock<Vec<Arc<Entry<dyn RoutingScheme>>>>> = LazyLock::new(|| {
-            RwLock::new(vec![
-                Arc::new(crate::scheme_entry!("ecmp", ecmp::EcmpSwitchConfig)),
-                Arc::new(crate::scheme_entry!("adaptive", adaptive::AdaptiveConfig)),
-                Arc::new(crate::scheme_entry!("drill", drill::DrillConfig)),
-                Arc::new(crate::scheme_entry!("wcmp", wcmp::WcmpConfig)),
-                Arc::new(crate::scheme_entry!("letflow", letflow::LetFlowConfig)),
-                Arc::new(crate::scheme_entry!("conga", conga::CongaConfig)),
-                Arc::new(crate::scheme_entry!("conweave", conweave::ConWeaveConfig)),
-                Arc::new(crate::scheme_entry!("reunion", reunion::ReunionConfig)),
+    fn table() -> &'static Table<dyn RoutingScheme> {
+        static TABLE: LazyLock<Table<dyn RoutingScheme>> = LazyLock::new(|| {
+            registry::table(vec![
+                crate::scheme_entry!("ecmp", ecmp::EcmpSwitchConfig),
+                crate::scheme_entry!("adaptive", adaptive::AdaptiveConfig),
+                crate::scheme_entry!("drill", drill::DrillConfig),
+                crate::scheme_entry!("wcmp", wcmp::WcmpConfig),
+                crate::scheme_entry!("letflow", letflow::LetFlowConfig),
+                crate::scheme_entry!("conga", conga::CongaConfig),
+                crate::scheme_entry!("conweave", conweave::ConWeaveConfig),
+                crate::scheme_entry!("reunion", reunion::ReunionConfig),
             ])
         });
         &TABLE

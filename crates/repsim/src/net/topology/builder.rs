@@ -9,13 +9,13 @@
 //! "<family>"`), errors name its fields, and the resolved `scenario.toml` writes its defaults.
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::{Arc, LazyLock, RwLock};
+use std::sync::LazyLock;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::{dragonfly, fat_tree, leaf_spine, rail, topo_file, Topology, TopologyError};
-use crate::engine::registry::{self, AsAny, Entry, Kind, Spec};
+use crate::engine::registry::{self, AsAny, Kind, Spec, Table};
 use crate::engine::time::US;
 use crate::units::{RateQ, TimeQ};
 
@@ -124,29 +124,14 @@ impl Kind for TopologyKind {
     type Dyn = dyn TopologyFamily;
     const TAG: &'static str = "type";
     const WHAT: &'static str = "topology family";
-    fn table() -> &'static RwLock<Vec<Arc<Entry<dyn TopologyFamily>>>> {
-        static TABLE: LazyLock<RwLock<Vec<Arc<Entry<dyn TopologyFamily>>>>> = LazyLock::new(|| {
-            RwLock::new(vec![
-                Arc::new(crate::scheme_entry!(
-                    "fat_tree",
-                    fat_tree::FatTreeConfig,
-                    required_keys
-                )),
-                Arc::new(crate::scheme_entry!(
-                    "leaf_spine",
-                    leaf_spine::LeafSpineConfig,
-                    required_keys
-                )),
-                Arc::new(crate::scheme_entry!(
-                    "dragonfly",
-                    dragonfly::DragonflyConfig
-                )),
-                Arc::new(crate::scheme_entry!("rail", rail::RailConfig)),
-                Arc::new(crate::scheme_entry!(
-                    "topo_file",
-                    topo_file::TopoFileConfig,
-                    required_keys
-                )),
+    fn table() -> &'static Table<dyn TopologyFamily> {
+        static TABLE: LazyLock<Table<dyn TopologyFamily>> = LazyLock::new(|| {
+            registry::table(vec![
+                crate::scheme_entry!("fat_tree", fat_tree::FatTreeConfig, required_keys),
+                crate::scheme_entry!("leaf_spine", leaf_spine::LeafSpineConfig, required_keys),
+                crate::scheme_entry!("dragonfly", dragonfly::DragonflyConfig),
+                crate::scheme_entry!("rail", rail::RailConfig),
+                crate::scheme_entry!("topo_file", topo_file::TopoFileConfig, required_keys),
             ])
         });
         &TABLE
