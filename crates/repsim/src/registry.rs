@@ -12,7 +12,8 @@ use serde::Serialize;
 
 use crate::cc::{CcScheme, CcSpec};
 use crate::lb::{LbScheme, LbSpec};
-use crate::net::topology::{TopologyBuilder, TopologySpec};
+use crate::net::topology::builder::RegistrableFamily;
+use crate::net::topology::TopologySpec;
 use crate::routing::{RoutingScheme, SwitchSpec};
 
 /// The process's scheme tables (one per kind, built-ins first).
@@ -48,17 +49,7 @@ impl Registry {
 
     /// Registers parameter type `T` as the topology family `name` (as [`Registry::add_lb`]);
     /// its `[topology]` table has no default, so every required key must be given.
-    pub fn add_topology<T>(name: &'static str) -> Result<(), String>
-    where
-        T: TopologyBuilder
-            + std::fmt::Debug
-            + Send
-            + Sync
-            + PartialEq
-            + Serialize
-            + DeserializeOwned
-            + 'static,
-    {
+    pub fn add_topology<T: RegistrableFamily>(name: &'static str) -> Result<(), String> {
         TopologySpec::register::<T>(name)
     }
 

@@ -117,6 +117,25 @@ impl<T: TopologyBuilder + fmt::Debug + Send + Sync + 'static> TopologyFamily for
     }
 }
 
+/// What a family's parameter type needs to be registered (every serde [`TopologyBuilder`]
+/// that can be compared and shared between threads).
+pub trait RegistrableFamily:
+    TopologyBuilder + fmt::Debug + Send + Sync + PartialEq + Serialize + DeserializeOwned + 'static
+{
+}
+
+impl<T> RegistrableFamily for T where
+    T: TopologyBuilder
+        + fmt::Debug
+        + Send
+        + Sync
+        + PartialEq
+        + Serialize
+        + DeserializeOwned
+        + 'static
+{
+}
+
 /// The kind of topology families in the registry ([`crate::engine::registry`]).
 pub struct TopologyKind;
 
@@ -144,17 +163,7 @@ pub type TopologySpec = Spec<TopologyKind>;
 impl Spec<TopologyKind> {
     /// Registers parameter type `T` as the topology family `name` (fails if the name is taken
     /// by another type).
-    pub fn register<T>(name: &'static str) -> Result<(), String>
-    where
-        T: TopologyBuilder
-            + fmt::Debug
-            + Send
-            + Sync
-            + PartialEq
-            + Serialize
-            + DeserializeOwned
-            + 'static,
-    {
+    pub fn register<T: RegistrableFamily>(name: &'static str) -> Result<(), String> {
         registry::register::<TopologyKind>(crate::scheme_entry!(name, T, required_keys))
     }
 
