@@ -129,7 +129,7 @@ impl RunOutputs {
         self.pfc_on |= sim.pfc_links().is_some();
         pfc_rows(&mut self.pfc, sim, lb)?;
         let any_elephants = elephant_rows(&mut self.elephants, sim, lb)?;
-        self.elephants_on |= any_elephants || sim.config().elephants.is_some();
+        self.elephants_on |= any_elephants || sim.config().metrics.elephants.is_some();
         self.tables.add(sim, lb)?;
         self.entries.push(RunEntry {
             lb: lb.to_string(),

@@ -142,7 +142,9 @@ fn the_other_library_checks_name_their_fields() {
         ),
         (
             "metrics.slowdown_edges",
-            Box::new(|c| c.slowdown_edges = Some(vec![10, 5])),
+            Box::new(|c| {
+                c.metrics.slowdown_edges = Some(vec![SizeQ(Size::Bytes(10)), SizeQ(Size::Bytes(5))])
+            }),
         ),
         ("loss.probability", Box::new(|c| c.loss.probability = 1.5)),
     ];

@@ -23,7 +23,7 @@ use crate::units::{Size, SizeQ, TimeQ};
 /// `[metrics] elephants`: how elephants per link are sampled.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct ElephantsSection {
+pub struct ElephantsConfig {
     /// Sampling period (default 1 ms).
     #[serde(default = "default_every")]
     pub every: TimeQ,
@@ -40,18 +40,28 @@ fn default_min_size() -> SizeQ {
     SizeQ(Size::Bytes(10_000_000))
 }
 
-impl Default for ElephantsSection {
+impl ElephantsConfig {
+    /// The rule in picoseconds and bytes, for packets of `mtu` bytes.
+    pub fn rule(&self, mtu: u32) -> ElephantsRule {
+        ElephantsRule {
+            every: self.every.0,
+            min_bytes: self.min_size.0.bytes(mtu),
+        }
+    }
+}
+
+impl Default for ElephantsConfig {
     fn default() -> Self {
-        ElephantsSection {
+        ElephantsConfig {
             every: default_every(),
             min_size: default_min_size(),
         }
     }
 }
 
-/// The counting rule, resolved to simulation units.
+/// The counting rule, resolved to simulation units ([`ElephantsConfig::rule`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ElephantsConfig {
+pub struct ElephantsRule {
     /// Sampling period (positive).
     pub every: Time,
     /// Smallest flow, in bytes, that counts as an elephant.
@@ -60,7 +70,7 @@ pub struct ElephantsConfig {
 
 /// Counts distinct elephants per switch-to-switch link and period.
 pub struct ElephantCounter {
-    config: ElephantsConfig,
+    config: ElephantsRule,
     /// Whether each link joins two switches (only those are counted).
     fabric_link: Vec<bool>,
     /// Index of the period being counted.
@@ -75,7 +85,7 @@ pub struct ElephantCounter {
 
 impl ElephantCounter {
     /// A counter over `topo`'s switch-to-switch links.
-    pub fn new(config: ElephantsConfig, topo: &Topology) -> Self {
+    pub fn new(config: ElephantsRule, topo: &Topology) -> Self {
         assert!(config.every > 0, "a positive sampling period");
         ElephantCounter {
             config,
@@ -164,7 +174,7 @@ mod tests {
         let topo = LeafSpineSpec::at_100g(2, 2, 2)
             .build()
             .expect("a valid fabric");
-        let config = ElephantsConfig {
+        let config = ElephantsRule {
             every,
             min_bytes: 1000,
         };

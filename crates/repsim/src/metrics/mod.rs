@@ -1,10 +1,13 @@
 //! Run summaries (flow completion time statistics and global counters; the simulation fills
 //! them in) and opt-in time-series collectors. Writing them to files is the caller's business.
 pub mod collect;
+pub mod config;
 pub mod elephants;
 pub mod reorder;
 pub mod slowdown;
 pub mod stream;
+
+pub use config::MetricsConfig;
 
 use serde::{Deserialize, Serialize};
 

@@ -35,7 +35,6 @@
 pub mod collect;
 pub mod collective;
 mod loss;
-mod metrics;
 pub mod overrides;
 pub mod pfc;
 pub mod schemes;
@@ -64,7 +63,6 @@ use crate::net::{RunContext, Topology};
 use crate::sim::{RunSpec, SimConfig};
 use crate::transport::{TransportConfig, TransportParams};
 use crate::units::{self, TimeQ};
-pub use metrics::MetricsSection;
 
 /// A scenario problem, with the file and field it concerns.
 #[derive(Debug, thiserror::Error)]
@@ -163,7 +161,7 @@ pub struct Scenario {
     pub collect: Option<collect::CollectSection>,
     /// How results are summarized.
     #[serde(default)]
-    pub metrics: MetricsSection,
+    pub metrics: crate::metrics::MetricsConfig,
     /// Fault timeline (see [`crate::fault`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fault: Vec<FaultSection>,
@@ -367,9 +365,9 @@ impl LoadedScenario {
     pub fn build_run(&self, run: &LbRun, seed: Option<u64>) -> Result<RunSpec, ScenarioError> {
         let s = &self.scenario;
         let topology = self.topology()?;
-        let transport = self.transport()?;
-        let slowdown_edges = self.slowdown_edges(transport.mtu);
-        let elephants = self.elephants(transport.mtu);
+        // The transport section checks itself in `SimConfig::validate`; this adds the check
+        // that needs the traffic classes.
+        self.transport()?;
         let seed = seed.unwrap_or(s.seed);
         let config = SimConfig {
             seed,
@@ -379,14 +377,11 @@ impl LoadedScenario {
             lb: run.spec.clone(),
             cc: run.cc.clone().map_or_else(|| self.cc(), Ok)?,
             switch: self.switch_for(run)?,
-            slowdown_edges,
+            metrics: s.metrics.clone(),
             pfc: s.pfc.clone().unwrap_or_default(),
             loss: self.loss(),
-            reorder_metrics: s.metrics.reorder,
-            elephants,
             next_hops: run.next_hops,
             ecmp_hash: run.ecmp_hash,
-            quantiles: s.metrics.quantiles,
         };
         if config.ecmp_hash != EcmpHash::Lookup2 && !config.switch.hashes_only() {
             return Err(self.err(

@@ -89,11 +89,11 @@ fn errors_name_file_and_field() {
     let e = error(&metrics(r#"evry = "1ms""#));
     assert!(e.contains("unknown field") && e.contains("evry"), "{e}");
     let b = parse(&metrics("")).unwrap().build("reps", None).unwrap();
-    let defaults = crate::metrics::elephants::ElephantsConfig {
+    let defaults = crate::metrics::elephants::ElephantsRule {
         every: crate::engine::time::MS,
         min_bytes: 10_000_000,
     };
-    assert_eq!(b.config.elephants, Some(defaults));
+    assert_eq!(b.config.metrics.elephants(4150), Some(defaults));
 }
 
 #[test]

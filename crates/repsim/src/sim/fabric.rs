@@ -28,8 +28,8 @@ pub(super) struct FabricExtras {
 }
 
 impl FabricExtras {
-    /// What `cfg` asks for on `topo`.
-    pub(super) fn new(cfg: &SimConfig, topo: &Topology) -> Self {
+    /// What `cfg` asks for on `topo`, with packets of `mtu` bytes.
+    pub(super) fn new(cfg: &SimConfig, topo: &Topology, mtu: u32) -> Self {
         FabricExtras {
             random_loss: RandomLoss::new(cfg.loss.probability, topo.links.len(), cfg.seed)
                 .map(Box::new),
@@ -37,8 +37,9 @@ impl FabricExtras {
                 .then(|| Box::new(CandidateHops::new(topo))),
             reorder: ReorderHistogram::default(),
             elephants: cfg
-                .elephants
-                .map(|config| Box::new(ElephantCounter::new(config, topo))),
+                .metrics
+                .elephants(mtu)
+                .map(|rule| Box::new(ElephantCounter::new(rule, topo))),
             ecmp_hash: cfg.ecmp_hash,
         }
     }

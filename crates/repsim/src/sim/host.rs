@@ -478,7 +478,7 @@ impl Simulation {
             },
         );
         // Measured only where reported: a run without `[metrics] reorder` pays one test.
-        if self.cfg.reorder_metrics && !trimmed {
+        if self.cfg.metrics.reorder && !trimmed {
             let (packets, bytes) = reorder_occupancy(r, &flow.sizes);
             flow.stats.reorder.record(out_of_order, packets, bytes);
             self.fabric.reorder.record(out_of_order, packets, bytes);

@@ -382,7 +382,7 @@ impl Simulation {
         } else {
             None
         };
-        let fabric = fabric::FabricExtras::new(&cfg, &topo);
+        let fabric = fabric::FabricExtras::new(&cfg, &topo, t.mtu);
         let hosts = (0..topo.hosts).map(|_| HostState::default()).collect();
         let port_hosts = (topo.links.iter())
             .map(|l| PortHost {

@@ -6,8 +6,7 @@ use crate::error::ConfigError;
 use crate::fault::random_loss::LossConfig;
 use crate::fault::FaultPlan;
 use crate::lb::LbSpec;
-use crate::metrics::elephants::ElephantsConfig;
-use crate::metrics::Quantiles;
+use crate::metrics::MetricsConfig;
 use crate::net::candidate_hops::NextHops;
 use crate::net::hash::EcmpHash;
 use crate::net::mmu::PfcConfig;
@@ -34,23 +33,17 @@ pub struct SimConfig {
     pub cc: CcSpec,
     /// Switch scheme.
     pub switch: SwitchSpec,
-    /// Upper edges (payload bytes, ascending) of the flow-size buckets FCT slowdown is
-    /// reported by; `None`: one split at the network's bandwidth-delay product.
-    pub slowdown_edges: Option<Vec<u64>>,
+    /// How results are summarized (`[metrics]`: slowdown buckets, reordering, elephants per
+    /// link, percentiles).
+    pub metrics: MetricsConfig,
     /// Priority flow control and the switches' shared buffer (off by default).
     pub pfc: PfcConfig,
     /// Random loss at every receiving port (off by default).
     pub loss: LossConfig,
-    /// Report receiver reordering per flow and per run (`[metrics] reorder`; off by default).
-    pub reorder_metrics: bool,
-    /// Count elephants per link over time (`[metrics] elephants`; off by default).
-    pub elephants: Option<ElephantsConfig>,
     /// Next hops of hashed and flowlet schemes: shortest paths, or the candidate routes'.
     pub next_hops: NextHops,
     /// The ECMP switches' hash (used when the switch scheme is ECMP).
     pub ecmp_hash: EcmpHash,
-    /// How the summary's FCT percentiles are taken (`[metrics] quantiles`).
-    pub quantiles: Quantiles,
 }
 
 impl Default for SimConfig {
@@ -63,14 +56,11 @@ impl Default for SimConfig {
             lb: LbSpec::default(),
             cc: CcSpec::default(),
             switch: SwitchSpec::default(),
-            slowdown_edges: None,
+            metrics: MetricsConfig::default(),
             pfc: PfcConfig::default(),
             loss: LossConfig::default(),
-            reorder_metrics: false,
-            elephants: None,
             next_hops: NextHops::Shortest,
             ecmp_hash: EcmpHash::Lookup2,
-            quantiles: Quantiles::NearestRank,
         }
     }
 }
@@ -83,28 +73,7 @@ impl SimConfig {
         let t = self.transport.resolve()?;
         self.validate_queue(t.mtu)?;
         self.pfc.check(t.mtu, topology)?;
-        if let Some(edges) = &self.slowdown_edges {
-            if edges.is_empty() || edges[0] == 0 || edges.windows(2).any(|w| w[1] <= w[0]) {
-                return Err(ConfigError::new(
-                    "metrics.slowdown_edges",
-                    "list positive sizes in increasing order, e.g. [\"100KB\", \"1MB\"]",
-                ));
-            }
-        }
-        if let Some(e) = &self.elephants {
-            if e.every == 0 {
-                return Err(ConfigError::new(
-                    "metrics.elephants.every",
-                    "must be positive, e.g. \"1ms\"",
-                ));
-            }
-            if e.min_bytes == 0 {
-                return Err(ConfigError::new(
-                    "metrics.elephants.min_size",
-                    "must be positive, e.g. \"10MB\"",
-                ));
-            }
-        }
+        self.metrics.check(t.mtu)?;
         self.loss
             .validate()
             .map_err(|e| ConfigError::new("loss.probability", e))?;

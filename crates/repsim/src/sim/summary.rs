@@ -33,7 +33,8 @@ impl Simulation {
                 tag: f.spec.tag,
                 reorder: self
                     .cfg
-                    .reorder_metrics
+                    .metrics
+                    .reorder
                     .then(|| reorder::flow_row(&f.stats.reorder, f.stats.max_reorder)),
             })
             .collect()
@@ -84,12 +85,12 @@ impl Simulation {
             None => (
                 logical.len(),
                 fcts.len(),
-                FctStats::with_quantiles(&fcts, self.cfg.quantiles),
+                FctStats::with_quantiles(&fcts, self.cfg.metrics.quantiles),
             ),
             Some(r) => (
                 r.flows + logical.len(),
                 r.fct_us.len() + fcts.len(),
-                r.fct_us.fct_stats(&fcts, self.cfg.quantiles),
+                r.fct_us.fct_stats(&fcts, self.cfg.metrics.quantiles),
             ),
         };
         let held = |get: fn(&Flow) -> u64, dropped: fn(&super::retire::RetiredTotals) -> u64| {
@@ -155,7 +156,7 @@ impl Simulation {
             pfc_paused_us: pfc.map(|t| t.1),
             random_loss_drops: self.random_loss_stats().map(|s| s.data_dropped),
             random_loss_control_drops: self.random_loss_stats().map(|s| s.control_dropped),
-            reorder: if self.cfg.reorder_metrics {
+            reorder: if self.cfg.metrics.reorder {
                 self.fabric.reorder.summary()
             } else {
                 None
@@ -177,8 +178,8 @@ impl Simulation {
     /// Upper edges of the slowdown buckets: the configured ones, or one bandwidth-delay
     /// product of the network (largest base RTT at the slowest host link).
     pub fn slowdown_edges(&self) -> Vec<u64> {
-        if let Some(e) = &self.cfg.slowdown_edges {
-            return e.clone();
+        if let Some(edges) = self.cfg.metrics.slowdown_edges(self.transport.mtu) {
+            return edges;
         }
         let topo = &self.world.topo;
         let slowest = (0..topo.hosts)
@@ -216,14 +217,14 @@ impl Simulation {
                     None => (
                         flows.len(),
                         fcts.len(),
-                        FctStats::with_quantiles(&fcts, self.cfg.quantiles),
+                        FctStats::with_quantiles(&fcts, self.cfg.metrics.quantiles),
                     ),
                     Some(r) => {
                         let (dropped, samples) = &r.classes[c];
                         (
                             dropped + flows.len(),
                             samples.len() + fcts.len(),
-                            samples.fct_stats(&fcts, self.cfg.quantiles),
+                            samples.fct_stats(&fcts, self.cfg.metrics.quantiles),
                         )
                     }
                 };

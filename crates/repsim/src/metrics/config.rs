@@ -10,17 +10,20 @@
 //!
 //! A flow's FCT is always from its start to its sender's receipt of the last ACK (the LAPS
 //! code's definition too) and the mean is over the flows that finished.
+//!
+//! [`MetricsConfig`] is the section as a scenario or a library user writes it (sizes in bytes
+//! or packets), with its defaults and checks.
 use serde::{Deserialize, Serialize};
 
-use super::LoadedScenario;
-use crate::metrics::elephants::{ElephantsConfig, ElephantsSection};
-use crate::metrics::Quantiles;
+use super::elephants::{ElephantsConfig, ElephantsRule};
+use super::Quantiles;
+use crate::error::ConfigError;
 use crate::units::SizeQ;
 
 /// `[metrics]`: how results are summarized.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct MetricsSection {
+pub struct MetricsConfig {
     /// Upper edges of the flow-size buckets FCT slowdown is reported by, ascending (default:
     /// one split at the network's bandwidth-delay product).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -31,7 +34,7 @@ pub struct MetricsSection {
     /// Count elephant flows per switch-to-switch link over time into `elephants.csv`, for
     /// every run (see [`crate::metrics::elephants`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub elephants: Option<ElephantsSection>,
+    pub elephants: Option<ElephantsConfig>,
     /// How FCT percentiles are taken: `"nearest-rank"` (default) or `"floor-index"` (the LAPS
     /// code's: the value at index floor(q n) of the sorted FCTs).
     #[serde(default, skip_serializing_if = "is_nearest_rank")]
@@ -42,20 +45,43 @@ fn is_nearest_rank(q: &Quantiles) -> bool {
     *q == Quantiles::NearestRank
 }
 
-impl LoadedScenario {
-    /// `[metrics] slowdown_edges` in bytes (checked by [`crate::SimConfig::validate`]).
-    pub(super) fn slowdown_edges(&self, mtu: u32) -> Option<Vec<u64>> {
-        let edges = self.scenario.metrics.slowdown_edges.as_ref()?;
+impl MetricsConfig {
+    /// The slowdown buckets' upper edges in bytes (`None`: one split at the network's
+    /// bandwidth-delay product).
+    pub fn slowdown_edges(&self, mtu: u32) -> Option<Vec<u64>> {
+        let edges = self.slowdown_edges.as_ref()?;
         Some(edges.iter().map(|e| e.0.bytes(mtu)).collect())
     }
 
-    /// `[metrics] elephants` in simulation units (`None`: not counted; checked by
-    /// [`crate::SimConfig::validate`]).
-    pub(super) fn elephants(&self, mtu: u32) -> Option<ElephantsConfig> {
-        let e = self.scenario.metrics.elephants.as_ref()?;
-        Some(ElephantsConfig {
-            every: e.every.0,
-            min_bytes: e.min_size.0.bytes(mtu),
-        })
+    /// The elephant-counting rule (`None`: not counted).
+    pub fn elephants(&self, mtu: u32) -> Option<ElephantsRule> {
+        self.elephants.as_ref().map(|e| e.rule(mtu))
+    }
+
+    /// Checks the section at `mtu`.
+    pub fn check(&self, mtu: u32) -> Result<(), ConfigError> {
+        if let Some(edges) = self.slowdown_edges(mtu) {
+            if edges.is_empty() || edges[0] == 0 || edges.windows(2).any(|w| w[1] <= w[0]) {
+                return Err(ConfigError::new(
+                    "metrics.slowdown_edges",
+                    "list positive sizes in increasing order, e.g. [\"100KB\", \"1MB\"]",
+                ));
+            }
+        }
+        if let Some(e) = self.elephants(mtu) {
+            if e.every == 0 {
+                return Err(ConfigError::new(
+                    "metrics.elephants.every",
+                    "must be positive, e.g. \"1ms\"",
+                ));
+            }
+            if e.min_bytes == 0 {
+                return Err(ConfigError::new(
+                    "metrics.elephants.min_size",
+                    "must be positive, e.g. \"10MB\"",
+                ));
+            }
+        }
+        Ok(())
     }
 }
