@@ -61,6 +61,26 @@ impl CollectConfig {
         }
     }
 
+    /// The link ids this selection names in `topo`, in link order, after checking the whole
+    /// configuration (`[collect]` fields in the error).
+    pub fn check(&self, topo: &Topology) -> Result<Vec<u32>, crate::error::ConfigError> {
+        use crate::error::ConfigError;
+        if self.bucket == 0 {
+            return Err(ConfigError::new(
+                "collect.bucket",
+                "must be positive, e.g. \"20us\"",
+            ));
+        }
+        if matches!(&self.ports, PortSelection::Nodes(n) if n.is_empty()) {
+            return Err(ConfigError::new(
+                "collect.switches",
+                "name at least one switch, or write \"all\"",
+            ));
+        }
+        self.resolve(topo)
+            .map_err(|m| ConfigError::new("collect.switches", m))
+    }
+
     /// The link ids this selection names in `topo`, in link order.
     pub fn resolve(&self, topo: &Topology) -> Result<Vec<u32>, String> {
         match &self.ports {

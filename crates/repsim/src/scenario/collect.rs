@@ -52,19 +52,7 @@ impl LoadedScenario {
             return Ok(None);
         };
         let cfg = sec.config();
-        if cfg.bucket == 0 {
-            return Err(self.err("collect.bucket", "must be positive, e.g. \"20us\""));
-        }
-        if let PortSelection::Nodes(n) = &cfg.ports {
-            if n.is_empty() {
-                return Err(self.err(
-                    "collect.switches",
-                    "name at least one switch, or write \"all\"",
-                ));
-            }
-        }
-        cfg.resolve(topo)
-            .map_err(|m| self.err("collect.switches", m))?;
+        cfg.check(topo).map_err(|e| self.config_err(e))?;
         Ok(Some(cfg))
     }
 }

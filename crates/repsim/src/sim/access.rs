@@ -101,12 +101,7 @@ impl Simulation {
 
     /// Starts collecting time series (see [`crate::metrics::collect`]); replaces any collector.
     pub fn enable_collection(&mut self, cfg: CollectConfig) -> Result<(), SetupError> {
-        if cfg.bucket == 0 {
-            return Err(SetupError::Invalid(
-                "collection bucket must be positive".into(),
-            ));
-        }
-        let ports = cfg.resolve(&self.world.topo).map_err(SetupError::Invalid)?;
+        let ports = cfg.check(&self.world.topo)?;
         let kmin = ports
             .iter()
             .map(|&p| self.world.port_class(p).params.ecn_min)
