@@ -154,3 +154,44 @@ fn the_other_library_checks_name_their_fields() {
         assert_eq!(library_error(config).field, field);
     }
 }
+
+#[test]
+fn a_fault_plan_built_in_code_is_checked() {
+    use repsim::fault::{Action, ActionKind, FaultPlan};
+    let topology = tree(400_000_000_000).expect("a valid tree");
+    let links = topology.links.len();
+    let run = |kind: ActionKind, port: u32| {
+        let mut spec = RunSpec::new(
+            SimConfig::default(),
+            tree(400_000_000_000).expect("a valid tree"),
+            vec![FlowSpec::new(1, 0, 12, 1 << 20, 0)],
+        );
+        spec.faults = FaultPlan {
+            actions: vec![Action {
+                time: 10 * US,
+                port,
+                kind,
+            }],
+            ..FaultPlan::default()
+        };
+        match Simulation::new(spec) {
+            Err(SetupError::Config(e)) => e.to_string(),
+            Err(other) => panic!("not a configuration error: {other}"),
+            Ok(_) => "accepted".to_string(),
+        }
+    };
+    let rate = |rate_bps, buffer_scale| ActionKind::Rate {
+        rate_bps,
+        buffer_scale,
+    };
+    assert_eq!(
+        run(rate(0, 1.0), 3),
+        "fault action 0 (speed): must be positive"
+    );
+    assert_eq!(
+        run(rate(100_000_000_000, 0.0), 3),
+        "fault action 0 (buffer_scale): must be positive"
+    );
+    assert!(run(ActionKind::Up, links as u32).contains("does not exist"));
+    assert_eq!(run(rate(100_000_000_000, 0.25), 3), "accepted");
+}

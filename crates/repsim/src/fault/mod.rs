@@ -112,6 +112,37 @@ impl FaultPlan {
     pub fn sort(&mut self) {
         self.actions.sort_by_key(|a| a.time);
     }
+
+    /// Checks a plan built in code against a network of `ports` links, as a scenario's
+    /// `[[fault]]` entries are checked when they are expanded: every action names a link, a
+    /// new rate is positive, a buffer scale positive and a loss probability in [0, 1].
+    pub fn check(&self, ports: usize) -> Result<(), crate::error::ConfigError> {
+        use crate::error::ConfigError;
+        for (i, a) in self.actions.iter().enumerate() {
+            let at = |what: &str| format!("fault action {i} ({what})");
+            if a.port as usize >= ports {
+                return Err(ConfigError::new(
+                    at("port"),
+                    format!("link {} does not exist ({ports} links)", a.port),
+                ));
+            }
+            match a.kind {
+                ActionKind::Rate { rate_bps: 0, .. } => {
+                    return Err(ConfigError::new(at("speed"), "must be positive"));
+                }
+                ActionKind::Rate { buffer_scale, .. }
+                    if !(buffer_scale.is_finite() && buffer_scale > 0.0) =>
+                {
+                    return Err(ConfigError::new(at("buffer_scale"), "must be positive"));
+                }
+                ActionKind::Drop { probability, .. } if !(0.0..=1.0).contains(&probability) => {
+                    return Err(ConfigError::new(at("probability"), "must be in [0, 1]"));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The 32-host, 2-tier tree (8 ToRs x 4 hosts, 4 spines) the fault unit tests use.

@@ -299,6 +299,7 @@ impl Simulation {
             classes,
         } = spec;
         cfg.validate(&topo)?;
+        faults.check(topo.links.len())?;
         let transport = cfg.transport.resolve()?;
         let t = &transport;
         let ctx = RunContext::new(t.mtu, t.header).on(&topo);
