@@ -1,7 +1,9 @@
 //! LAPS (latency-aware packet spraying, seed 003): the sender picks every packet's explicit
 //! route by a softmax over the candidate routes' last measured one-way latencies, refreshes
-//! stale routes with probes, and tells the LAPS transport (`transport/sender/laps.rs`: per-path
-//! loss detection, per-path timeout, AIMD rate, fixed window) when every route is congested.
+//! stale routes with probes, and tells the LAPS transport ([`transport`]: per-path loss
+//! detection, per-path timeout, AIMD rate, fixed window) when every route is congested. The
+//! connection runs that transport in place of the run's congestion control
+//! ([`LbScheme::own_transport`]).
 //!
 //! The path-information table (PIT) lives here, one record per candidate route: its idle
 //! baseline (`idleVal`), its last one-way latency (`realVal`), when that was measured
