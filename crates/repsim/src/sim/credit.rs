@@ -1,12 +1,14 @@
 //! Receiver-driven credit ([`crate::cc::credit`]): the receiving hosts' pull pacers, the PULL
 //! packets they send through their NIC's control lane, and what data packets tell them. None
 //! of it exists unless a traffic class's congestion control asks for receiver pacing.
+use super::flow_table::FlowTable;
 use super::{Phase, Simulation};
-use crate::cc::credit::PullArrival;
+use crate::cc::credit::{PullArrival, ReceiverPacing};
+use crate::cc::CcSpec;
 use crate::engine::Handle;
 use crate::net::packet::{flags, NO_ROUTE};
-use crate::net::world::{Owner, Timer};
-use crate::net::{Kind, Packet};
+use crate::net::world::{Owner, Timer, World};
+use crate::net::{Kind, Packet, Topology};
 use crate::transport::Sender;
 
 fn pacer_timer(host: u32) -> Timer {
@@ -28,29 +30,112 @@ pub(super) fn stamp(pkt: &mut Packet, s: &Sender) {
     }
 }
 
-impl Simulation {
-    /// Builds the pull pacers if some traffic class's congestion control asks for them (the
-    /// first such class's parameters pace every host), and turns ECN off on switch ports facing
-    /// hosts if one asks.
-    pub(super) fn setup_credit(&mut self) {
-        let specs: Vec<&crate::cc::CcSpec> = std::iter::once(&self.cfg.cc)
-            .chain(self.classes.iter().filter_map(|c| c.cc.as_ref()))
-            .collect();
-        let topo = &self.world.topo;
+/// The run's receiver-side credit pacing: the pull pacers of every receiving host, which the
+/// first traffic class whose congestion control asks for them built, and their timers. It acts
+/// on the network through the [`World`] it is handed: it sets its own timers and makes PULL
+/// packets, which the simulation queues on the host's NIC.
+pub(super) struct CreditPacing {
+    pacers: Box<dyn ReceiverPacing>,
+}
+
+impl CreditPacing {
+    /// The pacing some class of `specs` asks for on `topo`'s hosts (`None`: no class does).
+    /// Also says whether one asks for switch ports facing hosts not to mark ECN.
+    fn new(specs: &[&CcSpec], topo: &Topology, mtu: u32) -> Option<(Self, bool)> {
         let rates: Vec<u64> = topo
             .host_downlink
             .iter()
             .map(|&l| topo.links[l as usize].rate_bps)
             .collect();
-        let mtu = self.transport.mtu;
-        let Some(pacers) = specs
+        let pacers = specs
             .iter()
-            .find_map(|c| c.scheme().receiver_pacing(&rates, mtu))
+            .find_map(|c| c.scheme().receiver_pacing(&rates, mtu))?;
+        let no_ecn = specs.iter().any(|c| c.scheme().no_ecn_at_last_hop());
+        Some((CreditPacing { pacers }, no_ecn))
+    }
+
+    /// Flow `f` to `dst` started under a credit-gated sender holding at most `cap` unused.
+    fn flow_started(&mut self, f: u32, dst: u32, cap: u64) {
+        self.pacers.add_sink(f, dst, cap);
+    }
+
+    /// Flow `f` finished: no more PULLs for it.
+    fn flow_finished(&mut self, f: u32) {
+        self.pacers.remove_sink(f);
+    }
+
+    /// Packet `h` (data, trimmed header or RTS) reached its receiver: its pull request goes to
+    /// the host's pacer, which may need waking.
+    fn arrival(&mut self, world: &mut World, h: Handle) {
+        let pkt = world.pkts.get(h);
+        let wake = self.pacers.on_arrival(
+            world.now,
+            &PullArrival {
+                flow: pkt.flow,
+                target: pkt.sack_base,
+                used: pkt.cum_ack,
+                trimmed: pkt.has(flags::TRIMMED),
+                ev: pkt.ev,
+                route: pkt.route,
+            },
+        );
+        if let Some(at) = wake {
+            let host = pkt.dst;
+            world.set_timer(at, pacer_timer(host));
+        }
+    }
+
+    /// Host `host`'s pacer wakes: the PULL it grants, made and counted, for the simulation to
+    /// send through the host's control lane (`header` bytes; it returns on the reverse of the
+    /// flow's latest route, as ACKs do).
+    fn wake(
+        &mut self,
+        world: &mut World,
+        flows: &FlowTable,
+        host: u32,
+        header: u32,
+    ) -> Option<Handle> {
+        let now = world.now;
+        let step = self.pacers.on_timer(host, now);
+        if let Some(at) = step.rearm {
+            world.set_timer(at, pacer_timer(host));
+        }
+        let g = step.grant?;
+        let spec = &flows[g.flow as usize].spec;
+        let route = if g.route == NO_ROUTE {
+            NO_ROUTE
+        } else {
+            world.paths.reverse(g.route)
+        };
+        let pkt = Packet {
+            flow: g.flow,
+            src: spec.dst,
+            dst: spec.src,
+            sent_at: now,
+            cum_ack: g.granted as u32,
+            ev: g.ev,
+            route,
+            ..Packet::blank(Kind::Credit, header)
+        };
+        world.counters.credits_sent += 1;
+        Some(world.pkts.alloc(pkt))
+    }
+}
+
+impl Simulation {
+    /// Builds the pull pacers if some traffic class's congestion control asks for them (the
+    /// first such class's parameters pace every host), and turns ECN off on switch ports facing
+    /// hosts if one asks.
+    pub(super) fn setup_credit(&mut self) {
+        let specs: Vec<&CcSpec> = std::iter::once(&self.cfg.cc)
+            .chain(self.classes.iter().filter_map(|c| c.cc.as_ref()))
+            .collect();
+        let Some((pacing, no_ecn)) =
+            CreditPacing::new(&specs, &self.world.topo, self.transport.mtu)
         else {
             return;
         };
-        let no_ecn = specs.iter().any(|c| c.scheme().no_ecn_at_last_hop());
-        self.credit = Some(pacers);
+        self.credit = Some(Box::new(pacing));
         if no_ecn {
             let hosts = self.world.topo.hosts;
             for port in 0..self.world.topo.links.len() as u32 {
@@ -69,19 +154,18 @@ impl Simulation {
     /// Flow `f` started: its receiver's pacer learns of it if its sender is credit gated.
     pub(super) fn credit_flow_started(&mut self, f: u32) {
         let flow = &self.flows[f as usize];
-        let (Some(pacers), Some(s)) = (self.credit.as_deref_mut(), flow.sender.as_ref()) else {
+        let (Some(pacing), Some(s)) = (self.credit.as_deref_mut(), flow.sender.as_ref()) else {
             return;
         };
-        if s.credit_gated() {
-            let cap = s.cc().credit_gate().map_or(u64::MAX, |g| g.credit_cap());
-            pacers.add_sink(f, flow.spec.dst, cap);
+        if let Some(gate) = s.cc().credit_gate() {
+            pacing.flow_started(f, flow.spec.dst, gate.credit_cap());
         }
     }
 
     /// Flow `f` finished: no more PULLs for it.
     pub(super) fn credit_flow_finished(&mut self, f: u32) {
-        if let Some(pacers) = self.credit.as_deref_mut() {
-            pacers.remove_sink(f);
+        if let Some(pacing) = self.credit.as_deref_mut() {
+            pacing.flow_finished(f);
         }
     }
 
@@ -89,58 +173,20 @@ impl Simulation {
     /// pull request goes to the host's pacer.
     #[inline(never)]
     pub(super) fn credit_arrival(&mut self, h: Handle) {
-        let now = self.world.now;
-        let pkt = self.world.pkts.get(h);
-        let Some(pacers) = self.credit.as_deref_mut() else {
-            return;
-        };
-        let wake = pacers.on_arrival(
-            now,
-            &PullArrival {
-                flow: pkt.flow,
-                target: pkt.sack_base,
-                used: pkt.cum_ack,
-                trimmed: pkt.has(flags::TRIMMED),
-                ev: pkt.ev,
-                route: pkt.route,
-            },
-        );
-        if let Some(at) = wake {
-            let host = pkt.dst;
-            self.world.set_timer(at, pacer_timer(host));
+        if let Some(pacing) = self.credit.as_deref_mut() {
+            pacing.arrival(&mut self.world, h);
         }
     }
 
     /// Host `host`'s pull pacer wakes: it may send one PULL through the host's control lane.
     pub(super) fn on_pacer(&mut self, host: u32) {
-        let now = self.world.now;
-        let Some(pacers) = self.credit.as_deref_mut() else {
+        let Some(pacing) = self.credit.as_deref_mut() else {
             return;
         };
-        let step = pacers.on_timer(host, now);
-        if let Some(at) = step.rearm {
-            self.world.set_timer(at, pacer_timer(host));
-        }
-        let Some(g) = step.grant else { return };
-        let spec = &self.flows[g.flow as usize].spec;
-        // PULLs return on the reverse of the latest data packet's route, as ACKs do.
-        let route = if g.route == NO_ROUTE {
-            NO_ROUTE
-        } else {
-            self.world.paths.reverse(g.route)
+        let header = self.transport.header;
+        let Some(h) = pacing.wake(&mut self.world, &self.flows, host, header) else {
+            return;
         };
-        let pkt = Packet {
-            flow: g.flow,
-            src: spec.dst,
-            dst: spec.src,
-            sent_at: now,
-            cum_ack: g.granted as u32,
-            ev: g.ev,
-            route,
-            ..Packet::blank(Kind::Credit, self.transport.header)
-        };
-        let h = self.world.pkts.alloc(pkt);
-        self.world.counters.credits_sent += 1;
         self.books.on_sent(Kind::Credit);
         let port = self.world.topo.host_uplink[host as usize];
         self.queue_header(port, h);
@@ -167,12 +213,14 @@ impl Simulation {
     /// Cumulative bytes of credit the receiver's pull pacer granted flow `f`, if it is credit
     /// paced.
     pub fn credit_granted(&self, f: u32) -> Option<u64> {
-        self.credit.as_deref()?.granted(f)
+        self.credit.as_deref()?.pacers.granted(f)
     }
 
     /// Credit granted to flow `f` that its receiver's pacer counts as unused (granted minus the
     /// highest use its packets reported; never above the flow's cap).
     pub fn credit_outstanding(&self, f: u32) -> u64 {
-        self.credit.as_deref().map_or(0, |p| p.outstanding(f))
+        self.credit
+            .as_deref()
+            .map_or(0, |p| p.pacers.outstanding(f))
     }
 }

@@ -273,7 +273,7 @@ pub struct Simulation {
     /// Time of the latest event processed.
     last_event: Time,
     /// Receiving hosts' pull pacers, when some traffic class is credit paced.
-    credit: Option<Box<dyn crate::cc::credit::ReceiverPacing>>,
+    credit: Option<Box<credit::CreditPacing>>,
     /// Priority flow control and the switches' shared-buffer MMU (`None`: off).
     pfc: Option<Box<pfc::PfcState>>,
     /// Statistics of the flows dropped from the table, once streaming is on.
