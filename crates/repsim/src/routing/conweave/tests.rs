@@ -1,8 +1,12 @@
 use super::*;
+use crate::engine::time::US;
 use crate::engine::Rng;
 use crate::net::world::World;
+use crate::net::RunContext;
 use crate::net::{LeafSpineSpec, Topology};
+use crate::routing::RoutingScheme;
 use crate::routing::{SchemeAction, SwitchSpec};
+use crate::units::TimeQ;
 
 /// 4 leaves x 3 spines, 2 hosts per leaf, 1 µs links: host 0 on leaf 0, host 7 on leaf 3.
 fn leaf_spine() -> Topology {
