@@ -1,13 +1,17 @@
-//! Schemes defined outside the crate: a load balancer and a congestion control written in this
-//! file, registered with `Registry`, are named by a scenario like built-in ones, checked like
-//! them, run (every byte delivered once, the packet books balanced) and listed in the errors
-//! that name what is allowed.
+//! Schemes defined outside the crate: a load balancer, a congestion control and a topology
+//! family written in this file, registered with `Registry`, are named by a scenario like
+//! built-in ones, checked like them, run (every byte delivered once, the packet books balanced)
+//! and listed in the errors that name what is allowed.
 mod common;
 
 use repsim::cc::{AckSample, CcParams, CcScheme, CongestionControl};
+use repsim::engine::time::US;
 use repsim::engine::{Rng, Time};
 use repsim::lb::{LbContext, LbScheme, LoadBalancer, PathChoice};
-use repsim::net::RunContext;
+use repsim::net::topology::builder::FileReader;
+use repsim::net::topology::fat_tree::FatTreeSpec;
+use repsim::net::topology::{BuildError, TopologyBuilder};
+use repsim::net::{RunContext, Topology};
 use repsim::Registry;
 use serde::{Deserialize, Serialize};
 
@@ -95,6 +99,21 @@ impl CongestionControl for FixedWindow {
     fn on_timeout(&mut self, _size: u64, _now: Time) {}
 }
 
+/// `[topology] type = "small-tree", hosts = 16`: a 2-tier tree of 4 hosts per ToR, 100 Gb/s links.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SmallTreeConfig {
+    hosts: u32,
+}
+
+impl TopologyBuilder for SmallTreeConfig {
+    fn build(&self, _files: &FileReader) -> Result<Topology, BuildError> {
+        let spec = FatTreeSpec::uniform(2, self.hosts, 4, self.hosts, 1, 100_000_000_000, US, 0)
+            .map_err(|e| BuildError::at("hosts", e.to_string()))?;
+        Ok(spec.build()?)
+    }
+}
+
 fn parse(text: &str) -> Result<repsim::scenario::LoadedScenario, repsim::scenario::ScenarioError> {
     repsim::scenario::LoadedScenario::parse(text, std::path::Path::new("registry.toml"))
 }
@@ -179,4 +198,23 @@ fn added_schemes_are_checked_and_listed() {
     // A name belongs to one type.
     assert!(Registry::add_lb::<RoundRobinConfig>("reps").is_err());
     assert!(Registry::add_cc::<FixedWindowConfig>("a+b").is_err());
+}
+
+#[test]
+fn a_topology_family_defined_outside_the_crate_builds_and_runs() {
+    register();
+    Registry::add_topology::<SmallTreeConfig>("small-tree").expect("a new name");
+    let text = "seed = 5\nlb = \"round-robin\"\n[cc]\nalgo = \"fixed-window\"\n\
+                [topology]\ntype = \"small-tree\"\nhosts = 8\n[workload]\ntype = \"explicit\"\n\
+                flows = [{ src = 1, dst = 0, size = \"64KiB\" }, { src = 2, dst = 0, size = \"64KiB\" }]\n";
+    let scn = parse(text).expect("parses");
+    let sim = common::run(&scn, "round-robin", None);
+    common::assert_all_delivered(&sim);
+    assert_eq!(sim.topology().hosts, 8);
+    let bad = parse(&text.replace("hosts = 8", "hosts = 8\nracks = 2"))
+        .and_then(|s| s.build("round-robin", None))
+        .err()
+        .expect("an unknown key is refused");
+    assert!(bad.to_string().contains("racks"), "{bad}");
+    assert!(Registry::topologies().contains(&"small-tree"));
 }
