@@ -19,9 +19,12 @@
 //!   sum (mean = `q_sum / q_samples`).
 //! * congestion window: per flow, the window after the first ACK or NACK that arrives in each
 //!   bucket (at most one sample per flow and bucket).
+use serde::{Deserialize, Serialize};
+
 use crate::engine::time::US;
 use crate::engine::Time;
 use crate::net::Topology;
+use crate::units::TimeQ;
 
 /// Default bucket width: 20 us, as in the REPS paper's microscopic figures.
 pub const DEFAULT_BUCKET: Time = 20 * US;
@@ -37,8 +40,10 @@ pub enum PortSelection {
     Nodes(Vec<String>),
 }
 
-/// What to collect.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What to collect: `[collect]` as a scenario or a library user writes it (`switches = "all"`
+/// or a list of node names, `bucket`, `queues`, `cwnd`; absent keys take their defaults).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "CollectTable", into = "CollectTable")]
 pub struct CollectConfig {
     /// Bucket width.
     pub bucket: Time,
@@ -97,6 +102,62 @@ impl CollectConfig {
                     .filter(|&l| nodes.contains(&topo.links[l as usize].from))
                     .collect())
             }
+        }
+    }
+}
+
+/// `[collect]`'s keys as they are written: the serde shape of [`CollectConfig`], whose
+/// conversion holds the defaults.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct CollectTable {
+    /// `"all"`, one node's name or a list of them.
+    switches: NodeNames,
+    /// Bucket width (default 20us).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bucket: Option<TimeQ>,
+    /// Queue occupancy samples (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    queues: Option<bool>,
+    /// Congestion-window trace per flow (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cwnd: Option<bool>,
+}
+
+/// One name or several.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(untagged)]
+enum NodeNames {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl From<CollectTable> for CollectConfig {
+    fn from(t: CollectTable) -> Self {
+        let ports = match t.switches {
+            NodeNames::One(s) if s.eq_ignore_ascii_case("all") => PortSelection::All,
+            NodeNames::One(s) => PortSelection::Nodes(vec![s]),
+            NodeNames::Many(v) => PortSelection::Nodes(v),
+        };
+        CollectConfig {
+            bucket: t.bucket.map_or(DEFAULT_BUCKET, |b| b.0),
+            ports,
+            queues: t.queues.unwrap_or(true),
+            cwnd: t.cwnd.unwrap_or(false),
+        }
+    }
+}
+
+impl From<CollectConfig> for CollectTable {
+    fn from(c: CollectConfig) -> Self {
+        CollectTable {
+            switches: match c.ports {
+                PortSelection::All => NodeNames::One("all".into()),
+                PortSelection::Nodes(v) => NodeNames::Many(v),
+            },
+            bucket: Some(TimeQ(c.bucket)),
+            queues: Some(c.queues),
+            cwnd: Some(c.cwnd),
         }
     }
 }

@@ -7,53 +7,18 @@
 //! queues = true         # queue occupancy samples (default true)
 //! cwnd = false          # congestion-window trace per flow (default false)
 //! ```
-use serde::{Deserialize, Serialize};
-
-use super::units::TimeQ;
-use super::{LoadedScenario, OneOrMany, ScenarioError};
-use crate::metrics::collect::{CollectConfig, PortSelection, DEFAULT_BUCKET};
+use super::{LoadedScenario, ScenarioError};
+use crate::metrics::collect::CollectConfig;
 use crate::net::Topology;
-
-/// `[collect]`.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct CollectSection {
-    /// Nodes whose egress ports are collected (`"all"` or a list such as `["tor0", "agg1"]`).
-    pub switches: OneOrMany,
-    /// Bucket width (default 20us).
-    pub bucket: Option<TimeQ>,
-    /// Queue occupancy samples (default true).
-    pub queues: Option<bool>,
-    /// Congestion-window trace per flow (default false).
-    pub cwnd: Option<bool>,
-}
-
-impl CollectSection {
-    /// The collector configuration this section asks for (names are checked against a topology
-    /// by [`LoadedScenario::collect_config`]).
-    pub fn config(&self) -> CollectConfig {
-        let ports = match &self.switches {
-            OneOrMany::One(s) if s.eq_ignore_ascii_case("all") => PortSelection::All,
-            other => PortSelection::Nodes(other.to_vec()),
-        };
-        CollectConfig {
-            bucket: self.bucket.map(|b| b.0).unwrap_or(DEFAULT_BUCKET),
-            ports,
-            queues: self.queues.unwrap_or(true),
-            cwnd: self.cwnd.unwrap_or(false),
-        }
-    }
-}
 
 impl LoadedScenario {
     /// The scenario's `[collect]` section, checked against `topo`; `None` when absent.
     pub fn collect_config(&self, topo: &Topology) -> Result<Option<CollectConfig>, ScenarioError> {
-        let Some(sec) = &self.scenario.collect else {
+        let Some(cfg) = &self.scenario.collect else {
             return Ok(None);
         };
-        let cfg = sec.config();
         cfg.check(topo).map_err(|e| self.config_err(e))?;
-        Ok(Some(cfg))
+        Ok(Some(cfg.clone()))
     }
 }
 
@@ -62,6 +27,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::metrics::collect::PortSelection;
 
     const BASE: &str = r#"
 [topology]

@@ -62,7 +62,7 @@ use crate::net::{RunContext, Topology};
 
 use crate::sim::{RunSpec, SimConfig};
 use crate::transport::{TransportConfig, TransportParams};
-use crate::units::{self, TimeQ};
+use crate::units::TimeQ;
 
 /// A scenario problem, with the file and field it concerns.
 #[derive(Debug, thiserror::Error)]
@@ -158,7 +158,7 @@ pub struct Scenario {
     pub class: Vec<ClassSection>,
     /// Time-series collection (off when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub collect: Option<collect::CollectSection>,
+    pub collect: Option<crate::metrics::collect::CollectConfig>,
     /// How results are summarized.
     #[serde(default)]
     pub metrics: crate::metrics::MetricsConfig,
