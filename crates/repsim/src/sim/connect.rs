@@ -1,6 +1,7 @@
 //! The connection factory: what a starting flow's sender and receiver are made of. It holds
-//! what every connection of the run shares (transport settings, the run's timeout and the
-//! allowances it is made of, the seed) and the finished connections that the next flow of
+//! what every connection of the run shares (the run's timeout and the allowances it is made of,
+//! the seed; the transport settings come with each request, from the simulation's own copy) and
+//! the finished connections that the next flow of
 //! their pair and class continues with, and asks the flow's schemes, through their contracts,
 //! for everything else: explicit routes, an own transport, the controller and the balancer.
 use std::collections::BTreeMap;
@@ -36,6 +37,10 @@ pub(super) struct ConnectionRequest<'a> {
     pub routes: &'a [Route],
     /// The run's timed switch has turned on ([`CcParams::fast_increase_on`]).
     pub fast_increase_on: bool,
+    /// The run's transport settings.
+    pub transport: &'a TransportParams,
+    /// Switches trim (true) or drop overflowing packets.
+    pub trimming: bool,
 }
 
 /// A new connection.
@@ -51,8 +56,6 @@ pub(super) struct Connection {
 /// Makes every connection of a run.
 pub(super) struct ConnectionFactory {
     seed: u64,
-    transport: TransportParams,
-    trimming: bool,
     /// The largest unloaded RTT between two hosts.
     pub max_base_rtt: Time,
     /// Time to drain four full switch queues at the slowest host NIC.
@@ -64,20 +67,11 @@ pub(super) struct ConnectionFactory {
 }
 
 impl ConnectionFactory {
-    /// A factory for a run of `seed` under `transport`, whose switches trim (`trimming`) or
-    /// drop, in a network whose largest base RTT, queue drain time and RTO are given.
-    pub fn new(
-        seed: u64,
-        transport: &TransportParams,
-        trimming: bool,
-        max_base_rtt: Time,
-        queue_drain: Time,
-        rto: Time,
-    ) -> Self {
+    /// A factory for a run of `seed` in a network whose largest base RTT, queue drain time and
+    /// RTO are given.
+    pub fn new(seed: u64, max_base_rtt: Time, queue_drain: Time, rto: Time) -> Self {
         ConnectionFactory {
             seed,
-            transport: transport.clone(),
-            trimming,
             max_base_rtt,
             queue_drain,
             rto,
@@ -92,8 +86,8 @@ impl ConnectionFactory {
 
     /// The sender and receiver of a starting flow.
     pub fn open(&mut self, req: &ConnectionRequest) -> Connection {
-        let t = &self.transport;
-        let (mtu, header, trimming, ack) = (t.mtu, t.header, self.trimming, t.ack);
+        let t = req.transport;
+        let (mtu, header, trimming, ack) = (t.mtu, t.header, req.trimming, t.ack);
         let bdp = (req.base_rtt as u128 * req.line_rate as u128 / (8 * SEC as u128)) as u64;
         // A scheme with its own transport replaces the congestion control, which is then
         // never consulted.

@@ -288,6 +288,8 @@ impl Simulation {
             cc: class.cc.as_ref().unwrap_or(&self.cfg.cc),
             routes: &routes,
             fast_increase_on: self.fast_increase_on,
+            transport: &self.transport,
+            trimming: self.queue.trimming,
         });
         let flow = &mut self.flows[f as usize];
         flow.rto = connection.rto;

@@ -418,14 +418,8 @@ impl Simulation {
             dependents: BTreeMap::new(),
             triggers: BTreeMap::new(),
             classes: all_classes,
-            connections: connect::ConnectionFactory::new(
-                cfg.seed,
-                &transport,
-                queue.trimming,
-                0,
-                0,
-                0,
-            ),
+            // Timed once the network's RTTs are known, below.
+            connections: connect::ConnectionFactory::new(cfg.seed, 0, 0, 0),
             switching,
             scheme_actions: Vec::new(),
             candidates: Vec::new(),
@@ -471,14 +465,8 @@ impl Simulation {
             .transport
             .fixed_rto()
             .unwrap_or(max_base_rtt + queue_drain);
-        sim.connections = connect::ConnectionFactory::new(
-            sim.cfg.seed,
-            &sim.transport,
-            sim.queue.trimming,
-            max_base_rtt,
-            queue_drain,
-            rto,
-        );
+        sim.connections =
+            connect::ConnectionFactory::new(sim.cfg.seed, max_base_rtt, queue_drain, rto);
         sim.setup_credit();
         sim.add_triggers(triggers)?;
         sim.add_flows(flows)?;
