@@ -1,16 +1,18 @@
-//! The fault timeline as a component: its actions are timers, and it judges every packet put
-//! on or taken off a wire. Nothing here runs without a fault plan, apart from one `Option`
-//! test per packet put on or taken off a wire.
+//! The fault timeline as an owned part of the simulation ([`Faults`]): its actions are timers,
+//! it judges every packet put on or taken off a wire, and it decides when a silent flow is
+//! given up. It acts on the network only through the [`World`] it is handed; the simulation
+//! keeps the glue that touches flows, hosts and the observer. Nothing here exists without a
+//! fault plan; the packet path then pays one flag test per wire crossing.
 use super::observer::{DropCause, PacketDrop};
-use super::{Phase, Simulation};
+use super::{Flow, Phase, PortHost, Simulation};
 use crate::engine::time::to_us;
-use crate::engine::Handle;
+use crate::engine::{Handle, Time};
 use crate::fault::{ActionKind, FaultPlan, FaultState, FaultStats, Verdict};
 use crate::net::forwarding;
 use crate::net::lane::Queued;
 use crate::net::packet::flags;
-use crate::net::port::SWITCH_PORT;
-use crate::net::world::{Owner, Timer};
+use crate::net::port::{QueueBytes, SWITCH_PORT};
+use crate::net::world::{Owner, Timer, World};
 use crate::net::Kind;
 
 fn fault_timer(owner: Owner, id: u32) -> Timer {
@@ -22,92 +24,94 @@ fn fault_timer(owner: Owner, id: u32) -> Timer {
     }
 }
 
-impl Simulation {
-    /// Installs a fault plan (once, at construction): its actions become timers. An empty
-    /// plan changes nothing.
-    pub(super) fn install_faults(&mut self, plan: FaultPlan) {
+/// A run's faults: the plan's state and what applying it needs from the run's settings.
+pub(super) struct Faults {
+    state: FaultState,
+    /// Size of a trimmed packet (the transport's header).
+    header: u32,
+    /// The transport's MTU: no switch queue shrinks below one packet.
+    mtu: u64,
+    /// The run's queue settings, which a `rate` fault scales.
+    queue: QueueBytes,
+}
+
+/// What the fault part needs from the run to be installed.
+pub(super) struct FaultSetup {
+    /// The run's seed (each port's drop stream derives from it).
+    pub(super) seed: u64,
+    /// The run's retransmission timeout (the default give-up delay derives from it).
+    pub(super) rto: Time,
+    /// Size of a trimmed packet.
+    pub(super) header: u32,
+    /// The transport's MTU.
+    pub(super) mtu: u64,
+    /// The run's queue settings.
+    pub(super) queue: QueueBytes,
+}
+
+impl Faults {
+    /// The fault part of `plan` (`None` for an empty plan, which changes nothing): its actions
+    /// become timers in `world`.
+    pub(super) fn install(plan: FaultPlan, world: &mut World, setup: FaultSetup) -> Option<Self> {
         if plan.is_empty() {
-            return;
+            return None;
         }
         let state = FaultState::new(
             plan,
-            self.world.ports.len(),
-            self.cfg.seed,
-            self.connections.rto,
-            self.world.topo.routes.clone(),
+            world.ports.len(),
+            setup.seed,
+            setup.rto,
+            world.topo.routes.clone(),
         );
         for (i, a) in state.actions.iter().enumerate() {
-            self.world
-                .set_timer(a.time, fault_timer(Owner::Fault, i as u32));
+            world.set_timer(a.time, fault_timer(Owner::Fault, i as u32));
         }
-        self.faults = Some(Box::new(state));
+        Some(Faults {
+            state,
+            header: setup.header,
+            mtu: setup.mtu,
+            queue: setup.queue,
+        })
     }
 
-    /// What faults did so far (`None` without a fault plan).
-    pub fn fault_stats(&self) -> Option<FaultStats> {
-        self.faults.as_ref().map(|f| f.stats)
+    /// What faults did so far.
+    pub(super) fn stats(&self) -> FaultStats {
+        self.state.stats
     }
 
-    /// One message per flow given up because no path to its destination was left, naming the
-    /// flow.
-    pub fn unreachable_flows(&self) -> Vec<String> {
-        self.gave_up_messages(true)
-    }
-
-    /// One message per flow given up although a path existed (its load balancer kept choosing
-    /// failed paths, e.g. ECMP pinned to a dead link).
-    pub fn stalled_flows(&self) -> Vec<String> {
-        self.gave_up_messages(false)
-    }
-
+    /// The messages of the flows given up with no path left (`unreachable`) or with one.
     fn gave_up_messages(&self, unreachable: bool) -> Vec<String> {
-        let Some(fs) = self.faults.as_ref() else {
-            return Vec::new();
-        };
-        fs.gave_up
+        self.state
+            .gave_up
             .iter()
             .filter(|(no_path, _)| *no_path == unreachable)
             .map(|(_, msg)| msg.clone())
             .collect()
     }
 
-    /// Whether a port (link id) is down now.
-    pub fn link_down(&self, port: u32) -> bool {
-        self.faults
-            .as_ref()
-            .is_some_and(|f| f.down[port as usize] > 0)
-    }
-
-    /// Packet `q` is put on the wire of `port`: false when a fault discards it (the caller then
-    /// calls [`Self::fault_drop`]); trims it in place in `trim` loss mode, and `q`'s size with it.
+    /// Packet `q` is put on the wire of `port`: false when a fault discards it (the caller
+    /// then drops it); trims it in place in `trim` loss mode, and `q`'s size with it.
     #[inline]
-    pub(super) fn fault_on_wire(&mut self, port: u32, q: &mut Queued) -> bool {
-        self.world.pkts.get_mut(q.handle).egress = port;
-        let kept = self.fault_check(q.handle, true);
-        q.size = self.world.pkts.get(q.handle).size;
+    pub(super) fn on_wire(&mut self, world: &mut World, port: u32, q: &mut Queued) -> bool {
+        world.pkts.get_mut(q.handle).egress = port;
+        let kept = self.judge(world, q.handle, true);
+        q.size = world.pkts.get(q.handle).size;
         kept
     }
 
-    /// A packet is taken off its wire: false when the link went down meanwhile and the packet
-    /// was discarded.
+    /// Packet `h` is taken off its wire: false when the link went down meanwhile (the caller
+    /// then drops it).
     #[inline]
-    pub(super) fn fault_off_wire(&mut self, h: Handle) -> bool {
-        let kept = self.fault_check(h, false);
-        if !kept {
-            self.fault_drop(h);
-        }
-        kept
+    pub(super) fn off_wire(&mut self, world: &mut World, h: Handle) -> bool {
+        self.judge(world, h, false)
     }
 
     /// Applies the fault verdict of the packet's link (`egress`) when it goes on (`on_wire`)
     /// or comes off the wire: trims it in place in `trim` loss mode; false when it is lost.
     #[inline]
-    fn fault_check(&mut self, h: Handle, on_wire: bool) -> bool {
-        let header = self.transport.header;
-        let Some(fs) = self.faults.as_mut() else {
-            return true;
-        };
-        let pkt = self.world.pkts.get_mut(h);
+    fn judge(&mut self, world: &mut World, h: Handle, on_wire: bool) -> bool {
+        let fs = &mut self.state;
+        let pkt = world.pkts.get_mut(h);
         let is_data = pkt.kind == Kind::Data;
         let full_data = is_data && !pkt.has(flags::TRIMMED);
         let verdict = if on_wire {
@@ -118,7 +122,7 @@ impl Simulation {
         match verdict {
             Verdict::Pass => true,
             Verdict::Trim => {
-                pkt.size = header;
+                pkt.size = self.header;
                 pkt.flags |= flags::TRIMMED;
                 fs.stats.data_trimmed += 1;
                 true
@@ -127,58 +131,31 @@ impl Simulation {
         }
     }
 
-    /// Tells the observer, if any, of a lost packet.
-    pub(super) fn observe_drop(&mut self, h: Handle, port: u32, cause: DropCause) {
-        self.books.on_dropped(self.world.pkts.get(h).kind, cause);
-        if let Some(o) = self.observer.as_deref_mut() {
-            let pkt = self.world.pkts.get(h);
-            o.packet_dropped(&PacketDrop {
-                time: self.world.now,
-                port,
-                flow: pkt.flow,
-                kind: pkt.kind,
-                cause,
-            });
+    /// Counts a packet lost to a fault (`data`: a data packet).
+    fn count_drop(&mut self, data: bool) {
+        if data {
+            self.state.stats.data_dropped += 1;
+        } else {
+            self.state.stats.control_dropped += 1;
         }
     }
 
-    /// Counts and frees a packet lost to a fault.
-    pub(super) fn fault_drop(&mut self, h: Handle) {
-        let port = self.world.pkts.get(h).egress;
-        self.observe_drop(h, port, DropCause::Fault);
-        let data = self.world.lose(h);
-        if let Some(fs) = self.faults.as_mut() {
-            if data {
-                fs.stats.data_dropped += 1;
-            } else {
-                fs.stats.control_dropped += 1;
-            }
+    /// Flow `flow`'s packet found no route at switch node `node`.
+    fn note_no_route(&mut self, flow: u32, node: u32) {
+        let fs = &mut self.state;
+        let f = flow as usize;
+        fs.stats.no_route += 1;
+        if fs.no_route_at.len() <= f {
+            fs.no_route_at.resize(f + 1, u32::MAX);
         }
+        fs.no_route_at[f] = node;
     }
 
-    /// A switch has no route left towards the packet's destination: the packet is discarded.
-    pub(super) fn no_route(&mut self, node: u32, h: Handle) {
-        let pkt = self.world.pkts.get(h);
-        let (f, port) = (pkt.flow as usize, pkt.ingress);
-        self.observe_drop(h, port, DropCause::NoRoute);
-        if let Some(fs) = self.faults.as_mut() {
-            fs.stats.no_route += 1;
-            if fs.no_route_at.len() <= f {
-                fs.no_route_at.resize(f + 1, u32::MAX);
-            }
-            fs.no_route_at[f] = node;
-        }
-        self.world.lose(h);
-    }
-
-    pub(super) fn on_fault(&mut self, i: u32) {
-        let mtu = self.transport.mtu as u64;
-        let header = self.transport.header;
-        let queue = self.queue;
-        let now = self.world.now;
-        let Some(fs) = self.faults.as_mut() else {
-            return;
-        };
+    /// The plan's action `i` is due: a rate change (switch ports also rescale their buffer),
+    /// a restored rate, or a link state change (which schedules a reconvergence when the plan
+    /// has one; changes at the same instant share it).
+    pub(super) fn on_action(&mut self, world: &mut World, port_hosts: &[PortHost], i: u32) {
+        let fs = &mut self.state;
         let a = fs.actions[i as usize];
         fs.stats.actions += 1;
         let p = a.port as usize;
@@ -187,34 +164,33 @@ impl Simulation {
                 rate_bps,
                 buffer_scale,
             } => {
-                let current = self.world.ports[p].class;
+                let current = world.ports[p].class;
                 fs.original[p].get_or_insert(current);
-                let mut class = *self.world.port_classes.get(current);
+                let mut class = *world.port_classes.get(current);
                 class.rate_bps = rate_bps;
-                if self.port_hosts[p].host == SWITCH_PORT {
-                    let speed = queue.rate_scale(self.world.topo.links[p].rate_bps);
-                    class.params = queue.port_params(buffer_scale * speed, header);
-                    class.params.capacity = class.params.capacity.max(mtu);
+                if port_hosts[p].host == SWITCH_PORT {
+                    let speed = self.queue.rate_scale(world.topo.links[p].rate_bps);
+                    class.params = self.queue.port_params(buffer_scale * speed, self.header);
+                    class.params.capacity = class.params.capacity.max(self.mtu);
                 }
-                self.world.set_port_class(a.port, class);
+                world.set_port_class(a.port, class);
             }
             ActionKind::RestoreRate => {
                 if let Some(class) = fs.original[p].take() {
-                    self.world.ports[p].class = class;
+                    world.ports[p].class = class;
                 }
             }
             _ => {
                 if fs.apply(&a) {
                     if let Some(delay) = fs.reconvergence {
-                        let at = now + delay;
+                        let at = world.now + delay;
                         let snapshot = fs.alive();
-                        // Changes at the same instant share one recomputation.
                         match fs.snapshots.last_mut() {
                             Some((t, Some(s))) if *t == at => *s = snapshot,
                             _ => {
                                 fs.snapshots.push((at, Some(snapshot)));
                                 let id = (fs.snapshots.len() - 1) as u32;
-                                self.world.set_timer(at, fault_timer(Owner::Reroute, id));
+                                world.set_timer(at, fault_timer(Owner::Reroute, id));
                             }
                         }
                     }
@@ -223,26 +199,24 @@ impl Simulation {
         }
     }
 
-    pub(super) fn on_reroute(&mut self, i: u32) {
-        let Some(fs) = self.faults.as_mut() else {
-            return;
-        };
+    /// Reconvergence `i` is due: the switches' forwarding tables are recomputed over the links
+    /// that were alive when it was scheduled.
+    pub(super) fn on_reroute(&mut self, world: &mut World, i: u32) {
+        let fs = &mut self.state;
         let Some(alive) = fs.snapshots[i as usize].1.take() else {
             return;
         };
-        self.world.topo.routes = forwarding::reconverge(&self.world.topo, &fs.base_routes, &alive);
+        world.topo.routes = forwarding::reconverge(&world.topo, &fs.base_routes, &alive);
         fs.stats.reconvergences += 1;
     }
 
-    /// Called on a retransmission timeout: gives the flow up (true) when it has heard no ACK
-    /// or NACK for the configured time.
-    pub(super) fn fault_gave_up(&mut self, f: u32) -> bool {
-        let now = self.world.now;
-        let Some(fs) = self.faults.as_mut() else {
-            return false;
-        };
+    /// At a retransmission timeout of `flow` (index `f`): true when it has heard no ACK or
+    /// NACK for the plan's give-up delay, and is then recorded as given up with a message
+    /// saying whether any path was left and why.
+    fn silent_too_long(&mut self, world: &World, f: u32, flow: &Flow) -> bool {
+        let now = world.now;
+        let fs = &mut self.state;
         let fi = f as usize;
-        let flow = &self.flows[fi];
         let heard = flow.stats.acks + flow.stats.nacks;
         if fs.progress.len() <= fi {
             fs.progress.resize(fi + 1, (u64::MAX, 0));
@@ -263,7 +237,7 @@ impl Simulation {
         // Is there any path left at all (over links that are up now)?
         let (src, dst) = (flow.spec.src as usize, flow.spec.dst as usize);
         let alive = fs.alive();
-        let t = &self.world.topo;
+        let t = &world.topo;
         let (st, dt) = (t.host_edge[src], t.host_edge[dst]);
         let path_exists = alive[t.host_uplink[src] as usize]
             && alive[t.host_downlink[src] as usize]
@@ -277,7 +251,7 @@ impl Simulation {
         let why = match fs.no_route_at.get(fi).copied().filter(|&n| n != u32::MAX) {
             Some(node) => format!(
                 "its packets found no route at {} (reconvergence removed every path)",
-                self.world.topo.node_name(node)
+                t.node_name(node)
             ),
             None if path_exists => "paths exist but every one it used is failed".to_string(),
             None => "every path between the two hosts is failed".to_string(),
@@ -298,6 +272,86 @@ impl Simulation {
             to_us(now)
         );
         fs.gave_up.push((!path_exists, msg));
+        true
+    }
+}
+
+impl Simulation {
+    /// What faults did so far (`None` without a fault plan).
+    pub fn fault_stats(&self) -> Option<FaultStats> {
+        self.faults.as_ref().map(|f| f.stats())
+    }
+
+    /// One message per flow given up because no path to its destination was left, naming the
+    /// flow.
+    pub fn unreachable_flows(&self) -> Vec<String> {
+        self.faults
+            .as_ref()
+            .map_or_else(Vec::new, |f| f.gave_up_messages(true))
+    }
+
+    /// One message per flow given up although a path existed (its load balancer kept choosing
+    /// failed paths, e.g. ECMP pinned to a dead link).
+    pub fn stalled_flows(&self) -> Vec<String> {
+        self.faults
+            .as_ref()
+            .map_or_else(Vec::new, |f| f.gave_up_messages(false))
+    }
+
+    /// Whether a port (link id) is down now.
+    pub fn link_down(&self, port: u32) -> bool {
+        self.faults
+            .as_ref()
+            .is_some_and(|f| f.state.down[port as usize] > 0)
+    }
+
+    /// Tells the packet books and the observer, if any, of a lost packet.
+    pub(super) fn observe_drop(&mut self, h: Handle, port: u32, cause: DropCause) {
+        self.books.on_dropped(self.world.pkts.get(h).kind, cause);
+        if let Some(o) = self.observer.as_deref_mut() {
+            let pkt = self.world.pkts.get(h);
+            o.packet_dropped(&PacketDrop {
+                time: self.world.now,
+                port,
+                flow: pkt.flow,
+                kind: pkt.kind,
+                cause,
+            });
+        }
+    }
+
+    /// Counts and frees a packet lost to a fault.
+    pub(super) fn fault_drop(&mut self, h: Handle) {
+        let port = self.world.pkts.get(h).egress;
+        self.observe_drop(h, port, DropCause::Fault);
+        let data = self.world.lose(h);
+        if let Some(fs) = self.faults.as_mut() {
+            fs.count_drop(data);
+        }
+    }
+
+    /// A switch has no route left towards the packet's destination: the packet is discarded.
+    pub(super) fn no_route(&mut self, node: u32, h: Handle) {
+        let pkt = self.world.pkts.get(h);
+        let (flow, port) = (pkt.flow, pkt.ingress);
+        self.observe_drop(h, port, DropCause::NoRoute);
+        if let Some(fs) = self.faults.as_mut() {
+            fs.note_no_route(flow, node);
+        }
+        self.world.lose(h);
+    }
+
+    /// Called on a retransmission timeout of flow `f`: gives it up (true) when the fault part
+    /// judges it silent for too long; it then leaves its host's ready list and frees its
+    /// endpoints.
+    pub(super) fn fault_gave_up(&mut self, f: u32) -> bool {
+        let fi = f as usize;
+        let Some(fs) = self.faults.as_mut() else {
+            return false;
+        };
+        if !fs.silent_too_long(&self.world, f, &self.flows[fi]) {
+            return false;
+        }
         self.endpoint_bytes_released += super::memory::endpoint_bytes(&self.flows[fi]);
         let flow = &mut self.flows[fi];
         flow.phase = Phase::GaveUp;

@@ -18,7 +18,6 @@ use std::collections::{BTreeMap, VecDeque};
 use crate::engine::rng::Stream;
 use crate::engine::time::SEC;
 use crate::engine::{Arena, EventQueue, Rng, Time};
-use crate::fault::FaultState;
 use crate::lb::{LbRecord, Route};
 use crate::metrics::collect::{CollectConfig, Collector};
 use crate::net::paths::{self, PathTable};
@@ -250,7 +249,7 @@ pub struct Simulation {
     /// Data packets a switch scheme holds.
     held_data: u64,
     books: PacketBooks,
-    faults: Option<Box<FaultState>>,
+    faults: Option<Box<faults::Faults>>,
     /// Faults, random loss or elephant counting look at every arriving packet.
     arrival_hooks: bool,
     sources: Vec<(Box<dyn FlowSource>, Option<FlowSpec>)>,
@@ -473,7 +472,14 @@ impl Simulation {
         for source in sources {
             sim.add_source(source);
         }
-        sim.install_faults(faults);
+        let setup = faults::FaultSetup {
+            seed: sim.cfg.seed,
+            rto: sim.connections.rto,
+            header: sim.transport.header,
+            mtu: sim.transport.mtu as u64,
+            queue: sim.queue,
+        };
+        sim.faults = faults::Faults::install(faults, &mut sim.world, setup).map(Box::new);
         sim.arrival_hooks = sim.faults.is_some()
             || sim.fabric.random_loss.is_some()
             || sim.fabric.elephants.is_some();
@@ -596,8 +602,16 @@ impl Simulation {
         match timer.owner {
             Owner::Connection => self.on_connection_timer(timer),
             Owner::FlowStart => self.on_flow_start(timer.id),
-            Owner::Fault => self.on_fault(timer.id),
-            Owner::Reroute => self.on_reroute(timer.id),
+            Owner::Fault => {
+                if let Some(f) = self.faults.as_deref_mut() {
+                    f.on_action(&mut self.world, &self.port_hosts, timer.id);
+                }
+            }
+            Owner::Reroute => {
+                if let Some(f) = self.faults.as_deref_mut() {
+                    f.on_reroute(&mut self.world, timer.id);
+                }
+            }
             Owner::Switch => self.on_scheme_timer(timer),
             Owner::Source => self.on_source(timer.id),
             Owner::Pacer => self.on_pacer(timer.id),

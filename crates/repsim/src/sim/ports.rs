@@ -76,7 +76,10 @@ impl Simulation {
         };
         let Some(mut q) = next else { return };
         let h = q.handle;
-        let deliver = self.faults.is_none() || self.fault_on_wire(port, &mut q);
+        let deliver = match self.faults.as_deref_mut() {
+            None => true,
+            Some(f) => f.on_wire(&mut self.world, port, &mut q),
+        };
         let now = self.world.now;
         self.world.transmit(port, q, deliver);
         let p = &self.world.ports[port as usize];

@@ -94,8 +94,11 @@ impl Simulation {
     /// (one test on the hot path when all are off): false if the packet is gone.
     #[inline(never)]
     fn pass_arrival_hooks(&mut self, h: Handle) -> bool {
-        if self.faults.is_some() && !self.fault_off_wire(h) {
-            return false;
+        if let Some(f) = self.faults.as_deref_mut() {
+            if !f.off_wire(&mut self.world, h) {
+                self.fault_drop(h);
+                return false;
+            }
         }
         if self.fabric.random_loss.is_some() && self.random_loss_takes(h) {
             return false;
