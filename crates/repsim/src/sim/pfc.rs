@@ -28,7 +28,7 @@ use crate::engine::time::to_us;
 use crate::engine::{Handle, Time};
 use crate::net::lane::Queued;
 use crate::net::mmu::{Charge, Mmu, PfcParams};
-use crate::net::world::{Owner, Timer};
+use crate::net::world::{Owner, Timer, World};
 use crate::net::{Kind, Packet, Topology};
 use crate::sim::observer::DropCause;
 
@@ -97,7 +97,9 @@ pub struct PfcLinkStats {
     pub headroom: u64,
 }
 
-/// The PFC state of a run.
+/// A run's priority flow control as an owned part: the MMU's accounts, every link's pause
+/// state, its timers and the deadlock watch. It acts on the network through the [`World`] it
+/// is handed and leaves the ports to start sending in a list the simulation drains.
 pub(super) struct PfcState {
     mmu: Mmu,
     quantum: Time,
@@ -109,6 +111,9 @@ pub(super) struct PfcState {
     reverse: Vec<u32>,
     /// Scratch for links to resume.
     resumed: Vec<u32>,
+    /// Ports the simulation must start sending after a PFC step, and whether a new frame was
+    /// queued there (see [`Simulation::pfc_wake`]).
+    wake: Vec<(u32, bool)>,
     /// No delivery for this long with a cycle of pauses is a deadlock (0: not watched).
     deadlock_after: Time,
     watch: DeadlockWatch,
@@ -135,6 +140,7 @@ impl PfcState {
             links: vec![LinkPause::default(); topo.links.len()],
             reverse,
             resumed: Vec::new(),
+            wake: Vec::new(),
             deadlock_after: cfg.deadlock_after,
             watch: DeadlockWatch::default(),
         })
@@ -209,114 +215,96 @@ fn pfc_timer(kind: u8, gen: u16, link: u32) -> Timer {
     }
 }
 
-impl Simulation {
-    /// Charges a data packet joining switch egress queue `port` to its ingress account; false
-    /// when the MMU has no room and the packet was dropped (never in a lossless run).
-    #[inline(never)]
-    pub(super) fn pfc_admit(&mut self, port: u32, h: Handle) -> bool {
-        let pkt = self.world.pkts.get(h);
-        let Some(pfc) = self.pfc.as_deref_mut() else {
-            return true;
-        };
-        if pkt.is_header() || !pfc.mmu.charges(pkt.ingress, port) {
-            return true;
+/// What [`PfcState::admit`] did with a data packet joining a switch egress queue.
+pub(super) enum Admission {
+    /// Charged (or not charged at all): it joins the queue.
+    Queued,
+    /// The MMU has no room: the packet must be dropped (never in a lossless run).
+    Dropped,
+}
+
+impl PfcState {
+    /// Charges packet `h` joining switch egress queue `port` to its ingress account; an
+    /// account that must pause sends its pause frame.
+    #[inline]
+    pub(super) fn admit(&mut self, world: &mut World, port: u32, h: Handle) -> Admission {
+        let pkt = world.pkts.get(h);
+        if pkt.is_header() || !self.mmu.charges(pkt.ingress, port) {
+            return Admission::Queued;
         }
         let ingress = pkt.ingress;
-        match pfc.mmu.admit(ingress, port, pkt.size as u64) {
-            Charge::Queued => true,
+        match self.mmu.admit(ingress, port, pkt.size as u64) {
+            Charge::Queued => Admission::Queued,
             Charge::Pause => {
-                self.send_pfc_frame(ingress, true);
-                true
+                self.send_frame(world, ingress, true);
+                Admission::Queued
             }
-            Charge::Dropped => {
-                if let Some(c) = self.collector.as_deref_mut() {
-                    c.on_drop(port, self.world.now);
-                }
-                self.world.port_cold[port as usize].count_drop();
-                if self.world.pkts.get(h).kind == crate::net::Kind::Data {
-                    self.world.counters.data_dropped += 1;
-                }
-                self.observe_drop(h, port, DropCause::Overflow);
-                self.world.pkts.free(h);
-                false
-            }
+            Charge::Dropped => Admission::Dropped,
         }
     }
 
-    /// The next packet of switch port `port` under PFC: only the header lane while the port
-    /// is paused. Returns it with the (ingress link, size) to credit once it is on the wire.
-    #[inline(never)]
-    pub(super) fn pfc_dequeue(&mut self, port: u32) -> (Option<Queued>, Option<(u32, u64)>) {
-        let now = self.world.now;
-        let pfc = self.pfc.as_deref().expect("PFC on");
-        let h = if pfc.paused(port, now) {
-            self.world.ports[port as usize].dequeue_header()
+    /// The next packet of switch port `port`: only the header lane while the port is paused.
+    /// Returns it with the (ingress link, size) to credit once it is on the wire.
+    #[inline]
+    pub(super) fn dequeue(
+        &self,
+        world: &mut World,
+        port: u32,
+    ) -> (Option<Queued>, Option<(u32, u64)>) {
+        let h = if self.paused(port, world.now) {
+            world.ports[port as usize].dequeue_header()
         } else {
-            self.world.dequeue(port)
+            world.dequeue(port)
         };
         let Some(q) = h else { return (None, None) };
-        let pkt = self.world.pkts.get(q.handle);
-        let credit = (!pkt.is_header() && pfc.mmu.charges(pkt.ingress, port))
+        let pkt = world.pkts.get(q.handle);
+        let credit = (!pkt.is_header() && self.mmu.charges(pkt.ingress, port))
             .then_some((pkt.ingress, q.size as u64));
         (Some(q), credit)
     }
 
-    /// True when host port `port` may not start a data packet now.
-    #[inline]
-    pub(super) fn pfc_host_paused(&self, port: u32) -> bool {
-        self.pfc
-            .as_deref()
-            .is_some_and(|p| p.paused(port, self.world.now))
-    }
-
-    /// A charged packet left its egress queue: credit its ingress account and resume the
+    /// A charged packet left egress queue `port`: credit its ingress account and resume the
     /// accounts of that switch that may go again.
-    #[inline(never)]
-    pub(super) fn pfc_release(&mut self, port: u32, ingress: u32, size: u64) {
-        let pfc = self.pfc.as_deref_mut().expect("PFC on");
-        let Some(s) = pfc.mmu.release(ingress, port, size) else {
+    #[inline]
+    pub(super) fn release(&mut self, world: &mut World, port: u32, ingress: u32, size: u64) {
+        let Some(s) = self.mmu.release(ingress, port, size) else {
             return;
         };
-        let mut resumed = std::mem::take(&mut pfc.resumed);
+        let mut resumed = std::mem::take(&mut self.resumed);
         resumed.clear();
-        pfc.mmu.resumable(s, &mut resumed);
+        self.mmu.resumable(s, &mut resumed);
         for &l in &resumed {
-            self.send_pfc_frame(l, false);
+            self.send_frame(world, l, false);
         }
-        if let Some(pfc) = self.pfc.as_deref_mut() {
-            pfc.resumed = resumed;
-        }
+        self.resumed = resumed;
     }
 
     /// The switch at the end of `link` pauses (or resumes) its upstream port: a frame goes
     /// back on the reverse link, ahead of everything queued there. A pause re-arms the
     /// refresh (when refreshes are on); a resume cancels it (and is not sent when resume
     /// frames are off).
-    fn send_pfc_frame(&mut self, link: u32, pause: bool) {
-        let now = self.world.now;
-        let pfc = self.pfc.as_deref_mut().expect("PFC on");
-        let state = &mut pfc.links[link as usize];
+    fn send_frame(&mut self, world: &mut World, link: u32, pause: bool) {
+        let now = world.now;
+        let state = &mut self.links[link as usize];
         state.refresh_gen = state.refresh_gen.wrapping_add(1);
-        let back = pfc.reverse[link as usize];
-        if back == u32::MAX || (!pause && !pfc.resume) {
+        let back = self.reverse[link as usize];
+        if back == u32::MAX || (!pause && !self.resume) {
             return;
         }
-        let (quantum, size) = (pfc.quantum, pfc.frame_size);
-        if pause && pfc.refresh {
+        let (quantum, size) = (self.quantum, self.frame_size);
+        if pause && self.refresh {
             let at = now + quantum / 2;
-            self.world
-                .set_timer(at, pfc_timer(timer::REFRESH, state.refresh_gen, link));
+            world.set_timer(at, pfc_timer(timer::REFRESH, state.refresh_gen, link));
         }
         let aux = if pause { quantum } else { 0 };
         // PFC frames wait at the head of the header lane, in order; a frame for the same link
         // still waiting there is brought up to date instead (only the latest state counts, and
         // a later pause must never overtake an earlier resume).
-        let w = &mut self.world;
-        let lane = &w.ports[back as usize].headers;
+        let lane = &world.ports[back as usize].headers;
         let mut at = 0;
         let mut merged = false;
         while let Some(&q) = lane.get(at) {
-            let queued = w.pkts.get_mut(q.handle);
+            let queued = world.pkts.get_mut(q.handle);
             if queued.kind != Kind::Pause {
                 break;
             }
@@ -342,7 +330,7 @@ impl Simulation {
         if merged {
             return;
         }
-        let l = &w.topo.links[back as usize];
+        let l = &world.topo.links[back as usize];
         let frame = Packet {
             src: l.from,
             dst: l.to,
@@ -352,27 +340,19 @@ impl Simulation {
             flow: u32::MAX,
             ..Packet::blank(Kind::Pause, size)
         };
-        let h = w.pkts.alloc(frame);
-        w.counters.pfc_frames_sent += 1;
-        w.ports[back as usize]
+        let h = world.pkts.alloc(frame);
+        world.counters.pfc_frames_sent += 1;
+        world.ports[back as usize]
             .headers
             .insert(at, Queued::new(h, size));
-        self.books.on_sent(Kind::Pause);
-        self.kick(back);
+        self.wake.push((back, true));
     }
 
-    /// A pause or resume frame reaches the upstream node of the link it names.
-    #[inline(never)]
-    pub(super) fn on_pfc_frame(&mut self, h: Handle) {
-        let now = self.world.now;
-        let frame = *self.world.pkts.get(h);
-        self.world.pkts.free(h);
-        self.world.counters.pfc_frames_arrived += 1;
-        let Some(pfc) = self.pfc.as_deref_mut() else {
-            return;
-        };
+    /// Pause or resume frame `frame` reached the upstream node of the link it names.
+    fn on_frame(&mut self, world: &mut World, frame: &Packet) {
+        let now = world.now;
         let link = frame.psn;
-        let l = &mut pfc.links[link as usize];
+        let l = &mut self.links[link as usize];
         if frame.aux > 0 {
             l.pauses_received += 1;
             if !(l.active && l.until >= now) {
@@ -385,7 +365,7 @@ impl Simulation {
             l.until = now + frame.aux;
             l.expire_gen = l.expire_gen.wrapping_add(1);
             let t = pfc_timer(timer::EXPIRE, l.expire_gen, link);
-            self.world.set_timer(now + frame.aux, t);
+            world.set_timer(now + frame.aux, t);
         } else {
             if l.active {
                 l.paused += l.until.min(now) - l.since;
@@ -393,43 +373,35 @@ impl Simulation {
             }
             l.until = now;
             l.expire_gen = l.expire_gen.wrapping_add(1);
-            self.kick(link);
+            self.wake.push((link, false));
         }
     }
 
-    /// A PFC timer: the deadlock watch looks, then a pause runs out (the port may go again)
-    /// or a refresh is due.
-    pub(super) fn on_pfc_timer(&mut self, t: Timer) {
-        self.watch_deadlock();
-        let Some(pfc) = self.pfc.as_deref_mut() else {
-            return;
-        };
-        let l = &mut pfc.links[t.id as usize];
+    /// A PFC timer: a pause runs out (the port may go again) or a refresh is due.
+    fn on_timer(&mut self, world: &mut World, t: Timer) {
+        let l = &mut self.links[t.id as usize];
         match t.kind {
             timer::EXPIRE if t.gen == l.expire_gen && l.active => {
                 l.paused += l.until - l.since;
                 l.active = false;
-                self.kick(t.id);
+                self.wake.push((t.id, false));
             }
-            timer::REFRESH if t.gen == l.refresh_gen && pfc.mmu.is_paused(t.id) => {
-                self.send_pfc_frame(t.id, true);
+            timer::REFRESH if t.gen == l.refresh_gen && self.mmu.is_paused(t.id) => {
+                self.send_frame(world, t.id, true);
             }
             _ => {}
         }
     }
 
-    /// Halts the run if it is deadlocked: nothing delivered for `deadlock_after` (as seen at
-    /// PFC timers, which keep going while pauses do) and a cycle of paused links.
-    fn watch_deadlock(&mut self) {
-        let now = self.world.now;
-        let delivered = self.world.counters.data_delivered;
-        let Some(pfc) = self.pfc.as_deref_mut() else {
-            return;
-        };
-        let after = pfc.deadlock_after;
-        let w = &mut pfc.watch;
+    /// Why the run is deadlocked, if it is: nothing delivered for `deadlock_after` (as seen
+    /// at PFC timers, which keep going while pauses do) and a cycle of paused links.
+    fn deadlock(&mut self, world: &World) -> Option<String> {
+        let now = world.now;
+        let delivered = world.counters.data_delivered;
+        let after = self.deadlock_after;
+        let w = &mut self.watch;
         if after == 0 {
-            return;
+            return None;
         }
         if delivered != w.delivered {
             *w = DeadlockWatch {
@@ -437,17 +409,15 @@ impl Simulation {
                 since: now,
                 next_search: 0,
             };
-            return;
+            return None;
         }
         if now < w.since.saturating_add(after) || now < w.next_search {
-            return;
+            return None;
         }
         w.next_search = now + after / 4;
         let since = w.since;
-        let topo = &self.world.topo;
-        let Some(cycle) = pfc.paused_cycle(topo, now) else {
-            return;
-        };
+        let topo = &world.topo;
+        let cycle = self.paused_cycle(topo, now)?;
         let links: Vec<String> = cycle
             .iter()
             .map(|&l| {
@@ -459,7 +429,7 @@ impl Simulation {
                 )
             })
             .collect();
-        self.halt = Some(format!(
+        Some(format!(
             "PFC deadlock: no data packet reached a receiver from t = {:.1} us to {:.1} us while \
              pauses kept flowing, and the paused links close a cycle: {}; the run stops here \
              ([pfc] deadlock_after = {:.1} us)",
@@ -467,16 +437,12 @@ impl Simulation {
             to_us(now),
             links.join(", "),
             to_us(after)
-        ));
+        ))
     }
 
-    /// Per-link PFC counters (links that saw any PFC frame), or `None` when PFC is off.
-    pub fn pfc_links(&self) -> Option<Vec<PfcLinkStats>> {
-        let pfc = self.pfc.as_deref()?;
-        let now = self.world.now;
-        let topo = &self.world.topo;
-        let rows = pfc
-            .links
+    /// Per-link PFC counters (links that saw any PFC frame) at time `now`.
+    fn link_stats(&self, topo: &Topology, now: Time) -> Vec<PfcLinkStats> {
+        self.links
             .iter()
             .enumerate()
             .filter(|(_, l)| l.pauses_sent + l.pauses_received + l.resumes_sent > 0)
@@ -486,7 +452,7 @@ impl Simulation {
                 } else {
                     0
                 };
-                let (max_headroom, headroom) = pfc.mmu.headroom_peak(i as u32);
+                let (max_headroom, headroom) = self.mmu.headroom_peak(i as u32);
                 PfcLinkStats {
                     link: i as u32,
                     from: topo.links[i].from,
@@ -499,8 +465,112 @@ impl Simulation {
                     headroom,
                 }
             })
-            .collect();
-        Some(rows)
+            .collect()
+    }
+}
+
+impl Simulation {
+    /// The ports PFC's last step asks to start sending (a frame queued there, or a pause
+    /// ended); frames it queued are counted in the packet books.
+    fn pfc_wake(&mut self) {
+        let Some(pfc) = self.pfc.as_deref_mut() else {
+            return;
+        };
+        if pfc.wake.is_empty() {
+            return;
+        }
+        let mut wake = std::mem::take(&mut pfc.wake);
+        for &(port, frame) in &wake {
+            if frame {
+                self.books.on_sent(Kind::Pause);
+            }
+            self.kick(port);
+        }
+        wake.clear();
+        if let Some(pfc) = self.pfc.as_deref_mut() {
+            pfc.wake = wake;
+        }
+    }
+
+    /// Charges a data packet joining switch egress queue `port` to its ingress account; false
+    /// when the MMU has no room and the packet was dropped (never in a lossless run).
+    #[inline(never)]
+    pub(super) fn pfc_admit(&mut self, port: u32, h: Handle) -> bool {
+        let Some(pfc) = self.pfc.as_deref_mut() else {
+            return true;
+        };
+        match pfc.admit(&mut self.world, port, h) {
+            Admission::Queued => {
+                self.pfc_wake();
+                true
+            }
+            Admission::Dropped => {
+                if let Some(c) = self.collector.as_deref_mut() {
+                    c.on_drop(port, self.world.now);
+                }
+                self.world.port_cold[port as usize].count_drop();
+                if self.world.pkts.get(h).kind == Kind::Data {
+                    self.world.counters.data_dropped += 1;
+                }
+                self.observe_drop(h, port, DropCause::Overflow);
+                self.world.pkts.free(h);
+                false
+            }
+        }
+    }
+
+    /// The next packet of switch port `port` under PFC (see [`PfcState::dequeue`]).
+    #[inline(never)]
+    pub(super) fn pfc_dequeue(&mut self, port: u32) -> (Option<Queued>, Option<(u32, u64)>) {
+        let pfc = self.pfc.as_deref().expect("PFC on");
+        pfc.dequeue(&mut self.world, port)
+    }
+
+    /// True when host port `port` may not start a data packet now.
+    #[inline]
+    pub(super) fn pfc_host_paused(&self, port: u32) -> bool {
+        self.pfc
+            .as_deref()
+            .is_some_and(|p| p.paused(port, self.world.now))
+    }
+
+    /// A charged packet left its egress queue (see [`PfcState::release`]).
+    #[inline(never)]
+    pub(super) fn pfc_release(&mut self, port: u32, ingress: u32, size: u64) {
+        let pfc = self.pfc.as_deref_mut().expect("PFC on");
+        pfc.release(&mut self.world, port, ingress, size);
+        self.pfc_wake();
+    }
+
+    /// A pause or resume frame reaches the upstream node of the link it names.
+    #[inline(never)]
+    pub(super) fn on_pfc_frame(&mut self, h: Handle) {
+        let frame = *self.world.pkts.get(h);
+        self.world.pkts.free(h);
+        self.world.counters.pfc_frames_arrived += 1;
+        if let Some(pfc) = self.pfc.as_deref_mut() {
+            pfc.on_frame(&mut self.world, &frame);
+            self.pfc_wake();
+        }
+    }
+
+    /// A PFC timer: the deadlock watch looks (and halts the run on a deadlock), then the
+    /// timer's pause runs out or its refresh is sent.
+    pub(super) fn on_pfc_timer(&mut self, t: Timer) {
+        let Some(pfc) = self.pfc.as_deref_mut() else {
+            return;
+        };
+        if let Some(why) = pfc.deadlock(&self.world) {
+            self.halt = Some(why);
+        }
+        pfc.on_timer(&mut self.world, t);
+        self.pfc_wake();
+    }
+
+    /// Per-link PFC counters (links that saw any PFC frame), or `None` when PFC is off.
+    pub fn pfc_links(&self) -> Option<Vec<PfcLinkStats>> {
+        let pfc = self.pfc.as_deref()?;
+        Some(pfc.link_stats(&self.world.topo, self.world.now))
     }
 
     /// Largest headroom use and the headroom of every switch ingress link (`None` when PFC
