@@ -227,8 +227,8 @@ pub fn collectives_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
             "iteration",
             "step",
             "flows",
-            "start_us",
-            "end_us",
+            "start",
+            "finish",
             "duration_us",
         ],
     );

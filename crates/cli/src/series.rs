@@ -203,8 +203,8 @@ const FLOW_STATS: &[&str] = &[
     "src",
     "dst",
     "bytes",
-    "start_us",
-    "finish_us",
+    "start",
+    "finish",
     "fct_us",
     "data_sent",
     "retransmissions",
@@ -300,10 +300,13 @@ impl Tables {
         })
     }
 
+    /// One `flow_stats.csv` row; `start` is the flow's effective start (its dependencies
+    /// done), as in `flows.csv`, and the FCT counts from it.
     fn push_flow_stats(
         &mut self,
         lb: &str,
         spec: &FlowSpec,
+        start: Time,
         finish: Option<Time>,
         s: &FlowStats,
     ) -> Result<()> {
@@ -313,11 +316,9 @@ impl Tables {
             spec.src.to_string(),
             spec.dst.to_string(),
             spec.bytes.to_string(),
-            f6(to_us(spec.start)),
+            f6(to_us(start)),
             finish.map(|t| f6(to_us(t))).unwrap_or_default(),
-            finish
-                .map(|t| f6(to_us(t - spec.start)))
-                .unwrap_or_default(),
+            finish.map(|t| f6(to_us(t - start))).unwrap_or_default(),
             s.data_sent.to_string(),
             s.retransmissions.to_string(),
             s.timeouts.to_string(),
@@ -334,7 +335,7 @@ impl Tables {
         if let Some(ids) = self.streamed_ids.as_mut() {
             ids.insert(f.index, f.spec.id);
         }
-        self.push_flow_stats(lb, &f.spec, Some(f.finish), &f.stats)
+        self.push_flow_stats(lb, &f.spec, f.started_at, Some(f.finish), &f.stats)
     }
 
     /// Adds the results of one finished simulation (per-flow rows of the flows it still
@@ -343,7 +344,8 @@ impl Tables {
         let lbs = lb.to_string();
         for f in sim.flows() {
             let finish = f.finish.filter(|_| f.phase == Phase::Done);
-            self.push_flow_stats(lb, &f.spec, finish, &f.stats)?;
+            let start = f.started_at.unwrap_or(f.spec.start);
+            self.push_flow_stats(lb, &f.spec, start, finish, &f.stats)?;
         }
         for r in sim.lb_records() {
             let name = r.event.name();

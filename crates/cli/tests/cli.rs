@@ -333,3 +333,75 @@ fn set_indexes_an_array_and_its_errors_name_the_override() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("has 1 element, so there is no [3]"), "{e}");
 }
+
+/// One naming rule for time columns across files: a flow's or a collective step's instants are
+/// `start` and `finish` wherever they appear, and no file names a column `X` that another
+/// names `X_us` (the same quantity under two spellings).
+#[test]
+fn time_columns_follow_one_convention_across_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    repsim_ok(&[
+        "run",
+        "scenarios/allreduce-ring-128.toml",
+        "--out",
+        out,
+        "--quiet",
+        "--lb",
+        "reps",
+        "--set",
+        "workload.size=256KiB",
+    ]);
+    let header = |file: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        let first = text.lines().next().unwrap_or_default();
+        first.split(',').map(str::to_string).collect()
+    };
+    let mut names = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let file = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if file.ends_with(".csv") {
+            for column in header(&file) {
+                names
+                    .entry(column)
+                    .or_insert_with(Vec::new)
+                    .push(file.clone());
+            }
+        }
+    }
+    for file in ["flows.csv", "flow_stats.csv", "collectives.csv"] {
+        let columns = header(file);
+        for instant in ["start", "finish"] {
+            assert!(
+                columns.iter().any(|c| c == instant),
+                "{file} lacks `{instant}`: {columns:?}"
+            );
+        }
+    }
+    for (column, files) in &names {
+        if let Some(stem) = column.strip_suffix("_us") {
+            assert!(
+                !names.contains_key(stem),
+                "`{column}` ({files:?}) and `{stem}` ({:?}) name one quantity two ways",
+                names[stem]
+            );
+        }
+    }
+    // The flows' rows agree between the two per-flow files.
+    let rows = |file: &str| -> Vec<Vec<String>> {
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        let cols = header(file);
+        let pick: Vec<usize> = ["id", "start", "finish", "fct_us"]
+            .iter()
+            .map(|c| cols.iter().position(|x| x == c).unwrap())
+            .collect();
+        text.lines()
+            .skip(1)
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                pick.iter().map(|&i| f[i].to_string()).collect()
+            })
+            .collect()
+    };
+    assert_eq!(rows("flows.csv"), rows("flow_stats.csv"));
+}

@@ -113,7 +113,7 @@ fn derived(dir: &Path, run: &serde_json::Value, lb: &str) -> Vec<String> {
     let collective = std::fs::read_to_string(dir.join("collectives.csv"))
         .ok()
         .and_then(|text| {
-            // Columns: lb,iteration,step,flows,start_us,end_us,duration_us; the longest
+            // Columns: lb,iteration,step,flows,start,finish,duration_us; the longest
             // iteration counts (one per run in the figures).
             let mut ends = text.lines().skip(1).filter_map(|line| {
                 let f: Vec<&str> = line.split(',').collect();
