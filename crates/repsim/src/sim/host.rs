@@ -1,10 +1,13 @@
 //! Hosts: the NIC scheduler (round robin over the host's connections, paced at each one's
 //! congestion-control rate) and the glue between packets and the sans-IO transport endpoints.
+use super::prefetch::{prefetch_flow, Stage};
 use super::{credit, Flow, Phase, Simulation, NO_PULL};
+use crate::engine::prefetch::{prefetch, prefetch_all};
 use crate::engine::{Handle, Time};
 use crate::lb::{LbEvent, LbRecord};
 use crate::net::lane::Queued;
 use crate::net::packet::{flags, NO_ROUTE};
+use crate::net::port::Port;
 use crate::net::world::{Owner, Timer};
 use crate::net::{Kind, Packet};
 use crate::transport::{AckInfo, DataArrival, Receiver, Reply, RtoCheck, Sizes, Transmission};
@@ -439,6 +442,82 @@ impl Simulation {
         let port = self.world.topo.host_uplink[flow.spec.dst as usize];
         self.queue_header(port, h);
         self.kick(port);
+    }
+
+    /// Prefetch stage `stage` of packet `h` arriving over `link`, if it reaches its host (see
+    /// [`super::prefetch`]): its flow's record and, for data, the NIC port its ACK leaves by;
+    /// then the receiver (data: with the header-lane slot of the ACK and the host whose NIC
+    /// sends it) or the sender (the rest); last, the word of arrival bits a data packet sets,
+    /// or the PSN record an ACK acknowledges and its sender's controls.
+    #[inline(always)]
+    pub(super) fn prefetch_host_arrival(&self, stage: Stage, h: u32, link: u32) {
+        let Some(flow) = self.host_arrival_flow(h, link) else {
+            return;
+        };
+        let pkt = self.world.pkts.get(h);
+        match stage {
+            Stage::Far => {}
+            Stage::Mid => {
+                prefetch_flow(flow);
+                if let Some(port) = self.reply_port(h) {
+                    prefetch_all(port);
+                }
+            }
+            Stage::Near => {
+                if pkt.kind == Kind::Data {
+                    if let Some(receiver) = flow.receiver.as_deref() {
+                        prefetch_all(receiver);
+                    }
+                    if let Some(slot) = self.reply_port(h).and_then(|p| p.headers.next_slot()) {
+                        prefetch(slot);
+                    }
+                    if let Some(host) = self.hosts.get(pkt.dst as usize) {
+                        prefetch(host);
+                    }
+                } else if let Some(sender) = flow.sender.as_deref() {
+                    prefetch_all(sender);
+                }
+            }
+            Stage::Last => match pkt.kind {
+                Kind::Data => {
+                    if let Some(word) = flow.receiver.as_deref().and_then(|r| r.word_of(pkt.psn)) {
+                        prefetch(word);
+                    }
+                }
+                Kind::Ack => {
+                    if let Some(sender) = flow.sender.as_deref() {
+                        sender.prefetch_controls();
+                        if let Some(record) = sender.record_ref(pkt.psn) {
+                            prefetch(record);
+                        }
+                    }
+                }
+                _ => {}
+            },
+        }
+    }
+
+    /// The flow of packet `h` if it is arriving at a host over `link`.
+    #[inline]
+    fn host_arrival_flow(&self, h: u32, link: u32) -> Option<&Flow> {
+        let w = &self.world;
+        let node = *w.port_to.get(link as usize)?;
+        if node >= w.topo.hosts {
+            return None;
+        }
+        self.flows.get(w.pkts.get(h).flow as usize)
+    }
+
+    /// The NIC port of the host a data packet `h` reaches, which its ACK or NACK leaves by.
+    #[inline]
+    fn reply_port(&self, h: u32) -> Option<&Port> {
+        let w = &self.world;
+        let pkt = w.pkts.get(h);
+        if pkt.kind != Kind::Data {
+            return None;
+        }
+        let &port = w.topo.host_uplink.get(pkt.dst as usize)?;
+        w.ports.get(port as usize)
     }
 
     /// A data packet reaches its receiver.

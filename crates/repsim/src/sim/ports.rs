@@ -1,12 +1,15 @@
 //! Port service: when a port is free, the next packet goes on its wire (a switch port serves
 //! its header lane, then its data lane; a host NIC its header lane, then its host's senders).
-use super::{Simulation, Switching};
+use super::prefetch::{prefetch_flow, Stage};
+use super::{Flow, HostState, Simulation, Switching};
+use crate::engine::prefetch::{prefetch, prefetch_all};
 use crate::engine::Handle;
 use crate::net::lane::Queued;
-use crate::net::port::{Admission, SWITCH_PORT};
+use crate::net::port::{Admission, Port, SWITCH_PORT};
 use crate::net::world::Event;
 use crate::routing::SwitchCtx;
 use crate::sim::observer::DropCause;
+use crate::transport::Sender;
 
 impl Simulation {
     /// Makes sure port `port` is served: now if its wire is free, else when it frees up.
@@ -32,6 +35,97 @@ impl Simulation {
         self.world.ports[port as usize]
             .headers
             .push_back(Queued::new(h, size));
+    }
+
+    /// Prefetch stage `stage` of port `p` waking to send (see [`super::prefetch`]): far
+    /// ahead every line of the port and its entry of `port_hosts` (the compact port -> host
+    /// array, with the flow a host NIC expects to pull from next, kept as it pulls); then the
+    /// queue slot it serves next, or for an idle host NIC the record of that flow, and the
+    /// host's state (a NIC reads its ready list after every transmission); for an idle NIC,
+    /// then the sender it will pull from and the front of its host's ready list; last, that
+    /// sender's controls and the ends of its PSN records and send order. (A port with packets
+    /// queued needs nothing past the slot: it holds the size they are served by.)
+    #[inline(always)]
+    pub(super) fn prefetch_port_wake(&self, stage: Stage, p: u32) {
+        let w = &self.world;
+        match stage {
+            Stage::Far => {
+                if let Some(port) = w.ports.get(p as usize) {
+                    prefetch_all(port);
+                }
+                if let Some(nic) = self.port_hosts.get(p as usize) {
+                    prefetch(nic);
+                }
+            }
+            Stage::Mid => {
+                if let Some(host) = self.nic_host(p) {
+                    prefetch(host);
+                }
+                match w.ports.get(p as usize).and_then(next_slot) {
+                    Some(slot) => prefetch(slot),
+                    None => {
+                        if let Some(flow) = self.idle_nic_flow(p) {
+                            prefetch_flow(flow);
+                        }
+                    }
+                }
+            }
+            Stage::Near => {
+                if w.ports.get(p as usize).and_then(next_slot).is_none() {
+                    if let Some(sender) = self.expected_sender(p) {
+                        prefetch_all(sender);
+                    }
+                    let front = self.nic_host(p).and_then(|h| h.ready.as_slices().0.first());
+                    if let Some(front) = front {
+                        prefetch(front);
+                    }
+                }
+            }
+            Stage::Last => {
+                if let Some(sender) = self.idle_nic_sender(p) {
+                    sender.prefetch_controls();
+                    sender.prefetch_send_lists();
+                }
+            }
+        }
+    }
+
+    /// The state of the host whose NIC `port` is, if it is a host NIC.
+    #[inline]
+    fn nic_host(&self, port: u32) -> Option<&HostState> {
+        let host = self.port_hosts.get(port as usize)?.host;
+        self.hosts.get(host as usize)
+    }
+
+    /// The flow host NIC `port` is expected to pull its next packet from when it has nothing
+    /// queued (not checked here), if it is a host NIC.
+    #[inline]
+    fn idle_nic_flow(&self, port: u32) -> Option<&Flow> {
+        let f = self.port_hosts.get(port as usize)?.next_pull;
+        self.flows.get(f as usize)
+    }
+
+    /// The sender of [`Self::idle_nic_flow`] (whether the NIC has something queued is not
+    /// checked here).
+    #[inline]
+    fn expected_sender(&self, port: u32) -> Option<&Sender> {
+        self.idle_nic_flow(port)?.sender.as_deref()
+    }
+
+    /// The sender host NIC `port` will pull its next packet from, if it is a host NIC with
+    /// nothing queued.
+    #[inline]
+    fn idle_nic_sender(&self, port: u32) -> Option<&Sender> {
+        if self
+            .world
+            .ports
+            .get(port as usize)
+            .and_then(next_slot)
+            .is_some()
+        {
+            return None;
+        }
+        self.expected_sender(port)
     }
 
     /// The port's wire is free: put its next packet on it.
@@ -164,4 +258,10 @@ impl Simulation {
             }
         }
     }
+}
+
+/// The queue slot a port serves next: the front of its header lane, else of its data lane.
+#[inline]
+fn next_slot(port: &Port) -> Option<&Queued> {
+    port.headers.front().or_else(|| port.data.front())
 }

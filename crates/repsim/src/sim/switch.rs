@@ -1,7 +1,9 @@
 //! Switches: the forwarding decision at ingress (explicit route, then the switch scheme; ECMP
 //! inline), the forwarding latency, and what schemes ask for (release held packets, send their
 //! own).
+use super::prefetch::{Stage, MID, NEAR};
 use super::{fabric, Simulation, Switching};
+use crate::engine::prefetch::{prefetch, prefetch_all};
 use crate::engine::Handle;
 use crate::net::forwarding;
 use crate::net::hash::EcmpHash;
@@ -14,7 +16,7 @@ use crate::routing::{ecmp, Ingress, SchemeAction, SchemeTimer, SwitchCtx};
 
 /// The hot path of a switch arrival: the egress port plain ECMP picks for `pkt` at switch `s`
 /// when it goes to a host with no explicit route and no candidate next hops; `None` when the
-/// packet takes the general path ([`Simulation::ingress`]). The event loop's prefetch asks the
+/// packet takes the general path ([`Simulation::ingress`]). The arrival's prefetch stages ask the
 /// same question ahead of time.
 #[inline(always)]
 pub(super) fn inline_ecmp_port(
@@ -38,6 +40,93 @@ pub(super) fn inline_ecmp_port(
 }
 
 impl Simulation {
+    /// Prefetch stage `stage` of the arrival event `ev` of packet `h` over `link` (see
+    /// [`super::prefetch`]): far ahead the packet and the node its link reaches (which every
+    /// later stage reads first); at a switch on the inline ECMP path, the egress port it will
+    /// be queued at (kept in the hints) and then the lane slot it will take; at a host, what
+    /// [`Self::prefetch_host_arrival`] fetches.
+    #[inline(always)]
+    pub(super) fn prefetch_arrival(&self, stage: Stage, ev: Event, h: u32, link: u32) {
+        let w = &self.world;
+        match stage {
+            Stage::Far => {
+                w.pkts.prefetch(h);
+                if let Some(node) = w.port_to.get(link as usize) {
+                    prefetch(node);
+                }
+            }
+            Stage::Mid => match self.ecmp_egress_hint(h, link) {
+                Some(port) => {
+                    self.hints.put(w.counters.events + MID as u64, ev, port);
+                    if let Some(port) = w.ports.get(port as usize) {
+                        prefetch_all(port);
+                    }
+                }
+                None => self.prefetch_host_arrival(Stage::Mid, h, link),
+            },
+            Stage::Near => {
+                let hint = self
+                    .hints
+                    .get(w.counters.events + NEAR as u64, ev)
+                    .or_else(|| self.ecmp_egress_hint(h, link));
+                match hint {
+                    Some(port) => {
+                        let port = &w.ports[port as usize];
+                        let lane = if w.pkts.get(h).is_header() {
+                            &port.headers
+                        } else {
+                            &port.data
+                        };
+                        if let Some(slot) = lane.next_slot() {
+                            prefetch(slot);
+                        }
+                    }
+                    None => self.prefetch_host_arrival(Stage::Near, h, link),
+                }
+            }
+            Stage::Last => self.prefetch_host_arrival(Stage::Last, h, link),
+        }
+    }
+
+    /// Prefetch stage `stage` of the egress event of packet `h`: the packet, then the port it
+    /// is queued at.
+    #[inline(always)]
+    pub(super) fn prefetch_egress(&self, stage: Stage, h: u32) {
+        let w = &self.world;
+        match stage {
+            Stage::Far => w.pkts.prefetch(h),
+            Stage::Mid => {
+                if let Some(port) = w.ports.get(w.pkts.get(h).egress as usize) {
+                    prefetch_all(port);
+                }
+            }
+            Stage::Near | Stage::Last => {}
+        }
+    }
+
+    /// The egress port the inline ECMP fast path of [`Self::on_arrive`] will pick for packet
+    /// `h` at the switch it arrives at over `link`; `None` when the packet reaches a host or
+    /// takes another path (only a hint: the arrival decides for itself).
+    #[inline]
+    fn ecmp_egress_hint(&self, h: u32, link: u32) -> Option<u32> {
+        let w = &self.world;
+        let node = *w.port_to.get(link as usize)?;
+        let s = node.checked_sub(w.topo.hosts)?;
+        // The last hop's port is read only once the destination's edge switch has been
+        // compared with this one: fetch both at once rather than one after the other.
+        if let Some(down) = w.topo.host_downlink.get(w.pkts.get(h).dst as usize) {
+            prefetch(down);
+        }
+        inline_ecmp_port(
+            &self.switching,
+            &self.fabric,
+            &w.topo,
+            &w.salts,
+            s,
+            w.pkts.get(h),
+        )
+    }
+
     /// Packet `h` reaches the end of `link`, which becomes its `egress` (what the fault and
     /// loss checks and the forwarding below read).
     pub(super) fn on_arrive(&mut self, h: Handle, link: u32) {
