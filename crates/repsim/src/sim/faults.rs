@@ -370,3 +370,89 @@ impl Simulation {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fault::{Action, LossMode};
+    use crate::net::port::QueueConfig;
+    use crate::net::Packet;
+
+    fn setup() -> FaultSetup {
+        FaultSetup {
+            seed: 1,
+            rto: 1_000_000,
+            header: 64,
+            mtu: 4150,
+            queue: QueueConfig::default().bytes(4150),
+        }
+    }
+
+    /// The fault part acts on the network only through the world it is handed: its actions
+    /// are the world's timers; a link taken down (trim mode) trims the data put on its wire
+    /// and drops the rest; back up, everything passes; packets on the wire when it went down
+    /// are judged as they come off.
+    #[test]
+    fn a_downed_link_trims_data_and_drops_control_until_it_is_up() {
+        let links = crate::routing::test_world(&[1], 0).topo.links.len();
+        let mut world = crate::routing::test_world(&vec![400_000_000_000; links], 0);
+        let port = world.topo.host_uplink[0];
+        let action = |time, kind| Action { time, port, kind };
+        let plan = FaultPlan {
+            actions: vec![
+                action(
+                    10,
+                    ActionKind::Down {
+                        loss: LossMode::Trim,
+                        data_only: false,
+                    },
+                ),
+                action(20, ActionKind::Up),
+            ],
+            ..FaultPlan::default()
+        };
+        assert!(Faults::install(FaultPlan::default(), &mut world, setup()).is_none());
+        let mut faults = Faults::install(plan, &mut world, setup()).expect("a plan");
+        assert_eq!(world.events.len(), 2, "one timer per action");
+        let hosts: Vec<PortHost> = (0..links)
+            .map(|_| PortHost {
+                host: SWITCH_PORT,
+                next_pull: super::super::NO_PULL,
+            })
+            .collect();
+        let put = |world: &mut World, faults: &mut Faults, kind: Kind| {
+            let h = world.pkts.alloc(Packet::blank(kind, 4150));
+            let mut q = Queued::new(h, 4150);
+            (
+                faults.on_wire(world, port, &mut q),
+                q.size,
+                world.pkts.get(h).flags,
+            )
+        };
+        assert_eq!(put(&mut world, &mut faults, Kind::Data), (true, 4150, 0));
+        let on_wire = world.pkts.alloc(Packet::blank(Kind::Ack, 64));
+        world.pkts.get_mut(on_wire).egress = port;
+        world.now = 10;
+        faults.on_action(&mut world, &hosts, 0);
+        assert!(faults.state.down[port as usize] > 0);
+        assert!(!faults.off_wire(&mut world, on_wire), "caught on the wire");
+        let (kept, size, flags_set) = put(&mut world, &mut faults, Kind::Data);
+        assert!(
+            kept && size == 64 && flags_set & flags::TRIMMED != 0,
+            "trimmed"
+        );
+        assert!(
+            !put(&mut world, &mut faults, Kind::Ack).0,
+            "control is dropped"
+        );
+        faults.count_drop(false);
+        world.now = 20;
+        faults.on_action(&mut world, &hosts, 1);
+        assert!(put(&mut world, &mut faults, Kind::Ack).0, "up again");
+        let stats = faults.stats();
+        assert_eq!(
+            (stats.actions, stats.data_trimmed, stats.control_dropped),
+            (2, 1, 1)
+        );
+    }
+}
