@@ -662,7 +662,8 @@ mod tests {
             (Kind::Pause, link, pfc.quantum)
         );
         pfc.send_frame(&mut world, link, false);
-        let frame = *world.pkts.get(lane_front(&world, back));
+        let waiting = world.ports[back as usize].headers.front().unwrap().handle;
+        let frame = *world.pkts.get(waiting);
         assert_eq!(frame.aux, 0, "the waiting pause became a resume");
         let state = pfc.links[link as usize];
         assert_eq!((state.pauses_sent, state.resumes_sent), (0, 1));
@@ -693,9 +694,5 @@ mod tests {
         assert_eq!(stats.len(), 1);
         assert_eq!(stats[0].pauses_received, 1);
         assert!((stats[0].paused_us - to_us(pfc.quantum)).abs() < 1e-9);
-    }
-
-    fn lane_front(world: &World, port: u32) -> Handle {
-        world.ports[port as usize].headers.front().unwrap().handle
     }
 }
