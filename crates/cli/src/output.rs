@@ -30,7 +30,7 @@ const FLOWS: &[&str] = &[
 pub const PFC: &[&str] = &[
     "lb",
     "link",
-    "node",
+    "from",
     "to",
     "pauses_sent",
     "resumes_sent",

@@ -268,7 +268,7 @@ fn pfc_runs_write_pfc_csv_and_summary_totals() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "lb,link,node,to,pauses_sent,resumes_sent,pauses_received,paused_us,max_headroom_bytes,headroom_bytes"
+        "lb,link,from,to,pauses_sent,resumes_sent,pauses_received,paused_us,max_headroom_bytes,headroom_bytes"
     );
     let rows: Vec<&str> = lines.collect();
     assert!(!rows.is_empty(), "a 2 MiB buffer makes the incast pause");
@@ -334,9 +334,9 @@ fn set_indexes_an_array_and_its_errors_name_the_override() {
     assert!(e.contains("has 1 element, so there is no [3]"), "{e}");
 }
 
-/// One naming rule for time columns across files: a flow's or a collective step's instants are
-/// `start` and `finish` wherever they appear, and no file names a column `X` that another
-/// names `X_us` (the same quantity under two spellings).
+/// One naming rule for time columns across every CSV a run can write: a flow's or a collective
+/// step's instants are `start` and `finish` wherever they appear, and no file names a column
+/// `X` that another names `X_us` (the same quantity under two spellings).
 #[test]
 fn time_columns_follow_one_convention_across_files() {
     let dir = tempfile::tempdir().unwrap();
@@ -351,7 +351,27 @@ fn time_columns_follow_one_convention_across_files() {
         "reps",
         "--set",
         "workload.size=256KiB",
+        // Every optional table too.
+        "--set",
+        "pfc.enabled=true",
+        "--set",
+        "metrics.elephants={ every = \"10us\", min_size = \"100KB\" }",
+        "--set",
+        "collect.switches=\"all\"",
+        "--set",
+        "collect.cwnd=true",
     ]);
+    for file in [
+        "pfc.csv",
+        "elephants.csv",
+        "ports.csv",
+        "port_series.csv",
+        "cwnd.csv",
+        "lb_events.csv",
+        "slowdown.csv",
+    ] {
+        assert!(dir.path().join(file).exists(), "{file} not written");
+    }
     let header = |file: &str| -> Vec<String> {
         let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
         let first = text.lines().next().unwrap_or_default();

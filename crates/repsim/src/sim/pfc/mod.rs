@@ -216,7 +216,7 @@ fn pfc_timer(kind: u8, gen: u16, link: u32) -> Timer {
 }
 
 /// What [`PfcState::admit`] did with a data packet joining a switch egress queue.
-pub(super) enum Admission {
+pub(super) enum PfcAdmission {
     /// Charged (or not charged at all): it joins the queue.
     Queued,
     /// The MMU has no room: the packet must be dropped (never in a lossless run).
@@ -227,19 +227,19 @@ impl PfcState {
     /// Charges packet `h` joining switch egress queue `port` to its ingress account; an
     /// account that must pause sends its pause frame.
     #[inline]
-    pub(super) fn admit(&mut self, world: &mut World, port: u32, h: Handle) -> Admission {
+    pub(super) fn admit(&mut self, world: &mut World, port: u32, h: Handle) -> PfcAdmission {
         let pkt = world.pkts.get(h);
         if pkt.is_header() || !self.mmu.charges(pkt.ingress, port) {
-            return Admission::Queued;
+            return PfcAdmission::Queued;
         }
         let ingress = pkt.ingress;
         match self.mmu.admit(ingress, port, pkt.size as u64) {
-            Charge::Queued => Admission::Queued,
+            Charge::Queued => PfcAdmission::Queued,
             Charge::Pause => {
                 self.send_frame(world, ingress, true);
-                Admission::Queued
+                PfcAdmission::Queued
             }
-            Charge::Dropped => Admission::Dropped,
+            Charge::Dropped => PfcAdmission::Dropped,
         }
     }
 
@@ -393,9 +393,10 @@ impl PfcState {
         }
     }
 
-    /// Why the run is deadlocked, if it is: nothing delivered for `deadlock_after` (as seen
-    /// at PFC timers, which keep going while pauses do) and a cycle of paused links.
-    fn deadlock(&mut self, world: &World) -> Option<String> {
+    /// Updates the deadlock watch and says why the run is deadlocked, if it is: nothing
+    /// delivered for `deadlock_after` (as seen at PFC timers, which keep going while pauses
+    /// do) and a cycle of paused links.
+    fn watch_deadlock(&mut self, world: &World) -> Option<String> {
         let now = world.now;
         let delivered = world.counters.data_delivered;
         let after = self.deadlock_after;
@@ -486,8 +487,12 @@ impl Simulation {
             }
             self.kick(port);
         }
+        // A kick can reach PFC again (a data packet sent credits its ingress account), and
+        // that nested step drains what it queued itself before returning: the list is empty
+        // again here, and keeps the outer allocation.
         wake.clear();
         if let Some(pfc) = self.pfc.as_deref_mut() {
+            debug_assert!(pfc.wake.is_empty(), "a nested PFC step left ports to wake");
             pfc.wake = wake;
         }
     }
@@ -500,11 +505,11 @@ impl Simulation {
             return true;
         };
         match pfc.admit(&mut self.world, port, h) {
-            Admission::Queued => {
+            PfcAdmission::Queued => {
                 self.pfc_wake();
                 true
             }
-            Admission::Dropped => {
+            PfcAdmission::Dropped => {
                 if let Some(c) = self.collector.as_deref_mut() {
                     c.on_drop(port, self.world.now);
                 }
@@ -560,7 +565,7 @@ impl Simulation {
         let Some(pfc) = self.pfc.as_deref_mut() else {
             return;
         };
-        if let Some(why) = pfc.deadlock(&self.world) {
+        if let Some(why) = pfc.watch_deadlock(&self.world) {
             self.halt = Some(why);
         }
         pfc.on_timer(&mut self.world, t);
@@ -621,78 +626,4 @@ impl Simulation {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::net::mmu::PfcConfig;
-
-    /// A world on the routing tests' small tree with one port per link, and its PFC part.
-    fn pfc_world() -> (World, PfcState) {
-        let links = crate::routing::test_world(&[1], 0).topo.links.len();
-        let world = crate::routing::test_world(&vec![400_000_000_000; links], 0);
-        let cfg = PfcConfig {
-            enabled: true,
-            ..PfcConfig::default()
-        };
-        let pfc = PfcState::new(&cfg.bytes(4150), &world.topo, 4150, 64).expect("fits");
-        (world, pfc)
-    }
-
-    /// The PFC part acts on the network only through the world it is handed: frames for one
-    /// link merge while one waits in the header lane (only the latest state counts), and the
-    /// ports to start are left for the simulation in `wake`.
-    #[test]
-    fn frames_for_a_link_merge_while_one_waits() {
-        let (mut world, mut pfc) = pfc_world();
-        let link = world.topo.host_uplink[0];
-        let back = world.topo.host_downlink[0];
-        assert_eq!(pfc.reverse[link as usize], back);
-        pfc.send_frame(&mut world, link, true);
-        pfc.send_frame(&mut world, link, true);
-        assert_eq!(world.counters.pfc_frames_sent, 1, "the refresh merged");
-        assert_eq!(
-            pfc.wake,
-            [(back, true)],
-            "one new frame, on the reverse link"
-        );
-        let lane = &world.ports[back as usize].headers;
-        assert_eq!(lane.len(), 1);
-        let frame = *world.pkts.get(lane.front().unwrap().handle);
-        assert_eq!(
-            (frame.kind, frame.psn, frame.aux),
-            (Kind::Pause, link, pfc.quantum)
-        );
-        pfc.send_frame(&mut world, link, false);
-        let waiting = world.ports[back as usize].headers.front().unwrap().handle;
-        let frame = *world.pkts.get(waiting);
-        assert_eq!(frame.aux, 0, "the waiting pause became a resume");
-        let state = pfc.links[link as usize];
-        assert_eq!((state.pauses_sent, state.resumes_sent), (0, 1));
-    }
-
-    /// An upstream port is paused by a frame until its quantum runs out (its expiry timer),
-    /// then left for the simulation to start; a stale expiry changes nothing.
-    #[test]
-    fn a_pause_holds_until_its_expiry() {
-        let (mut world, mut pfc) = pfc_world();
-        let link = world.topo.host_uplink[0];
-        let pause = Packet {
-            psn: link,
-            aux: pfc.quantum,
-            ..Packet::blank(Kind::Pause, 64)
-        };
-        pfc.on_frame(&mut world, &pause);
-        assert!(pfc.paused(link, 0));
-        assert!(!pfc.paused(link, pfc.quantum), "runs out by itself");
-        let gen = pfc.links[link as usize].expire_gen;
-        world.now = pfc.quantum;
-        let stale = pfc_timer(timer::EXPIRE, gen.wrapping_sub(1), link);
-        pfc.on_timer(&mut world, stale);
-        assert!(pfc.wake.is_empty(), "a stale expiry does nothing");
-        pfc.on_timer(&mut world, pfc_timer(timer::EXPIRE, gen, link));
-        assert_eq!(pfc.wake, [(link, false)]);
-        let stats = pfc.link_stats(&world.topo, world.now);
-        assert_eq!(stats.len(), 1);
-        assert_eq!(stats[0].pauses_received, 1);
-        assert!((stats[0].paused_us - to_us(pfc.quantum)).abs() < 1e-9);
-    }
-}
+mod tests;
