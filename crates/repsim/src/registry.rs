@@ -7,12 +7,10 @@
 //!
 //! A configuration type is registered once per process under one name (registering the same
 //! type under the same name again does nothing, so a program may do it at every start).
-use serde::de::DeserializeOwned;
-use serde::Serialize;
-
 use crate::cc::{CcScheme, CcSpec};
+use crate::engine::registry::Config;
 use crate::lb::{LbScheme, LbSpec};
-use crate::net::topology::builder::RegistrableFamily;
+use crate::net::topology::builder::TopologyFamily;
 use crate::net::topology::TopologySpec;
 use crate::routing::{RoutingScheme, SwitchSpec};
 
@@ -23,34 +21,27 @@ impl Registry {
     /// Registers configuration type `T` as the load balancer `name`.
     ///
     /// Fails if another type has the name, or the name is empty or holds `+` or a space.
-    pub fn add_lb<T>(name: &'static str) -> Result<(), String>
-    where
-        T: LbScheme + Default + Clone + PartialEq + Serialize + DeserializeOwned,
-    {
+    pub fn add_lb<T: LbScheme + Config + Default>(name: &'static str) -> Result<(), String> {
         LbSpec::register::<T>(name)
     }
 
     /// Registers configuration type `T` as the congestion control `name` (as
     /// [`Registry::add_lb`]).
-    pub fn add_cc<T>(name: &'static str) -> Result<(), String>
-    where
-        T: CcScheme + Default + Clone + PartialEq + Serialize + DeserializeOwned,
-    {
+    pub fn add_cc<T: CcScheme + Config + Default>(name: &'static str) -> Result<(), String> {
         CcSpec::register::<T>(name)
     }
 
     /// Registers configuration type `T` as the switch scheme `name` (as [`Registry::add_lb`]).
-    pub fn add_switch<T>(name: &'static str) -> Result<(), String>
-    where
-        T: RoutingScheme + Default + Clone + PartialEq + Serialize + DeserializeOwned,
-    {
+    pub fn add_switch<T: RoutingScheme + Config + Default>(
+        name: &'static str,
+    ) -> Result<(), String> {
         SwitchSpec::register::<T>(name)
     }
 
     /// Registers parameter type `T` as the topology family `name` (as [`Registry::add_lb`]);
     /// its `[topology]` table has no default, so every required key must be given.
-    pub fn add_topology<T: RegistrableFamily>(name: &'static str) -> Result<(), String> {
-        TopologySpec::register::<T>(name)
+    pub fn add_topology<T: TopologyFamily + Config>(name: &'static str) -> Result<(), String> {
+        TopologySpec::register_required_keys::<T>(name)
     }
 
     /// Names of every load balancer, built-ins first.

@@ -9,10 +9,7 @@
 use std::fmt;
 use std::sync::LazyLock;
 
-use serde::de::DeserializeOwned;
-use serde::Serialize;
-
-use crate::engine::registry::{self, AsAny, Kind, Spec, Table};
+use crate::engine::registry::{self, AsAny, Entry, Implements, Kind, Spec, Table};
 use crate::engine::Time;
 use crate::net::RunContext;
 use credit::ReceiverPacing;
@@ -168,6 +165,12 @@ pub trait CcScheme: AsAny + fmt::Debug + Send + Sync {
     }
 }
 
+impl<T: CcScheme + 'static> Implements<dyn CcScheme> for T {
+    fn boxed(self: Box<Self>) -> Box<dyn CcScheme> {
+        self
+    }
+}
+
 /// The kind of congestion controls in the scheme registry ([`crate::engine::registry`]).
 pub struct CcKind;
 
@@ -178,13 +181,13 @@ impl Kind for CcKind {
     fn table() -> &'static Table<dyn CcScheme> {
         static TABLE: LazyLock<Table<dyn CcScheme>> = LazyLock::new(|| {
             registry::table(vec![
-                crate::scheme_entry!("mprdma", mprdma::MprdmaConfig),
-                crate::scheme_entry!("constant", constant::ConstantConfig),
-                crate::scheme_entry!("dctcp", dctcp::DctcpConfig),
-                crate::scheme_entry!("nscc", nscc::NsccConfig),
-                crate::scheme_entry!("eqds", eqds::EqdsConfig),
-                crate::scheme_entry!("dcqcn", dcqcn::DcqcnConfig),
-                crate::scheme_entry!("dctcp-rate", dctcp_rate::DctcpRateConfig),
+                Entry::of::<mprdma::MprdmaConfig>("mprdma"),
+                Entry::of::<constant::ConstantConfig>("constant"),
+                Entry::of::<dctcp::DctcpConfig>("dctcp"),
+                Entry::of::<nscc::NsccConfig>("nscc"),
+                Entry::of::<eqds::EqdsConfig>("eqds"),
+                Entry::of::<dcqcn::DcqcnConfig>("dcqcn"),
+                Entry::of::<dctcp_rate::DctcpRateConfig>("dctcp-rate"),
             ])
         });
         &TABLE
@@ -194,42 +197,6 @@ impl Kind for CcKind {
 /// A congestion control and its parameters, as a scenario names it (`cc = "mprdma"` or
 /// `cc = { algo = "mprdma", initial_cwnd = "151pkt" }`).
 pub type CcSpec = Spec<CcKind>;
-
-impl Spec<CcKind> {
-    /// Registers configuration type `T` as the congestion control `name`, which scenarios may
-    /// then name like a built-in one (fails if the name is taken by another type).
-    pub fn register<T>(name: &'static str) -> Result<(), String>
-    where
-        T: CcScheme + Default + Clone + PartialEq + Serialize + DeserializeOwned,
-    {
-        registry::register::<CcKind>(crate::scheme_entry!(name, T))
-    }
-
-    /// The registered congestion control whose configuration type is `T`, with these
-    /// parameters.
-    ///
-    /// # Panics
-    /// If `T` is not registered ([`CcSpec::register`]; every built-in is).
-    pub fn new<T: CcScheme>(config: T) -> Self {
-        Spec::wrap(config, |c| Box::new(c) as Box<dyn CcScheme>)
-            .expect("the configuration type is registered as a congestion control")
-    }
-
-    /// A controller for one connection.
-    pub fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
-        self.scheme().build(p)
-    }
-
-    /// Checks the parameters; the message names the field.
-    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
-        self.scheme().validate(ctx)
-    }
-
-    /// When the run's timed fast-increase switch turns on, if the algorithm has one.
-    pub fn fast_increase_after(&self) -> Option<Time> {
-        self.scheme().fast_increase_after()
-    }
-}
 
 impl Spec<CcKind> {
     /// The controller of connections whose transport keeps its own window and rate

@@ -4,12 +4,16 @@
 //!
 //! A kind ([`Kind`]) is a contract trait used as a trait object (`dyn LbScheme`, ...) plus its
 //! table. Each entry knows its configuration type only through function pointers made by
-//! [`entry!`](crate::scheme_entry), so a type defined outside the crate registers exactly like
-//! a built-in one and a scenario names it the same way. Tables are read when a scenario is
-//! parsed or a run set up, never per packet.
+//! [`Entry::of`], so a type defined outside the crate registers exactly like a built-in one and
+//! a scenario names it the same way. Tables are read when a scenario is parsed or a run set
+//! up, never per packet.
 use std::any::{Any, TypeId};
 use std::fmt;
+use std::ops::Deref;
 use std::sync::{Arc, RwLock};
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 
 /// Downcasting for configuration trait objects (blanket-implemented for every `'static` type).
 pub trait AsAny: Any {
@@ -39,6 +43,20 @@ pub trait Kind: 'static {
     /// The kind's table, filled with the built-in schemes on first use.
     fn table() -> &'static Table<Self::Dyn>;
 }
+
+/// A configuration type of the contract `D` (`dyn LbScheme`, ...): each kind implements it for
+/// every type implementing its contract, which is how the generic code below makes the
+/// contract's trait object from a concrete type.
+pub trait Implements<D: ?Sized>: 'static {
+    /// The configuration as the contract's trait object.
+    fn boxed(self: Box<Self>) -> Box<D>;
+}
+
+/// What the registry needs of a configuration type besides its contract: to copy, compare,
+/// read and write it.
+pub trait Config: Clone + PartialEq + Serialize + DeserializeOwned + 'static {}
+
+impl<T: Clone + PartialEq + Serialize + DeserializeOwned + 'static> Config for T {}
 
 /// A kind's table of registered schemes.
 pub type Table<D> = RwLock<Vec<Arc<Entry<D>>>>;
@@ -70,52 +88,38 @@ pub struct Entry<D: ?Sized> {
     pub to_toml: fn(&D) -> Result<toml::Value, toml::ser::Error>,
 }
 
-/// The [`Entry`] of configuration type `$config` registered as `$name`, for a kind whose
-/// contract `$config` implements (the `Box<dyn ...>` coercions need the concrete type, hence a
-/// macro rather than a generic function). `required_keys` after the type: it has no default.
-#[macro_export]
-macro_rules! scheme_entry {
-    ($name:expr, $config:ty) => {
-        $crate::scheme_entry!(
-            @ $name,
-            $config,
-            Some(|| Box::new(<$config as ::std::default::Default>::default()))
-        )
-    };
-    ($name:expr, $config:ty, required_keys) => {
-        $crate::scheme_entry!(@ $name, $config, None)
-    };
-    (@ $name:expr, $config:ty, $default:expr) => {
-        $crate::engine::registry::Entry {
-            name: $name,
-            type_id: ::std::any::TypeId::of::<$config>(),
-            default: $default,
-            parse: |v| Ok(Box::new(<$config as ::serde::Deserialize>::deserialize(v)?)),
-            parse_text: |text| {
-                <$config as ::serde::Deserialize>::deserialize(::toml::Deserializer::new(text))
-                    .map(|_| ())
-            },
-            clone: |c| {
-                Box::new(
-                    $crate::engine::registry::AsAny::as_any(c)
-                        .downcast_ref::<$config>()
-                        .expect("an entry copies its own type")
-                        .clone(),
-                )
-            },
-            eq: |a, b| {
-                $crate::engine::registry::AsAny::as_any(a).downcast_ref::<$config>()
-                    == $crate::engine::registry::AsAny::as_any(b).downcast_ref::<$config>()
-            },
-            to_toml: |c| {
-                ::toml::Value::try_from(
-                    $crate::engine::registry::AsAny::as_any(c)
-                        .downcast_ref::<$config>()
-                        .expect("an entry writes its own type"),
-                )
-            },
+impl<D: ?Sized + AsAny> Entry<D> {
+    /// The entry of configuration type `T` registered as `name`, with `T::default()` as the
+    /// parameters of the bare name.
+    pub fn of<T: Implements<D> + Config + Default>(name: &'static str) -> Self {
+        Entry {
+            default: Some(|| Box::new(T::default()).boxed()),
+            ..Self::required_keys::<T>(name)
         }
-    };
+    }
+
+    /// The entry of configuration type `T` registered as `name`, whose table has keys without
+    /// a default (the bare name is not a scheme).
+    pub fn required_keys<T: Implements<D> + Config>(name: &'static str) -> Self {
+        Entry {
+            name,
+            type_id: TypeId::of::<T>(),
+            default: None,
+            parse: |v| Ok(Box::new(T::deserialize(v)?).boxed()),
+            parse_text: |text| T::deserialize(toml::Deserializer::new(text)).map(|_| ()),
+            clone: |c| Box::new(downcast::<D, T>(c).clone()).boxed(),
+            eq: |a, b| a.as_any().downcast_ref::<T>() == b.as_any().downcast_ref::<T>(),
+            to_toml: |c| toml::Value::try_from(downcast::<D, T>(c)),
+        }
+    }
+}
+
+/// The concrete configuration behind an entry's own trait object.
+fn downcast<D: ?Sized + AsAny, T: 'static>(config: &D) -> &T {
+    config
+        .as_any()
+        .downcast_ref::<T>()
+        .expect("an entry handles its own type")
 }
 
 /// Adds `entry` to kind `K`'s table. Fails if the name is taken; registering the same type
@@ -212,15 +216,39 @@ impl<K: Kind> Spec<K> {
         })
     }
 
-    /// The registered scheme whose configuration type is `T`, with these parameters (`None`
-    /// if no scheme of the kind has that type). `wrap` makes the trait object
-    /// (`|c| Box::new(c)`).
-    pub fn wrap<T: 'static>(config: T, wrap: fn(T) -> Box<K::Dyn>) -> Option<Self> {
-        let entry = find::<K>(|e| e.type_id == TypeId::of::<T>())?;
-        Some(Spec {
+    /// Registers configuration type `T` as the scheme `name`, which scenarios may then name
+    /// like a built-in one; the bare name means `T::default()`. Fails if another type has the
+    /// name, or the name is empty or holds `+` or a space.
+    pub fn register<T: Implements<K::Dyn> + Config + Default>(
+        name: &'static str,
+    ) -> Result<(), String> {
+        register::<K>(Entry::of::<T>(name))
+    }
+
+    /// Registers configuration type `T`, whose table has required keys, as the scheme `name`
+    /// (as [`Spec::register`]).
+    pub fn register_required_keys<T: Implements<K::Dyn> + Config>(
+        name: &'static str,
+    ) -> Result<(), String> {
+        register::<K>(Entry::required_keys::<T>(name))
+    }
+
+    /// The registered scheme whose configuration type is `T`, with these parameters.
+    ///
+    /// # Panics
+    /// If `T` is not registered for the kind ([`Spec::register`]; every built-in is).
+    pub fn new<T: Implements<K::Dyn>>(config: T) -> Self {
+        let entry = find::<K>(|e| e.type_id == TypeId::of::<T>()).unwrap_or_else(|| {
+            panic!(
+                "{} is not registered as a {}",
+                std::any::type_name::<T>(),
+                K::WHAT
+            )
+        });
+        Spec {
             entry,
-            config: Arc::from(wrap(config)),
-        })
+            config: Arc::from(Box::new(config).boxed()),
+        }
     }
 
     /// Its name.
@@ -250,6 +278,14 @@ impl<K: Kind> Spec<K> {
             self.config = Arc::from((self.entry.clone)(&self.config));
         }
         Arc::get_mut(&mut self.config).expect("unshared after copy")
+    }
+}
+
+/// A spec is used as its scheme's contract: `spec.build(..)`, `spec.validate(..)`.
+impl<K: Kind> Deref for Spec<K> {
+    type Target = K::Dyn;
+    fn deref(&self) -> &K::Dyn {
+        &self.config
     }
 }
 

@@ -8,10 +8,7 @@
 use std::fmt;
 use std::sync::LazyLock;
 
-use serde::de::DeserializeOwned;
-use serde::Serialize;
-
-use crate::engine::registry::{self, AsAny, Kind, Spec, Table};
+use crate::engine::registry::{self, AsAny, Entry, Implements, Kind, Spec, Table};
 use crate::engine::{Rng, Time};
 use crate::net::packet::NO_ROUTE;
 use crate::net::paths::PathId;
@@ -345,6 +342,12 @@ pub trait OwnTransport: Send {
     fn heap_bytes(&self) -> usize;
 }
 
+impl<T: LbScheme + 'static> Implements<dyn LbScheme> for T {
+    fn boxed(self: Box<Self>) -> Box<dyn LbScheme> {
+        self
+    }
+}
+
 /// The kind of load balancers in the scheme registry ([`crate::engine::registry`]).
 pub struct LbKind;
 
@@ -355,19 +358,19 @@ impl Kind for LbKind {
     fn table() -> &'static Table<dyn LbScheme> {
         static TABLE: LazyLock<Table<dyn LbScheme>> = LazyLock::new(|| {
             registry::table(vec![
-                crate::scheme_entry!("bitmap", bitmap::BitmapConfig),
-                crate::scheme_entry!("ecmp", ecmp::EcmpConfig),
-                crate::scheme_entry!("flowlet", flowlet::FlowletConfig),
-                crate::scheme_entry!("incremental", incremental::IncrementalConfig),
-                crate::scheme_entry!("laps", laps::LapsConfig),
-                crate::scheme_entry!("mixed", mixed::MixedConfig),
-                crate::scheme_entry!("mprdma", mprdma::MprdmaLbConfig),
-                crate::scheme_entry!("mptcp", mptcp::MptcpConfig),
-                crate::scheme_entry!("ops", ops::OpsConfig),
-                crate::scheme_entry!("plb", plb::PlbConfig),
-                crate::scheme_entry!("reps", reps::RepsConfig),
-                crate::scheme_entry!("reps-legacy", reps_legacy::RepsLegacyConfig),
-                crate::scheme_entry!("spray", spray::SprayConfig),
+                Entry::of::<bitmap::BitmapConfig>("bitmap"),
+                Entry::of::<ecmp::EcmpConfig>("ecmp"),
+                Entry::of::<flowlet::FlowletConfig>("flowlet"),
+                Entry::of::<incremental::IncrementalConfig>("incremental"),
+                Entry::of::<laps::LapsConfig>("laps"),
+                Entry::of::<mixed::MixedConfig>("mixed"),
+                Entry::of::<mprdma::MprdmaLbConfig>("mprdma"),
+                Entry::of::<mptcp::MptcpConfig>("mptcp"),
+                Entry::of::<ops::OpsConfig>("ops"),
+                Entry::of::<plb::PlbConfig>("plb"),
+                Entry::of::<reps::RepsConfig>("reps"),
+                Entry::of::<reps_legacy::RepsLegacyConfig>("reps-legacy"),
+                Entry::of::<spray::SprayConfig>("spray"),
             ])
         });
         &TABLE
@@ -377,41 +380,6 @@ impl Kind for LbKind {
 /// A load balancer and its parameters, as a scenario names it (`"reps"` or `{ scheme =
 /// "reps", freeze = "100us" }`).
 pub type LbSpec = Spec<LbKind>;
-
-impl Spec<LbKind> {
-    /// Registers configuration type `T` as the load balancer `name`, which scenarios may then
-    /// name like a built-in one (fails if the name is taken by another type).
-    pub fn register<T>(name: &'static str) -> Result<(), String>
-    where
-        T: LbScheme + Default + Clone + PartialEq + Serialize + DeserializeOwned,
-    {
-        registry::register::<LbKind>(crate::scheme_entry!(name, T))
-    }
-
-    /// The registered load balancer whose configuration type is `T`, with these parameters.
-    ///
-    /// # Panics
-    /// If `T` is not registered ([`LbSpec::register`]; every built-in is).
-    pub fn new<T: LbScheme>(config: T) -> Self {
-        Spec::wrap(config, |c| Box::new(c) as Box<dyn LbScheme>)
-            .expect("the configuration type is registered as a load balancer")
-    }
-
-    /// A load balancer for one connection.
-    pub fn build(&self, ctx: &LbContext, rng: &mut Rng) -> Box<dyn LoadBalancer> {
-        self.scheme().build(ctx, rng)
-    }
-
-    /// Checks the parameters; the message names the field.
-    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
-        self.scheme().validate(ctx)
-    }
-
-    /// How many explicit routes per connection the scheme wants (0: it hashes EVs).
-    pub fn routes_wanted(&self) -> usize {
-        self.scheme().routes_wanted()
-    }
-}
 
 impl Default for Spec<LbKind> {
     /// REPS with its default parameters.

@@ -15,10 +15,7 @@
 use std::fmt;
 use std::sync::LazyLock;
 
-use serde::de::DeserializeOwned;
-use serde::Serialize;
-
-use crate::engine::registry::{self, AsAny, Kind, Spec, Table};
+use crate::engine::registry::{self, AsAny, Entry, Implements, Kind, Spec, Table};
 use crate::engine::{Handle, Rng, Time};
 use crate::lb::LbEvent;
 use crate::net::candidate_hops::NextHops;
@@ -296,6 +293,12 @@ pub trait RoutingScheme: AsAny + fmt::Debug + Send + Sync {
     }
 }
 
+impl<T: RoutingScheme + 'static> Implements<dyn RoutingScheme> for T {
+    fn boxed(self: Box<Self>) -> Box<dyn RoutingScheme> {
+        self
+    }
+}
+
 /// The kind of switch schemes in the scheme registry ([`crate::engine::registry`]).
 pub struct SwitchKind;
 
@@ -306,14 +309,14 @@ impl Kind for SwitchKind {
     fn table() -> &'static Table<dyn RoutingScheme> {
         static TABLE: LazyLock<Table<dyn RoutingScheme>> = LazyLock::new(|| {
             registry::table(vec![
-                crate::scheme_entry!("ecmp", ecmp::EcmpSwitchConfig),
-                crate::scheme_entry!("adaptive", adaptive::AdaptiveConfig),
-                crate::scheme_entry!("drill", drill::DrillConfig),
-                crate::scheme_entry!("wcmp", wcmp::WcmpConfig),
-                crate::scheme_entry!("letflow", letflow::LetFlowConfig),
-                crate::scheme_entry!("conga", conga::CongaConfig),
-                crate::scheme_entry!("conweave", conweave::ConWeaveConfig),
-                crate::scheme_entry!("reunion", reunion::ReunionConfig),
+                Entry::of::<ecmp::EcmpSwitchConfig>("ecmp"),
+                Entry::of::<adaptive::AdaptiveConfig>("adaptive"),
+                Entry::of::<drill::DrillConfig>("drill"),
+                Entry::of::<wcmp::WcmpConfig>("wcmp"),
+                Entry::of::<letflow::LetFlowConfig>("letflow"),
+                Entry::of::<conga::CongaConfig>("conga"),
+                Entry::of::<conweave::ConWeaveConfig>("conweave"),
+                Entry::of::<reunion::ReunionConfig>("reunion"),
             ])
         });
         &TABLE
@@ -323,47 +326,6 @@ impl Kind for SwitchKind {
 /// A switch scheme and its parameters, as a scenario names it (`[routing] switch =
 /// "adaptive"` or `switch = { scheme = "adaptive" }`).
 pub type SwitchSpec = Spec<SwitchKind>;
-
-impl Spec<SwitchKind> {
-    /// Registers configuration type `T` as the switch scheme `name`, which scenarios may then
-    /// name like a built-in one (fails if the name is taken by another type).
-    pub fn register<T>(name: &'static str) -> Result<(), String>
-    where
-        T: RoutingScheme + Default + Clone + PartialEq + Serialize + DeserializeOwned,
-    {
-        registry::register::<SwitchKind>(crate::scheme_entry!(name, T))
-    }
-
-    /// The registered switch scheme whose configuration type is `T`, with these parameters.
-    ///
-    /// # Panics
-    /// If `T` is not registered ([`SwitchSpec::register`]; every built-in is).
-    pub fn new<T: RoutingScheme>(config: T) -> Self {
-        Spec::wrap(config, |c| Box::new(c) as Box<dyn RoutingScheme>)
-            .expect("the configuration type is registered as a switch scheme")
-    }
-
-    /// The scheme for a run.
-    pub fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
-        self.scheme().build(setup)
-    }
-
-    /// Checks the parameters; the message names the field.
-    pub fn validate(&self, ctx: &RunContext) -> Result<(), String> {
-        self.scheme().validate(ctx)
-    }
-
-    /// Whether the scheme records path changes as load-balancer events
-    /// ([`RoutingScheme::reports_path_changes`]).
-    pub fn reports_path_changes(&self) -> bool {
-        self.scheme().reports_path_changes()
-    }
-
-    /// Whether the scheme forwards by the ECMP hash alone ([`RoutingScheme::hashes_only`]).
-    pub fn hashes_only(&self) -> bool {
-        self.scheme().hashes_only()
-    }
-}
 
 impl Default for Spec<SwitchKind> {
     /// Hashed ECMP.

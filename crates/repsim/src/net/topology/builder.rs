@@ -11,11 +11,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
-use serde::de::DeserializeOwned;
-use serde::Serialize;
-
 use super::{dragonfly, fat_tree, leaf_spine, rail, topo_file, Topology, TopologyError};
-use crate::engine::registry::{self, AsAny, Kind, Spec, Table};
+use crate::engine::registry::{self, AsAny, Entry, Implements, Kind, Spec, Table};
 use crate::engine::time::US;
 use crate::units::{RateQ, TimeQ};
 
@@ -117,23 +114,10 @@ impl<T: TopologyBuilder + fmt::Debug + Send + Sync + 'static> TopologyFamily for
     }
 }
 
-/// What a family's parameter type needs to be registered (every serde [`TopologyBuilder`]
-/// that can be compared and shared between threads).
-pub trait RegistrableFamily:
-    TopologyBuilder + fmt::Debug + Send + Sync + PartialEq + Serialize + DeserializeOwned + 'static
-{
-}
-
-impl<T> RegistrableFamily for T where
-    T: TopologyBuilder
-        + fmt::Debug
-        + Send
-        + Sync
-        + PartialEq
-        + Serialize
-        + DeserializeOwned
-        + 'static
-{
+impl<T: TopologyFamily + 'static> Implements<dyn TopologyFamily> for T {
+    fn boxed(self: Box<Self>) -> Box<dyn TopologyFamily> {
+        self
+    }
 }
 
 /// The kind of topology families in the registry ([`crate::engine::registry`]).
@@ -146,11 +130,11 @@ impl Kind for TopologyKind {
     fn table() -> &'static Table<dyn TopologyFamily> {
         static TABLE: LazyLock<Table<dyn TopologyFamily>> = LazyLock::new(|| {
             registry::table(vec![
-                crate::scheme_entry!("fat_tree", fat_tree::FatTreeConfig, required_keys),
-                crate::scheme_entry!("leaf_spine", leaf_spine::LeafSpineConfig, required_keys),
-                crate::scheme_entry!("dragonfly", dragonfly::DragonflyConfig),
-                crate::scheme_entry!("rail", rail::RailConfig),
-                crate::scheme_entry!("topo_file", topo_file::TopoFileConfig, required_keys),
+                Entry::required_keys::<fat_tree::FatTreeConfig>("fat_tree"),
+                Entry::required_keys::<leaf_spine::LeafSpineConfig>("leaf_spine"),
+                Entry::of::<dragonfly::DragonflyConfig>("dragonfly"),
+                Entry::of::<rail::RailConfig>("rail"),
+                Entry::required_keys::<topo_file::TopoFileConfig>("topo_file"),
             ])
         });
         &TABLE
@@ -161,26 +145,6 @@ impl Kind for TopologyKind {
 pub type TopologySpec = Spec<TopologyKind>;
 
 impl Spec<TopologyKind> {
-    /// Registers parameter type `T` as the topology family `name` (fails if the name is taken
-    /// by another type).
-    pub fn register<T: RegistrableFamily>(name: &'static str) -> Result<(), String> {
-        registry::register::<TopologyKind>(crate::scheme_entry!(name, T, required_keys))
-    }
-
-    /// The registered family whose parameter type is `T`, with these parameters.
-    ///
-    /// # Panics
-    /// If `T` is not registered ([`TopologySpec::register`]; every built-in is).
-    pub fn new<T: TopologyFamily>(config: T) -> Self {
-        Spec::wrap(config, |c| Box::new(c) as Box<dyn TopologyFamily>)
-            .expect("the parameter type is registered as a topology family")
-    }
-
-    /// Builds the network.
-    pub fn build(&self, files: &FileReader) -> Result<Topology, BuildError> {
-        self.scheme().build(files)
-    }
-
     /// The parameters with every default written out.
     pub fn resolved(&self) -> Self {
         let mut resolved = self.clone();
