@@ -195,3 +195,29 @@ fn a_fault_plan_built_in_code_is_checked() {
     assert!(run(ActionKind::Up, links as u32).contains("does not exist"));
     assert_eq!(run(rate(100_000_000_000, 0.25), 3), "accepted");
 }
+
+#[test]
+fn receiver_credit_under_a_roce_mode_fails_alike() {
+    let mut config = SimConfig::default();
+    config.transport.mode = repsim::transport::TransportMode::Gbn;
+    config.cc = repsim::cc::CcSpec::named("eqds").expect("a built-in");
+    let library = library_error(config);
+    assert_eq!(library.field, "transport.mode");
+    assert!(library.message.contains("eqds"), "{library}");
+    assert_same(
+        &toml_error(
+            "[transport]\nmode = \"gbn\"\n[cc]\nalgo = \"eqds\"",
+            TREE_32,
+        ),
+        &library,
+    );
+    // A traffic class's congestion control counts as the run's does.
+    let toml = toml_error(
+        "[transport]\nmode = \"irn\"\n[[class]]\nname = \"paced\"\ncc = { algo = \"eqds\" }",
+        TREE_32,
+    );
+    assert!(
+        toml.contains("transport.mode") && toml.contains("eqds"),
+        "{toml}"
+    );
+}

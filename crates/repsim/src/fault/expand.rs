@@ -1,7 +1,10 @@
 //! `[[fault]]` entries expanded into primitive actions on egress ports.
 use serde::{Deserialize, Serialize};
 
-use super::{htsim, select, Action, ActionKind, FaultPlan, LossMode};
+use super::{
+    check_buffer_scale, check_probability, check_rate, htsim, select, Action, ActionKind,
+    FaultPlan, LossMode,
+};
 use crate::engine::rng::Stream;
 use crate::engine::{Rng, Time};
 use crate::net::Topology;
@@ -386,9 +389,7 @@ fn expand(
     };
     let probability = || -> Result<f64, FaultError> {
         let p = required(e.probability, "probability", "0.01")?;
-        if !(0.0..=1.0).contains(&p) {
-            return ferr("probability", format!("must be between 0 and 1, not {p}"));
-        }
+        check_probability(p).or_else(|(field, message)| ferr(field, message))?;
         Ok(p)
     };
     let effect = || -> Result<Effect, FaultError> {
@@ -416,14 +417,9 @@ fn expand(
         }
         "rate" => {
             let speed = required(e.speed, "speed", "\"200Gbps\"")?;
-            if speed.0 == 0 {
-                return ferr("speed", "must be positive");
-            }
-            if let Some(b) = e.buffer_scale {
-                if b.is_nan() || b <= 0.0 {
-                    return ferr("buffer_scale", "must be positive");
-                }
-            }
+            check_rate(speed.0)
+                .and_then(|()| e.buffer_scale.map_or(Ok(()), check_buffer_scale))
+                .or_else(|(field, message)| ferr(field, message))?;
             let ls = links(parse_both(&e.direction)?)?;
             push_effect(plan, topo, &ls, Effect::Rate(speed.0, e.buffer_scale), timing, &mut rng);
         }

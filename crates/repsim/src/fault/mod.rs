@@ -126,23 +126,43 @@ impl FaultPlan {
                     format!("link {} does not exist ({ports} links)", a.port),
                 ));
             }
-            match a.kind {
-                ActionKind::Rate { rate_bps: 0, .. } => {
-                    return Err(ConfigError::new(at("speed"), "must be positive"));
-                }
-                ActionKind::Rate { buffer_scale, .. }
-                    if !(buffer_scale.is_finite() && buffer_scale > 0.0) =>
-                {
-                    return Err(ConfigError::new(at("buffer_scale"), "must be positive"));
-                }
-                ActionKind::Drop { probability, .. } if !(0.0..=1.0).contains(&probability) => {
-                    return Err(ConfigError::new(at("probability"), "must be in [0, 1]"));
-                }
-                _ => {}
-            }
+            let checked = match a.kind {
+                ActionKind::Rate {
+                    rate_bps,
+                    buffer_scale,
+                } => check_rate(rate_bps).and_then(|()| check_buffer_scale(buffer_scale)),
+                ActionKind::Drop { probability, .. } => check_probability(probability),
+                _ => Ok(()),
+            };
+            checked.map_err(|(field, message)| ConfigError::new(at(field), message))?;
         }
         Ok(())
     }
+}
+
+/// A fault's new bit rate must be positive (an error is the key at fault and the message; the
+/// `[[fault]]` expander and [`FaultPlan::check`] share these checks).
+pub(crate) fn check_rate(rate_bps: u64) -> Result<(), (&'static str, String)> {
+    if rate_bps == 0 {
+        return Err(("speed", "must be positive".into()));
+    }
+    Ok(())
+}
+
+/// A fault's buffer scale must be finite and positive.
+pub(crate) fn check_buffer_scale(scale: f64) -> Result<(), (&'static str, String)> {
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(("buffer_scale", "must be positive".into()));
+    }
+    Ok(())
+}
+
+/// A loss probability must be in [0, 1].
+pub(crate) fn check_probability(p: f64) -> Result<(), (&'static str, String)> {
+    if !(0.0..=1.0).contains(&p) {
+        return Err(("probability", format!("must be between 0 and 1, not {p}")));
+    }
+    Ok(())
 }
 
 /// The 32-host, 2-tier tree (8 ToRs x 4 hosts, 4 spines) the fault unit tests use.

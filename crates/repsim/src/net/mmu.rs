@@ -93,22 +93,26 @@ impl Default for PfcParams {
 }
 
 impl PfcParams {
-    /// Checks the numbers that do not depend on a topology.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks the numbers that do not depend on a topology; an error is the `[pfc]` key at
+    /// fault and the message.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
         if !(self.alpha > 0.0 && self.alpha <= 1.0) {
-            return Err(format!("alpha must be in (0, 1], not {}", self.alpha));
+            return Err((
+                "alpha",
+                format!("alpha must be in (0, 1], not {}", self.alpha),
+            ));
         }
         if !(self.alpha_egress > 0.0 && self.alpha_egress <= 64.0) {
-            return Err(format!(
-                "alpha_egress must be in (0, 64], not {}",
-                self.alpha_egress
+            return Err((
+                "alpha_egress",
+                format!("alpha_egress must be in (0, 64], not {}", self.alpha_egress),
             ));
         }
         if self.quantum == 0 {
-            return Err("quantum must be positive".into());
+            return Err(("quantum", "quantum must be positive".into()));
         }
         if self.buffer == 0 {
-            return Err("buffer must be positive".into());
+            return Err(("buffer", "buffer must be positive".into()));
         }
         Ok(())
     }
@@ -198,7 +202,7 @@ impl Mmu {
     /// The MMUs of `topo`'s switches; an error names a switch whose buffer cannot hold its
     /// headroom and reserves.
     pub fn new(cfg: &PfcParams, topo: &Topology, mtu: u32) -> Result<Mmu, String> {
-        cfg.validate()?;
+        cfg.validate().map_err(|(_, message)| message)?;
         let n_sw = topo.switches.len();
         let mut accounts = vec![
             Account {

@@ -40,7 +40,6 @@ pub mod pfc;
 pub mod schemes;
 pub mod topology;
 pub mod trace;
-mod transport_mode;
 pub mod workload;
 
 use std::path::{Path, PathBuf};
@@ -56,12 +55,11 @@ use crate::engine::time::MS;
 use crate::engine::Time;
 use crate::error::ConfigError;
 use crate::fault::{FaultPlan, FaultSection};
-use crate::net::hash::EcmpHash;
 use crate::net::port::QueueConfig;
 use crate::net::{RunContext, Topology};
 
 use crate::sim::{RunSpec, SimConfig};
-use crate::transport::{TransportConfig, TransportParams};
+use crate::transport::TransportConfig;
 use crate::units::TimeQ;
 
 /// A scenario problem, with the file and field it concerns.
@@ -74,26 +72,6 @@ pub struct ScenarioError {
     pub field: String,
     /// What is wrong and what is allowed.
     pub message: String,
-}
-
-/// One or several names (`switches = "all"` or `switches = ["tor0", "agg1"]`).
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
-#[serde(untagged)]
-pub enum OneOrMany {
-    /// A single name.
-    One(String),
-    /// Several names.
-    Many(Vec<String>),
-}
-
-impl OneOrMany {
-    /// The names as a list.
-    pub fn to_vec(&self) -> Vec<String> {
-        match self {
-            OneOrMany::One(s) => vec![s.clone()],
-            OneOrMany::Many(v) => v.clone(),
-        }
-    }
 }
 
 /// `[routing]`: the switch scheme and how routes react to failures.
@@ -325,31 +303,17 @@ impl LoadedScenario {
         Ok((path, text))
     }
 
-    /// The packet and header sizes in bytes, checked: what sizes written in `pkt` multiply.
-    /// They are narrowed to 32 bits here, so they are checked before the rest of the run.
-    fn packet_sizes(&self) -> Result<(u32, u32), ScenarioError> {
-        self.scenario
-            .transport
-            .packet_sizes()
-            .map_err(|e| self.config_err(e))
-    }
-
     /// The run a scheme's parameters are checked in while the file is read (its network is
-    /// not built yet; [`crate::Simulation::new`] checks them again on it).
+    /// not built yet; [`crate::Simulation::new`] checks them again on it). Its packet and
+    /// header sizes are checked here, before the rest of the run: sizes written in `pkt`
+    /// multiply them.
     pub(crate) fn scheme_context(&self) -> Result<RunContext<'static>, ScenarioError> {
-        let (mtu, header) = self.packet_sizes()?;
-        Ok(RunContext::new(mtu, header))
-    }
-
-    /// The transport settings.
-    fn transport(&self) -> Result<TransportParams, ScenarioError> {
-        let params = self
+        let (mtu, header) = self
             .scenario
             .transport
-            .resolve()
+            .packet_sizes()
             .map_err(|e| self.config_err(e))?;
-        self.check_credit_transport(&params)?;
-        Ok(params)
+        Ok(RunContext::new(mtu, header))
     }
 
     /// Builds the run labelled (or named) `lb`, with an optional seed override.
@@ -365,9 +329,6 @@ impl LoadedScenario {
     pub fn build_run(&self, run: &LbRun, seed: Option<u64>) -> Result<RunSpec, ScenarioError> {
         let s = &self.scenario;
         let topology = self.topology()?;
-        // The transport section checks itself in `SimConfig::validate`; this adds the check
-        // that needs the traffic classes.
-        self.transport()?;
         let seed = seed.unwrap_or(s.seed);
         let config = SimConfig {
             seed,
@@ -383,18 +344,16 @@ impl LoadedScenario {
             next_hops: run.next_hops,
             ecmp_hash: run.ecmp_hash,
         };
-        if config.ecmp_hash != EcmpHash::Lookup2 && !config.switch.hashes_only() {
-            return Err(self.err(
-                "routing.switch",
-                format!(
-                    "the run {} sets an ECMP hash, which switch scheme {} does not use",
-                    run.label,
-                    config.switch.name()
-                ),
-            ));
-        }
         config.validate(&topology).map_err(|e| self.config_err(e))?;
         let classes = self.classes()?;
+        config
+            .transport
+            .resolve()
+            .and_then(|t| {
+                let ccs = classes.iter().filter_map(|c| c.cc.as_ref());
+                t.check_congestion_controls(std::iter::once(&config.cc).chain(ccs))
+            })
+            .map_err(|e| self.config_err(e))?;
         let (flows, triggers) = self.flows(&topology, seed, &classes)?;
         let background = self.background_class(&classes);
         let sources = self.sources(&topology, seed, move |src| {

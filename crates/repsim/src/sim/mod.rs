@@ -315,12 +315,14 @@ impl Simulation {
             lb.validate(&ctx)
                 .map_err(|e| SetupError::Invalid(format!("load balancer {}: {e}", lb.name())))?;
         }
-        let ccs = std::iter::once(&cfg.cc).chain(all_classes.iter().filter_map(|c| c.cc.as_ref()));
-        for cc in ccs {
+        let ccs =
+            || std::iter::once(&cfg.cc).chain(all_classes.iter().filter_map(|c| c.cc.as_ref()));
+        for cc in ccs() {
             cc.validate(&ctx).map_err(|e| {
                 SetupError::Invalid(format!("congestion control {}: {e}", cc.name()))
             })?;
         }
+        t.check_congestion_controls(ccs())?;
         cfg.switch.validate(&ctx).map_err(|e| {
             SetupError::Invalid(format!("switch scheme {}: {e}", cfg.switch.name()))
         })?;

@@ -10,7 +10,7 @@ use crate::metrics::MetricsConfig;
 use crate::net::candidate_hops::NextHops;
 use crate::net::hash::EcmpHash;
 use crate::net::mmu::PfcConfig;
-use crate::net::port::{QueueConfig, QUEUE_BYTES_MAX};
+use crate::net::port::QueueConfig;
 use crate::net::Topology;
 use crate::routing::SwitchSpec;
 use crate::transport::TransportConfig;
@@ -71,7 +71,7 @@ impl SimConfig {
     /// same values written in a scenario do. [`crate::Simulation::new`] calls it.
     pub fn validate(&self, topology: &Topology) -> Result<(), ConfigError> {
         let t = self.transport.resolve()?;
-        self.validate_queue(t.mtu)?;
+        self.queue.check(t.mtu)?;
         self.pfc.check(t.mtu, topology)?;
         self.metrics.check(t.mtu)?;
         self.loss
@@ -102,37 +102,6 @@ impl SimConfig {
                     ),
                 ));
             }
-        }
-        Ok(())
-    }
-
-    /// The switch queues' checks (`[queue]`).
-    fn validate_queue(&self, mtu: u32) -> Result<(), ConfigError> {
-        let q = self.queue.bytes(mtu);
-        if !(q.ecn_pmax > 0.0 && q.ecn_pmax <= 1.0) {
-            return Err(ConfigError::new("queue.ecn_pmax", "must be in (0, 1]"));
-        }
-        if q.capacity < u64::from(mtu) {
-            return Err(ConfigError::new(
-                "queue.size",
-                format!("must hold at least one packet ({mtu}B)"),
-            ));
-        }
-        if q.ecn_min > q.ecn_max {
-            return Err(ConfigError::new(
-                "queue.ecn_min",
-                "must not exceed queue.ecn_max",
-            ));
-        }
-        if q.capacity > QUEUE_BYTES_MAX {
-            return Err(ConfigError::new(
-                "queue.size",
-                format!(
-                    "must be at most {QUEUE_BYTES_MAX}B (a port counts its queued bytes in 32 \
-                     bits), not {}B",
-                    q.capacity
-                ),
-            ));
         }
         Ok(())
     }

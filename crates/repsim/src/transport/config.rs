@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::mode::{DEFAULT_IRN_RTO_HIGH, DEFAULT_IRN_RTO_LOW};
 use super::{AckPolicy, GbnRewind, TransportMode, TransportParams};
+use crate::cc::CcSpec;
 use crate::error::ConfigError;
 use crate::units::{Size, SizeQ, TimeQ};
 
@@ -169,7 +170,7 @@ impl TransportConfig {
 }
 
 /// Checks an MTU in bytes (`transport.mtu`): 128 to 65,535 bytes.
-pub fn check_mtu(mtu: u64) -> Result<u32, ConfigError> {
+fn check_mtu(mtu: u64) -> Result<u32, ConfigError> {
     if !(128..=65535).contains(&mtu) {
         return Err(ConfigError::new(
             "transport.mtu",
@@ -180,7 +181,7 @@ pub fn check_mtu(mtu: u64) -> Result<u32, ConfigError> {
 }
 
 /// Checks a header size in bytes against the MTU (`transport.header`).
-pub fn check_header(header: u64, mtu: u32) -> Result<u32, ConfigError> {
+fn check_header(header: u64, mtu: u32) -> Result<u32, ConfigError> {
     if header == 0 || header >= u64::from(mtu) {
         return Err(ConfigError::new(
             "transport.header",
@@ -188,4 +189,33 @@ pub fn check_header(header: u64, mtu: u32) -> Result<u32, ConfigError> {
         ));
     }
     Ok(header as u32)
+}
+
+impl TransportParams {
+    /// Refuses the RoCE modes when one of the run's congestion controls (`ccs`: the run's and
+    /// its traffic classes') paces credit at the receiver: credit-paced senders ask for credit
+    /// with RTS, which only the UEC transport sends.
+    pub fn check_congestion_controls<'a>(
+        &self,
+        ccs: impl IntoIterator<Item = &'a CcSpec>,
+    ) -> Result<(), ConfigError> {
+        if !self.mode.is_rnic() {
+            return Ok(());
+        }
+        let paced = ccs
+            .into_iter()
+            .find(|c| c.receiver_pacing(&[], self.mtu).is_some());
+        match paced {
+            Some(cc) => Err(ConfigError::new(
+                "transport.mode",
+                format!(
+                    "\"{}\" does not run with the receiver-driven {} (its credit needs the UEC \
+                     transport's RTS): use mode = \"uec\" or another [cc]",
+                    self.mode.name(),
+                    cc.name()
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
 }

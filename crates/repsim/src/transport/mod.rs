@@ -15,7 +15,7 @@ pub mod mode;
 pub mod receiver;
 pub mod sender;
 
-pub use config::{check_header, check_mtu, TransportConfig};
+pub use config::TransportConfig;
 pub use mode::{GbnRewind, Recovery, TransportMode};
 pub use receiver::{AckPolicy, DataArrival, Receiver, Reply, RxOutcome};
 pub use sender::{

@@ -101,9 +101,8 @@ impl PfcConfig {
                 format!("must hold at least one packet ({mtu}B)"),
             ));
         }
-        if let Err(e) = params.validate() {
-            let field = e.split_whitespace().next().unwrap_or("-");
-            return Err(ConfigError::new(format!("pfc.{field}"), e));
+        if let Err((field, message)) = params.validate() {
+            return Err(ConfigError::new(format!("pfc.{field}"), message));
         }
         if params.enabled {
             Mmu::new(&params, topo, mtu).map_err(|e| ConfigError::new("pfc.buffer", e))?;

@@ -255,7 +255,9 @@ fn a_buffer_too_small_for_its_headroom_is_refused_by_name() {
         alpha: 0.0,
         ..PfcParams::default()
     };
-    assert!(bad.validate().unwrap_err().contains("alpha"));
+    let (field, message) = bad.validate().unwrap_err();
+    assert_eq!(field, "alpha");
+    assert!(message.contains("alpha"));
 }
 
 #[test]

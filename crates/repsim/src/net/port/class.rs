@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::time::{serialization, PRODUCT_FITS_BELOW, SEC};
 use crate::engine::Time;
+use crate::error::ConfigError;
 use crate::units::{RateQ, Size, SizeQ};
 
 /// Buffer and marking parameters of a switch egress queue, in bytes.
@@ -63,6 +64,38 @@ impl Default for QueueConfig {
 }
 
 impl QueueConfig {
+    /// Checks the settings for packets of `mtu` bytes; the error names the `[queue]` key.
+    pub fn check(&self, mtu: u32) -> Result<(), ConfigError> {
+        let q = self.bytes(mtu);
+        if !(q.ecn_pmax > 0.0 && q.ecn_pmax <= 1.0) {
+            return Err(ConfigError::new("queue.ecn_pmax", "must be in (0, 1]"));
+        }
+        if q.capacity < u64::from(mtu) {
+            return Err(ConfigError::new(
+                "queue.size",
+                format!("must hold at least one packet ({mtu}B)"),
+            ));
+        }
+        if q.ecn_min > q.ecn_max {
+            return Err(ConfigError::new(
+                "queue.ecn_min",
+                "must not exceed queue.ecn_max",
+            ));
+        }
+        if q.capacity > super::QUEUE_BYTES_MAX {
+            return Err(ConfigError::new(
+                "queue.size",
+                format!(
+                    "must be at most {}B (a port counts its queued bytes in 32 \
+                     bits), not {}B",
+                    super::QUEUE_BYTES_MAX,
+                    q.capacity
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The settings in bytes, for packets of `mtu` bytes.
     pub fn bytes(&self, mtu: u32) -> QueueBytes {
         QueueBytes {
