@@ -344,8 +344,7 @@ impl Tables {
         let lbs = lb.to_string();
         for f in sim.flows() {
             let finish = f.finish.filter(|_| f.phase == Phase::Done);
-            let start = f.started_at.unwrap_or(f.spec.start);
-            self.push_flow_stats(lb, &f.spec, start, finish, &f.stats)?;
+            self.push_flow_stats(lb, &f.spec, f.start(), finish, &f.stats)?;
         }
         for r in sim.lb_records() {
             let name = r.event.name();

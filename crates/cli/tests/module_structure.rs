@@ -191,10 +191,12 @@ fn the_simulation_names_no_scheme() {
         .collect();
     assert!(schemes.len() > 20, "the registries list the built-ins");
     let mut found = Vec::new();
+    let mut scanned = 0;
     for (file, module, _) in files("repsim") {
         if module != "sim" {
             continue;
         }
+        scanned += 1;
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../repsim/src")
             .join(&file);
@@ -208,6 +210,10 @@ fn the_simulation_names_no_scheme() {
             }
         }
     }
+    assert!(
+        scanned >= 10,
+        "the simulation's files were read ({scanned})"
+    );
     assert!(found.is_empty(), "scheme names in sim/: {found:#?}");
     assert!(names_scheme("let c = CcSpec::Eqds(x);", "eqds"));
     assert!(!names_scheme("use std::ops::Index;", "reps"));

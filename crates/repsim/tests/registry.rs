@@ -164,6 +164,7 @@ fn a_scheme_defined_outside_the_crate_runs_like_a_built_in() {
     // The built-in schemes still parse beside the added ones, and the run is a different one.
     let reps = common::run(&scn, "reps", None);
     common::assert_all_delivered(&reps);
+    assert_ne!(fct(&sim), fct(&reps), "REPS ran, not the added balancer");
 }
 
 #[test]

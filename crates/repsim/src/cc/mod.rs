@@ -4,7 +4,7 @@
 //! A controller is sans-IO: the sender calls it on every ACK, NACK, retransmission timeout and
 //! CNP, reads its window (bytes in flight allowed) and its pacing rate before each send, and
 //! wakes it at the times it asks for ([`CongestionControl::next_timer`]). A receiver-driven
-//! controller ([`CongestionControl::credit_gated`]) lets the sender send only while it holds
+//! controller ([`CongestionControl::credit_gate`]) lets the sender send only while it holds
 //! credit, which PULL packets from the receiver's pull pacer grant ([`eqds`]).
 use std::fmt;
 use std::sync::LazyLock;
@@ -130,10 +130,6 @@ pub trait CongestionControl: Send {
     fn credit_gate_mut(&mut self) -> Option<&mut dyn CreditGate> {
         None
     }
-    /// Whether sending is gated by receiver credit ([`Self::credit_gate`]).
-    fn credit_gated(&self) -> bool {
-        self.credit_gate().is_some()
-    }
 }
 
 /// The contract of a congestion control: its configuration type (deserialized from a
@@ -198,12 +194,10 @@ impl Kind for CcKind {
 /// `cc = { algo = "mprdma", initial_cwnd = "151pkt" }`).
 pub type CcSpec = Spec<CcKind>;
 
-impl Spec<CcKind> {
-    /// The controller of connections whose transport keeps its own window and rate
-    /// ([`crate::lb::LbScheme::own_transport`]): built, never consulted.
-    pub fn unconsulted() -> Self {
-        CcSpec::new(constant::ConstantConfig::default())
-    }
+/// The controller of connections whose transport keeps its own window and rate
+/// ([`crate::lb::LbScheme::own_transport`]): built, never consulted.
+pub fn unconsulted(p: &CcParams) -> Box<dyn CongestionControl> {
+    constant::ConstantConfig::default().build(p)
 }
 
 impl Default for Spec<CcKind> {

@@ -418,6 +418,14 @@ pub(crate) fn test_world(rates: &[u64], salt: u32) -> World {
     }
 }
 
+/// [`test_world`] with one port per link of its tree, every one at `rate_bps` (for the
+/// simulation's parts that index ports by link).
+#[cfg(test)]
+pub(crate) fn test_world_every_link(rate_bps: u64) -> World {
+    let links = test_world(&[], 0).topo.links.len();
+    test_world(&vec![rate_bps; links], 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,9 +21,7 @@ pub(super) struct ConnectionRequest<'a> {
     pub flow: u32,
     /// (source, destination, class): the pair a reused connection must match.
     pub pair: (u32, u32, u16),
-    /// Payload bytes.
-    pub bytes: u64,
-    /// Its packets' layout under the run's header.
+    /// Its payload bytes and their packets' layout under the run's header.
     pub sizes: Sizes,
     /// Unloaded RTT of its shortest path.
     pub base_rtt: Time,
@@ -95,11 +93,7 @@ impl ConnectionFactory {
             .lb
             .scheme()
             .own_transport(req.routes, req.line_rate, mtu);
-        let cc = match own {
-            Some(_) => &CcSpec::unconsulted(),
-            None => req.cc,
-        };
-        let cc = cc.build(&CcParams {
+        let params = CcParams {
             mtu,
             base_rtt: req.base_rtt,
             bdp,
@@ -107,7 +101,11 @@ impl ConnectionFactory {
             network_rtt: self.max_base_rtt,
             trimming,
             fast_increase_on: req.fast_increase_on,
-        });
+        };
+        let cc = match own {
+            Some(_) => crate::cc::unconsulted(&params),
+            None => req.cc.build(&params),
+        };
         // The run's RTO covers every shortest path; a flow sent over longer explicit routes
         // gets its longest route's round trip plus the same queueing allowance.
         let longest_route = req.routes.iter().map(|r| r.base_rtt).max().unwrap_or(0);
@@ -135,7 +133,7 @@ impl ConnectionFactory {
         // Per-pair reuse: a finished flow's controller and load balancer carry on (except
         // credit-paced ones, whose grants count from each flow's start at the receiver).
         let (cc, lb) = match self.idle.remove(&req.pair) {
-            Some(state) if !state.cc.credit_gated() => (state.cc, state.lb),
+            Some(state) if state.cc.credit_gate().is_none() => (state.cc, state.lb),
             _ => (cc, lb),
         };
         let (sender, receiver) = match own {
@@ -143,13 +141,13 @@ impl ConnectionFactory {
                 let recovery = t.recovery(req.line_rate, self.max_base_rtt);
                 (
                     Sender::new(req.sizes, req.line_rate, cc, lb, rng).with_recovery(recovery),
-                    Receiver::new(req.bytes, ack),
+                    Receiver::new(req.sizes.bytes, ack),
                 )
             }
             Some(own) => {
                 // The source route takes `route_header` bytes of every packet's MTU; the
                 // receiver answers every packet at once, without CNPs.
-                let sizes = Sizes::new(req.bytes, mtu, header + own.route_header);
+                let sizes = Sizes::new(req.sizes.bytes, mtu, header + own.route_header);
                 let policy = AckPolicy {
                     every_bytes: 1,
                     cnp_interval: None,
@@ -161,7 +159,7 @@ impl ConnectionFactory {
                     Sender::new(sizes, req.line_rate, cc, lb, rng)
                         .with_recovery(Recovery::UEC)
                         .with_own_transport(own.transport),
-                    Receiver::new(req.bytes, policy).with_delay_echo(own.route_header),
+                    Receiver::new(req.sizes.bytes, policy).with_delay_echo(own.route_header),
                 )
             }
         };

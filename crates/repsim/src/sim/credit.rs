@@ -40,18 +40,14 @@ pub(super) struct CreditPacing {
 
 impl CreditPacing {
     /// The pacing some class of `specs` asks for on `topo`'s hosts (`None`: no class does).
-    /// Also says whether one asks for switch ports facing hosts not to mark ECN.
-    fn new(specs: &[&CcSpec], topo: &Topology, mtu: u32) -> Option<(Self, bool)> {
+    fn new(specs: &[&CcSpec], topo: &Topology, mtu: u32) -> Option<Self> {
         let rates: Vec<u64> = topo
             .host_downlink
             .iter()
             .map(|&l| topo.links[l as usize].rate_bps)
             .collect();
-        let pacers = specs
-            .iter()
-            .find_map(|c| c.scheme().receiver_pacing(&rates, mtu))?;
-        let no_ecn = specs.iter().any(|c| c.scheme().no_ecn_at_last_hop());
-        Some((CreditPacing { pacers }, no_ecn))
+        let pacers = specs.iter().find_map(|c| c.receiver_pacing(&rates, mtu))?;
+        Some(CreditPacing { pacers })
     }
 
     /// Flow `f` to `dst` started under a credit-gated sender holding at most `cap` unused.
@@ -125,18 +121,13 @@ impl CreditPacing {
 impl Simulation {
     /// Builds the pull pacers if some traffic class's congestion control asks for them (the
     /// first such class's parameters pace every host), and turns ECN off on switch ports facing
-    /// hosts if one asks.
+    /// hosts if one asks (whether or not it paces).
     pub(super) fn setup_credit(&mut self) {
         let specs: Vec<&CcSpec> = std::iter::once(&self.cfg.cc)
             .chain(self.classes.iter().filter_map(|c| c.cc.as_ref()))
             .collect();
-        let Some((pacing, no_ecn)) =
-            CreditPacing::new(&specs, &self.world.topo, self.transport.mtu)
-        else {
-            return;
-        };
-        self.credit = Some(Box::new(pacing));
-        if no_ecn {
+        self.credit = CreditPacing::new(&specs, &self.world.topo, self.transport.mtu);
+        if specs.iter().any(|c| c.no_ecn_at_last_hop()) {
             let hosts = self.world.topo.hosts;
             for port in 0..self.world.topo.links.len() as u32 {
                 let link = &self.world.topo.links[port as usize];
@@ -154,7 +145,7 @@ impl Simulation {
     /// Flow `f` started: its receiver's pacer learns of it if its sender is credit gated.
     pub(super) fn credit_flow_started(&mut self, f: u32) {
         let flow = &self.flows[f as usize];
-        let (Some(pacing), Some(s)) = (self.credit.as_deref_mut(), flow.sender.as_ref()) else {
+        let (Some(pacing), Some(s)) = (self.credit.as_mut(), flow.sender.as_ref()) else {
             return;
         };
         if let Some(gate) = s.cc().credit_gate() {
@@ -164,7 +155,7 @@ impl Simulation {
 
     /// Flow `f` finished: no more PULLs for it.
     pub(super) fn credit_flow_finished(&mut self, f: u32) {
-        if let Some(pacing) = self.credit.as_deref_mut() {
+        if let Some(pacing) = self.credit.as_mut() {
             pacing.flow_finished(f);
         }
     }
@@ -173,14 +164,14 @@ impl Simulation {
     /// pull request goes to the host's pacer.
     #[inline(never)]
     pub(super) fn credit_arrival(&mut self, h: Handle) {
-        if let Some(pacing) = self.credit.as_deref_mut() {
+        if let Some(pacing) = self.credit.as_mut() {
             pacing.arrival(&mut self.world, h);
         }
     }
 
     /// Host `host`'s pull pacer wakes: it may send one PULL through the host's control lane.
     pub(super) fn on_pacer(&mut self, host: u32) {
-        let Some(pacing) = self.credit.as_deref_mut() else {
+        let Some(pacing) = self.credit.as_mut() else {
             return;
         };
         let header = self.transport.header;
@@ -213,14 +204,12 @@ impl Simulation {
     /// Cumulative bytes of credit the receiver's pull pacer granted flow `f`, if it is credit
     /// paced.
     pub fn credit_granted(&self, f: u32) -> Option<u64> {
-        self.credit.as_deref()?.pacers.granted(f)
+        self.credit.as_ref()?.pacers.granted(f)
     }
 
     /// Credit granted to flow `f` that its receiver's pacer counts as unused (granted minus the
     /// highest use its packets reported; never above the flow's cap).
     pub fn credit_outstanding(&self, f: u32) -> u64 {
-        self.credit
-            .as_deref()
-            .map_or(0, |p| p.pacers.outstanding(f))
+        self.credit.as_ref().map_or(0, |p| p.pacers.outstanding(f))
     }
 }

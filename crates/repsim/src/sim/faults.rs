@@ -5,14 +5,14 @@
 //! fault plan; the packet path then pays one `Option` test per packet put on a wire and none
 //! as it comes off (the arrival's one flag covers faults, random loss and elephant counting).
 use super::observer::{DropCause, PacketDrop};
-use super::{Flow, Phase, PortHost, Simulation};
+use super::{Flow, Phase, Simulation};
 use crate::engine::time::to_us;
 use crate::engine::{Handle, Time};
 use crate::fault::{ActionKind, FaultPlan, FaultState, FaultStats, Verdict};
 use crate::net::forwarding;
 use crate::net::lane::Queued;
 use crate::net::packet::flags;
-use crate::net::port::{QueueBytes, SWITCH_PORT};
+use crate::net::port::QueueBytes;
 use crate::net::world::{Owner, Timer, World};
 use crate::net::Kind;
 
@@ -155,7 +155,7 @@ impl Faults {
     /// The plan's action `i` is due: a rate change (switch ports also rescale their buffer),
     /// a restored rate, or a link state change (which schedules a reconvergence when the plan
     /// has one; changes at the same instant share it).
-    pub(super) fn on_action(&mut self, world: &mut World, port_hosts: &[PortHost], i: u32) {
+    pub(super) fn on_action(&mut self, world: &mut World, i: u32) {
         let fs = &mut self.state;
         let a = fs.actions[i as usize];
         fs.stats.actions += 1;
@@ -169,7 +169,7 @@ impl Faults {
                 fs.original[p].get_or_insert(current);
                 let mut class = *world.port_classes.get(current);
                 class.rate_bps = rate_bps;
-                if port_hosts[p].host == SWITCH_PORT {
+                if world.topo.links[p].from >= world.topo.hosts {
                     let speed = self.queue.rate_scale(world.topo.links[p].rate_bps);
                     class.params = self.queue.port_params(buffer_scale * speed, self.header);
                     class.params.capacity = class.params.capacity.max(self.mtu);
@@ -225,7 +225,7 @@ impl Faults {
         let e = &mut fs.progress[fi];
         if e.0 != heard {
             let since = if e.0 == u64::MAX && heard == 0 {
-                flow.started_at.unwrap_or(flow.spec.start).min(now)
+                flow.start().min(now)
             } else {
                 now
             };
@@ -395,8 +395,7 @@ mod tests {
     /// are judged as they come off.
     #[test]
     fn a_downed_link_trims_data_and_drops_control_until_it_is_up() {
-        let links = crate::routing::test_world(&[1], 0).topo.links.len();
-        let mut world = crate::routing::test_world(&vec![400_000_000_000; links], 0);
+        let mut world = crate::routing::test_world_every_link(400_000_000_000);
         let port = world.topo.host_uplink[0];
         let action = |time, kind| Action { time, port, kind };
         let plan = FaultPlan {
@@ -415,12 +414,6 @@ mod tests {
         assert!(Faults::install(FaultPlan::default(), &mut world, setup()).is_none());
         let mut faults = Faults::install(plan, &mut world, setup()).expect("a plan");
         assert_eq!(world.events.len(), 2, "one timer per action");
-        let hosts: Vec<PortHost> = (0..links)
-            .map(|_| PortHost {
-                host: SWITCH_PORT,
-                next_pull: super::super::NO_PULL,
-            })
-            .collect();
         let put = |world: &mut World, faults: &mut Faults, kind: Kind| {
             let h = world.pkts.alloc(Packet::blank(kind, 4150));
             let mut q = Queued::new(h, 4150);
@@ -434,7 +427,7 @@ mod tests {
         let on_wire = world.pkts.alloc(Packet::blank(Kind::Ack, 64));
         world.pkts.get_mut(on_wire).egress = port;
         world.now = 10;
-        faults.on_action(&mut world, &hosts, 0);
+        faults.on_action(&mut world, 0);
         assert!(faults.state.down[port as usize] > 0);
         assert!(!faults.off_wire(&mut world, on_wire), "caught on the wire");
         let (kept, size, flags_set) = put(&mut world, &mut faults, Kind::Data);
@@ -447,7 +440,7 @@ mod tests {
             "control is dropped"
         );
         world.now = 20;
-        faults.on_action(&mut world, &hosts, 1);
+        faults.on_action(&mut world, 1);
         assert!(put(&mut world, &mut faults, Kind::Ack).0, "up again");
         let stats = faults.stats();
         assert_eq!((stats.actions, stats.data_trimmed), (2, 1));

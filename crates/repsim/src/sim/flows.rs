@@ -280,7 +280,6 @@ impl Simulation {
         let connection = self.connections.open(&ConnectionRequest {
             flow: f,
             pair: (src, dst, flow.spec.class),
-            bytes: flow.spec.bytes,
             sizes: flow.sizes,
             base_rtt: flow.base_rtt,
             line_rate,

@@ -153,6 +153,12 @@ impl Flow {
         Some(self.finish? - self.started_at?)
     }
 
+    /// When it started: its effective start (dependencies done) once it has, else the time
+    /// its workload asked for.
+    pub fn start(&self) -> Time {
+        self.started_at.unwrap_or(self.spec.start)
+    }
+
     /// Its sender, while running.
     pub fn sender(&self) -> Option<&Sender> {
         self.sender.as_deref()
@@ -272,7 +278,7 @@ pub struct Simulation {
     /// Time of the latest event processed.
     last_event: Time,
     /// Receiving hosts' pull pacers, when some traffic class is credit paced.
-    credit: Option<Box<credit::CreditPacing>>,
+    credit: Option<credit::CreditPacing>,
     /// Priority flow control and the switches' shared-buffer MMU (`None`: off).
     pfc: Option<Box<pfc::PfcState>>,
     /// Statistics of the flows dropped from the table, once streaming is on.
@@ -606,7 +612,7 @@ impl Simulation {
             Owner::FlowStart => self.on_flow_start(timer.id),
             Owner::Fault => {
                 if let Some(f) = self.faults.as_deref_mut() {
-                    f.on_action(&mut self.world, &self.port_hosts, timer.id);
+                    f.on_action(&mut self.world, timer.id);
                 }
             }
             Owner::Reroute => {

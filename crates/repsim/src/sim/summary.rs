@@ -25,7 +25,7 @@ impl Simulation {
                 src: f.spec.src,
                 dst: f.spec.dst,
                 bytes: f.spec.bytes,
-                start_us: to_us(f.started_at.unwrap_or(f.spec.start)),
+                start_us: to_us(f.start()),
                 finish_us: f.finish.map(to_us),
                 fct_us: f.fct().map(to_us),
                 retransmissions: f.stats.retransmissions,

@@ -104,7 +104,7 @@ impl Sender {
             list_covered: lb.wants_covered(),
             send_events: lb.reports_on_send(),
             paces: cc.paces(),
-            credit_gated: cc.credit_gated(),
+            credit_gated: cc.credit_gate().is_some(),
             probes: lb.sends_probes(),
             own: None,
             queued_bytes: 0,

@@ -175,7 +175,7 @@ fn ack() -> AckSample {
 #[test]
 fn speculative_credit_is_spent_then_forfeited_at_the_first_feedback() {
     let mut cc = eqds();
-    assert!(cc.credit_gated() && cc.speculating());
+    assert!(cc.credit_gate().is_some() && cc.speculating());
     assert_eq!(cc.credit(), 625_284);
     assert_eq!(cc.cwnd(), 625_284);
     for _ in 0..150 {

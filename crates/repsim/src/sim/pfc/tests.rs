@@ -4,8 +4,7 @@ use crate::net::mmu::PfcConfig;
 
 /// A world on the routing tests' small tree with one port per link, and its PFC part.
 fn pfc_world() -> (World, PfcState) {
-    let links = crate::routing::test_world(&[1], 0).topo.links.len();
-    let world = crate::routing::test_world(&vec![400_000_000_000; links], 0);
+    let world = crate::routing::test_world_every_link(400_000_000_000);
     let cfg = PfcConfig {
         enabled: true,
         ..PfcConfig::default()

@@ -1,6 +1,5 @@
 //! The LAPS transport: window, AIMD rules, per-path loss detection and per-path timeout.
 use super::*;
-use crate::cc::CcSpec;
 use crate::engine::time::{MS, NS, US};
 use crate::lb::laps::{LapsConfig, LapsDecreaseGuard, LapsTransport};
 use crate::lb::{LbContext, LbSpec, OwnTransport, PathSignal, Route};
@@ -31,7 +30,7 @@ fn transport(config: &LapsConfig) -> LapsTransport {
 fn laps_sender(packets: u64) -> Sender {
     let config = LapsConfig::default();
     let sizes = Sizes::new(packets * (MTU - HEADER) as u64, MTU, HEADER);
-    let cc = CcSpec::unconsulted().build(&crate::cc::CcParams {
+    let cc = crate::cc::unconsulted(&crate::cc::CcParams {
         mtu: MTU,
         base_rtt: 2 * T,
         bdp: 100 * MTU as u64,
