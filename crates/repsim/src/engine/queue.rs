@@ -314,8 +314,10 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
-    /// Appends an entry to a ring bucket (a new chunk when its newest one is full).
-    #[inline]
+    /// Appends an entry to a ring bucket (a new chunk when its newest one is full). The
+    /// common case, room in the newest chunk, is forced inline into `push`: left to the
+    /// compiler, whether it is inlined changes with unrelated code elsewhere in the crate.
+    #[inline(always)]
     fn append(&mut self, bucket: u64, key: u64, event: E) {
         let slot = (bucket & MASK) as usize;
         let h = self.head[slot];
@@ -327,6 +329,13 @@ impl<E: Copy> EventQueue<E> {
                 return;
             }
         }
+        self.append_chunk(slot, h, key, event);
+    }
+
+    /// Starts a new chunk at the head of ring slot `slot` (whose newest chunk, `h`, is full or
+    /// absent) holding the entry.
+    #[inline(never)]
+    fn append_chunk(&mut self, slot: usize, h: u32, key: u64, event: E) {
         let n = match self.free.pop() {
             Some(n) => {
                 let chunk = &mut self.chunks[n as usize];
