@@ -1,6 +1,8 @@
 //! Bounded resources for `repsim run`: `--max-events`, `--max-wall`, `--max-memory` stop the
 //! command cleanly (partial outputs marked incomplete), and `--stall-after` ends a run early,
 //! reported as stalled, when its running flows deliver nothing for that much simulated time.
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
@@ -26,6 +28,9 @@ pub struct LimitArgs {
     /// reached its receiver for this much simulated time (`off`: never).
     #[arg(long, value_name = "DUR", default_value = "100ms", value_parser = parse_stall)]
     pub stall_after: StallAfter,
+    /// Set from outside (the Python package on Ctrl-C) to stop the runs as `--max-wall` does.
+    #[arg(skip)]
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 /// `--stall-after`: the simulated time without delivery that makes a run stalled (`None`: off).
@@ -40,6 +45,9 @@ pub enum Stop {
     /// The run's flows made no progress: the run ends, the next one goes on.
     Stalled(String),
 }
+
+/// How the message of a run stopped by [`LimitArgs::cancel`] begins.
+pub const INTERRUPTED: &str = "interrupted";
 
 /// Checks a command's limits as its runs go on.
 pub struct Limiter {
@@ -83,11 +91,19 @@ impl Limiter {
 
     /// Whether an event or wall-clock limit is set (checked within steps).
     pub fn checks_finely(&self) -> bool {
-        self.args.max_events.is_some() || self.args.max_wall.is_some()
+        self.args.max_events.is_some() || self.args.max_wall.is_some() || self.args.cancel.is_some()
     }
 
     /// The cheap checks (events, wall clock), made often within a step.
     pub fn check_fine(&self, sim: &Simulation) -> Option<Stop> {
+        if let Some(cancel) = self.args.cancel.as_ref() {
+            if cancel.load(Ordering::Relaxed) {
+                return Some(Stop::Limit(format!(
+                    "{INTERRUPTED} at simulated time {:.1} us",
+                    to_us(sim.now())
+                )));
+            }
+        }
         let events = self.events_before + sim.counters().events;
         if let Some(max) = self.args.max_events.filter(|&m| events > m) {
             return Some(Stop::Limit(format!(

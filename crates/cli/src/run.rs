@@ -132,17 +132,87 @@ fn table(runs: &[RunSummary]) -> String {
     s + "(FCTs in microseconds)"
 }
 
-/// `repsim run`.
-pub fn run(args: RunArgs) -> Result<()> {
-    let scn = LoadedScenario::load_with(&args.scenario, &args.set)?;
-    let lb_runs = match &args.lb {
+/// What a run of a scenario asks for beside the scenario itself: what `repsim run` takes from
+/// its flags, and the Python package from its arguments.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Load balancers to run (`None`: the scenario's `lb`).
+    pub lb: Option<Vec<String>>,
+    /// Seed override.
+    pub seed: Option<u64>,
+    /// Time series to collect.
+    pub collect: CollectMode,
+    /// Format of the tables when written.
+    pub format: Format,
+    /// Load balancers simulated at once (0: one per core).
+    pub jobs: usize,
+    /// Resource limits, stall detection and cancellation.
+    pub limits: LimitArgs,
+    /// Print nothing but errors (warnings about runs are kept from stderr too).
+    pub quiet: bool,
+    /// Print the scenario's description and size before running.
+    pub header: bool,
+    /// Draw progress bars (on a terminal only).
+    pub progress: bool,
+}
+
+impl RunOptions {
+    /// The defaults of `repsim run` with no flags, printing nothing.
+    pub fn quiet() -> Self {
+        RunOptions {
+            lb: None,
+            seed: None,
+            collect: CollectMode::Scenario,
+            format: Format::Csv,
+            jobs: 1,
+            limits: LimitArgs::default(),
+            quiet: true,
+            header: false,
+            progress: false,
+        }
+    }
+}
+
+/// A scenario's runs, finished, holding everything `repsim run` writes.
+pub struct Completed {
+    /// The scenario's name.
+    pub name: String,
+    /// The outputs of every load balancer's run, in the run order.
+    pub outputs: RunOutputs,
+    /// The resolved scenario (`scenario.toml`).
+    pub resolved: String,
+    /// The elements a fault plan picked (`fault_elements.txt`).
+    pub fault_elements: Vec<String>,
+    /// The workload is a collective or connection matrix (`collectives.csv`).
+    pub collectives: bool,
+    /// The seed the runs used.
+    pub seed: u64,
+    /// Format of the tables.
+    pub format: Format,
+    /// Unix time (s) the command started.
+    pub started_unix_s: u64,
+    /// When the command started.
+    started: Instant,
+}
+
+/// Builds every run of `scn` that `options` asks for, then simulates them. `out`, the
+/// directory the files will be written to, is created (and its completion marker removed) once
+/// every run is built, and a trace workload's finished flows go straight to its `flows.csv`
+/// and `flow_stats.csv` while it runs (CSV only), so a long trace runs in memory that does
+/// not grow with its length; without `out` every row is kept in memory.
+pub fn execute(
+    scn: &LoadedScenario,
+    options: &RunOptions,
+    out: Option<&Path>,
+) -> Result<Completed> {
+    let lb_runs = match &options.lb {
         Some(names) if names.is_empty() => bail!("no load balancer to run"),
         Some(names) => scn.select(names)?,
         None => scn.runs()?,
     };
     let lbs: Vec<String> = lb_runs.iter().map(|r| r.label.clone()).collect();
-    args.format.check()?;
-    let command_started = Instant::now();
+    options.format.check()?;
+    let started = Instant::now();
     let started_unix_s = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -150,19 +220,12 @@ pub fn run(args: RunArgs) -> Result<()> {
     // Build every run before spending time on any of them.
     let prepared = lb_runs
         .iter()
-        .map(|run| Prepared::new(&scn, run, args.seed, args.collect))
+        .map(|run| Prepared::new(scn, run, options.seed, options.collect))
         .collect::<Result<Vec<_>>>()?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("results").join(scn.name()));
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    series::clear_marker(&out)?;
-    let progress = crate::progress::wanted(args.quiet);
     // Topology, flows and fault plan do not depend on the load balancer: the first run's stand
     // for all.
     let first = &prepared[0].built;
-    if !args.quiet && !args.json {
+    if options.header {
         if let Some(description) = &scn.scenario.description {
             eprintln!("{}: {description}", scn.name());
         }
@@ -173,31 +236,31 @@ pub fn run(args: RunArgs) -> Result<()> {
             first.topology
         );
     }
-    if !args.quiet {
+    if !options.quiet {
         for note in &first.faults.notes {
             eprintln!("note: faults: {note}");
         }
     }
     let fault_elements = first.faults.chosen.clone();
-    // Trace workloads stream: finished flows leave the simulation while it runs and their
-    // rows go straight to flows.csv and flow_stats.csv (in flow order, as otherwise), so a
-    // long trace runs in memory that does not grow with its length. CSV output only.
-    let streaming = scn.scenario.workload.kind == "trace" && args.format == Format::Csv;
+    if let Some(out) = out {
+        std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+        series::clear_marker(out)?;
+    }
+    let stream_dir =
+        out.filter(|_| scn.scenario.workload.kind == "trace" && options.format == Format::Csv);
+    let streaming = stream_dir.is_some();
     let mixed = !first.classes.is_empty();
     let reorder = scn.scenario.metrics.reorder;
-    let flows_file = if streaming {
-        Some(Table::streamed(
-            "flows",
-            &flow_columns(mixed, false, reorder),
-            &out,
-        )?)
-    } else {
-        None
-    };
-    let mut tables = if streaming {
-        Tables::streamed(&out)?
-    } else {
-        Tables::new()
+    let (flows_file, mut tables) = match stream_dir {
+        Some(dir) => (
+            Some(Table::streamed(
+                "flows",
+                &flow_columns(mixed, false, reorder),
+                dir,
+            )?),
+            Tables::streamed(dir)?,
+        ),
+        None => (None, Tables::new()),
     };
     // Switch schemes that move flows between ToR paths report old and new path and reason.
     let reports_paths = lb_runs
@@ -213,119 +276,185 @@ pub fn run(args: RunArgs) -> Result<()> {
     {
         tables.keep_streamed_ids();
     }
-    let mut outputs = RunOutputs::new(flows_file, tables, mixed, args.quiet);
-    let jobs = jobs_or_every_core(args.jobs);
+    let mut outputs = RunOutputs::new(flows_file, tables, mixed, options.quiet);
+    let jobs = jobs_or_every_core(options.jobs);
     let side_by_side = jobs > 1 && prepared.len() > 1;
-    let allowed = side_by_side_allowed(streaming, &args.limits);
+    let allowed = side_by_side_allowed(streaming, &options.limits);
+    let progress = options.progress;
     if side_by_side && allowed.is_ok() {
-        outputs = run_side_by_side(&scn, &lbs, prepared, &args.limits, jobs, progress, outputs)?;
+        outputs = run_side_by_side(
+            scn,
+            &lbs,
+            prepared,
+            &options.limits,
+            jobs,
+            progress,
+            outputs,
+        )?;
     } else {
-        if side_by_side && !args.quiet {
+        if side_by_side && !options.quiet {
             if let Err(why) = &allowed {
                 eprintln!(
                     "note: --jobs {}: running one load balancer at a time: {why}",
-                    args.jobs
+                    options.jobs
                 );
             }
         }
         let turn = InTurn {
-            scn: &scn,
+            scn,
             progress,
             streaming,
             reorder,
         };
-        turn.run(&lbs, prepared, &args.limits, &mut outputs)?;
+        turn.run(&lbs, prepared, &options.limits, &mut outputs)?;
     }
-    let RunOutputs {
-        flows_file,
-        rows,
-        tables,
-        pfc,
-        pfc_on,
-        elephants,
-        elephants_on,
-        entries,
-        runs,
-        rto,
-        unreachable,
-        incomplete,
-        ..
-    } = outputs;
-    let resolved = scn.resolved_toml(&lb_runs, rto);
-    let summary = summary_json(&runs, incomplete.as_deref())?;
-    match flows_file {
-        Some(file) => {
-            file.finish_file(&out)?;
-        }
-        None => write_atomic(&out.join("flows.csv"), &flows_csv(&rows)?)?,
-    }
-    write_atomic(&out.join("scenario.toml"), resolved.as_bytes())?;
-    write_atomic(&out.join("summary.json"), &summary)?;
-    write_atomic(&out.join("slowdown.csv"), &slowdown_csv(&runs)?)?;
-    let mut files = vec![
-        "flows.csv".to_string(),
-        "scenario.toml".into(),
-        "summary.json".into(),
-        "slowdown.csv".into(),
-    ];
-    // A connection matrix's triggered transfers are the reference's collectives: its
-    // completion (the `all` row) is what the reference reports as their runtime.
-    if matches!(scn.scenario.workload.kind.as_str(), "collective" | "cm") {
-        write_atomic(&out.join("collectives.csv"), &collectives_csv(&rows)?)?;
-        files.push("collectives.csv".into());
-    }
-    files.extend(tables.write(&out, args.format)?);
-    if pfc_on {
-        write_atomic(&out.join("pfc.csv"), &pfc.into_csv()?)?;
-        files.push("pfc.csv".into());
-    }
-    if elephants_on {
-        write_atomic(&out.join("elephants.csv"), &elephants.into_csv()?)?;
-        files.push("elephants.csv".into());
-    }
-    if !fault_elements.is_empty() {
-        let text = fault_elements.join("\n") + "\n";
-        write_atomic(&out.join("fault_elements.txt"), text.as_bytes())?;
-        files.push("fault_elements.txt".into());
-    }
-    let info = RunInfo {
-        repsim_version: env!("CARGO_PKG_VERSION"),
-        repsim_commit: env!("REPSIM_COMMIT"),
-        command: std::env::args().collect(),
-        scenario_file: args.scenario.display().to_string(),
-        scenario_name: scn.name(),
-        seed: args.seed.unwrap_or(scn.scenario.seed),
+    let resolved = scn.resolved_toml(&lb_runs, outputs.rto);
+    Ok(Completed {
+        name: scn.name(),
+        outputs,
+        resolved,
+        fault_elements,
+        collectives: matches!(scn.scenario.workload.kind.as_str(), "collective" | "cm"),
+        seed: options.seed.unwrap_or(scn.scenario.seed),
+        format: options.format,
         started_unix_s,
-        wall_s: command_started.elapsed().as_secs_f64(),
-        events: runs.iter().map(|r| r.events).sum(),
-        runs: entries,
-        format: args.format,
-        files,
-        host: series::HostInfo::current(),
-        scenario: resolved,
-        incomplete: incomplete.clone(),
-    };
-    match &incomplete {
-        // No completion marker: the directory holds a partial run.
-        Some(_) => series::write_run_info(&out, &info)?,
-        None => series::finish(&out, &info)?,
+        started,
+    })
+}
+
+impl Completed {
+    /// `summary.json`.
+    pub fn summary_json(&self) -> Result<Vec<u8>> {
+        summary_json(&self.outputs.runs, self.outputs.incomplete.as_deref())
     }
+
+    /// Writes every output file of `repsim run` into `out` (created if missing), `run.json`
+    /// naming `scenario_file` and `command`, and the completion marker last unless a limit
+    /// stopped the runs; returns the files' names. Tables streamed while running are renamed
+    /// into place (once).
+    pub fn write(
+        &mut self,
+        out: &Path,
+        scenario_file: String,
+        command: Vec<String>,
+    ) -> Result<Vec<String>> {
+        std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+        series::clear_marker(out)?;
+        let summary = self.summary_json()?;
+        let o = &mut self.outputs;
+        match o.flows_file.take() {
+            Some(file) => {
+                file.finish_file(out)?;
+            }
+            None => write_atomic(&out.join("flows.csv"), &flows_csv(&o.rows)?)?,
+        }
+        write_atomic(&out.join("scenario.toml"), self.resolved.as_bytes())?;
+        write_atomic(&out.join("summary.json"), &summary)?;
+        write_atomic(&out.join("slowdown.csv"), &slowdown_csv(&o.runs)?)?;
+        let mut files = vec![
+            "flows.csv".to_string(),
+            "scenario.toml".into(),
+            "summary.json".into(),
+            "slowdown.csv".into(),
+        ];
+        // A connection matrix's triggered transfers are the reference's collectives: its
+        // completion (the `all` row) is what the reference reports as their runtime.
+        if self.collectives {
+            write_atomic(&out.join("collectives.csv"), &collectives_csv(&o.rows)?)?;
+            files.push("collectives.csv".into());
+        }
+        files.extend(o.tables.write(out, self.format)?);
+        if o.pfc_on {
+            write_atomic(&out.join("pfc.csv"), o.pfc.csv()?)?;
+            files.push("pfc.csv".into());
+        }
+        if o.elephants_on {
+            write_atomic(&out.join("elephants.csv"), o.elephants.csv()?)?;
+            files.push("elephants.csv".into());
+        }
+        if !self.fault_elements.is_empty() {
+            let text = self.fault_elements.join("\n") + "\n";
+            write_atomic(&out.join("fault_elements.txt"), text.as_bytes())?;
+            files.push("fault_elements.txt".into());
+        }
+        let info = RunInfo {
+            repsim_version: env!("CARGO_PKG_VERSION"),
+            repsim_commit: env!("REPSIM_COMMIT"),
+            command,
+            scenario_file,
+            scenario_name: self.name.clone(),
+            seed: self.seed,
+            started_unix_s: self.started_unix_s,
+            wall_s: self.started.elapsed().as_secs_f64(),
+            events: o.runs.iter().map(|r| r.events).sum(),
+            runs: o.entries.clone(),
+            format: self.format,
+            files: files.clone(),
+            host: series::HostInfo::current(),
+            scenario: self.resolved.clone(),
+            incomplete: o.incomplete.clone(),
+        };
+        match &o.incomplete {
+            // No completion marker: the directory holds a partial run.
+            Some(_) => series::write_run_info(out, &info)?,
+            None => series::finish(out, &info)?,
+        }
+        Ok(files)
+    }
+
+    /// What makes the command fail once its files are written, if anything: a limit that
+    /// stopped the runs, or flows that could not reach their destination.
+    pub fn failure(&self, out: Option<&Path>) -> Option<String> {
+        let place = out.map_or(String::new(), |o| format!(" in {}", o.display()));
+        if let Some(why) = &self.outputs.incomplete {
+            return Some(format!(
+                "stopped early: {why}; the partial results{place} are marked incomplete \
+                 (\"incomplete\" in summary.json and run.json, no {})",
+                series::MARKER
+            ));
+        }
+        match self.outputs.unreachable {
+            0 => None,
+            n => Some(format!(
+                "{n} flow(s) could not reach their destination (see the messages above); \
+                 results{place}"
+            )),
+        }
+    }
+}
+
+/// `repsim run`.
+pub fn run(args: RunArgs) -> Result<()> {
+    let scn = LoadedScenario::load_with(&args.scenario, &args.set)?;
+    let options = RunOptions {
+        lb: args.lb.clone(),
+        seed: args.seed,
+        collect: args.collect,
+        format: args.format,
+        jobs: args.jobs,
+        limits: args.limits.clone(),
+        quiet: args.quiet,
+        header: !args.quiet && !args.json,
+        progress: crate::progress::wanted(args.quiet),
+    };
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("results").join(scn.name()));
+    let mut done = execute(&scn, &options, Some(&out))?;
+    done.write(
+        &out,
+        args.scenario.display().to_string(),
+        std::env::args().collect(),
+    )?;
     if args.json {
-        println!("{}", String::from_utf8_lossy(&summary));
+        println!("{}", String::from_utf8_lossy(&done.summary_json()?));
     } else if !args.quiet {
-        println!("{}", table(&runs));
+        println!("{}", table(&done.outputs.runs));
         println!("results in {}", out.display());
     }
-    if let Some(why) = incomplete {
-        bail!(
-            "stopped early: {why}; the partial results in {} are marked incomplete \
-             (\"incomplete\" in summary.json and run.json, no {})",
-            out.display(),
-            series::MARKER
-        );
-    }
-    if unreachable > 0 {
-        bail!("{unreachable} flow(s) could not reach their destination (see the messages above); results in {}", out.display());
+    if let Some(why) = done.failure(Some(&out)) {
+        bail!("{why}");
     }
     Ok(())
 }

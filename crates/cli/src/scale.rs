@@ -306,7 +306,10 @@ pub fn print_memory(sim: &Simulation) {
         Simulation::bytes_per_packet_in_flight(),
         peak_rss().unwrap_or(0) as f64 / 1e6
     );
-    println!("heap on huge pages: {}", crate::heap_huge_pages_state());
+    println!(
+        "heap on huge pages: {}",
+        crate::heap::heap_huge_pages_state()
+    );
 }
 
 #[cfg(test)]

@@ -98,16 +98,33 @@ impl Table {
         Ok(())
     }
 
-    /// The CSV text of an in-memory table.
-    pub fn into_csv(self) -> Result<Vec<u8>> {
-        match self.rows {
-            Rows::Memory(w) => w
-                .into_inner()
-                .with_context(|| format!("finishing {}", self.stem)),
+    /// The CSV text of an in-memory table (header and every row so far).
+    pub fn csv(&mut self) -> Result<&[u8]> {
+        match &mut self.rows {
+            Rows::Memory(w) => {
+                w.flush()
+                    .with_context(|| format!("finishing {}", self.stem))?;
+                Ok(w.get_ref())
+            }
             Rows::File { tmp, .. } => {
                 anyhow::bail!("{} is streamed to {}", self.stem, tmp.display())
             }
         }
+    }
+
+    /// The CSV text of an in-memory table.
+    pub fn into_csv(mut self) -> Result<Vec<u8>> {
+        self.csv().map(<[u8]>::to_vec)
+    }
+
+    /// The file stem (`flow_stats`).
+    pub fn stem(&self) -> &'static str {
+        self.stem
+    }
+
+    /// The column names.
+    pub fn columns(&self) -> &[&'static str] {
+        &self.columns
     }
 
     /// Flushes a streamed table and renames it into place as `dir/<stem>.csv`; returns the
@@ -129,7 +146,9 @@ impl Table {
         Ok(name)
     }
 
-    fn write(self, dir: &Path, format: Format) -> Result<String> {
+    /// Writes the table into `dir` as `<stem>.csv` or `<stem>.parquet`; returns the file's
+    /// name. A streamed table is renamed into place, once (it is empty afterwards).
+    fn write(&mut self, dir: &Path, format: Format) -> Result<String> {
         if matches!(self.rows, Rows::File { .. }) {
             if format != Format::Csv {
                 bail!(
@@ -137,16 +156,23 @@ impl Table {
                     self.stem
                 );
             }
-            return self.finish_file(dir);
+            let streamed = std::mem::replace(self, Table::new(self.stem, &self.columns));
+            return streamed.finish_file(dir);
         }
         let (stem, columns) = (self.stem, self.columns.clone());
-        let csv = self.into_csv()?;
-        let (name, bytes) = match format {
-            Format::Csv => (format!("{stem}.csv"), csv),
-            Format::Parquet => (format!("{stem}.parquet"), to_parquet(&columns, &csv)?),
-        };
-        write_atomic(&dir.join(&name), &bytes)?;
-        Ok(name)
+        let csv = self.csv()?;
+        match format {
+            Format::Csv => {
+                let name = format!("{stem}.csv");
+                write_atomic(&dir.join(&name), csv)?;
+                Ok(name)
+            }
+            Format::Parquet => {
+                let name = format!("{stem}.parquet");
+                write_atomic(&dir.join(&name), &to_parquet(&columns, csv)?)?;
+                Ok(name)
+            }
+        }
     }
 }
 
@@ -475,25 +501,32 @@ impl Tables {
         Ok(())
     }
 
-    /// Writes every table that has content into `dir`; returns the file names.
-    pub fn write(self, dir: &Path, format: Format) -> Result<Vec<String>> {
-        let mut files = vec![
-            self.flow_stats.write(dir, format)?,
-            self.lb_events.write(dir, format)?,
-        ];
+    /// Every table that has content, in the order they are written: `flow_stats`,
+    /// `lb_events`, then `ports` and `port_series` when ports were collected, then `cwnd` when
+    /// windows were traced.
+    pub fn present(&mut self) -> Vec<&mut Table> {
+        let mut tables = vec![&mut self.flow_stats, &mut self.lb_events];
         if self.collected {
-            files.push(self.ports.write(dir, format)?);
-            files.push(self.port_series.write(dir, format)?);
+            tables.push(&mut self.ports);
+            tables.push(&mut self.port_series);
         }
         if self.cwnd_on {
-            files.push(self.cwnd.write(dir, format)?);
+            tables.push(&mut self.cwnd);
         }
-        Ok(files)
+        tables
+    }
+
+    /// Writes every table that has content into `dir`; returns the file names.
+    pub fn write(&mut self, dir: &Path, format: Format) -> Result<Vec<String>> {
+        self.present()
+            .into_iter()
+            .map(|t| t.write(dir, format))
+            .collect()
     }
 }
 
 /// One load balancer's entry in `run.json`.
-#[derive(Serialize)]
+#[derive(Clone, Serialize)]
 pub struct RunEntry {
     /// Load balancer.
     pub lb: String,
