@@ -33,6 +33,17 @@ pub struct LimitArgs {
     pub cancel: Option<Arc<AtomicBool>>,
 }
 
+impl LimitArgs {
+    /// The limits of `repsim run` given no flag: none, and stall detection after 100 ms (the
+    /// library's `Default` has stall detection off).
+    pub fn run_defaults() -> Self {
+        LimitArgs {
+            stall_after: StallAfter(Some(100 * repsim::engine::time::MS)),
+            ..Self::default()
+        }
+    }
+}
+
 /// `--stall-after`: the simulated time without delivery that makes a run stalled (`None`: off).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StallAfter(pub Option<Time>);
@@ -247,6 +258,11 @@ mod tests {
         assert_eq!(parse_memory("1GiB").unwrap(), 1 << 30);
         assert!(parse_memory("10pkt").unwrap_err().contains("bytes"));
         assert_eq!(parse_stall("off").unwrap(), StallAfter(None));
+        // The flag's default is what a library run gets.
+        assert_eq!(
+            parse_stall("100ms").unwrap(),
+            LimitArgs::run_defaults().stall_after
+        );
         assert!(parse_stall("0ms").unwrap_err().contains("positive"));
         assert_eq!(
             parse_stall("1ms").unwrap(),

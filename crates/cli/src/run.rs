@@ -212,6 +212,14 @@ pub fn execute(
     };
     let lbs: Vec<String> = lb_runs.iter().map(|r| r.label.clone()).collect();
     options.format.check()?;
+    if scn.scenario.workload.kind == "external" {
+        bail!(
+            "{}: workload.type = \"external\" has no flows of its own: a program driving the \
+             simulation adds them (the Python package's repsim.Simulation); there is nothing to \
+             run here",
+            scn.path.display()
+        );
+    }
     let started = Instant::now();
     let started_unix_s = SystemTime::now()
         .duration_since(UNIX_EPOCH)

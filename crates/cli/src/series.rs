@@ -516,6 +516,20 @@ impl Tables {
         tables
     }
 
+    /// The table of file stem `stem` (`flow_stats`, `lb_events`, `ports`, `port_series`,
+    /// `cwnd`), with content or not.
+    pub fn table(&mut self, stem: &str) -> Option<&mut Table> {
+        [
+            &mut self.flow_stats,
+            &mut self.lb_events,
+            &mut self.ports,
+            &mut self.port_series,
+            &mut self.cwnd,
+        ]
+        .into_iter()
+        .find(|t| t.stem == stem)
+    }
+
     /// Writes every table that has content into `dir`; returns the file names.
     pub fn write(&mut self, dir: &Path, format: Format) -> Result<Vec<String>> {
         self.present()

@@ -11,6 +11,8 @@ mod theory;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
@@ -94,7 +96,7 @@ fn repo_root() -> PathBuf {
 }
 
 /// Default output directory of figure `id` at `scale`.
-fn default_out(id: &str, scale: Scale) -> PathBuf {
+pub fn default_out(id: &str, scale: Scale) -> PathBuf {
     Path::new("results")
         .join("figures")
         .join(id)
@@ -197,7 +199,8 @@ pub enum Reuse {
     RedrawOnly,
 }
 
-/// Runs figure `fig` at `scale` into `out`; returns its result.
+/// Runs figure `fig` at `scale` into `out`; returns its result. Setting `cancel` stops its
+/// sweeps (the Python package on Ctrl-C).
 pub fn run_figure(
     fig: &Figure,
     scale: Scale,
@@ -205,6 +208,7 @@ pub fn run_figure(
     jobs: usize,
     reuse: Reuse,
     quiet: bool,
+    cancel: Option<Arc<AtomicBool>>,
 ) -> Result<FigureResult> {
     let started = Instant::now();
     if let Some(why) = unavailable(fig) {
@@ -235,7 +239,17 @@ pub fn run_figure(
                     Some((_, dir, csv)) => (dir.clone(), csv.clone()),
                     None => {
                         let dir = out.join(name);
-                        let csv = run_panel(fig, p, scale, &definition, &dir, jobs, reuse, quiet)?;
+                        let csv = run_panel(
+                            fig,
+                            p,
+                            scale,
+                            &definition,
+                            &dir,
+                            jobs,
+                            reuse,
+                            quiet,
+                            cancel.clone(),
+                        )?;
                         swept.push((definition, dir.clone(), csv.clone()));
                         (dir, csv)
                     }
@@ -335,6 +349,7 @@ fn run_panel(
     jobs: usize,
     reuse: Reuse,
     quiet: bool,
+    cancel: Option<Arc<AtomicBool>>,
 ) -> Result<PathBuf> {
     let unfinished = |sweep: &Sweep, d: &Path| -> Result<()> {
         if reuse == Reuse::RedrawOnly && !crate::sweep::all_finished(sweep, d)? {
@@ -349,7 +364,8 @@ fn run_panel(
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let file = dir.join("sweep.toml");
     crate::files::write_atomic(&file, definition.as_bytes())?;
-    let whole = Sweep::load(&file)?;
+    let mut whole = Sweep::load(&file)?;
+    whole.cancel = cancel.clone();
     if p.series || p.lbs.len() < 2 {
         unfinished(&whole, dir)?;
         return crate::sweep::run_sweep(&whole, dir, jobs, quiet);
@@ -379,7 +395,9 @@ fn run_panel(
         std::fs::create_dir_all(&sub).with_context(|| format!("creating {}", sub.display()))?;
         let file = sub.join("sweep.toml");
         crate::files::write_atomic(&file, panel_sweep(fig, p, scale, Some(lb))?.as_bytes())?;
-        sweeps.push((Sweep::load(&file)?, sub));
+        let mut sweep = Sweep::load(&file)?;
+        sweep.cancel = cancel.clone();
+        sweeps.push((sweep, sub));
     }
     let pool: Vec<(&Sweep, &Path)> = sweeps.iter().map(|(s, d)| (s, d.as_path())).collect();
     for (s, d) in &pool {
@@ -471,7 +489,7 @@ pub fn figure(args: FigureArgs) -> Result<()> {
                     Some(o) => o.join(f.id).join(args.scale.name()),
                     None => default_out(f.id, args.scale),
                 };
-                match run_figure(f, args.scale, &out, jobs, reuse, args.quiet) {
+                match run_figure(f, args.scale, &out, jobs, reuse, args.quiet, None) {
                     Ok(r) => {
                         if let Some(dir) = &args.plots {
                             copy_plots(f.id, &r.plots, &out, dir)?;
@@ -514,7 +532,7 @@ pub fn figure(args: FigureArgs) -> Result<()> {
             if !args.only.is_empty() {
                 bail!("--only goes with `figure all`");
             }
-            let result = run_figure(fig, args.scale, &out, jobs, reuse, args.quiet)?;
+            let result = run_figure(fig, args.scale, &out, jobs, reuse, args.quiet, None)?;
             if let Some(dir) = &args.plots {
                 copy_plots(fig.id, &result.plots, &out, dir)?;
             }

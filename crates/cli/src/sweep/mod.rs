@@ -169,6 +169,13 @@ pub fn run_sweeps(sweeps: &[(&Sweep, &Path)], jobs: usize, quiet: bool) -> Resul
                 let n = next.fetch_add(1, Ordering::SeqCst);
                 let Some(&(k, p)) = tasks.get(n) else { break };
                 let (sweep, out) = sweeps[k];
+                if sweep
+                    .cancel
+                    .as_ref()
+                    .is_some_and(|c| c.load(Ordering::Relaxed))
+                {
+                    break;
+                }
                 let i = p.index;
                 let t = Instant::now();
                 let result = run_point(sweep, p, out, per_point);
@@ -308,7 +315,10 @@ pub fn run_point(sweep: &Sweep, p: &Point, out: &Path, jobs: usize) -> Result<bo
         set,
         jobs,
         // Sweeps run every point to its end (a figure may plot a stalled run's end time).
-        limits: crate::limits::LimitArgs::default(),
+        limits: crate::limits::LimitArgs {
+            cancel: sweep.cancel.clone(),
+            ..Default::default()
+        },
     })?;
     Ok(true)
 }

@@ -2,6 +2,8 @@
 //! point, and either axes (expanded as a cartesian product) or an explicit list of points.
 //! The format is documented in `docs/sweeps.md`.
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use repsim::scenario::Override;
@@ -91,6 +93,10 @@ pub struct Sweep {
     pub points: Vec<Point>,
     /// Default output directory.
     pub out: PathBuf,
+    /// Set from outside (the Python package on Ctrl-C) to stop the sweep: no point starts
+    /// after it is set and running points stop as `--max-wall` stops them.
+    #[serde(skip)]
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 /// A value as `--set` would take it (TOML text; strings quoted).
@@ -183,6 +189,7 @@ impl Sweep {
             columns,
             points,
             out,
+            cancel: None,
         })
     }
 

@@ -193,6 +193,7 @@ pub struct WorkloadSection {
 /// The `[workload]` keys each type reads, besides `type`, `ecmp_every` and `slices`.
 const WORKLOAD_KEYS: &[(&str, &[&str])] = &[
     ("explicit", &["flows"]),
+    ("external", &[]),
     ("permutation", &["size", "start", "seed"]),
     ("tornado", &["size", "start"]),
     ("incast", &["senders", "receiver", "size", "start", "seed"]),
@@ -391,6 +392,9 @@ impl LoadedScenario {
                 m.flows
             }
             "trace" => Vec::new(),
+            // The program driving the simulation adds the flows (`Simulation::add_flow`, the
+            // Python package's `Simulation.inject`).
+            "external" => Vec::new(),
             "collective" => self.collective(topo, wseed, size("workload.size")?, start)?,
             "explicit" => {
                 let entries = w.flows.as_ref().ok_or_else(|| {
@@ -406,12 +410,12 @@ impl LoadedScenario {
                 return Err(self.err(
                     "workload.type",
                     format!(
-                    "unknown type '{other}'; allowed: explicit, permutation, tornado, incast, cm, trace, collective"
+                    "unknown type '{other}'; allowed: explicit, permutation, tornado, incast, cm, trace, collective, external"
                 ),
                 ))
             }
         };
-        if flows.is_empty() && w.kind != "trace" {
+        if flows.is_empty() && w.kind != "trace" && w.kind != "external" {
             return Err(self.err("workload", "no flows"));
         }
         if let Some(n) = w.ecmp_every {

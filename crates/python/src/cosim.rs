@@ -1,0 +1,392 @@
+//! `repsim.Simulation`: one run driven step by step from Python (co-simulation). The caller
+//! advances simulated time (`run_until`, `step_until_completion`, `run`), adds flows
+//! (`inject`) at any time, and gets the Rust API's observer events as Python callbacks: a
+//! completion callback that may inject the next step's flows, as `examples/ring_allreduce.rs`
+//! does from Rust.
+//!
+//! The simulation runs on the calling thread with the GIL released, in slices of one
+//! microsecond of simulated time between which Ctrl-C is looked for; a callback takes the GIL
+//! back for its call. Flows injected while the simulation runs (from a callback) are added
+//! when the callback returns, as `Injector::add_flow` adds them.
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use repsim::engine::time::{Time, US};
+use repsim::lb::LbRecord;
+use repsim::sim::{Flow, Injector, Observer, PacketDrop};
+use repsim::workload::FlowSpec;
+
+use crate::errors::py_err;
+use crate::frames::{self, arrow_err, ArrowTable};
+use crate::scenario::Scenario;
+
+/// Simulated time run between two looks for Ctrl-C.
+const SLICE: Time = US;
+
+/// A finished flow, as a completion callback and `step_until_completion` give it. Times are
+/// integer picoseconds.
+#[pyclass(module = "repsim._repsim", frozen, get_all)]
+#[derive(Clone, Debug)]
+pub struct SimulatedFlow {
+    /// The flow's id.
+    id: u64,
+    /// Sending host.
+    src: u32,
+    /// Receiving host.
+    dst: u32,
+    /// Bytes.
+    bytes: u64,
+    /// The caller's tag (`inject(..., tag=)`).
+    tag: u64,
+    /// When it started (ps; its dependencies done).
+    start: Time,
+    /// When its last byte was acknowledged (ps), if it has finished.
+    finish: Option<Time>,
+}
+
+#[pymethods]
+impl SimulatedFlow {
+    /// Flow completion time (ps), if it has finished.
+    #[getter]
+    fn fct(&self) -> Option<Time> {
+        self.finish.map(|f| f - self.start)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "SimulatedFlow(id={}, src={}, dst={}, bytes={}, tag={}, start={}, finish={:?})",
+            self.id, self.src, self.dst, self.bytes, self.tag, self.start, self.finish
+        )
+    }
+}
+
+impl From<&Flow> for SimulatedFlow {
+    fn from(f: &Flow) -> Self {
+        SimulatedFlow {
+            id: f.spec.id,
+            src: f.spec.src,
+            dst: f.spec.dst,
+            bytes: f.spec.bytes,
+            tag: f.spec.tag,
+            start: f.start(),
+            finish: f.finish,
+        }
+    }
+}
+
+/// What the Python object and the observer inside the simulation share.
+#[derive(Default)]
+struct Shared {
+    /// Flows injected while the simulation runs, added when the callback returns.
+    pending: Mutex<Vec<FlowSpec>>,
+    /// The simulation is running (inject queues instead of adding).
+    running: AtomicBool,
+    /// Simulated time of the last callback (what `now` says while running).
+    now: AtomicU64,
+    /// Callbacks: completion, load-balancer event, drop.
+    on_complete: Mutex<Option<Py<PyAny>>>,
+    on_lb_event: Mutex<Option<Py<PyAny>>>,
+    on_drop: Mutex<Option<Py<PyAny>>>,
+    /// The first exception a callback raised (raised again when the step returns; later
+    /// callbacks are skipped).
+    error: Mutex<Option<PyErr>>,
+}
+
+/// Locks `m`, whatever a panic left in it.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    /// Calls the callback in `slot` with `args` unless an earlier one failed.
+    fn call<A>(&self, slot: &Mutex<Option<Py<PyAny>>>, args: impl FnOnce(Python<'_>) -> A)
+    where
+        A: for<'py> pyo3::call::PyCallArgs<'py>,
+    {
+        if lock(&self.error).is_some() {
+            return;
+        }
+        Python::attach(|py| {
+            let Some(cb) = lock(slot).as_ref().map(|c| c.clone_ref(py)) else {
+                return;
+            };
+            if let Err(e) = cb.call1(py, args(py)) {
+                lock(&self.error).get_or_insert(e);
+            }
+        });
+    }
+}
+
+/// The observer installed in the simulation: forwards events to the Python callbacks.
+struct PyObserver(Arc<Shared>);
+
+impl Observer for PyObserver {
+    fn flow_completed(&mut self, flow: &Flow, inject: &mut Injector) {
+        let s = &self.0;
+        s.now.store(flow.finish.unwrap_or(0), Ordering::Relaxed);
+        if lock(&s.on_complete).is_some() {
+            let done = SimulatedFlow::from(flow);
+            s.call(&s.on_complete, |_| (done,));
+        }
+        for spec in lock(&s.pending).drain(..) {
+            inject.add_flow(spec);
+        }
+    }
+
+    fn lb_event(&mut self, record: &LbRecord) {
+        let s = &self.0;
+        if lock(&s.on_lb_event).is_some() {
+            let (time, flow, event) = (record.time, record.flow, record.event.name());
+            s.now.store(time, Ordering::Relaxed);
+            s.call(&s.on_lb_event, |_| (time, flow, event));
+        }
+    }
+
+    fn packet_dropped(&mut self, drop: &PacketDrop) {
+        let s = &self.0;
+        if lock(&s.on_drop).is_some() {
+            let d = *drop;
+            s.now.store(d.time, Ordering::Relaxed);
+            let (kind, cause) = (format!("{:?}", d.kind), format!("{:?}", d.cause));
+            s.call(&s.on_drop, |_| (d.time, d.port, d.flow, kind, cause));
+        }
+    }
+}
+
+/// One run of a scenario, advanced from Python.
+#[pyclass(module = "repsim._repsim", frozen)]
+pub struct Simulation {
+    sim: Mutex<repsim::Simulation>,
+    shared: Arc<Shared>,
+    /// The next id `inject` gives.
+    next_id: AtomicU64,
+}
+
+impl Simulation {
+    /// Runs `step` (which returns whether to go on) slice by slice without the GIL until it
+    /// stops or Ctrl-C; then adds flows injected from elsewhere and raises a callback's error.
+    fn drive(
+        &self,
+        py: Python<'_>,
+        mut step: impl FnMut(&mut repsim::Simulation) -> bool + Send,
+    ) -> PyResult<()> {
+        let shared = &self.shared;
+        let mut guard = lock(&self.sim);
+        let sim: &mut repsim::Simulation = &mut guard;
+        shared.running.store(true, Ordering::Relaxed);
+        let mut outcome = Ok(());
+        loop {
+            let more = py.detach(|| step(sim));
+            if lock(&shared.error).is_some() || !more {
+                break;
+            }
+            if let Err(e) = py.check_signals() {
+                outcome = Err(e);
+                break;
+            }
+        }
+        shared.running.store(false, Ordering::Relaxed);
+        shared.now.store(sim.now(), Ordering::Relaxed);
+        for spec in lock(&shared.pending).drain(..).collect::<Vec<_>>() {
+            sim.add_flow(spec).map_err(py_err)?;
+        }
+        if let Some(e) = lock(&shared.error).take() {
+            return Err(e);
+        }
+        outcome
+    }
+}
+
+#[pymethods]
+impl Simulation {
+    /// Builds the run of `scenario` for load balancer `lb` (a label or name; default its
+    /// first) with `seed` (default the scenario's); nothing has run yet.
+    #[new]
+    #[pyo3(signature = (scenario, lb=None, seed=None))]
+    fn new(scenario: &Scenario, lb: Option<String>, seed: Option<u64>) -> PyResult<Self> {
+        let scn = &scenario.loaded;
+        let run = match lb {
+            Some(name) => scn.select(&[name]),
+            None => scn.runs().map(|mut r| {
+                r.truncate(1);
+                r
+            }),
+        }
+        .map_err(py_err)?
+        .pop()
+        .ok_or_else(|| PyValueError::new_err("the scenario names no load balancer"))?;
+        let spec = scn.build_run(&run, seed).map_err(py_err)?;
+        let mut sim = repsim::Simulation::new(spec).map_err(py_err)?;
+        let shared = Arc::new(Shared::default());
+        sim.set_observer(Box::new(PyObserver(shared.clone())));
+        let next_id = sim.flows().iter().map(|f| f.spec.id + 1).max().unwrap_or(0);
+        Ok(Simulation {
+            sim: Mutex::new(sim),
+            shared,
+            next_id: AtomicU64::new(next_id),
+        })
+    }
+
+    /// Simulated time now (ps).
+    #[getter]
+    fn now(&self) -> Time {
+        match self.sim.try_lock() {
+            Ok(sim) => sim.now(),
+            Err(_) => self.shared.now.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The run's label (its load balancer).
+    #[getter]
+    fn label(&self) -> String {
+        lock(&self.sim).label().to_string()
+    }
+
+    /// Number of hosts of the fabric.
+    #[getter]
+    fn hosts(&self) -> u32 {
+        lock(&self.sim).topology().hosts
+    }
+
+    /// The transport's packet size and header size, bytes (`mtu`, `header`).
+    #[getter]
+    fn packet_sizes(&self) -> (u32, u32) {
+        let sim = lock(&self.sim);
+        let t = sim.transport();
+        (t.mtu, t.header)
+    }
+
+    /// Base round-trip time between two hosts (ps).
+    fn base_rtt(&self, src: u32, dst: u32) -> PyResult<Time> {
+        let sim = lock(&self.sim);
+        let hosts = sim.topology().hosts;
+        if src >= hosts || dst >= hosts {
+            return Err(PyValueError::new_err(format!(
+                "hosts are 0 to {}: got {src} and {dst}",
+                hosts - 1
+            )));
+        }
+        Ok(sim.base_rtt(src, dst))
+    }
+
+    /// Adds a flow of `bytes` from host `src` to host `dst`, starting at `start` (ps; default
+    /// now, and never before now) once every flow of `after` (ids) has finished; returns its
+    /// id. From a callback, the flow is added when the callback returns.
+    #[pyo3(signature = (src, dst, bytes, start=None, after=Vec::new(), tag=0))]
+    fn inject(
+        &self,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+        start: Option<Time>,
+        after: Vec<u64>,
+        tag: u64,
+    ) -> PyResult<u64> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut spec = FlowSpec::new(id, src, dst, bytes, start.unwrap_or(0));
+        spec.after = after;
+        spec.tag = tag;
+        if self.shared.running.load(Ordering::Relaxed) {
+            lock(&self.shared.pending).push(spec);
+            return Ok(id);
+        }
+        let mut sim = lock(&self.sim);
+        spec.start = spec.start.max(sim.now());
+        sim.add_flow(spec)
+            .map_err(|e| PyValueError::new_err(format!("inject: {e}")))?;
+        Ok(id)
+    }
+
+    /// Sets the completion callback, `callback(flow: SimulatedFlow)`, called when a flow's
+    /// last byte is acknowledged (`None` removes it).
+    fn on_complete(&self, callback: Option<Py<PyAny>>) {
+        *lock(&self.shared.on_complete) = callback;
+    }
+
+    /// Sets the load-balancer event callback, `callback(time_ps, flow_index, event)`.
+    fn on_lb_event(&self, callback: Option<Py<PyAny>>) {
+        *lock(&self.shared.on_lb_event) = callback;
+    }
+
+    /// Sets the drop callback, `callback(time_ps, port, flow_index, kind, cause)`.
+    fn on_drop(&self, callback: Option<Py<PyAny>>) {
+        *lock(&self.shared.on_drop) = callback;
+    }
+
+    /// Runs every event up to and including `until` (ps) and leaves the clock there; returns
+    /// whether anything is left to do.
+    fn run_until(&self, py: Python<'_>, until: Time) -> PyResult<bool> {
+        let mut more = true;
+        self.drive(py, |sim| {
+            let next = (sim.now() + SLICE).min(until);
+            more = sim.run_until(next);
+            more && next < until
+        })?;
+        Ok(more)
+    }
+
+    /// Runs until some flow finishes, and returns it (with any others that finished at the
+    /// same step), or an empty list when nothing is left to do.
+    fn step_until_completion(&self, py: Python<'_>) -> PyResult<Vec<SimulatedFlow>> {
+        let mut done = Vec::new();
+        self.drive(py, |sim| {
+            let next = sim.now() + SLICE;
+            if let Some(index) = sim.run_until_completion(next) {
+                done.push(index);
+                done.extend(sim.take_completions());
+                return false;
+            }
+            sim.pending_events() > 0 && next < sim.config().end
+        })?;
+        let sim = lock(&self.sim);
+        Ok(done
+            .into_iter()
+            .filter_map(|i| sim.flow(i).map(SimulatedFlow::from))
+            .collect())
+    }
+
+    /// Runs until nothing is left to do (or the scenario's end time).
+    fn run(&self, py: Python<'_>) -> PyResult<()> {
+        self.drive(py, |sim| {
+            let next = sim.now() + SLICE;
+            sim.run_until(next) && next < sim.config().end
+        })
+    }
+
+    /// Whether every flow has finished.
+    fn all_done(&self) -> bool {
+        lock(&self.sim).all_done()
+    }
+
+    /// Every flow so far, as `flows.csv`'s table.
+    fn flows(&self) -> PyResult<ArrowTable> {
+        frames::flows(&lock(&self.sim).flow_rows()).map_err(arrow_err)
+    }
+
+    /// The run's summary (as a row of `summary.json`), as a table.
+    fn summary(&self) -> PyResult<ArrowTable> {
+        let s = lock(&self.sim).summary(0.0);
+        frames::summary(std::slice::from_ref(&s)).map_err(arrow_err)
+    }
+
+    /// Flows that could not be added (by callbacks), with the reason.
+    fn rejected_flows(&self) -> Vec<String> {
+        lock(&self.sim).rejected_flows().to_vec()
+    }
+
+    fn __repr__(&self) -> PyResult<String> {
+        let sim = self
+            .sim
+            .try_lock()
+            .map_err(|_| PyRuntimeError::new_err("the simulation is running"))?;
+        Ok(format!(
+            "Simulation({} on {}, t = {} ps, {} flows)",
+            sim.label(),
+            sim.topology(),
+            sim.now(),
+            sim.flows().len()
+        ))
+    }
+}

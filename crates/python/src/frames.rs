@@ -1,0 +1,343 @@
+//! Result tables as Arrow record batches, handed to Python through the Arrow PyCapsule
+//! interface (`__arrow_c_stream__`), which polars reads without a copy through Python objects.
+//!
+//! `flows` and `summary` are built from the simulator's own records (typed columns: integers,
+//! floats, strings; an unfinished flow's `finish` and `fct_us` are null). Every other table is
+//! the in-memory text `repsim run` writes as its CSV file, read column by column: a column whose
+//! cells all read as integers is `Int64`, as numbers `Float64`, else `Utf8`; an empty cell is
+//! null. Column names are the files' (`docs/output-schema.md`).
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    Float64Builder, Int64Builder, StringBuilder, UInt32Builder, UInt64Builder,
+};
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchIterator};
+use arrow_schema::{ArrowError, Field, Schema};
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+use repsim::metrics::{FlowRow, RunSummary};
+
+/// An Arrow table: one record batch with its schema.
+#[pyclass(module = "repsim._repsim", frozen)]
+pub struct ArrowTable {
+    batch: RecordBatch,
+}
+
+#[pymethods]
+impl ArrowTable {
+    /// The table as an Arrow C stream (the Arrow PyCapsule interface); `requested_schema` is
+    /// ignored, as the interface allows.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let _ = requested_schema;
+        let schema = self.batch.schema();
+        let batches = vec![Ok(self.batch.clone())];
+        let reader = RecordBatchIterator::new(batches, schema);
+        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+        PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
+    }
+
+    /// Number of rows.
+    fn __len__(&self) -> usize {
+        self.batch.num_rows()
+    }
+
+    /// Column names.
+    #[getter]
+    fn columns(&self) -> Vec<String> {
+        let schema = self.batch.schema();
+        schema.fields().iter().map(|f| f.name().clone()).collect()
+    }
+}
+
+impl ArrowTable {
+    /// A table of these named columns.
+    fn new(columns: Vec<(&str, ArrayRef)>) -> Result<Self, ArrowError> {
+        let fields: Vec<Field> = columns
+            .iter()
+            .map(|(name, a)| Field::new(*name, a.data_type().clone(), a.null_count() > 0))
+            .collect();
+        let arrays = columns.into_iter().map(|(_, a)| a).collect();
+        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)?;
+        Ok(ArrowTable { batch })
+    }
+}
+
+/// Arrow errors as Python's `RuntimeError` (a table the simulator built is never malformed).
+pub fn arrow_err(e: ArrowError) -> PyErr {
+    pyo3::exceptions::PyRuntimeError::new_err(format!("building an Arrow table: {e}"))
+}
+
+/// `flows.csv` as a table: the same columns, typed (`class`, `tag` and the reorder columns
+/// only when the file has them).
+pub fn flows(rows: &[FlowRow]) -> Result<ArrowTable, ArrowError> {
+    let mixed = rows.iter().any(|r| r.class != "main");
+    let tagged = rows.iter().any(|r| r.tag != 0);
+    let reorder = rows.iter().any(|r| r.reorder.is_some());
+    let n = rows.len();
+    let mut lb = StringBuilder::with_capacity(n, n * 4);
+    let mut id = UInt64Builder::with_capacity(n);
+    let mut src = UInt32Builder::with_capacity(n);
+    let mut dst = UInt32Builder::with_capacity(n);
+    let mut bytes = UInt64Builder::with_capacity(n);
+    let mut start = Float64Builder::with_capacity(n);
+    let mut finish = Float64Builder::with_capacity(n);
+    let mut fct = Float64Builder::with_capacity(n);
+    let mut rtx = UInt64Builder::with_capacity(n);
+    let mut class = StringBuilder::new();
+    let mut tag = UInt64Builder::new();
+    let mut ooo = Float64Builder::new();
+    let mut mean_packets = Float64Builder::new();
+    let mut max_packets = UInt64Builder::new();
+    let mut mean_bytes = Float64Builder::new();
+    let mut max_bytes = UInt64Builder::new();
+    for r in rows {
+        lb.append_value(&r.lb);
+        id.append_value(r.id);
+        src.append_value(r.src);
+        dst.append_value(r.dst);
+        bytes.append_value(r.bytes);
+        start.append_value(r.start_us);
+        finish.append_option(r.finish_us);
+        fct.append_option(r.fct_us);
+        rtx.append_value(r.retransmissions);
+        if mixed {
+            class.append_value(&r.class);
+        }
+        if tagged {
+            tag.append_value(r.tag);
+        }
+        if reorder {
+            let v = r.reorder;
+            ooo.append_option(v.map(|v| v.out_of_order_fraction));
+            mean_packets.append_option(v.map(|v| v.mean_packets));
+            max_packets.append_option(v.map(|v| u64::from(v.max_packets)));
+            mean_bytes.append_option(v.map(|v| v.mean_bytes));
+            max_bytes.append_option(v.map(|v| v.max_bytes));
+        }
+    }
+    let mut columns: Vec<(&str, ArrayRef)> = vec![
+        ("lb", Arc::new(lb.finish())),
+        ("id", Arc::new(id.finish())),
+        ("src", Arc::new(src.finish())),
+        ("dst", Arc::new(dst.finish())),
+        ("bytes", Arc::new(bytes.finish())),
+        ("start", Arc::new(start.finish())),
+        ("finish", Arc::new(finish.finish())),
+        ("fct_us", Arc::new(fct.finish())),
+        ("retransmissions", Arc::new(rtx.finish())),
+    ];
+    if mixed {
+        columns.push(("class", Arc::new(class.finish())));
+    }
+    if tagged {
+        columns.push(("tag", Arc::new(tag.finish())));
+    }
+    if reorder {
+        columns.push(("out_of_order_fraction", Arc::new(ooo.finish())));
+        columns.push(("reorder_mean_packets", Arc::new(mean_packets.finish())));
+        columns.push(("reorder_max_packets", Arc::new(max_packets.finish())));
+        columns.push(("reorder_mean_bytes", Arc::new(mean_bytes.finish())));
+        columns.push(("reorder_max_bytes", Arc::new(max_bytes.finish())));
+    }
+    ArrowTable::new(columns)
+}
+
+/// `summary.json` as a table, a row per load balancer: its scalar fields in the file's order,
+/// nested objects flattened with `_` (`fct_us_p99`); lists (slowdown buckets, classes, stall
+/// messages) are left out (`slowdown` is its own table).
+pub fn summary(runs: &[RunSummary]) -> Result<ArrowTable, ArrowError> {
+    let external = |e: serde_json::Error| ArrowError::ExternalError(Box::new(e));
+    let mut names: Vec<String> = Vec::new();
+    let mut cells: Vec<Vec<(String, serde_json::Value)>> = Vec::new();
+    for run in runs {
+        // Read back from the text so that fields keep the order summary.json writes them in.
+        let text = serde_json::to_string(run).map_err(external)?;
+        let tree: Ordered = serde_json::from_str(&text).map_err(external)?;
+        let mut row = Vec::new();
+        tree.flatten("", &mut row);
+        for (name, _) in &row {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        cells.push(row);
+    }
+    let column = |name: &str| -> Vec<Option<serde_json::Value>> {
+        cells
+            .iter()
+            .map(|row| row.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()))
+            .collect()
+    };
+    let mut columns: Vec<(&str, ArrayRef)> = Vec::new();
+    for name in &names {
+        columns.push((name, json_column(&column(name))));
+    }
+    ArrowTable::new(columns)
+}
+
+/// A JSON value whose objects keep their fields in the order written.
+enum Ordered {
+    Scalar(serde_json::Value),
+    Object(Vec<(String, Ordered)>),
+    List,
+}
+
+impl Ordered {
+    /// The scalar leaves, named by their path joined with `_`.
+    fn flatten(self, prefix: &str, out: &mut Vec<(String, serde_json::Value)>) {
+        match self {
+            Ordered::Object(fields) => {
+                for (k, v) in fields {
+                    let name = if prefix.is_empty() {
+                        k
+                    } else {
+                        format!("{prefix}_{k}")
+                    };
+                    v.flatten(&name, out);
+                }
+            }
+            Ordered::List => {}
+            Ordered::Scalar(v) => out.push((prefix.to_string(), v)),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Ordered {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Ordered, A::Error> {
+                let mut fields = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, Ordered>()? {
+                    fields.push((k, v));
+                }
+                Ok(Ordered::Object(fields))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Ordered, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Ordered::List)
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(v.into()))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(v.into()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(v.into()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(v.into()))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(v.into()))
+            }
+            fn visit_unit<E>(self) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(serde_json::Value::Null))
+            }
+            fn visit_none<E>(self) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(serde_json::Value::Null))
+            }
+            fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Ordered, D::Error> {
+                serde::Deserialize::deserialize(d)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// One column of JSON scalars: integers, numbers, else text (booleans as `true`/`false`).
+fn json_column(cells: &[Option<serde_json::Value>]) -> ArrayRef {
+    let present = || cells.iter().flatten().filter(|v| !v.is_null());
+    if present().all(|v| v.is_i64()) {
+        let mut b = Int64Builder::with_capacity(cells.len());
+        for c in cells {
+            b.append_option(c.as_ref().and_then(|v| v.as_i64()));
+        }
+        Arc::new(b.finish())
+    } else if present().all(|v| v.is_number()) {
+        let mut b = Float64Builder::with_capacity(cells.len());
+        for c in cells {
+            b.append_option(c.as_ref().and_then(|v| v.as_f64()));
+        }
+        Arc::new(b.finish())
+    } else {
+        let mut b = StringBuilder::new();
+        for c in cells {
+            match c {
+                None | Some(serde_json::Value::Null) => b.append_null(),
+                Some(serde_json::Value::String(s)) => b.append_value(s),
+                Some(other) => b.append_value(other.to_string()),
+            }
+        }
+        Arc::new(b.finish())
+    }
+}
+
+/// A table from the CSV text `repsim run` writes (header row first).
+pub fn from_csv(text: &[u8]) -> Result<ArrowTable, ArrowError> {
+    let mut reader = csv::ReaderBuilder::new().from_reader(text);
+    let external = |e: csv::Error| ArrowError::ExternalError(Box::new(e));
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(external)?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let mut columns: Vec<Vec<String>> = vec![Vec::new(); header.len()];
+    for record in reader.records() {
+        let record = record.map_err(external)?;
+        for (column, cell) in columns.iter_mut().zip(record.iter()) {
+            column.push(cell.to_string());
+        }
+    }
+    let arrays: Vec<(&str, ArrayRef)> = header
+        .iter()
+        .zip(&columns)
+        .map(|(name, cells)| (name.as_str(), text_column(cells)))
+        .collect();
+    ArrowTable::new(arrays)
+}
+
+/// One column of cells: integers if every non-empty cell is one, else numbers, else text.
+fn text_column(cells: &[String]) -> ArrayRef {
+    let present = || cells.iter().filter(|c| !c.is_empty());
+    fn cell(c: &str) -> Option<&str> {
+        (!c.is_empty()).then_some(c)
+    }
+    if present().all(|c| c.parse::<i64>().is_ok()) {
+        let mut b = Int64Builder::with_capacity(cells.len());
+        for c in cells {
+            b.append_option(cell(c).and_then(|c| c.parse().ok()));
+        }
+        Arc::new(b.finish())
+    } else if present().all(|c| c.parse::<f64>().is_ok()) {
+        let mut b = Float64Builder::with_capacity(cells.len());
+        for c in cells {
+            b.append_option(cell(c).and_then(|c| c.parse().ok()));
+        }
+        Arc::new(b.finish())
+    } else {
+        let mut b = StringBuilder::new();
+        for c in cells {
+            b.append_option(cell(c));
+        }
+        Arc::new(b.finish())
+    }
+}

@@ -1,0 +1,199 @@
+//! `repsim.run` and its `RunResult`: the runs of a scenario simulated off the interpreter
+//! (Ctrl-C stops them), their outputs held in memory as `repsim run` holds them before writing,
+//! so that `write` produces the command's files and the tables come out as Arrow.
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use repsim_cli::limits::LimitArgs;
+use repsim_cli::output::{collectives_csv, slowdown_csv};
+use repsim_cli::prepared::CollectMode;
+use repsim_cli::run::{execute, Completed, RunOptions};
+use repsim_cli::series::{Format, Table};
+
+use crate::errors::py_err;
+use crate::frames::{self, arrow_err, ArrowTable};
+use crate::interrupt::run_interruptible;
+use crate::scenario::Scenario;
+
+/// The tables a result has, by file stem, in the order `repsim run` writes them.
+const TABLES: &[&str] = &[
+    "flows",
+    "summary",
+    "slowdown",
+    "collectives",
+    "flow_stats",
+    "lb_events",
+    "ports",
+    "port_series",
+    "cwnd",
+    "pfc",
+    "elephants",
+];
+
+/// The finished runs of a scenario.
+#[pyclass(module = "repsim._repsim", frozen)]
+pub struct RunResult {
+    done: Mutex<Completed>,
+    /// The scenario file (or `<string>`), for `run.json`.
+    source: String,
+}
+
+impl RunResult {
+    fn done(&self) -> std::sync::MutexGuard<'_, Completed> {
+        // A panic while the lock was held leaves the outputs as they were: still readable.
+        self.done.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A table's CSV text as a table.
+fn csv_table(table: &mut Table) -> PyResult<ArrowTable> {
+    let text = table.csv().map_err(py_err)?;
+    frames::from_csv(text).map_err(arrow_err)
+}
+
+#[pymethods]
+impl RunResult {
+    /// `flows.csv` as a table.
+    fn flows(&self) -> PyResult<ArrowTable> {
+        frames::flows(&self.done().outputs.rows).map_err(arrow_err)
+    }
+
+    /// `summary.json`'s runs as a table, a row per load balancer.
+    fn summary(&self) -> PyResult<ArrowTable> {
+        frames::summary(&self.done().outputs.runs).map_err(arrow_err)
+    }
+
+    /// The table of file stem `name` (see `tables`); tables a run did not fill have their
+    /// columns and no rows.
+    fn table(&self, name: &str) -> PyResult<ArrowTable> {
+        let mut done = self.done();
+        let done = &mut *done;
+        let o = &mut done.outputs;
+        match name {
+            "flows" => frames::flows(&o.rows).map_err(arrow_err),
+            "summary" => frames::summary(&o.runs).map_err(arrow_err),
+            "slowdown" => {
+                frames::from_csv(&slowdown_csv(&o.runs).map_err(py_err)?).map_err(arrow_err)
+            }
+            "collectives" => {
+                let rows = if done.collectives { &o.rows[..] } else { &[] };
+                frames::from_csv(&collectives_csv(rows).map_err(py_err)?).map_err(arrow_err)
+            }
+            "pfc" => csv_table(&mut o.pfc),
+            "elephants" => csv_table(&mut o.elephants),
+            other => match o.tables.table(other) {
+                Some(t) => csv_table(t),
+                None => Err(PyValueError::new_err(format!(
+                    "no table {other:?}; the tables are {}",
+                    TABLES.join(", ")
+                ))),
+            },
+        }
+    }
+
+    /// The stems of the tables this result writes as files (`flows`, `slowdown`, ...).
+    fn written_tables(&self) -> Vec<String> {
+        let mut done = self.done();
+        let done = &mut *done;
+        let mut names = vec!["flows".to_string(), "slowdown".to_string()];
+        if done.collectives {
+            names.push("collectives".into());
+        }
+        let o = &mut done.outputs;
+        names.extend(o.tables.present().iter().map(|t| t.stem().to_string()));
+        if o.pfc_on {
+            names.push("pfc".into());
+        }
+        if o.elephants_on {
+            names.push("elephants".into());
+        }
+        names
+    }
+
+    /// `summary.json`'s text.
+    fn summary_json(&self) -> PyResult<String> {
+        let bytes = self.done().summary_json().map_err(py_err)?;
+        String::from_utf8(bytes).map_err(py_err)
+    }
+
+    /// The resolved scenario (`scenario.toml`).
+    fn scenario_toml(&self) -> String {
+        self.done().resolved.clone()
+    }
+
+    /// The labels of the runs, in order.
+    #[getter]
+    fn lbs(&self) -> Vec<String> {
+        self.done()
+            .outputs
+            .runs
+            .iter()
+            .map(|r| r.lb.clone())
+            .collect()
+    }
+
+    /// Writes `repsim run`'s files into `dir` (created if missing); returns their names.
+    fn write(&self, py: Python<'_>, dir: PathBuf) -> PyResult<Vec<String>> {
+        let command = vec![
+            "python".to_string(),
+            "repsim.run".into(),
+            self.source.clone(),
+        ];
+        py.detach(|| self.done().write(&dir, self.source.clone(), command))
+            .map_err(py_err)
+    }
+}
+
+/// Runs `scenario` once per load balancer (`lb`: labels or names, default the scenario's) with
+/// `seed` (default the scenario's), `jobs` load balancers at once (0: one per core) and
+/// `collect` (`scenario`, `all` or `none`), as `repsim run` does.
+#[pyfunction]
+#[pyo3(signature = (scenario, lb=None, seed=None, jobs=1, collect="scenario", quiet=true))]
+pub fn run(
+    py: Python<'_>,
+    scenario: &Scenario,
+    lb: Option<Vec<String>>,
+    seed: Option<u64>,
+    jobs: usize,
+    collect: &str,
+    quiet: bool,
+) -> PyResult<RunResult> {
+    let collect = match collect {
+        "scenario" => CollectMode::Scenario,
+        "all" => CollectMode::All,
+        "none" => CollectMode::None,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "collect={other:?}: use \"scenario\", \"all\" or \"none\""
+            )))
+        }
+    };
+    let scn = &scenario.loaded;
+    let done = run_interruptible(py, |cancel| {
+        let options = RunOptions {
+            lb,
+            seed,
+            collect,
+            format: Format::Csv,
+            jobs,
+            limits: LimitArgs {
+                cancel: Some(cancel),
+                ..LimitArgs::run_defaults()
+            },
+            quiet,
+            header: !quiet,
+            progress: false,
+        };
+        execute(scn, &options, None)
+    })?
+    .map_err(py_err)?;
+    if let Some(why) = done.failure(None) {
+        return Err(PyRuntimeError::new_err(why));
+    }
+    Ok(RunResult {
+        done: Mutex::new(done),
+        source: scenario.source(),
+    })
+}

@@ -1,0 +1,147 @@
+//! `repsim.load` and `Scenario`: a scenario file or TOML text with `--set`-style overrides,
+//! parsed and checked exactly as `repsim run` and `repsim check` do.
+use std::path::{Path, PathBuf};
+
+use pyo3::prelude::*;
+use repsim::scenario::{LoadedScenario, Override, ScenarioError as LibScenarioError};
+
+use crate::errors::{py_err, scenario_error};
+
+/// The path that stands for a scenario given as text (messages name it; relative paths in it
+/// are read from the working directory).
+const TEXT_SOURCE: &str = "<string>";
+
+/// A loaded, checked scenario.
+#[pyclass(module = "repsim._repsim", frozen)]
+pub struct Scenario {
+    /// The scenario as the library holds it.
+    pub(crate) loaded: LoadedScenario,
+    /// Its source text before overrides (overrides are re-applied to it).
+    text: String,
+    /// The overrides applied, as `KEY=VALUE`.
+    set: Vec<String>,
+    /// Whether it came from a file (else from text).
+    from_file: bool,
+}
+
+impl Scenario {
+    /// Parses `text` (read from `path`, or given as text) with `set` applied and checks every
+    /// run it names.
+    fn parse(text: String, path: &Path, set: Vec<String>, from_file: bool) -> PyResult<Self> {
+        let file = path.display().to_string();
+        let overrides = set
+            .iter()
+            .map(|s| {
+                Override::parse(s).map_err(|message| {
+                    let key = s.split_once('=').map_or(s.as_str(), |(k, _)| k.trim());
+                    scenario_error(&format!("{file}: {key}: {message}"), &file, key, &message)
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let loaded = LoadedScenario::parse_with(&text, path, &overrides).map_err(lib_err)?;
+        check(&loaded).map_err(lib_err)?;
+        Ok(Scenario {
+            loaded,
+            text,
+            set,
+            from_file,
+        })
+    }
+
+    /// The file name `run.json` records.
+    pub(crate) fn source(&self) -> String {
+        self.loaded.path.display().to_string()
+    }
+}
+
+/// A library scenario error as `repsim.ScenarioError`.
+fn lib_err(e: LibScenarioError) -> PyErr {
+    scenario_error(&e.to_string(), &e.file, &e.field, &e.message)
+}
+
+/// Builds every run the scenario names, as `repsim check` does, so that a bad value anywhere
+/// fails at load time rather than in the middle of a run.
+fn check(scn: &LoadedScenario) -> Result<(), LibScenarioError> {
+    for run in scn.runs()? {
+        scn.build_run(&run, None)?;
+    }
+    Ok(())
+}
+
+#[pymethods]
+impl Scenario {
+    /// The scenario's name (its `name` field, else the file's stem).
+    #[getter]
+    fn name(&self) -> String {
+        self.loaded.name()
+    }
+
+    /// The file it was read from, or `None` for a scenario given as text.
+    #[getter]
+    fn path(&self) -> Option<String> {
+        self.from_file.then(|| self.source())
+    }
+
+    /// The overrides applied to it, as `KEY=VALUE` text.
+    #[getter]
+    fn overrides(&self) -> Vec<String> {
+        self.set.clone()
+    }
+
+    /// The labels of the runs it makes (one per load balancer entry of `lb`).
+    #[getter]
+    fn lbs(&self) -> PyResult<Vec<String>> {
+        let runs = self.loaded.runs().map_err(lib_err)?;
+        Ok(runs.into_iter().map(|r| r.label).collect())
+    }
+
+    /// The seed its runs use unless `run` is given another.
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.loaded.scenario.seed
+    }
+
+    /// The scenario, overrides applied, as TOML text that `load` reads back to the same
+    /// scenario.
+    fn to_toml(&self) -> PyResult<String> {
+        let mut s = self.loaded.scenario.clone();
+        s.name = Some(self.loaded.name());
+        toml::to_string_pretty(&s).map_err(py_err)
+    }
+
+    /// A copy with more overrides (`KEY=VALUE` text) applied after its own.
+    fn with_overrides(&self, set: Vec<String>) -> PyResult<Scenario> {
+        let all = self.set.iter().cloned().chain(set).collect();
+        Scenario::parse(self.text.clone(), &self.loaded.path, all, self.from_file)
+    }
+
+    fn __repr__(&self) -> String {
+        let source = if self.from_file {
+            self.source()
+        } else {
+            "text".into()
+        };
+        format!("Scenario({:?} from {source})", self.loaded.name())
+    }
+}
+
+/// Loads a scenario from the file `path` or from TOML `text` (exactly one), applies `set`
+/// (`KEY=VALUE` text, as `repsim run --set`) and checks it.
+#[pyfunction]
+#[pyo3(signature = (path=None, text=None, set=Vec::new()))]
+pub fn load(path: Option<PathBuf>, text: Option<String>, set: Vec<String>) -> PyResult<Scenario> {
+    match (path, text) {
+        (Some(path), None) => {
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                let file = path.display().to_string();
+                let message = format!("cannot read: {e}");
+                scenario_error(&format!("{file}: -: {message}"), &file, "-", &message)
+            })?;
+            Scenario::parse(text, &path, set, true)
+        }
+        (None, Some(text)) => Scenario::parse(text, Path::new(TEXT_SOURCE), set, false),
+        _ => Err(pyo3::exceptions::PyTypeError::new_err(
+            "give exactly one of path and text",
+        )),
+    }
+}
