@@ -322,6 +322,10 @@ impl Simulation {
         self.drive(py, |sim| {
             let next = (sim.now() + SLICE).min(until);
             more = sim.run_until(next);
+            if !more {
+                // Nothing left to happen: the clock goes straight to `until`.
+                sim.run_until(until);
+            }
             more && next < until
         })?;
         Ok(more)

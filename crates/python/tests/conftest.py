@@ -1,0 +1,27 @@
+"""Shared set-up of the Python package's tests: they run from the repository root (scenario
+paths are relative to it) and compare against the `repsim` command built from the same tree."""
+
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(autouse=True)
+def at_repository_root(monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+
+@pytest.fixture(scope="session")
+def cli() -> pathlib.Path:
+    """The `repsim` binary of this tree (`REPSIM_BIN`, else target/release/repsim, built if
+    missing). A missing binary fails the test rather than skipping it."""
+    given = os.environ.get("REPSIM_BIN")
+    binary = pathlib.Path(given) if given else ROOT / "target" / "release" / "repsim"
+    if not binary.exists():
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "repsim-cli"], cwd=ROOT, check=True)
+    assert binary.exists(), f"no repsim binary at {binary}"
+    return binary

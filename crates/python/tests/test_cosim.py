@@ -1,0 +1,137 @@
+"""`repsim.Simulation`: flows injected from Python and from completion callbacks, completion
+order, time control, and a ring AllReduce against its analytic time (as
+`examples/ring_allreduce.rs` checks it from Rust)."""
+
+import pytest
+
+import repsim
+
+FABRIC = """
+name = "cosim"
+lb = "reps"
+[topology]
+type = "fat_tree"
+tiers = 2
+hosts = 16
+hosts_per_tor = 4
+link_speed = "400Gbps"
+link_latency = "1us"
+switch_latency = "0ns"
+[workload]
+type = "external"
+"""
+
+
+def test_completions_come_in_order_of_size():
+    sim = repsim.Simulation(FABRIC)
+    assert sim.now == 0 and sim.hosts == 16 and sim.label == "reps"
+    # Disjoint host pairs: no flow slows another, so the smaller finishes first.
+    sizes = {0: 4 << 20, 2: 1 << 20, 4: 2 << 20, 6: 256 << 10}
+    ids = {src: sim.inject(src, src + 8, size) for src, size in sizes.items()}
+    seen = []
+    sim.on_complete(lambda f: seen.append(f.id))
+    stepped = []
+    while True:
+        done = sim.step_until_completion()
+        if not done:
+            break
+        stepped += [f.id for f in done]
+        assert all(f.finish is not None and f.finish <= sim.now for f in done)
+    by_size = [ids[src] for src in sorted(sizes, key=sizes.get)]
+    assert stepped == by_size
+    assert seen == by_size
+    assert sim.all_done()
+    flows = sim.flows()
+    assert flows.height == 4 and flows["fct_us"].null_count() == 0
+
+
+def test_after_and_start_are_honoured():
+    sim = repsim.Simulation(FABRIC)
+    first = sim.inject(0, 9, 1 << 20)
+    second = sim.inject(1, 10, 64 << 10, after=[first])
+    late = sim.inject(2, 11, 64 << 10, start="30us")
+    sim.run()
+    flows = {r["id"]: r for r in sim.flows().iter_rows(named=True)}
+    assert flows[second]["start"] >= flows[first]["finish"]
+    assert flows[late]["start"] == pytest.approx(30.0)
+    assert sim.summary()["flows_completed"].to_list() == [3]
+
+
+def test_run_until_moves_the_clock_and_injects_later():
+    sim = repsim.Simulation(FABRIC)
+    assert sim.run_until("10us") is False  # nothing to do yet
+    assert sim.now == 10 * repsim.US
+    fid = sim.inject(3, 12, 128 << 10)
+    sim.run_until(repsim.time("20us"))
+    assert sim.now == 20 * repsim.US
+    sim.run()
+    row = sim.flows().filter(id=fid).row(0, named=True)
+    assert row["start"] == pytest.approx(10.0)
+
+
+def test_a_callback_error_stops_the_step_and_is_raised():
+    sim = repsim.Simulation(FABRIC)
+    sim.inject(0, 8, 64 << 10)
+    sim.inject(1, 9, 128 << 10)
+
+    def fail(flow):
+        raise RuntimeError(f"stop at {flow.id}")
+
+    sim.on_complete(fail)
+    with pytest.raises(RuntimeError, match="stop at"):
+        sim.run()
+    sim.on_complete(None)
+    sim.run()
+    assert sim.all_done()
+
+
+def test_bad_injections_are_refused():
+    sim = repsim.Simulation(FABRIC)
+    with pytest.raises(ValueError, match="inject"):
+        sim.inject(0, 99, 1000)
+    with pytest.raises(ValueError):
+        sim.base_rtt(0, 16)
+    with pytest.raises(ValueError):
+        repsim.time(-1)
+
+
+def test_drop_and_lb_event_callbacks_fire():
+    sim = repsim.Simulation(FABRIC, set={"queue.size": "8pkt", "queue.trimming": False})
+    drops = []
+    sim.on_drop(lambda t, port, flow, kind, cause: drops.append((kind, cause)))
+    for src in range(8):
+        sim.inject(src, 15, 256 << 10)  # an incast into host 15
+    sim.run()
+    assert drops and all(cause == "Overflow" for _, cause in drops)
+    assert sim.all_done()
+
+
+def ring_allreduce(hosts: int, buffer: int):
+    """A ring AllReduce driven by completion callbacks: each host sends its next chunk when the
+    chunk it waits for has arrived. Returns (flows, measured ps, analytic ps)."""
+    sim = repsim.Simulation(FABRIC)
+    steps = 2 * (hosts - 1)
+    chunk = buffer // hosts
+
+    @sim.on_complete
+    def next_step(flow):
+        if flow.tag < steps:
+            sim.inject(flow.dst, (flow.dst + 1) % hosts, chunk, tag=flow.tag + 1)
+
+    for h in range(hosts):
+        sim.inject(h, (h + 1) % hosts, chunk, tag=1)
+    sim.run()
+    assert sim.all_done() and not sim.rejected_flows()
+    flows = sim.flows()
+    mtu, header = sim.packet_sizes
+    wire = chunk + -(-chunk // (mtu - header)) * header
+    serialisation = -(-(wire * 8 * repsim.SEC) // 400_000_000_000)
+    worst_rtt = max(sim.base_rtt(h, (h + 1) % hosts) for h in range(hosts))
+    measured = round(flows["finish"].max() * repsim.US)
+    return flows.height, measured, steps * (serialisation + worst_rtt)
+
+
+def test_ring_allreduce_from_callbacks_takes_the_analytic_time():
+    flows, measured, analytic = ring_allreduce(16, 64 << 20)
+    assert flows == 16 * 2 * 15
+    assert 0.9 <= measured / analytic <= 1.1, (measured, analytic)

@@ -1,0 +1,170 @@
+"""`repsim.load` and `repsim.run`: the same runs and files as the command, frames with the
+files' columns, errors that name the field."""
+
+import json
+import subprocess
+import threading
+import time
+import _thread
+
+import polars as pl
+import pytest
+
+import repsim
+
+MICRO = "scenarios/reps-micro-asymmetric.toml"
+
+
+def without_wall(summary_text: str) -> dict:
+    """summary.json without its wall-clock times (the only field that differs between runs)."""
+    s = json.loads(summary_text)
+    for run in s["runs"]:
+        run.pop("wall_s", None)
+    return s
+
+
+def test_written_files_are_the_commands_byte_for_byte(tmp_path, cli):
+    subprocess.run(
+        [cli, "run", MICRO, "--out", tmp_path / "cli", "--quiet", "--seed", "7", "--collect", "all"],
+        check=True,
+    )
+    result = repsim.run(MICRO, seed=7, collect="all")
+    written = {p.name for p in result.write(tmp_path / "py")}
+    cli_files = {p.name for p in (tmp_path / "cli").iterdir()}
+    assert cli_files == written | {"run.json", "run.complete"}
+    assert (tmp_path / "py" / "run.complete").exists()
+    compared = 0
+    for name in sorted(written):
+        ours = (tmp_path / "py" / name).read_bytes()
+        theirs = (tmp_path / "cli" / name).read_bytes()
+        if name == "summary.json":
+            assert without_wall(ours.decode()) == without_wall(theirs.decode())
+        else:
+            assert ours == theirs, name
+        compared += 1
+    assert compared >= 8
+
+
+def test_frames_hold_what_the_files_hold(tmp_path):
+    result = repsim.run(MICRO, collect="all")
+    result.write(tmp_path)
+    flows = result.flows
+    assert flows.columns == [
+        "lb", "id", "src", "dst", "bytes", "start", "finish", "fct_us", "retransmissions",
+    ]
+    assert flows.schema["id"] == pl.UInt64 and flows.schema["fct_us"] == pl.Float64
+    on_disk = pl.read_csv(tmp_path / "flows.csv")
+    assert on_disk.columns == flows.columns
+    assert on_disk["id"].to_list() == flows["id"].to_list()
+    # The file rounds times to 6 decimals; the frame holds them exactly.
+    assert (on_disk["fct_us"] - flows["fct_us"]).abs().max() < 1e-5
+    assert result.lbs == ["reps", "ops", "ecmp"]
+    assert result.summary.columns[:4] == ["lb", "seed", "flows_total", "flows_completed"]
+    assert result.summary["lb"].to_list() == result.lbs
+    assert result.summary["fct_us_max"].to_list() == flows.group_by("lb", maintain_order=True).agg(
+        pl.col("fct_us").max()
+    )["fct_us"].to_list()
+    for name in ("slowdown", "lb_events", "port_series", "ports", "flow_stats"):
+        frame = result.table(name)
+        assert frame.columns == pl.read_csv(tmp_path / f"{name}.csv").columns, name
+    assert result.series.height > 0 and "util_gbps" in result.series.columns
+    assert result.slowdown["lb"].unique(maintain_order=True).to_list() == result.lbs
+    assert result.collectives.height == 0
+    assert set(result.tables) >= {"flows", "slowdown", "flow_stats", "lb_events", "ports", "port_series"}
+    # pandas through polars, when installed.
+    pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    assert len(result.flows.to_pandas()) == flows.height
+
+
+def test_collectives_frame(tmp_path):
+    result = repsim.run(
+        "scenarios/allreduce-ring-128.toml", lb="reps", set={"workload.group": 8, "workload.size": "256KiB"}
+    )
+    coll = result.collectives
+    assert coll.columns == ["lb", "iteration", "step", "flows", "start", "finish", "duration_us"]
+    assert coll.height > 1 and coll["step"].to_list()[-1] == "all"
+    result.write(tmp_path)
+    assert pl.read_csv(tmp_path / "collectives.csv", infer_schema_length=0)["step"].to_list() == coll["step"].to_list()
+
+
+def test_load_checks_and_round_trips():
+    scn = repsim.load(MICRO, set={"transport.evs_size": 32, "cc": "nscc"})
+    assert scn.name == "reps-micro-asymmetric"
+    assert scn.lbs == ["reps", "ops", "ecmp"]
+    assert scn.overrides == ["transport.evs_size=32", 'cc="nscc"']
+    again = repsim.load(scn.to_toml())
+    assert again.path is None
+    assert again.to_toml() == scn.to_toml()
+    assert "evs_size = 32" in again.to_toml()
+    more = repsim.load(scn, set=["seed=9"])
+    assert more.seed == 9 and scn.seed == 5
+
+
+@pytest.mark.parametrize(
+    "set_, field",
+    [
+        ({"transport.evs_size": 0}, "transport.evs_size"),
+        ({"topology.hosts": 100}, "topology"),
+        ({"workload.flows[0].size": "lots"}, "workload.flows"),
+        (["queue.size"], "queue.size"),
+    ],
+)
+def test_bad_input_raises_scenario_error_naming_the_field(set_, field):
+    with pytest.raises(repsim.ScenarioError) as e:
+        repsim.load(MICRO, set=set_)
+    assert isinstance(e.value, ValueError)
+    assert e.value.field.startswith(field), (e.value.field, str(e.value))
+    assert e.value.file.endswith("reps-micro-asymmetric.toml")
+    assert e.value.message in str(e.value)
+
+
+def test_other_bad_input():
+    with pytest.raises(repsim.ScenarioError) as e:
+        repsim.load("no/such/file.toml")
+    assert "cannot read" in e.value.message
+    with pytest.raises(repsim.ScenarioError) as e:
+        repsim.load('name = "x"\n[topology]\ntype = "fat_tree"\n')
+    assert e.value.file == "<string>"
+    with pytest.raises(repsim.ScenarioError, match="no load balancer|lb"):
+        repsim.run(MICRO, lb="nosuch")
+    with pytest.raises(ValueError, match="collect"):
+        repsim.run(MICRO, collect="some")
+    with pytest.raises(ValueError, match="no table"):
+        repsim.run(MICRO, lb="reps").table("nosuch")
+    with pytest.raises(TypeError):
+        repsim.load(42)
+
+
+def test_the_gil_is_released_while_simulating():
+    ticks = 0
+    done = threading.Event()
+
+    def simulate():
+        repsim.run(MICRO, set={"workload.flows[0].size": "64MiB"}, lb="ops")
+        done.set()
+
+    worker = threading.Thread(target=simulate)
+    worker.start()
+    while not done.is_set():
+        ticks += 1
+        time.sleep(0.001)
+    worker.join()
+    # Python code ran all along (a held GIL would allow a tick only every 5 ms switch interval
+    # at best, and none while the simulator holds it).
+    assert ticks > 20
+
+
+def test_ctrl_c_stops_a_run():
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    started = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        # Minutes of simulation (each run of the three load balancers takes about 2 s on a
+        # 2-core machine), stopped within the first.
+        for seed in range(100):
+            repsim.run("scenarios/permutation-1024.toml", seed=seed)
+    timer.cancel()
+    assert 0.4 < time.monotonic() - started < 5
+    # The package still works afterwards.
+    assert repsim.run(MICRO, lb="reps").flows.height == 4
