@@ -26,9 +26,9 @@ or point the script at a running cluster (it then calls ``ray.init(address="auto
 Every worker needs the ``repsim`` package installed (``pip install ./crates/python`` from the
 repository, which builds it with maturin; or put it in the cluster's setup commands or runtime
 environment) and the scenario files at the same path as on the machine that submits the
-sweep, because tasks receive the scenario's path, not its contents. The default scenario path
-is relative to the repository root, so run from there or pass ``--scenario`` an absolute path
-(``ray submit`` runs the script from the head node's home directory).
+sweep, because tasks receive the scenario's absolute path, not its contents. The default
+scenario path is relative to the repository root, so run from there or pass ``--scenario`` an
+absolute path (``ray submit`` runs the script from the head node's home directory).
 
 Without Ray, Slurm job arrays remain the command line's route to a cluster:
 ``repsim sweep FILE --emit slurm --out DIR`` writes one array task per point (see
@@ -117,8 +117,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--local", action="store_true", help="run the points in this process, without Ray")
     args = parser.parse_args(argv)
 
+    # Workers do not share this process's working directory: hand them an absolute path.
+    scenario = os.path.abspath(args.scenario)
     # Check the scenario here, before submitting anything, so a typo fails at once.
-    repsim.load(args.scenario)
+    repsim.load(scenario)
     todo = points(AXES)
 
     ray = None
@@ -136,14 +138,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(f"{len(todo)} points x {len(args.lb)} load balancers of {args.scenario}, {where}", file=sys.stderr)
     t0 = time.perf_counter()
     if ray is not None:
-        rows = run_on_ray(ray, args.scenario, todo, args.lb)
+        rows = run_on_ray(ray, scenario, todo, args.lb)
     else:
-        rows = run_local(args.scenario, todo, args.lb)
+        rows = run_local(scenario, todo, args.lb)
     print(f"done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
 
     frame = pl.DataFrame(rows)
     with pl.Config(tbl_rows=-1, tbl_cols=10, tbl_width_chars=160):
-        print(frame.select(*AXES, "lb", "flows_completed", "fct_us_mean", "fct_us_p99", "fct_us_max", "trims"))
+        print(frame.select(*AXES, "lb", "flows_completed", "fct_mean_us", "fct_p99_us", "fct_max_us", "trims"))
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     frame.write_csv(args.out)
     print(f"wrote {args.out}", file=sys.stderr)

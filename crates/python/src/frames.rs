@@ -149,7 +149,8 @@ pub fn flows(rows: &[FlowRow]) -> Result<ArrowTable, ArrowError> {
 }
 
 /// `summary.json` as a table, a row per load balancer: its scalar fields in the file's order,
-/// nested objects flattened with `_` (`fct_us_p99`); lists (slowdown buckets, classes, stall
+/// nested objects flattened with `_`, a time's unit last (`fct_us.p99` is `fct_p99_us`, as in
+/// `sweep.csv`); lists (slowdown buckets, classes, stall
 /// messages) are left out (`slowdown` is its own table).
 pub fn summary(runs: &[RunSummary]) -> Result<ArrowTable, ArrowError> {
     let external = |e: serde_json::Error| ArrowError::ExternalError(Box::new(e));
@@ -194,10 +195,12 @@ impl Ordered {
         match self {
             Ordered::Object(fields) => {
                 for (k, v) in fields {
-                    let name = if prefix.is_empty() {
-                        k
-                    } else {
-                        format!("{prefix}_{k}")
+                    // A nested object of times keeps the unit last, as sweep.csv names them
+                    // (`fct_us.p99` is `fct_p99_us`).
+                    let name = match prefix.strip_suffix("_us") {
+                        _ if prefix.is_empty() => k,
+                        Some(stem) => format!("{stem}_{k}_us"),
+                        None => format!("{prefix}_{k}"),
                     };
                     v.flatten(&name, out);
                 }

@@ -61,7 +61,7 @@ def test_frames_hold_what_the_files_hold(tmp_path):
     assert result.lbs == ["reps", "ops", "ecmp"]
     assert result.summary.columns[:4] == ["lb", "seed", "flows_total", "flows_completed"]
     assert result.summary["lb"].to_list() == result.lbs
-    assert result.summary["fct_us_max"].to_list() == flows.group_by("lb", maintain_order=True).agg(
+    assert result.summary["fct_max_us"].to_list() == flows.group_by("lb", maintain_order=True).agg(
         pl.col("fct_us").max()
     )["fct_us"].to_list()
     for name in ("slowdown", "lb_events", "port_series", "ports", "flow_stats"):

@@ -190,7 +190,7 @@ class Result:
     @property
     def summary(self) -> pl.DataFrame:
         """``summary.json`` as a row per load balancer (nested fields flattened with ``_``,
-        e.g. ``fct_us_p99``)."""
+        e.g. ``fct_p99_us``)."""
         return self.table("summary")
 
     @property

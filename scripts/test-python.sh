@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The Python package's tests: builds and installs `repsim` (crates/python) into a virtual
+# environment (REPSIM_VENV, default target/python-venv), then runs its pytest suite and executes
+# the notebooks under examples/notebooks headless. Needs python3 (3.9 or newer) with venv, a
+# Rust toolchain, and the package index (pip) the first time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv="${REPSIM_VENV:-target/python-venv}"
+python="${PYTHON:-python3}"
+if ! command -v "$python" >/dev/null 2>&1; then
+    echo "error: $python not found; the Python package's tests need Python 3.9 or newer" >&2
+    exit 1
+fi
+if [ ! -x "$venv/bin/python" ]; then
+    "$python" -m venv "$venv"
+fi
+py="$venv/bin/python"
+echo "== Python package: install (pip install ./crates/python) into $venv"
+"$py" -m pip install -q --disable-pip-version-check "maturin>=1.9.4,<2" "polars>=1.3" pytest \
+    pandas pyarrow matplotlib nbclient nbformat ipykernel
+"$py" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps ./crates/python
+# The tests compare against the command built from this tree.
+cargo build --release -q -p repsim-cli
+echo "== Python package: pytest"
+REPSIM_BIN="$PWD/target/release/repsim" "$py" -m pytest crates/python/tests -q
+echo "== Python package: notebooks"
+for nb in examples/notebooks/*.ipynb; do
+    [ -e "$nb" ] || { echo "error: no notebook under examples/notebooks" >&2; exit 1; }
+    echo "executing $nb"
+    "$py" - "$nb" <<'PY'
+import sys, time
+import nbformat
+from nbclient import NotebookClient
+
+path = sys.argv[1]
+nb = nbformat.read(path, as_version=4)
+started = time.time()
+# The kernel starts in the repository root, where the notebooks' scenario paths point.
+NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": "."}}).execute()
+print(f"{path}: {len(nb.cells)} cells executed in {time.time() - started:.1f} s")
+PY
+done

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The whole test suite, as the README gives it: the Rust workspace's tests
+# (`cargo test --workspace --release`), then the Python package's (scripts/test-python.sh:
+# pytest and the notebook, in a virtual environment under target/). Arguments go to cargo test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo test --workspace --release "$@"
+scripts/test-python.sh
