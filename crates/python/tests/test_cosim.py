@@ -2,6 +2,9 @@
 order, time control, and a ring AllReduce against its analytic time (as
 `examples/ring_allreduce.rs` checks it from Rust)."""
 
+import threading
+import _thread
+
 import pytest
 
 import repsim
@@ -95,7 +98,35 @@ def test_bad_injections_are_refused():
         repsim.time(-1)
 
 
-def test_drop_and_lb_event_callbacks_fire():
+def test_lb_event_callbacks_fire():
+    # REPS freezes its entropies when a failure makes packets vanish, and thaws them later.
+    sim = repsim.Simulation("scenarios/reps-micro-failures.toml", lb="reps")
+    events = []
+    sim.on_lb_event(lambda t, flow, event: events.append((t, event)))
+    sim.run()
+    assert sim.all_done()
+    kinds = {e for _, e in events}
+    assert kinds == {"froze", "unfroze"}, kinds
+    times = [t for t, _ in events]
+    assert times == sorted(times)
+
+
+def test_ctrl_c_stops_a_co_simulation_which_can_go_on():
+    sim = repsim.Simulation(FABRIC)
+    for src in range(8):
+        sim.inject(src, src + 8, 512 << 20)  # about 10 ms of simulated time, seconds to run
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        sim.run()
+    timer.cancel()
+    stopped = sim.now
+    assert 0 < stopped and not sim.all_done()
+    sim.run_until(stopped + 10 * repsim.US)
+    assert sim.now == stopped + 10 * repsim.US
+
+
+def test_drop_callbacks_fire():
     sim = repsim.Simulation(FABRIC, set={"queue.size": "8pkt", "queue.trimming": False})
     drops = []
     sim.on_drop(lambda t, port, flow, kind, cause: drops.append((kind, cause)))
