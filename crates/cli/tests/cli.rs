@@ -207,6 +207,36 @@ fn bad_scenarios_fail_with_file_and_field() {
 }
 
 #[test]
+fn an_external_workload_has_nothing_to_run_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("cosim.toml");
+    std::fs::write(
+        &scenario,
+        "[topology]\ntype = \"fat_tree\"\ntiers = 2\nhosts = 16\nhosts_per_tor = 4\nlink_speed = \"400Gbps\"\n\
+         [workload]\ntype = \"external\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("o");
+    let o = repsim(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("external") && err.contains("nothing to run"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // `check` accepts it: the scenario is valid, only a driving program gives it flows.
+    let o = repsim(&["check", scenario.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("0 flows"));
+}
+
+#[test]
 fn check_and_lb_override() {
     let o = repsim(&["check", "scenarios/permutation-1024.toml"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -162,9 +162,44 @@ pub struct Simulation {
     shared: Arc<Shared>,
     /// The next id `inject` gives.
     next_id: AtomicU64,
+    /// The run's label, host count and packet sizes (fixed; readable from callbacks).
+    label: String,
+    hosts: u32,
+    packet_sizes: (u32, u32),
 }
 
 impl Simulation {
+    /// The simulation, unless it is running: a callback runs inside a step, which holds it
+    /// (a callback reads what it is handed and injects flows; the rest waits for the step to
+    /// return).
+    fn sim(&self) -> PyResult<MutexGuard<'_, repsim::Simulation>> {
+        if self.shared.running.load(Ordering::Relaxed) {
+            return Err(PyRuntimeError::new_err(
+                "the simulation is running: from a callback, use inject() and the flow it is \
+                 handed; read the simulation once the step returns",
+            ));
+        }
+        Ok(lock(&self.sim))
+    }
+
+    /// Refuses a flow the simulation would reject, naming what is wrong.
+    fn check_flow(&self, src: u32, dst: u32, bytes: u64) -> PyResult<()> {
+        let hosts = self.hosts;
+        if src >= hosts || dst >= hosts {
+            return Err(PyValueError::new_err(format!(
+                "inject: hosts are 0 to {}: got src {src}, dst {dst}",
+                hosts - 1
+            )));
+        }
+        if src == dst || bytes == 0 {
+            return Err(PyValueError::new_err(format!(
+                "inject: a flow goes between two hosts and carries at least a byte: got src \
+                 {src}, dst {dst}, {bytes} bytes"
+            )));
+        }
+        Ok(())
+    }
+
     /// Runs `step` (which returns whether to go on) slice by slice without the GIL until it
     /// stops or Ctrl-C; then adds flows injected from elsewhere and raises a callback's error.
     fn drive(
@@ -173,7 +208,8 @@ impl Simulation {
         mut step: impl FnMut(&mut repsim::Simulation) -> bool + Send,
     ) -> PyResult<()> {
         let shared = &self.shared;
-        let mut guard = lock(&self.sim);
+        // Refuses a step from a callback (the step it runs in holds the simulation).
+        let mut guard = self.sim()?;
         let sim: &mut repsim::Simulation = &mut guard;
         shared.running.store(true, Ordering::Relaxed);
         let mut outcome = Ok(());
@@ -222,7 +258,12 @@ impl Simulation {
         let shared = Arc::new(Shared::default());
         sim.set_observer(Box::new(PyObserver(shared.clone())));
         let next_id = sim.flows().iter().map(|f| f.spec.id + 1).max().unwrap_or(0);
+        let t = sim.transport();
+        let packet_sizes = (t.mtu, t.header);
         Ok(Simulation {
+            label: sim.label().to_string(),
+            hosts: sim.topology().hosts,
+            packet_sizes,
             sim: Mutex::new(sim),
             shared,
             next_id: AtomicU64::new(next_id),
@@ -241,27 +282,25 @@ impl Simulation {
     /// The run's label (its load balancer).
     #[getter]
     fn label(&self) -> String {
-        lock(&self.sim).label().to_string()
+        self.label.clone()
     }
 
     /// Number of hosts of the fabric.
     #[getter]
     fn hosts(&self) -> u32 {
-        lock(&self.sim).topology().hosts
+        self.hosts
     }
 
     /// The transport's packet size and header size, bytes (`mtu`, `header`).
     #[getter]
     fn packet_sizes(&self) -> (u32, u32) {
-        let sim = lock(&self.sim);
-        let t = sim.transport();
-        (t.mtu, t.header)
+        self.packet_sizes
     }
 
     /// Base round-trip time between two hosts (ps).
     fn base_rtt(&self, src: u32, dst: u32) -> PyResult<Time> {
-        let sim = lock(&self.sim);
-        let hosts = sim.topology().hosts;
+        let sim = self.sim()?;
+        let hosts = self.hosts;
         if src >= hosts || dst >= hosts {
             return Err(PyValueError::new_err(format!(
                 "hosts are 0 to {}: got {src} and {dst}",
@@ -284,6 +323,7 @@ impl Simulation {
         after: Vec<u64>,
         tag: u64,
     ) -> PyResult<u64> {
+        self.check_flow(src, dst, bytes)?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut spec = FlowSpec::new(id, src, dst, bytes, start.unwrap_or(0));
         spec.after = after;
@@ -292,7 +332,7 @@ impl Simulation {
             lock(&self.shared.pending).push(spec);
             return Ok(id);
         }
-        let mut sim = lock(&self.sim);
+        let mut sim = self.sim()?;
         spec.start = spec.start.max(sim.now());
         sim.add_flow(spec)
             .map_err(|e| PyValueError::new_err(format!("inject: {e}")))?;
@@ -322,6 +362,8 @@ impl Simulation {
         self.drive(py, |sim| {
             let next = (sim.now() + SLICE).min(until);
             more = sim.run_until(next);
+            // Completions are what `step_until_completion` returns: only its own.
+            sim.take_completions();
             if !more {
                 // Nothing left to happen: the clock goes straight to `until`.
                 sim.run_until(until);
@@ -355,29 +397,31 @@ impl Simulation {
     fn run(&self, py: Python<'_>) -> PyResult<()> {
         self.drive(py, |sim| {
             let next = sim.now() + SLICE;
-            sim.run_until(next) && next < sim.config().end
+            let more = sim.run_until(next);
+            sim.take_completions();
+            more && next < sim.config().end
         })
     }
 
     /// Whether every flow has finished.
-    fn all_done(&self) -> bool {
-        lock(&self.sim).all_done()
+    fn all_done(&self) -> PyResult<bool> {
+        Ok(self.sim()?.all_done())
     }
 
     /// Every flow so far, as `flows.csv`'s table.
     fn flows(&self) -> PyResult<ArrowTable> {
-        frames::flows(&lock(&self.sim).flow_rows()).map_err(arrow_err)
+        frames::flows(&self.sim()?.flow_rows()).map_err(arrow_err)
     }
 
     /// The run's summary (as a row of `summary.json`), as a table.
     fn summary(&self) -> PyResult<ArrowTable> {
-        let s = lock(&self.sim).summary(0.0);
+        let s = self.sim()?.summary(0.0);
         frames::summary(std::slice::from_ref(&s)).map_err(arrow_err)
     }
 
     /// Flows that could not be added (by callbacks), with the reason.
-    fn rejected_flows(&self) -> Vec<String> {
-        lock(&self.sim).rejected_flows().to_vec()
+    fn rejected_flows(&self) -> PyResult<Vec<String>> {
+        Ok(self.sim()?.rejected_flows().to_vec())
     }
 
     fn __repr__(&self) -> PyResult<String> {

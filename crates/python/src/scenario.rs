@@ -11,6 +11,9 @@ use crate::errors::{py_err, scenario_error};
 /// are read from the working directory).
 const TEXT_SOURCE: &str = "<string>";
 
+/// The name of a scenario given as text without a `name`.
+const TEXT_NAME: &str = "scenario";
+
 /// A loaded, checked scenario.
 #[pyclass(module = "repsim._repsim", frozen)]
 pub struct Scenario {
@@ -38,7 +41,11 @@ impl Scenario {
                 })
             })
             .collect::<PyResult<Vec<_>>>()?;
-        let loaded = LoadedScenario::parse_with(&text, path, &overrides).map_err(lib_err)?;
+        let mut loaded = LoadedScenario::parse_with(&text, path, &overrides).map_err(lib_err)?;
+        if !from_file && loaded.scenario.name.is_none() {
+            // Named after no file: results and sweeps need a name to go by.
+            loaded.scenario.name = Some(TEXT_NAME.into());
+        }
         check(&loaded).map_err(lib_err)?;
         Ok(Scenario {
             loaded,

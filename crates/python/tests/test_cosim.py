@@ -88,10 +88,34 @@ def test_a_callback_error_stops_the_step_and_is_raised():
     assert sim.all_done()
 
 
+def test_a_callback_may_inject_but_not_step_or_read_the_simulation():
+    sim = repsim.Simulation(FABRIC)
+    sim.inject(0, 8, 64 << 10)
+    seen = []
+
+    @sim.on_complete
+    def inside(flow):
+        seen.append((flow.id, sim.now, sim.hosts))
+        for call in (sim.flows, sim.run, sim.all_done):
+            with pytest.raises(RuntimeError, match="running"):
+                call()
+        if flow.id == 0:
+            sim.inject(1, 9, 64 << 10, after=[0])
+
+    sim.run()
+    assert [s[0] for s in seen] == [0, 1]
+    assert seen[0][1] > 0 and seen[0][2] == 16
+    assert sim.all_done() and sim.flows().height == 2
+
+
 def test_bad_injections_are_refused():
     sim = repsim.Simulation(FABRIC)
     with pytest.raises(ValueError, match="inject"):
         sim.inject(0, 99, 1000)
+    with pytest.raises(ValueError, match="inject"):
+        sim.inject(3, 3, 1000)
+    with pytest.raises(ValueError, match="inject"):
+        sim.inject(3, 4, 0)
     with pytest.raises(ValueError):
         sim.base_rtt(0, 16)
     with pytest.raises(ValueError):
