@@ -11,6 +11,10 @@ if ! command -v "$python" >/dev/null 2>&1; then
     echo "error: $python not found; the Python package's tests need Python 3.9 or newer" >&2
     exit 1
 fi
+if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 9))'; then
+    echo "error: $python is $("$python" --version 2>&1); the Python package needs 3.9 or newer" >&2
+    exit 1
+fi
 if [ ! -x "$venv/bin/python" ]; then
     "$python" -m venv "$venv"
 fi
@@ -18,11 +22,19 @@ py="$venv/bin/python"
 echo "== Python package: install (pip install ./crates/python) into $venv"
 "$py" -m pip install -q --disable-pip-version-check "maturin>=1.9.4,<2" "polars>=1.3" pytest \
     pandas pyarrow matplotlib nbclient nbformat ipykernel
-"$py" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps ./crates/python
+# maturin is in the environment already: build with it rather than fetch it again.
+"$py" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
+    --no-build-isolation ./crates/python
+# A kernel of this environment under its own name, so that no user-wide `python3` kernel
+# (without the package) runs the notebooks.
+"$py" -m ipykernel install --sys-prefix --name repsim-tests --display-name "repsim tests" >/dev/null
 # The tests compare against the command built from this tree.
 cargo build --release -q -p repsim-cli
 echo "== Python package: pytest"
 REPSIM_BIN="$PWD/target/release/repsim" "$py" -m pytest crates/python/tests -q
+echo "== Python package: the Ray example, in-process (--local)"
+"$py" examples/python/ray_sweep.py --local --out target/ray-sweep-local.csv
+test -s target/ray-sweep-local.csv
 echo "== Python package: notebooks"
 for nb in examples/notebooks/*.ipynb; do
     [ -e "$nb" ] || { echo "error: no notebook under examples/notebooks" >&2; exit 1; }
@@ -36,7 +48,7 @@ path = sys.argv[1]
 nb = nbformat.read(path, as_version=4)
 started = time.time()
 # The kernel starts in the repository root, where the notebooks' scenario paths point.
-NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": "."}}).execute()
+NotebookClient(nb, timeout=600, kernel_name="repsim-tests", resources={"metadata": {"path": "."}}).execute()
 print(f"{path}: {len(nb.cells)} cells executed in {time.time() - started:.1f} s")
 PY
 done

@@ -156,23 +156,6 @@ pub struct RunOptions {
     pub progress: bool,
 }
 
-impl RunOptions {
-    /// The defaults of `repsim run` with no flags, printing nothing.
-    pub fn quiet() -> Self {
-        RunOptions {
-            lb: None,
-            seed: None,
-            collect: CollectMode::Scenario,
-            format: Format::Csv,
-            jobs: 1,
-            limits: LimitArgs::default(),
-            quiet: true,
-            header: false,
-            progress: false,
-        }
-    }
-}
-
 /// A scenario's runs, finished, holding everything `repsim run` writes.
 pub struct Completed {
     /// The scenario's name.
@@ -191,8 +174,8 @@ pub struct Completed {
     pub format: Format,
     /// Unix time (s) the command started.
     pub started_unix_s: u64,
-    /// When the command started.
-    started: Instant,
+    /// Wall-clock seconds from the start to the end of the last run.
+    pub wall_s: f64,
 }
 
 /// Builds every run of `scn` that `options` asks for, then simulates them. `out`, the
@@ -326,7 +309,7 @@ pub fn execute(
         seed: options.seed.unwrap_or(scn.scenario.seed),
         format: options.format,
         started_unix_s,
-        started,
+        wall_s: started.elapsed().as_secs_f64(),
     })
 }
 
@@ -393,7 +376,7 @@ impl Completed {
             scenario_name: self.name.clone(),
             seed: self.seed,
             started_unix_s: self.started_unix_s,
-            wall_s: self.started.elapsed().as_secs_f64(),
+            wall_s: self.wall_s,
             events: o.runs.iter().map(|r| r.events).sum(),
             runs: o.entries.clone(),
             format: self.format,
@@ -411,7 +394,8 @@ impl Completed {
     }
 
     /// What makes the command fail once its files are written, if anything: a limit that
-    /// stopped the runs, or flows that could not reach their destination.
+    /// stopped the runs, or flows that could not reach their destination (`out`: where the
+    /// files went, if written).
     pub fn failure(&self, out: Option<&Path>) -> Option<String> {
         let place = out.map_or(String::new(), |o| format!(" in {}", o.display()));
         if let Some(why) = &self.outputs.incomplete {
@@ -424,8 +408,8 @@ impl Completed {
         match self.outputs.unreachable {
             0 => None,
             n => Some(format!(
-                "{n} flow(s) could not reach their destination (see the messages above); \
-                 results{place}"
+                "{n} flow(s) could not reach their destination (see the messages above){}",
+                out.map_or(String::new(), |o| format!("; results in {}", o.display()))
             )),
         }
     }
@@ -475,16 +459,27 @@ pub fn jobs_or_every_core(jobs: usize) -> usize {
     }
 }
 
+/// Builds every run of `scn` and its simulation, as running it would, and hands each to
+/// `each` with its label: what `repsim check` checks, and the Python package's `load`.
+pub fn check_runs(
+    scn: &LoadedScenario,
+    mut each: impl FnMut(&str, &Simulation) -> Result<()>,
+) -> Result<()> {
+    for run in scn.runs()? {
+        let built = scn.build_run(&run, None)?;
+        let sim = Simulation::new(built)?;
+        each(&run.label, &sim)?;
+    }
+    Ok(())
+}
+
 /// `repsim check`.
 pub fn check(path: &Path, set: &[Override], memory: bool) -> Result<()> {
     let scn = LoadedScenario::load_with(path, set)?;
     if let Some(description) = &scn.scenario.description {
         println!("{}: {description}", scn.name());
     }
-    for run in scn.runs()? {
-        let lb = &run.label;
-        let b = scn.build_run(&run, None)?;
-        let sim = Simulation::new(b)?;
+    check_runs(&scn, |lb, sim| {
         println!(
             "{}: {lb}: {} flows on a {}; RTO {:.3} us, max base RTT {:.3} us",
             scn.name(),
@@ -494,10 +489,10 @@ pub fn check(path: &Path, set: &[Override], memory: bool) -> Result<()> {
             to_us(sim.max_base_rtt())
         );
         if memory {
-            crate::scale::print_memory(&sim);
+            crate::scale::print_memory(sim);
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// `repsim bench`.

@@ -571,7 +571,7 @@ pub struct RunInfo {
     pub seed: u64,
     /// Unix time (s) the run started.
     pub started_unix_s: u64,
-    /// Wall-clock seconds of the whole command up to writing this file.
+    /// Wall-clock seconds from the command's start to the end of its last run.
     pub wall_s: f64,
     /// Total events over all runs.
     pub events: u64,

@@ -6,13 +6,15 @@
 //!
 //! The simulation runs on the calling thread with the GIL released, in slices of one
 //! microsecond of simulated time between which Ctrl-C is looked for; a callback takes the GIL
-//! back for its call. Flows injected while the simulation runs (from a callback) are added
-//! when the callback returns, as `Injector::add_flow` adds them.
+//! back for its call. Flows injected from a completion callback are added when it returns, as
+//! `Injector::add_flow` adds them; flows injected from the other callbacks (or from another
+//! thread) when the slice ends.
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::{PyTraverseError, PyVisit};
 use repsim::engine::time::{Time, US};
 use repsim::lb::LbRecord;
 use repsim::sim::{Flow, Injector, Observer, PacketDrop};
@@ -24,6 +26,9 @@ use crate::scenario::Scenario;
 
 /// Simulated time run between two looks for Ctrl-C.
 const SLICE: Time = US;
+
+/// The first id of flows injected into a run whose trace workload numbers its own from 1.
+const INJECTED_IDS_OVER_A_TRACE: u64 = 1 << 48;
 
 /// A finished flow, as a completion callback and `step_until_completion` give it. Times are
 /// integer picoseconds.
@@ -92,6 +97,8 @@ struct Shared {
     /// The first exception a callback raised (raised again when the step returns; later
     /// callbacks are skipped).
     error: Mutex<Option<PyErr>>,
+    /// Injected flows the simulation refused once the step had them, with the reason.
+    rejected: Mutex<Vec<String>>,
 }
 
 /// Locks `m`, whatever a panic left in it.
@@ -100,6 +107,18 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
+    /// Adds the flows injected since the last look (not from a completion callback, whose
+    /// flows the simulation takes when it returns); those it refuses go to `rejected`.
+    fn add_pending(&self, sim: &mut repsim::Simulation) {
+        let pending = std::mem::take(&mut *lock(&self.pending));
+        for spec in pending {
+            let id = spec.id;
+            if let Err(e) = sim.add_flow(spec) {
+                lock(&self.rejected).push(format!("flow {id}: {e}"));
+            }
+        }
+    }
+
     /// Calls the callback in `slot` with `args` unless an earlier one failed.
     fn call<A>(&self, slot: &Mutex<Option<Py<PyAny>>>, args: impl FnOnce(Python<'_>) -> A)
     where
@@ -215,6 +234,7 @@ impl Simulation {
         let mut outcome = Ok(());
         loop {
             let more = py.detach(|| step(sim));
+            shared.add_pending(sim);
             if lock(&shared.error).is_some() || !more {
                 break;
             }
@@ -225,13 +245,10 @@ impl Simulation {
         }
         shared.running.store(false, Ordering::Relaxed);
         shared.now.store(sim.now(), Ordering::Relaxed);
-        for spec in lock(&shared.pending).drain(..).collect::<Vec<_>>() {
-            sim.add_flow(spec).map_err(py_err)?;
+        match lock(&shared.error).take() {
+            Some(e) => Err(e),
+            None => outcome,
         }
-        if let Some(e) = lock(&shared.error).take() {
-            return Err(e);
-        }
-        outcome
     }
 }
 
@@ -257,7 +274,14 @@ impl Simulation {
         let mut sim = repsim::Simulation::new(spec).map_err(py_err)?;
         let shared = Arc::new(Shared::default());
         sim.set_observer(Box::new(PyObserver(shared.clone())));
-        let next_id = sim.flows().iter().map(|f| f.spec.id + 1).max().unwrap_or(0);
+        // A trace workload numbers its flows from 1 as they arrive, during the run: injected
+        // flows take ids far above any it reaches.
+        let first_free = sim.flows().iter().map(|f| f.spec.id + 1).max().unwrap_or(0);
+        let next_id = if scn.scenario.workload.kind == "trace" {
+            first_free.max(INJECTED_IDS_OVER_A_TRACE)
+        } else {
+            first_free
+        };
         let t = sim.transport();
         let packet_sizes = (t.mtu, t.header);
         Ok(Simulation {
@@ -312,7 +336,8 @@ impl Simulation {
 
     /// Adds a flow of `bytes` from host `src` to host `dst`, starting at `start` (ps; default
     /// now, and never before now) once every flow of `after` (ids) has finished; returns its
-    /// id. From a callback, the flow is added when the callback returns.
+    /// id. From a completion callback, the flow is added when the callback returns; from the
+    /// other callbacks, when the current microsecond of simulated time has run.
     #[pyo3(signature = (src, dst, bytes, start=None, after=Vec::new(), tag=0))]
     fn inject(
         &self,
@@ -345,12 +370,14 @@ impl Simulation {
         *lock(&self.shared.on_complete) = callback;
     }
 
-    /// Sets the load-balancer event callback, `callback(time_ps, flow_index, event)`.
+    /// Sets the load-balancer event callback, `callback(time_ps, flow_index, event)` (the
+    /// flow's index is its row in `flows()`).
     fn on_lb_event(&self, callback: Option<Py<PyAny>>) {
         *lock(&self.shared.on_lb_event) = callback;
     }
 
-    /// Sets the drop callback, `callback(time_ps, port, flow_index, kind, cause)`.
+    /// Sets the drop callback, `callback(time_ps, port, flow_index, kind, cause)` (the flow's
+    /// index is its row in `flows()`).
     fn on_drop(&self, callback: Option<Py<PyAny>>) {
         *lock(&self.shared.on_drop) = callback;
     }
@@ -421,7 +448,30 @@ impl Simulation {
 
     /// Flows that could not be added (by callbacks), with the reason.
     fn rejected_flows(&self) -> PyResult<Vec<String>> {
-        Ok(self.sim()?.rejected_flows().to_vec())
+        let mut all = self.sim()?.rejected_flows().to_vec();
+        all.extend(lock(&self.shared.rejected).iter().cloned());
+        Ok(all)
+    }
+
+    /// The callbacks, for Python's cycle collector (a callback usually refers to its
+    /// simulation).
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        let s = &self.shared;
+        for slot in [&s.on_complete, &s.on_lb_event, &s.on_drop] {
+            // Held only for an instant outside the collector; skip rather than wait.
+            if let Ok(callback) = slot.try_lock() {
+                visit.call(&*callback)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops the callbacks, breaking a cycle through them.
+    fn __clear__(&self) {
+        let s = &self.shared;
+        for slot in [&s.on_complete, &s.on_lb_event, &s.on_drop] {
+            *lock(slot) = None;
+        }
     }
 
     fn __repr__(&self) -> PyResult<String> {

@@ -4,8 +4,9 @@
 //! `flows` and `summary` are built from the simulator's own records (typed columns: integers,
 //! floats, strings; an unfinished flow's `finish` and `fct_us` are null). Every other table is
 //! the in-memory text `repsim run` writes as its CSV file, read column by column: a column whose
-//! cells all read as integers is `Int64`, as numbers `Float64`, else `Utf8`; an empty cell is
-//! null. Column names are the files' (`docs/output-schema.md`).
+//! cells all read as integers is `Int64` (`UInt64` past its range), as numbers `Float64`, else
+//! `Utf8`; an empty cell is null, a column without a value `Utf8`. Column names are the files'
+//! (`docs/output-schema.md`).
 use std::sync::Arc;
 
 use arrow_array::builder::{
@@ -17,6 +18,8 @@ use arrow_schema::{ArrowError, Field, Schema};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use repsim::metrics::{FlowRow, RunSummary};
+use repsim_cli::output::flow_columns;
+use repsim_cli::sweep::merge::column as summary_column;
 
 /// An Arrow table: one record batch with its schema.
 #[pyclass(module = "repsim._repsim", frozen)]
@@ -73,8 +76,8 @@ pub fn arrow_err(e: ArrowError) -> PyErr {
     pyo3::exceptions::PyRuntimeError::new_err(format!("building an Arrow table: {e}"))
 }
 
-/// `flows.csv` as a table: the same columns, typed (`class`, `tag` and the reorder columns
-/// only when the file has them).
+/// `flows.csv` as a table: the same columns ([`flow_columns`]), typed (`class`, `tag` and the
+/// reorder columns only when the file has them).
 pub fn flows(rows: &[FlowRow]) -> Result<ArrowTable, ArrowError> {
     let mixed = rows.iter().any(|r| r.class != "main");
     let tagged = rows.iter().any(|r| r.tag != 0);
@@ -121,30 +124,34 @@ pub fn flows(rows: &[FlowRow]) -> Result<ArrowTable, ArrowError> {
             max_bytes.append_option(v.map(|v| v.max_bytes));
         }
     }
-    let mut columns: Vec<(&str, ArrayRef)> = vec![
-        ("lb", Arc::new(lb.finish())),
-        ("id", Arc::new(id.finish())),
-        ("src", Arc::new(src.finish())),
-        ("dst", Arc::new(dst.finish())),
-        ("bytes", Arc::new(bytes.finish())),
-        ("start", Arc::new(start.finish())),
-        ("finish", Arc::new(finish.finish())),
-        ("fct_us", Arc::new(fct.finish())),
-        ("retransmissions", Arc::new(rtx.finish())),
+    let mut arrays: Vec<ArrayRef> = vec![
+        Arc::new(lb.finish()),
+        Arc::new(id.finish()),
+        Arc::new(src.finish()),
+        Arc::new(dst.finish()),
+        Arc::new(bytes.finish()),
+        Arc::new(start.finish()),
+        Arc::new(finish.finish()),
+        Arc::new(fct.finish()),
+        Arc::new(rtx.finish()),
     ];
     if mixed {
-        columns.push(("class", Arc::new(class.finish())));
+        arrays.push(Arc::new(class.finish()));
     }
     if tagged {
-        columns.push(("tag", Arc::new(tag.finish())));
+        arrays.push(Arc::new(tag.finish()));
     }
     if reorder {
-        columns.push(("out_of_order_fraction", Arc::new(ooo.finish())));
-        columns.push(("reorder_mean_packets", Arc::new(mean_packets.finish())));
-        columns.push(("reorder_max_packets", Arc::new(max_packets.finish())));
-        columns.push(("reorder_mean_bytes", Arc::new(mean_bytes.finish())));
-        columns.push(("reorder_max_bytes", Arc::new(max_bytes.finish())));
+        arrays.push(Arc::new(ooo.finish()));
+        arrays.push(Arc::new(mean_packets.finish()));
+        arrays.push(Arc::new(max_packets.finish()));
+        arrays.push(Arc::new(mean_bytes.finish()));
+        arrays.push(Arc::new(max_bytes.finish()));
     }
+    // The file's column names, in its order (the arrays above follow `flow_record`).
+    let names = flow_columns(mixed, tagged, reorder);
+    debug_assert_eq!(names.len(), arrays.len());
+    let columns = names.into_iter().zip(arrays).collect();
     ArrowTable::new(columns)
 }
 
@@ -190,23 +197,21 @@ enum Ordered {
 }
 
 impl Ordered {
-    /// The scalar leaves, named by their path joined with `_`.
-    fn flatten(self, prefix: &str, out: &mut Vec<(String, serde_json::Value)>) {
+    /// The scalar leaves, named as `sweep.csv` names a summary field by its dotted path.
+    fn flatten(self, path: &str, out: &mut Vec<(String, serde_json::Value)>) {
         match self {
             Ordered::Object(fields) => {
                 for (k, v) in fields {
-                    // A nested object of times keeps the unit last, as sweep.csv names them
-                    // (`fct_us.p99` is `fct_p99_us`).
-                    let name = match prefix.strip_suffix("_us") {
-                        _ if prefix.is_empty() => k,
-                        Some(stem) => format!("{stem}_{k}_us"),
-                        None => format!("{prefix}_{k}"),
+                    let path = if path.is_empty() {
+                        k
+                    } else {
+                        format!("{path}.{k}")
                     };
-                    v.flatten(&name, out);
+                    v.flatten(&path, out);
                 }
             }
             Ordered::List => {}
-            Ordered::Scalar(v) => out.push((prefix.to_string(), v)),
+            Ordered::Scalar(v) => out.push((summary_column(path), v)),
         }
     }
 }
@@ -265,16 +270,24 @@ impl<'de> serde::Deserialize<'de> for Ordered {
     }
 }
 
-/// One column of JSON scalars: integers, numbers, else text (booleans as `true`/`false`).
+/// One column of JSON scalars: integers (`UInt64` past `i64`), numbers, else text (booleans
+/// as `true`/`false`; a column with no value is text).
 fn json_column(cells: &[Option<serde_json::Value>]) -> ArrayRef {
     let present = || cells.iter().flatten().filter(|v| !v.is_null());
-    if present().all(|v| v.is_i64()) {
+    if present().next().is_some() && present().all(|v| v.is_u64()) && !present().all(|v| v.is_i64())
+    {
+        let mut b = UInt64Builder::with_capacity(cells.len());
+        for c in cells {
+            b.append_option(c.as_ref().and_then(|v| v.as_u64()));
+        }
+        Arc::new(b.finish())
+    } else if present().next().is_some() && present().all(|v| v.is_i64()) {
         let mut b = Int64Builder::with_capacity(cells.len());
         for c in cells {
             b.append_option(c.as_ref().and_then(|v| v.as_i64()));
         }
         Arc::new(b.finish())
-    } else if present().all(|v| v.is_number()) {
+    } else if present().next().is_some() && present().all(|v| v.is_number()) {
         let mut b = Float64Builder::with_capacity(cells.len());
         for c in cells {
             b.append_option(c.as_ref().and_then(|v| v.as_f64()));
@@ -318,14 +331,26 @@ pub fn from_csv(text: &[u8]) -> Result<ArrowTable, ArrowError> {
     ArrowTable::new(arrays)
 }
 
-/// One column of cells: integers if every non-empty cell is one, else numbers, else text.
+/// One column of cells: integers if every non-empty cell is one (`UInt64` past `i64`), else
+/// numbers, else text. A column with no value at all is text (null), so that a table a run
+/// left empty still compares its `lb` column with a string.
 fn text_column(cells: &[String]) -> ArrayRef {
     let present = || cells.iter().filter(|c| !c.is_empty());
     fn cell(c: &str) -> Option<&str> {
         (!c.is_empty()).then_some(c)
     }
-    if present().all(|c| c.parse::<i64>().is_ok()) {
+    if present().next().is_none() {
+        let mut b = StringBuilder::new();
+        cells.iter().for_each(|_| b.append_null());
+        Arc::new(b.finish())
+    } else if present().all(|c| c.parse::<i64>().is_ok()) {
         let mut b = Int64Builder::with_capacity(cells.len());
+        for c in cells {
+            b.append_option(cell(c).and_then(|c| c.parse().ok()));
+        }
+        Arc::new(b.finish())
+    } else if present().all(|c| c.parse::<u64>().is_ok()) {
+        let mut b = UInt64Builder::with_capacity(cells.len());
         for c in cells {
             b.append_option(cell(c).and_then(|c| c.parse().ok()));
         }

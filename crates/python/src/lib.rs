@@ -24,7 +24,7 @@ mod _repsim {
     #[pymodule_export]
     use super::results::{run, RunResult};
     #[pymodule_export]
-    use super::scenario::{load, Scenario};
+    use super::scenario::{load, override_toml, Scenario};
     #[pymodule_export]
     use super::studies::{figure, figure_ids, parse_time, sweep, FigureOutcome};
 

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use clap::ValueEnum;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use repsim_cli::limits::LimitArgs;
 use repsim_cli::output::{collectives_csv, slowdown_csv};
@@ -38,6 +39,9 @@ pub struct RunResult {
     done: Mutex<Completed>,
     /// The scenario file (or `<string>`), for `run.json`.
     source: String,
+    /// Why the command would fail after writing its files (flows that could not reach their
+    /// destination), if it would.
+    failure: Option<String>,
 }
 
 impl RunResult {
@@ -123,6 +127,13 @@ impl RunResult {
         self.done().resolved.clone()
     }
 
+    /// Why `repsim run` would fail on these runs once its files are written (flows that could
+    /// not reach their destination), or `None`.
+    #[getter]
+    fn failure(&self) -> Option<String> {
+        self.failure.clone()
+    }
+
     /// The labels of the runs, in order.
     #[getter]
     fn lbs(&self) -> Vec<String> {
@@ -160,16 +171,11 @@ pub fn run(
     collect: &str,
     quiet: bool,
 ) -> PyResult<RunResult> {
-    let collect = match collect {
-        "scenario" => CollectMode::Scenario,
-        "all" => CollectMode::All,
-        "none" => CollectMode::None,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "collect={other:?}: use \"scenario\", \"all\" or \"none\""
-            )))
-        }
-    };
+    let collect = CollectMode::from_str(collect, false).map_err(|_| {
+        PyValueError::new_err(format!(
+            "collect={collect:?}: use \"scenario\", \"all\" or \"none\""
+        ))
+    })?;
     let scn = &scenario.loaded;
     let done = run_interruptible(py, |cancel| {
         let options = RunOptions {
@@ -189,11 +195,10 @@ pub fn run(
         execute(scn, &options, None)
     })?
     .map_err(py_err)?;
-    if let Some(why) = done.failure(None) {
-        return Err(PyRuntimeError::new_err(why));
-    }
+    let failure = done.failure(None);
     Ok(RunResult {
         done: Mutex::new(done),
         source: scenario.source(),
+        failure,
     })
 }

@@ -46,7 +46,8 @@ impl Scenario {
             // Named after no file: results and sweeps need a name to go by.
             loaded.scenario.name = Some(TEXT_NAME.into());
         }
-        check(&loaded).map_err(lib_err)?;
+        // What `repsim check` checks: every run and its simulation built.
+        repsim_cli::run::check_runs(&loaded, |_, _| Ok(())).map_err(py_err)?;
         Ok(Scenario {
             loaded,
             text,
@@ -64,15 +65,6 @@ impl Scenario {
 /// A library scenario error as `repsim.ScenarioError`.
 fn lib_err(e: LibScenarioError) -> PyErr {
     scenario_error(&e.to_string(), &e.file, &e.field, &e.message)
-}
-
-/// Builds every run the scenario names, as `repsim check` does, so that a bad value anywhere
-/// fails at load time rather than in the middle of a run.
-fn check(scn: &LoadedScenario) -> Result<(), LibScenarioError> {
-    for run in scn.runs()? {
-        scn.build_run(&run, None)?;
-    }
-    Ok(())
 }
 
 #[pymethods]
@@ -151,4 +143,12 @@ pub fn load(path: Option<PathBuf>, text: Option<String>, set: Vec<String>) -> Py
             "give exactly one of path and text",
         )),
     }
+}
+
+/// An override's key and its value as TOML text, as `--set KEY=VALUE` reads it (a value that
+/// is not TOML is a string): how a sweep file writes it.
+#[pyfunction]
+pub fn override_toml(text: &str) -> PyResult<(String, String)> {
+    let o = Override::parse(text).map_err(pyo3::exceptions::PyValueError::new_err)?;
+    Ok((o.key, o.value.to_string()))
 }

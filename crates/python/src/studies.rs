@@ -3,6 +3,7 @@
 //! results read back as tables.
 use std::path::{Path, PathBuf};
 
+use clap::ValueEnum;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use repsim_cli::figure::{default_out, run_figure, Reuse, Scale, FIGURES};
@@ -91,15 +92,9 @@ pub fn figure(
             ids.join(", ")
         )));
     };
-    let scale = match scale {
-        "small" => Scale::Small,
-        "paper" => Scale::Paper,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "scale={other:?}: use \"small\" or \"paper\""
-            )))
-        }
-    };
+    let scale = Scale::from_str(scale, false).map_err(|_| {
+        PyValueError::new_err(format!("scale={scale:?}: use \"small\" or \"paper\""))
+    })?;
     let out = out.unwrap_or_else(|| default_out(id, scale));
     let jobs = repsim_cli::run::jobs_or_every_core(jobs);
     let result = run_interruptible(py, |cancel| {
@@ -115,14 +110,9 @@ pub fn figure(
             plots.push(png.display().to_string());
         }
     }
-    let mut csvs: Vec<PathBuf> = std::fs::read_dir(&out)
-        .map_err(|e| py_err(anyhow::anyhow!("reading {}: {e}", out.display())))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "csv"))
-        .collect();
-    csvs.sort();
     let mut data = Vec::new();
-    for csv in csvs {
+    for name in &result.data {
+        let csv = out.join(name);
         let stem = csv
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())

@@ -2,9 +2,12 @@
 order, time control, and a ring AllReduce against its analytic time (as
 `examples/ring_allreduce.rs` checks it from Rust)."""
 
+import gc
 import threading
+import weakref
 import _thread
 
+import polars as pl
 import pytest
 
 import repsim
@@ -190,3 +193,44 @@ def test_ring_allreduce_from_callbacks_takes_the_analytic_time():
     flows, measured, analytic = ring_allreduce(16, 64 << 20)
     assert flows == 16 * 2 * 15
     assert 0.9 <= measured / analytic <= 1.1, (measured, analytic)
+
+
+def test_a_simulation_with_a_callback_that_refers_to_it_is_freed():
+    sim = repsim.Simulation(FABRIC)
+
+    @sim.on_complete
+    def next_step(flow):
+        sim.inject(0, 9, 1000)
+
+    alive = weakref.ref(sim)
+    del sim, next_step
+    gc.collect()
+    assert alive() is None
+
+
+def test_injected_ids_stay_clear_of_a_trace_workloads_own():
+    sim = repsim.Simulation("scenarios/websearch-128.toml", lb="reps")
+    ids = [sim.inject(h, h + 64, 64 << 10) for h in range(4)]
+    assert min(ids) >= 1 << 48
+    sim.run_until("200us")
+    assert not sim.rejected_flows()
+    flows = sim.flows()
+    assert flows.filter(pl.col("id") < (1 << 48)).height > 10  # the trace's own arrived too
+    assert set(flows.filter(pl.col("id") >= (1 << 48))["id"].to_list()) == set(ids)
+
+
+def test_flows_injected_from_a_drop_callback_are_added():
+    sim = repsim.Simulation(FABRIC, set={"queue.size": "8pkt", "queue.trimming": False})
+    extra = []
+
+    @sim.on_drop
+    def dropped(t, port, flow, kind, cause):
+        if not extra:
+            extra.append(sim.inject(12, 13, 4096))
+
+    for src in range(8):
+        sim.inject(src, 15, 256 << 10)
+    sim.run()
+    assert extra and sim.all_done() and not sim.rejected_flows()
+    row = sim.flows().filter(id=extra[0]).row(0, named=True)
+    assert row["finish"] is not None

@@ -31,10 +31,10 @@ def test_written_files_are_the_commands_byte_for_byte(tmp_path, cli):
     result = repsim.run(MICRO, seed=7, collect="all")
     written = {p.name for p in result.write(tmp_path / "py")}
     cli_files = {p.name for p in (tmp_path / "cli").iterdir()}
-    assert cli_files == written | {"run.json", "run.complete"}
-    assert (tmp_path / "py" / "run.complete").exists()
+    assert cli_files == written and {"run.json", "run.complete"} <= written
     compared = 0
-    for name in sorted(written):
+    # run.json and run.complete hold the time and the command line, nothing else does.
+    for name in sorted(written - {"run.json", "run.complete"}):
         ours = (tmp_path / "py" / name).read_bytes()
         theirs = (tmp_path / "cli" / name).read_bytes()
         if name == "summary.json":
@@ -136,6 +136,40 @@ def test_other_bad_input():
         repsim.load(42)
 
 
+def test_an_unreachable_destination_fails_as_the_command_does_and_keeps_the_results(tmp_path):
+    # Host 8's ToR is dead for good: nothing reaches it.
+    text = """
+lb = "reps"
+[topology]
+type = "fat_tree"
+tiers = 2
+hosts = 16
+hosts_per_tor = 4
+link_speed = "400Gbps"
+[workload]
+type = "explicit"
+flows = [{ src = 0, dst = 8, size = "64KiB" }, { src = 1, dst = 5, size = "64KiB" }]
+[[fault]]
+kind = "switch_down"
+switch = "tor2"
+[routing]
+give_up_after = "1ms"
+"""
+    with pytest.raises(repsim.RunError, match="could not reach their destination") as e:
+        repsim.run(text)
+    assert isinstance(e.value, RuntimeError)
+    flows = e.value.result.flows
+    assert flows["finish"].null_count() == 1 and flows.height == 2
+    assert e.value.result.write(tmp_path)
+
+
+def test_tables_a_run_left_empty_still_have_text_columns():
+    result = repsim.run(MICRO, lb="ecmp", collect="none")
+    events = result.lb_events
+    assert events.height == 0 and events.schema["lb"] == pl.String
+    assert result.series.height == 0 and result.series.filter(pl.col("lb") == "ecmp").height == 0
+
+
 def test_the_gil_is_released_while_simulating():
     ticks = 0
     done = threading.Event()
@@ -160,11 +194,10 @@ def test_ctrl_c_stops_a_run():
     started = time.monotonic()
     timer.start()
     with pytest.raises(KeyboardInterrupt):
-        # Minutes of simulation (each run of the three load balancers takes about 2 s on a
-        # 2-core machine), stopped within the first.
-        for seed in range(100):
-            repsim.run("scenarios/permutation-1024.toml", seed=seed)
+        # One call of about 8 s on a 2-core machine (three load balancers), stopped in its
+        # first: Ctrl-C that waited for the call to return would come far later.
+        repsim.run("scenarios/permutation-1024.toml")
     timer.cancel()
-    assert 0.4 < time.monotonic() - started < 5
+    assert 0.4 < time.monotonic() - started < 2
     # The package still works afterwards.
     assert repsim.run(MICRO, lb="reps").flows.height == 4

@@ -47,7 +47,26 @@ def test_sweep_of_a_scenario_given_as_text(tmp_path):
     text = repsim.load(MICRO, set={"lb": ["reps"]}).to_toml()
     frame = repsim.sweep(text, {"transport.evs_size": [16]}, out=tmp_path)
     assert frame["lb"].to_list() == ["reps"]
-    assert (tmp_path / "base.toml").exists()
+    assert len(list(tmp_path.glob("base-*.toml"))) == 1
+
+
+def test_sweeps_of_different_texts_into_one_directory_do_not_share_points(tmp_path):
+    base = repsim.load(MICRO, set={"lb": ["reps"]})
+    fast = repsim.sweep(repsim.load(base.to_toml(), set={"queue.size": "100pkt"}).to_toml(),
+                        {"seed": [1]}, out=tmp_path)
+    slow = repsim.sweep(repsim.load(base.to_toml(), set={"queue.size": "8pkt"}).to_toml(),
+                        {"seed": [1]}, out=tmp_path)
+    assert fast["fct_max_us"].to_list() != slow["fct_max_us"].to_list()
+
+
+def test_sweep_overrides_are_read_as_the_command_reads_set(tmp_path):
+    # A value that is not TOML is a string (`64pkt`); a key set twice keeps its last value.
+    scn = repsim.load(MICRO, set=["cc=nscc", "queue.size=64pkt"])
+    frame = repsim.sweep(scn, {"seed": [1]}, lb="reps", set=["cc=mprdma", "queue.ecn_max=50pkt"], out=tmp_path)
+    text = (tmp_path / "sweep.toml").read_text()
+    assert '"queue.size" = "64pkt"' in text and '"cc" = "mprdma"' in text and "nscc" not in text
+    direct = repsim.run(MICRO, lb="reps", seed=1, set=["cc=mprdma", "queue.size=64pkt", "queue.ecn_max=50pkt"])
+    assert frame["fct_max_us"].to_list() == direct.summary["fct_max_us"].to_list()
 
 
 def test_figure_returns_its_data_and_plots(tmp_path):

@@ -383,6 +383,9 @@ pub struct FigureResult {
     /// Its plots as SVG files in its directory, in the page's order (time series excluded).
     #[serde(default)]
     pub plots: Vec<String>,
+    /// Its data files (CSV) in its directory, a panel's or a model's each.
+    #[serde(default)]
+    pub data: Vec<String>,
     /// The paper's numbers beside ours.
     pub claims: Vec<Checked>,
 }

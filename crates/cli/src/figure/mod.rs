@@ -304,6 +304,11 @@ pub fn run_figure(
         },
         commit: runs.commit(previous.as_ref().map(|p| p.commit.as_str())),
         plots,
+        data: data
+            .iter()
+            .filter_map(|p| p.strip_prefix(out).ok())
+            .map(|p| p.display().to_string())
+            .collect(),
         claims,
     };
     draw::write_result(out, &result)?;

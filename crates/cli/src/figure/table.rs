@@ -305,6 +305,7 @@ mod tests {
             wall_s: 4000.0,
             commit: "abc1234".into(),
             plots: vec![],
+            data: vec![],
             claims: vec![draw::Checked {
                 what: "a number".into(),
                 paper: 2.0,

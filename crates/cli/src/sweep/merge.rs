@@ -161,10 +161,14 @@ fn derived(dir: &Path, run: &serde_json::Value, lb: &str) -> Vec<String> {
     cells
 }
 
-/// Column name of a summary field.
-fn column(field: &str) -> String {
-    match field.strip_prefix("fct_us.") {
-        Some(stat) => format!("fct_{stat}_us"),
+/// Column name of a summary field given as a dotted path: a field nested in a time keeps the
+/// unit last (`fct_us.p99` is `fct_p99_us`); other nesting joins with `_`.
+pub fn column(field: &str) -> String {
+    match field.split_once('.') {
+        Some((parent, child)) => match parent.strip_suffix("_us") {
+            Some(stem) => format!("{stem}_{}_us", child.replace('.', "_")),
+            None => field.replace('.', "_"),
+        },
         None => field.to_string(),
     }
 }

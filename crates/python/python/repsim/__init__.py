@@ -28,10 +28,11 @@ microseconds.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import numbers
 import os
 import pathlib
-import re
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import polars as pl
@@ -42,6 +43,7 @@ from ._repsim import ScenarioError, Scenario, SimulatedFlow, __version__
 __all__ = [
     "Figure",
     "Result",
+    "RunError",
     "Scenario",
     "ScenarioError",
     "SimulatedFlow",
@@ -68,7 +70,6 @@ SEC = 1_000_000_000_000
 PathLike = Union[str, "os.PathLike[str]"]
 Overrides = Union[Mapping[str, Any], Iterable[str], None]
 
-_BARE_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 
 
 def time(value: Union[int, str]) -> int:
@@ -92,19 +93,20 @@ def _toml_value(v: Any) -> str:
     """``v`` written as a TOML value (strings quoted)."""
     if isinstance(v, bool):
         return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
+    if isinstance(v, numbers.Integral):
+        return str(int(v))
+    if isinstance(v, numbers.Real):
+        v = float(v)
         if v != v or v in (float("inf"), float("-inf")):
             return {"nan": "nan", "inf": "inf", "-inf": "-inf"}[repr(v)]
         text = repr(v)
         return text if any(c in text for c in ".eE") else text + ".0"
     if isinstance(v, str):
-        return json.dumps(v)
+        return json.dumps(v, ensure_ascii=False)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     if isinstance(v, Mapping):
-        return "{ " + ", ".join(f"{json.dumps(str(k))} = {_toml_value(x)}" for k, x in v.items()) + " }"
+        return "{ " + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)} = {_toml_value(x)}" for k, x in v.items()) + " }"
     raise TypeError(f"cannot write {type(v).__name__} {v!r} as a scenario value")
 
 
@@ -121,14 +123,18 @@ def _overrides(set: Overrides) -> List[str]:
 
 
 def _looks_like_toml(text: str) -> bool:
-    return "\n" in text or ("=" in text and not os.path.exists(text))
+    """TOML text rather than a path: it has a line break, or an ``=`` and is neither an existing
+    file nor a name ending in ``.toml``."""
+    if "\n" in text:
+        return True
+    return "=" in text and not os.path.exists(text) and not text.rstrip().endswith(".toml")
 
 
 def load(source: Union[PathLike, Scenario], set: Overrides = None) -> Scenario:
     """Load and check a scenario.
 
-    ``source`` is a scenario file's path, TOML text (anything with a newline or ``=`` that is
-    not a file), or a :class:`Scenario` (to apply more overrides). ``set`` overrides fields as
+    ``source`` is a scenario file's path, TOML text (anything with a newline, or with ``=``
+    that is neither a file nor a ``.toml`` name), or a :class:`Scenario` (to apply more overrides). ``set`` overrides fields as
     ``repsim run --set`` does: a mapping of dotted keys to values (``{"transport.evs_size":
     32, "cc": "nscc", "workload.flows[0].size": "4MiB"}``) or a list of ``"KEY=VALUE"``
     strings.
@@ -236,6 +242,12 @@ class Result:
         """The run labels, in order."""
         return self._native.lbs
 
+    @property
+    def failure(self) -> Optional[str]:
+        """Why ``repsim run`` would fail on these runs after writing its files (flows that could
+        not reach their destination), or ``None``."""
+        return self._native.failure
+
     def summary_dict(self) -> Dict[str, Any]:
         """``summary.json`` parsed (every field, slowdown buckets and classes included)."""
         return json.loads(self._native.summary_json())
@@ -247,10 +259,22 @@ class Result:
         and the command line. Returns the paths written."""
         d = pathlib.Path(directory)
         names = self._native.write(os.fspath(d))
-        return [d / n for n in names]
+        written = [d / n for n in names] + [d / "run.json"]
+        marker = d / "run.complete"
+        return written + [marker] if marker.exists() else written
 
     def __repr__(self) -> str:
         return f"Result({self.scenario.name!r}, lbs={self.lbs})"
+
+
+class RunError(RuntimeError):
+    """Runs that ``repsim run`` would fail after writing their files (flows that could not
+    reach their destination): the message says why, ``.result`` holds the results."""
+
+    def __init__(self, message: str, result: "Result"):
+        super().__init__(message)
+        #: The runs' results, as :func:`run` would have returned them.
+        self.result = result
 
 
 def run(
@@ -272,19 +296,23 @@ def run(
     prints the notes and warnings the command prints.
 
     The simulation runs without the GIL; Ctrl-C stops it and raises ``KeyboardInterrupt``.
-    Flows that cannot reach their destination raise ``RuntimeError`` as the command fails.
+    Flows that cannot reach their destination raise :class:`RunError` (a ``RuntimeError``) as
+    the command fails; its ``.result`` holds the results all the same.
     """
     scn = _scenario(scenario, set)
     lbs = [lb] if isinstance(lb, str) else (list(lb) if lb is not None else None)
     native = _repsim.run(scn, lb=lbs, seed=seed, jobs=jobs, collect=collect, quiet=quiet)
-    return Result(native, scn)
+    result = Result(native, scn)
+    if result.failure is not None:
+        raise RunError(result.failure, result)
+    return result
 
 
 class Simulation:
     """One run of a scenario driven step by step from Python (co-simulation).
 
-    Build it from a scenario (its flows are loaded; an ``explicit`` workload with no flows
-    starts empty), then advance time with :meth:`run_until`, :meth:`step_until_completion` or
+    Build it from a scenario (its flows are loaded; an ``external`` workload starts with none),
+    then advance time with :meth:`run_until`, :meth:`step_until_completion` or
     :meth:`run`, and add flows with :meth:`inject`, from outside or from a completion
     callback (:meth:`on_complete`), as a collective framework schedules each step's flows::
 
@@ -348,7 +376,8 @@ class Simulation:
 
         It starts at ``start`` (ps or ``"10us"``; default now, never before now) once every
         flow in ``after`` (ids) has finished. ``tag`` is yours (the completion callback sees
-        it). From a callback, the flow is added when the callback returns."""
+        it). From a completion callback, the flow is added when the callback returns; from the
+        other callbacks, once the current microsecond of simulated time has run."""
         return self._native.inject(
             src, dst, bytes, start=None if start is None else time(start), after=list(after), tag=tag
         )
@@ -361,13 +390,14 @@ class Simulation:
 
     def on_lb_event(self, callback: Optional[Callable[[int, int, str], Any]]) -> Optional[Callable[[int, int, str], Any]]:
         """Call ``callback(time_ps, flow_index, event)`` for every load-balancer event (the
-        rows of ``lb_events.csv``); usable as a decorator."""
+        rows of ``lb_events.csv``; ``flow_index`` is the flow's row in :meth:`flows`); usable
+        as a decorator."""
         self._native.on_lb_event(callback)
         return callback
 
     def on_drop(self, callback: Optional[Callable[[int, int, int, str, str], Any]]) -> Optional[Callable[[int, int, int, str, str], Any]]:
-        """Call ``callback(time_ps, port, flow_index, kind, cause)`` for every lost packet;
-        usable as a decorator."""
+        """Call ``callback(time_ps, port, flow_index, kind, cause)`` for every lost packet
+        (``flow_index``: the flow's row in :meth:`flows`); usable as a decorator."""
         self._native.on_drop(callback)
         return callback
 
@@ -405,13 +435,6 @@ class Simulation:
         return repr(self._native)
 
 
-def _sweep_value(text: str) -> str:
-    """The TOML value of an override's ``VALUE`` text (a bare word becomes a string)."""
-    if _BARE_WORD.match(text) and text not in ("true", "false", "inf", "nan"):
-        return json.dumps(text)
-    return text
-
-
 def sweep(
     base: Union[PathLike, Scenario],
     axes: Mapping[str, Union[Sequence[Any], Mapping[str, Sequence[Any]]]],
@@ -431,7 +454,8 @@ def sweep(
     sweep`` with the same sweep file, which this writes as ``<out>/sweep.toml`` (default
     ``out``: ``results/sweeps/<name>``, ``name`` default ``<scenario>-sweep``); each point runs
     into ``<out>/points/``, finished points are kept and skipped when run again, as the command
-    does. ``jobs`` points run at once (0: every core).
+    does. A scenario given as text is written beside it as ``base-<hash>.toml``. ``jobs``
+    points run at once (0: every core).
 
     For sweeps bigger than one machine, run the points on a cluster: see
     ``examples/python/ray_sweep.py`` (Ray) or ``repsim sweep --emit slurm``.
@@ -445,9 +469,16 @@ def sweep(
         base_path = pathlib.Path(scn.path).resolve()
         overrides = list(scn.overrides) + extra
     else:
-        base_path = (out_dir / "base.toml").resolve()
-        base_path.write_text(scn.to_toml())
+        # Named by its content: a point records its scenario's path, so another text must not
+        # take the place of one whose points have run.
+        text = scn.to_toml()
+        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+        base_path = (out_dir / f"base-{digest}.toml").resolve()
+        base_path.write_text(text)
         overrides = extra
+    # As `--set` reads them (a value that is not TOML is a string); a key set twice keeps its
+    # last value.
+    settings = dict(_repsim.override_toml(o) for o in overrides)
     lines = [
         f"scenario = {json.dumps(str(base_path))}",
         f"name = {json.dumps(name)}",
@@ -456,12 +487,11 @@ def sweep(
     if lb is not None:
         lbs = [lb] if isinstance(lb, str) else list(lb)
         lines.append(f"lb = {_toml_value(lbs)}")
-    if overrides:
+    if settings:
         lines.append("")
         lines.append("[set]")
-        for o in overrides:
-            key, _, value = o.partition("=")
-            lines.append(f"{json.dumps(key.strip())} = {_sweep_value(value.strip())}")
+        for key, value in settings.items():
+            lines.append(f"{json.dumps(key, ensure_ascii=False)} = {value}")
     for key, spec in axes.items():
         if isinstance(spec, Mapping):
             values, labels = list(spec["values"]), spec.get("labels")

@@ -43,10 +43,15 @@ class Scenario:
 def load(path: Optional[str] = None, text: Optional[str] = None, set: List[str] = ...) -> Scenario:
     """Load a scenario from a file or TOML text (exactly one) with overrides, and check it."""
 
+def override_toml(text: str) -> Tuple[str, str]:
+    """A ``KEY=VALUE`` override's key and value as TOML text, as ``--set`` reads it."""
+
 class RunResult:
     """The finished runs of a scenario."""
 
     lbs: List[str]
+    failure: Optional[str]
+    """Why ``repsim run`` would fail once its files are written, or ``None``."""
     def flows(self) -> ArrowTable: ...
     def summary(self) -> ArrowTable: ...
     def table(self, name: str) -> ArrowTable: ...
