@@ -5,8 +5,7 @@
    and `summary` frames in this process, interleaved, median of N each.
 2. Data frames for a million flows: a co-simulation injects 1,000,000 one-packet flows
    (external workload, 128-host fat tree), runs them, and `Simulation.flows()` is timed (the
-   simulator's flow records, the Arrow table and the polars frame); then a `Result` of the same
-   size is timed building `Result.flows` from records it already holds.
+   simulator's flow records, the Arrow table and the polars frame).
 
 Run from the repository root after `pip install ./crates/python` and
 `cargo build --release`:  python crates/python/bench/bench.py [--repeat 3]
