@@ -28,10 +28,15 @@ echo "== Python package: install (pip install ./crates/python) into $venv"
 # A kernel of this environment under its own name, so that no user-wide `python3` kernel
 # (without the package) runs the notebooks.
 "$py" -m ipykernel install --sys-prefix --name repsim-tests --display-name "repsim tests" >/dev/null
-# The tests compare against the command built from this tree.
-cargo build --release -q -p repsim-cli
+# The tests compare against the command built from this tree: REPSIM_BIN (scripts/test.sh
+# passes the one its cargo test built), else built here.
+if [ -z "${REPSIM_BIN:-}" ]; then
+    cargo build --release -q -p repsim-cli
+    REPSIM_BIN="$PWD/target/release/repsim"
+fi
+export REPSIM_BIN
 echo "== Python package: pytest"
-REPSIM_BIN="$PWD/target/release/repsim" "$py" -m pytest crates/python/tests -q
+"$py" -m pytest crates/python/tests -q
 echo "== Python package: the Ray example, in-process (--local)"
 "$py" examples/python/ray_sweep.py --local --out target/ray-sweep-local.csv
 test -s target/ray-sweep-local.csv

@@ -5,4 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace --release "$@"
-scripts/test-python.sh
+# The command's integration tests built target/release/repsim from this tree.
+REPSIM_BIN="$PWD/target/release/repsim" scripts/test-python.sh
