@@ -18,7 +18,10 @@ fi
 if [ ! -x "$venv/bin/python" ]; then
     "$python" -m venv "$venv"
 fi
-py="$venv/bin/python"
+# The environment's tools (maturin, when pip builds without isolation) come first on PATH.
+venv_bin="$(cd "$venv/bin" && pwd)"
+export PATH="$venv_bin:$PATH"
+py="$venv_bin/python"
 echo "== Python package: install (pip install ./crates/python) into $venv"
 "$py" -m pip install -q --disable-pip-version-check "maturin>=1.9.4,<2" "polars>=1.3" pytest \
     pandas pyarrow matplotlib nbclient nbformat ipykernel
