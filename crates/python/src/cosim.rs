@@ -437,7 +437,7 @@ impl Simulation {
 
     /// Every flow so far, as `flows.csv`'s table.
     fn flows(&self) -> PyResult<ArrowTable> {
-        frames::flows(&self.sim()?.flow_rows()).map_err(arrow_err)
+        frames::flows(self.sim()?.flow_row_refs()).map_err(arrow_err)
     }
 
     /// The run's summary (as a row of `summary.json`), as a table.

@@ -7,6 +7,7 @@
 //! cells all read as integers is `Int64` (`UInt64` past its range), as numbers `Float64`, else
 //! `Utf8`; an empty cell is null, a column without a value `Utf8`. Column names are the files'
 //! (`docs/output-schema.md`).
+use std::borrow::Borrow;
 use std::sync::Arc;
 
 use arrow_array::builder::{
@@ -77,11 +78,17 @@ pub fn arrow_err(e: ArrowError) -> PyErr {
 }
 
 /// `flows.csv` as a table: the same columns ([`flow_columns`]), typed (`class`, `tag` and the
-/// reorder columns only when the file has them).
-pub fn flows(rows: &[FlowRow]) -> Result<ArrowTable, ArrowError> {
-    let mixed = rows.iter().any(|r| r.class != "main");
-    let tagged = rows.iter().any(|r| r.tag != 0);
-    let reorder = rows.iter().any(|r| r.reorder.is_some());
+/// reorder columns only when the file has them), from owned rows or rows borrowing the
+/// simulation's strings.
+pub fn flows<I, R, S>(rows: I) -> Result<ArrowTable, ArrowError>
+where
+    I: ExactSizeIterator<Item = R> + Clone,
+    R: Borrow<FlowRow<S>>,
+    S: AsRef<str>,
+{
+    let mixed = rows.clone().any(|r| r.borrow().class.as_ref() != "main");
+    let tagged = rows.clone().any(|r| r.borrow().tag != 0);
+    let reorder = rows.clone().any(|r| r.borrow().reorder.is_some());
     let n = rows.len();
     let mut lb = StringBuilder::with_capacity(n, n * 4);
     let mut id = UInt64Builder::with_capacity(n);
@@ -100,7 +107,8 @@ pub fn flows(rows: &[FlowRow]) -> Result<ArrowTable, ArrowError> {
     let mut mean_bytes = Float64Builder::new();
     let mut max_bytes = UInt64Builder::new();
     for r in rows {
-        lb.append_value(&r.lb);
+        let r = r.borrow();
+        lb.append_value(r.lb.as_ref());
         id.append_value(r.id);
         src.append_value(r.src);
         dst.append_value(r.dst);
@@ -110,7 +118,7 @@ pub fn flows(rows: &[FlowRow]) -> Result<ArrowTable, ArrowError> {
         fct.append_option(r.fct_us);
         rtx.append_value(r.retransmissions);
         if mixed {
-            class.append_value(&r.class);
+            class.append_value(r.class.as_ref());
         }
         if tagged {
             tag.append_value(r.tag);

@@ -61,7 +61,7 @@ fn csv_table(table: &mut Table) -> PyResult<ArrowTable> {
 impl RunResult {
     /// `flows.csv` as a table.
     fn flows(&self) -> PyResult<ArrowTable> {
-        frames::flows(&self.done().outputs.rows).map_err(arrow_err)
+        frames::flows(self.done().outputs.rows.iter()).map_err(arrow_err)
     }
 
     /// `summary.json`'s runs as a table, a row per load balancer.
@@ -76,7 +76,7 @@ impl RunResult {
         let done = &mut *done;
         let o = &mut done.outputs;
         match name {
-            "flows" => frames::flows(&o.rows).map_err(arrow_err),
+            "flows" => frames::flows(o.rows.iter()).map_err(arrow_err),
             "summary" => frames::summary(&o.runs).map_err(arrow_err),
             "slowdown" => {
                 frames::from_csv(&slowdown_csv(&o.runs).map_err(py_err)?).map_err(arrow_err)

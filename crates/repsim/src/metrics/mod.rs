@@ -76,11 +76,11 @@ impl FctStats {
     }
 }
 
-/// One row of `flows.csv`.
+/// One row of `flows.csv`; `FlowRow<&str>` borrows the run's label and class names.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct FlowRow {
+pub struct FlowRow<S = String> {
     /// Load balancer of the run.
-    pub lb: String,
+    pub lb: S,
     /// Flow id.
     pub id: u64,
     /// Source host.
@@ -98,11 +98,31 @@ pub struct FlowRow {
     /// Retransmitted packets.
     pub retransmissions: u64,
     /// Traffic class (`main`, or e.g. `background` for mixed traffic).
-    pub class: String,
+    pub class: S,
     /// The workload's tag (0: none).
     pub tag: u64,
     /// Receiver reordering (`[metrics] reorder` runs only).
     pub reorder: Option<reorder::FlowReorder>,
+}
+
+impl<S> FlowRow<S> {
+    /// The same row with its strings turned into `T`s (`FlowRow<&str>` to an owned row).
+    pub fn map_strings<T>(self, f: impl Fn(S) -> T) -> FlowRow<T> {
+        FlowRow {
+            lb: f(self.lb),
+            id: self.id,
+            src: self.src,
+            dst: self.dst,
+            bytes: self.bytes,
+            start_us: self.start_us,
+            finish_us: self.finish_us,
+            fct_us: self.fct_us,
+            retransmissions: self.retransmissions,
+            class: f(self.class),
+            tag: self.tag,
+            reorder: self.reorder,
+        }
+    }
 }
 
 /// Flow statistics of one traffic class (mixed traffic).

@@ -16,28 +16,31 @@ fn serialization_bytes(bytes: u64, rate_bps: u64) -> Time {
 impl Simulation {
     /// Per-flow rows (`flows.csv`), labelled with the run's name.
     pub fn flow_rows(&self) -> Vec<FlowRow> {
-        self.flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| FlowRow {
-                lb: self.label.clone(),
-                id: f.spec.id,
-                src: f.spec.src,
-                dst: f.spec.dst,
-                bytes: f.spec.bytes,
-                start_us: to_us(f.start()),
-                finish_us: f.finish.map(to_us),
-                fct_us: f.fct().map(to_us),
-                retransmissions: f.stats.retransmissions,
-                class: self.class_name(self.flows.base() + i as u32).to_string(),
-                tag: f.spec.tag,
-                reorder: self
-                    .cfg
-                    .metrics
-                    .reorder
-                    .then(|| reorder::flow_row(&f.stats.reorder, f.stats.max_reorder)),
-            })
+        self.flow_row_refs()
+            .map(|r| r.map_strings(str::to_string))
             .collect()
+    }
+
+    /// Per-flow rows borrowing the run's label and class names (no string per row).
+    pub fn flow_row_refs(&self) -> impl ExactSizeIterator<Item = FlowRow<&str>> + Clone + '_ {
+        self.flows.iter().enumerate().map(move |(i, f)| FlowRow {
+            lb: self.label.as_str(),
+            id: f.spec.id,
+            src: f.spec.src,
+            dst: f.spec.dst,
+            bytes: f.spec.bytes,
+            start_us: to_us(f.start()),
+            finish_us: f.finish.map(to_us),
+            fct_us: f.fct().map(to_us),
+            retransmissions: f.stats.retransmissions,
+            class: self.class_name(self.flows.base() + i as u32),
+            tag: f.spec.tag,
+            reorder: self
+                .cfg
+                .metrics
+                .reorder
+                .then(|| reorder::flow_row(&f.stats.reorder, f.stats.max_reorder)),
+        })
     }
 
     /// The workload's flows as it offered them, sliced flows whole: (payload bytes, FCT if
