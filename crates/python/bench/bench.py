@@ -6,6 +6,8 @@
 2. Data frames for a million flows: a co-simulation injects 1,000,000 one-packet flows
    (external workload, 128-host fat tree), runs them, and `Simulation.flows()` is timed (the
    simulator's flow records, the Arrow table and the polars frame).
+3. `Result.flows` of a run of as many flows: `scenarios/websearch-128.toml` with the Google RPC
+   flow sizes and `workload.count` flows, REPS.
 
 Run from the repository root after `pip install ./crates/python` and
 `cargo build --release`:  python crates/python/bench/bench.py [--repeat 3]
@@ -76,6 +78,22 @@ def million_flows(n: int) -> None:
           f"Simulation.flows() frame in {framed:.3f} s")
 
 
+def result_flows(n: int) -> None:
+    scenario = repsim.load(
+        "scenarios/websearch-128.toml",
+        set={"workload.cdf": "../data/cdf/GoogleRPC2008.txt", "workload.count": n, "workload.load": 0.5,
+             "lb": ["reps"], "end": "10s"},
+    )
+    started = time.perf_counter()
+    result = repsim.run(scenario)
+    ran = time.perf_counter() - started
+    started = time.perf_counter()
+    frame = result.flows
+    framed = time.perf_counter() - started
+    assert frame.height == n, frame
+    print(f"{n:,} flows in a run: simulated in {ran:.2f} s, Result.flows frame in {framed:.3f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -88,6 +106,7 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}, polars {polars.__version__}, repsim {repsim.__version__}")
     permutation(args.repeat, pathlib.Path(args.bin))
     million_flows(args.flows)
+    result_flows(args.flows)
 
 
 if __name__ == "__main__":
