@@ -1,6 +1,7 @@
 //! Parquet output (cargo feature `parquet`): each table is converted from its CSV form, with
-//! column types inferred (all cells integers: INT64; numbers: DOUBLE; otherwise UTF-8 strings;
-//! empty cells become nulls). One row group per file.
+//! column types read from the cells ([`cell_kind`]: all integers INT64, numbers DOUBLE, otherwise
+//! and a column without a value UTF-8 strings; empty cells become nulls). One row group per
+//! file.
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
@@ -10,28 +11,14 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type;
 
-#[derive(Clone, Copy)]
-enum Kind {
-    Int,
-    Real,
-    Text,
-}
+use crate::series::{cell_kind, CellKind as Kind};
 
 /// Converts `csv` (with a header row naming `columns`) to the bytes of a Parquet file.
 pub fn encode(columns: &[&str], csv: &[u8]) -> Result<Vec<u8>> {
     let mut reader = csv::Reader::from_reader(csv);
     let rows: Vec<csv::StringRecord> = reader.records().collect::<Result<_, _>>()?;
     let kinds: Vec<Kind> = (0..columns.len())
-        .map(|c| {
-            let cells = || rows.iter().map(|r| &r[c]).filter(|s| !s.is_empty());
-            if cells().all(|s| s.parse::<i64>().is_ok()) {
-                Kind::Int
-            } else if cells().all(|s| s.parse::<f64>().is_ok()) {
-                Kind::Real
-            } else {
-                Kind::Text
-            }
-        })
+        .map(|c| cell_kind(rows.iter().map(|r| &r[c])))
         .collect();
     let mut fields = Vec::new();
     for (name, kind) in columns.iter().zip(&kinds) {

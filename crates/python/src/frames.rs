@@ -3,9 +3,9 @@
 //!
 //! `flows` and `summary` are built from the simulator's own records (typed columns: integers,
 //! floats, strings; an unfinished flow's `finish` and `fct_us` are null). Every other table is
-//! the in-memory text `repsim run` writes as its CSV file, read column by column: a column whose
-//! cells all read as integers is `Int64` (`UInt64` past its range), as numbers `Float64`, else
-//! `Utf8`; an empty cell is null, a column without a value `Utf8`. Column names are the files'
+//! the in-memory text `repsim run` writes as its CSV file, each column typed as Parquet output
+//! types it (`repsim_cli::series::cell_kind`: all integers `Int64`, numbers `Float64`, else and
+//! a column without a value `Utf8`; an empty cell is null). Column names are the files'
 //! (`docs/output-schema.md`).
 use std::borrow::Borrow;
 use std::sync::Arc;
@@ -20,6 +20,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use repsim::metrics::{FlowRow, RunSummary};
 use repsim_cli::output::flow_columns;
+use repsim_cli::series::{cell_kind, CellKind};
 use repsim_cli::sweep::merge::column as summary_column;
 
 /// An Arrow table: one record batch with its schema.
@@ -339,41 +340,33 @@ pub fn from_csv(text: &[u8]) -> Result<ArrowTable, ArrowError> {
     ArrowTable::new(arrays)
 }
 
-/// One column of cells: integers if every non-empty cell is one (`UInt64` past `i64`), else
-/// numbers, else text. A column with no value at all is text (null), so that a table a run
-/// left empty still compares its `lb` column with a string.
+/// One column of cells, typed as Parquet output types it ([`cell_kind`]); empty cells are
+/// nulls.
 fn text_column(cells: &[String]) -> ArrayRef {
-    let present = || cells.iter().filter(|c| !c.is_empty());
-    fn cell(c: &str) -> Option<&str> {
+    fn value(c: &str) -> Option<&str> {
         (!c.is_empty()).then_some(c)
     }
-    if present().next().is_none() {
-        let mut b = StringBuilder::new();
-        cells.iter().for_each(|_| b.append_null());
-        Arc::new(b.finish())
-    } else if present().all(|c| c.parse::<i64>().is_ok()) {
-        let mut b = Int64Builder::with_capacity(cells.len());
-        for c in cells {
-            b.append_option(cell(c).and_then(|c| c.parse().ok()));
+    match cell_kind(cells.iter().map(String::as_str)) {
+        CellKind::Int => {
+            let mut b = Int64Builder::with_capacity(cells.len());
+            for c in cells {
+                b.append_option(value(c).and_then(|c| c.parse().ok()));
+            }
+            Arc::new(b.finish())
         }
-        Arc::new(b.finish())
-    } else if present().all(|c| c.parse::<u64>().is_ok()) {
-        let mut b = UInt64Builder::with_capacity(cells.len());
-        for c in cells {
-            b.append_option(cell(c).and_then(|c| c.parse().ok()));
+        CellKind::Real => {
+            let mut b = Float64Builder::with_capacity(cells.len());
+            for c in cells {
+                b.append_option(value(c).and_then(|c| c.parse().ok()));
+            }
+            Arc::new(b.finish())
         }
-        Arc::new(b.finish())
-    } else if present().all(|c| c.parse::<f64>().is_ok()) {
-        let mut b = Float64Builder::with_capacity(cells.len());
-        for c in cells {
-            b.append_option(cell(c).and_then(|c| c.parse().ok()));
+        CellKind::Text => {
+            let mut b = StringBuilder::new();
+            for c in cells {
+                b.append_option(value(c));
+            }
+            Arc::new(b.finish())
         }
-        Arc::new(b.finish())
-    } else {
-        let mut b = StringBuilder::new();
-        for c in cells {
-            b.append_option(cell(c));
-        }
-        Arc::new(b.finish())
     }
 }
