@@ -1,6 +1,7 @@
 //! What the `repsim` command runs, as a library: a scenario's runs and their output files,
 //! sweeps and paper figures. The command line (`main.rs`) and the Python package
 //! (`crates/python`) are thin layers over it.
+pub mod cells;
 pub mod figure;
 pub mod files;
 pub mod heap;

@@ -11,7 +11,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type;
 
-use crate::series::{cell_kind, CellKind as Kind};
+use crate::cells::{cell_kind, CellKind as Kind};
 
 /// Converts `csv` (with a header row naming `columns`) to the bytes of a Parquet file.
 pub fn encode(columns: &[&str], csv: &[u8]) -> Result<Vec<u8>> {
