@@ -57,9 +57,6 @@ pub enum Stop {
     Stalled(String),
 }
 
-/// How the message of a run stopped by [`LimitArgs::cancel`] begins.
-pub const INTERRUPTED: &str = "interrupted";
-
 /// Checks a command's limits as its runs go on.
 pub struct Limiter {
     args: LimitArgs,
@@ -110,7 +107,7 @@ impl Limiter {
         if let Some(cancel) = self.args.cancel.as_ref() {
             if cancel.load(Ordering::Relaxed) {
                 return Some(Stop::Limit(format!(
-                    "{INTERRUPTED} at simulated time {:.1} us",
+                    "interrupted at simulated time {:.1} us",
                     to_us(sim.now())
                 )));
             }

@@ -319,6 +319,23 @@ impl Completed {
         summary_json(&self.outputs.runs, self.outputs.incomplete.as_deref())
     }
 
+    /// The file stems of the tables [`Self::write`] writes, in its order.
+    pub fn table_stems(&mut self) -> Vec<&'static str> {
+        let mut stems = vec!["flows", "slowdown"];
+        if self.collectives {
+            stems.push("collectives");
+        }
+        let o = &mut self.outputs;
+        stems.extend(o.tables.present().iter().map(|t| t.stem()));
+        if o.pfc_on {
+            stems.push("pfc");
+        }
+        if o.elephants_on {
+            stems.push("elephants");
+        }
+        stems
+    }
+
     /// Writes every output file of `repsim run` into `out` (created if missing), `run.json`
     /// naming `scenario_file` and `command`, and the completion marker last unless a limit
     /// stopped the runs; returns the files' names. Tables streamed while running are renamed

@@ -294,10 +294,10 @@ impl Simulation {
         })
     }
 
-    /// Simulated time now (ps).
+    /// Simulated time now (ps); inside a step, the time of the event being reported.
     #[getter]
     fn now(&self) -> Time {
-        match self.sim.try_lock() {
+        match self.sim() {
             Ok(sim) => sim.now(),
             Err(_) => self.shared.now.load(Ordering::Relaxed),
         }
@@ -475,10 +475,7 @@ impl Simulation {
     }
 
     fn __repr__(&self) -> PyResult<String> {
-        let sim = self
-            .sim
-            .try_lock()
-            .map_err(|_| PyRuntimeError::new_err("the simulation is running"))?;
+        let sim = self.sim()?;
         Ok(format!(
             "Simulation({} on {}, t = {} ps, {} flows)",
             sim.label(),

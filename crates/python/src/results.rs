@@ -99,21 +99,8 @@ impl RunResult {
 
     /// The stems of the tables this result writes as files (`flows`, `slowdown`, ...).
     fn written_tables(&self) -> Vec<String> {
-        let mut done = self.done();
-        let done = &mut *done;
-        let mut names = vec!["flows".to_string(), "slowdown".to_string()];
-        if done.collectives {
-            names.push("collectives".into());
-        }
-        let o = &mut done.outputs;
-        names.extend(o.tables.present().iter().map(|t| t.stem().to_string()));
-        if o.pfc_on {
-            names.push("pfc".into());
-        }
-        if o.elephants_on {
-            names.push("elephants".into());
-        }
-        names
+        let stems = self.done().table_stems();
+        stems.into_iter().map(str::to_string).collect()
     }
 
     /// `summary.json`'s text.

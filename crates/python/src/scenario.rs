@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use pyo3::prelude::*;
 use repsim::scenario::{LoadedScenario, Override, ScenarioError as LibScenarioError};
 
-use crate::errors::{py_err, scenario_error};
+use crate::errors::py_err;
 
 /// The path that stands for a scenario given as text (messages name it; relative paths in it
 /// are read from the working directory).
@@ -31,17 +31,20 @@ impl Scenario {
     /// Parses `text` (read from `path`, or given as text) with `set` applied and checks every
     /// run it names.
     fn parse(text: String, path: &Path, set: Vec<String>, from_file: bool) -> PyResult<Self> {
-        let file = path.display().to_string();
         let overrides = set
             .iter()
             .map(|s| {
                 Override::parse(s).map_err(|message| {
                     let key = s.split_once('=').map_or(s.as_str(), |(k, _)| k.trim());
-                    scenario_error(&format!("{file}: {key}: {message}"), &file, key, &message)
+                    py_err(LibScenarioError {
+                        file: path.display().to_string(),
+                        field: key.into(),
+                        message,
+                    })
                 })
             })
             .collect::<PyResult<Vec<_>>>()?;
-        let mut loaded = LoadedScenario::parse_with(&text, path, &overrides).map_err(lib_err)?;
+        let mut loaded = LoadedScenario::parse_with(&text, path, &overrides).map_err(py_err)?;
         if !from_file && loaded.scenario.name.is_none() {
             // Named after no file: results and sweeps need a name to go by.
             loaded.scenario.name = Some(TEXT_NAME.into());
@@ -60,11 +63,6 @@ impl Scenario {
     pub(crate) fn source(&self) -> String {
         self.loaded.path.display().to_string()
     }
-}
-
-/// A library scenario error as `repsim.ScenarioError`.
-fn lib_err(e: LibScenarioError) -> PyErr {
-    scenario_error(&e.to_string(), &e.file, &e.field, &e.message)
 }
 
 #[pymethods]
@@ -90,7 +88,7 @@ impl Scenario {
     /// The labels of the runs it makes (one per load balancer entry of `lb`).
     #[getter]
     fn lbs(&self) -> PyResult<Vec<String>> {
-        let runs = self.loaded.runs().map_err(lib_err)?;
+        let runs = self.loaded.runs().map_err(py_err)?;
         Ok(runs.into_iter().map(|r| r.label).collect())
     }
 
@@ -132,9 +130,11 @@ pub fn load(path: Option<PathBuf>, text: Option<String>, set: Vec<String>) -> Py
     match (path, text) {
         (Some(path), None) => {
             let text = std::fs::read_to_string(&path).map_err(|e| {
-                let file = path.display().to_string();
-                let message = format!("cannot read: {e}");
-                scenario_error(&format!("{file}: -: {message}"), &file, "-", &message)
+                py_err(LibScenarioError {
+                    file: path.display().to_string(),
+                    field: "-".into(),
+                    message: format!("cannot read: {e}"),
+                })
             })?;
             Scenario::parse(text, &path, set, true)
         }

@@ -9,6 +9,21 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
+#: A 16-host two-tier fat tree (4 hosts per ToR, 400G, 1 us links) running REPS; tests append
+#: their workload.
+FABRIC = """
+name = "cosim"
+lb = "reps"
+[topology]
+type = "fat_tree"
+tiers = 2
+hosts = 16
+hosts_per_tor = 4
+link_speed = "400Gbps"
+link_latency = "1us"
+switch_latency = "0ns"
+"""
+
 
 @pytest.fixture(autouse=True)
 def at_repository_root(monkeypatch):

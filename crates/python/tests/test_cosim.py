@@ -11,18 +11,9 @@ import polars as pl
 import pytest
 
 import repsim
+from conftest import FABRIC as TOPOLOGY
 
-FABRIC = """
-name = "cosim"
-lb = "reps"
-[topology]
-type = "fat_tree"
-tiers = 2
-hosts = 16
-hosts_per_tor = 4
-link_speed = "400Gbps"
-link_latency = "1us"
-switch_latency = "0ns"
+FABRIC = TOPOLOGY + """
 [workload]
 type = "external"
 """

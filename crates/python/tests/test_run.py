@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 import repsim
+from conftest import FABRIC
 
 MICRO = "scenarios/reps-micro-asymmetric.toml"
 
@@ -138,14 +139,7 @@ def test_other_bad_input():
 
 def test_an_unreachable_destination_fails_as_the_command_does_and_keeps_the_results(tmp_path):
     # Host 8's ToR is dead for good: nothing reaches it.
-    text = """
-lb = "reps"
-[topology]
-type = "fat_tree"
-tiers = 2
-hosts = 16
-hosts_per_tor = 4
-link_speed = "400Gbps"
+    text = FABRIC + """
 [workload]
 type = "explicit"
 flows = [{ src = 0, dst = 8, size = "64KiB" }, { src = 1, dst = 5, size = "64KiB" }]

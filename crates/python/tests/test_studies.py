@@ -10,14 +10,15 @@ MICRO = "scenarios/reps-micro-asymmetric.toml"
 
 
 def test_sweep_has_the_commands_points_and_rows(tmp_path, cli):
-    frame = repsim.sweep(
-        MICRO,
-        {"transport.evs_size": [8, 64], "seed": {"values": [1, 2], "labels": ["s1", "s2"]}},
+    sweep = dict(
+        base=MICRO,
+        axes={"transport.evs_size": [8, 64], "seed": {"values": [1, 2], "labels": ["s1", "s2"]}},
         lb=["reps", "ops"],
         set={"queue.size": "64pkt"},
         out=tmp_path / "py",
         jobs=2,
     )
+    frame = repsim.sweep(**sweep)
     assert frame.height == 2 * 2 * 2
     assert frame.columns[:4] == ["point", "transport.evs_size", "lb", "seed"]
     assert frame["seed"].to_list() == [1, 1, 2, 2, 1, 1, 2, 2]
@@ -33,14 +34,12 @@ def test_sweep_has_the_commands_points_and_rows(tmp_path, cli):
     for column in ("point", "lb", "flows_completed", "fct_max_us", "events"):
         assert on_disk[column].to_list() == frame[column].to_list(), column
     # Finished points are kept: a second call runs nothing and returns the same rows.
-    again = repsim.sweep(
-        MICRO,
-        {"transport.evs_size": [8, 64], "seed": {"values": [1, 2], "labels": ["s1", "s2"]}},
-        lb=["reps", "ops"],
-        set={"queue.size": "64pkt"},
-        out=tmp_path / "py",
-    )
+    markers = sorted((tmp_path / "py" / "points").glob("*/run.complete"))
+    assert len(markers) == 4
+    written = [m.stat().st_mtime_ns for m in markers]
+    again = repsim.sweep(**sweep)
     assert again.equals(frame)
+    assert [m.stat().st_mtime_ns for m in markers] == written
 
 
 def test_sweep_of_a_scenario_given_as_text(tmp_path):
