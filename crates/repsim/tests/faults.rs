@@ -219,6 +219,21 @@ fn reference_failure_file_import() {
 }
 
 #[test]
+fn a_rate_fault_keeps_a_lossless_port_lossless() {
+    // An incast through a switch port that a rate fault slows mid-run: under PFC the port's
+    // queue stays unbounded (the MMU pauses senders), so nothing is dropped.
+    let workload = "type = \"incast\"\nsenders = 8\nreceiver = 15\nsize = \"1MiB\"";
+    let extra = "[pfc]\nenabled = true\n[[fault]]\nkind = \"rate\"\nlink = \"agg0->tor3\"\n\
+                 speed = \"100Gbps\"\nstart = \"5us\"\n";
+    let sim = small("ecmp", false, workload, extra);
+    assert!(all_done(&sim));
+    assert_eq!(sim.fault_stats().unwrap().actions, 2); // both directions of the cable
+    let s = sim.summary(0.0);
+    assert_eq!((s.drops, s.trims), (0, 0), "{s:?}");
+    assert_conserved(&sim);
+}
+
+#[test]
 fn unreachable_destination_ends_with_a_message_naming_the_flow() {
     // Host 8's ToR is dead for good: nothing reaches it.
     let extra = "[[fault]]\nkind = \"switch_down\"\nswitch = \"tor2\"\n[routing]\ngive_up_after = \"1ms\"\n";

@@ -7,6 +7,7 @@ use crate::cc::credit::{PullArrival, ReceiverPacing};
 use crate::cc::CcSpec;
 use crate::engine::Handle;
 use crate::net::packet::{flags, NO_ROUTE};
+use crate::net::port::QueueParams;
 use crate::net::world::{Owner, Timer, World};
 use crate::net::{Kind, Packet, Topology};
 use crate::transport::Sender;
@@ -135,8 +136,8 @@ impl Simulation {
                     continue;
                 }
                 let mut class = *self.world.port_class(port);
-                class.params.ecn_min = u64::MAX / 2;
-                class.params.ecn_max = u64::MAX / 2;
+                class.params.ecn_min = QueueParams::OFF;
+                class.params.ecn_max = QueueParams::OFF;
                 self.world.set_port_class(port, class);
             }
         }

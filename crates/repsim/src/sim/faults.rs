@@ -171,8 +171,9 @@ impl Faults {
                 class.rate_bps = rate_bps;
                 if world.topo.links[p].from >= world.topo.hosts {
                     let speed = self.queue.rate_scale(world.topo.links[p].rate_bps);
-                    class.params = self.queue.port_params(buffer_scale * speed, self.header);
-                    class.params.capacity = class.params.capacity.max(self.mtu);
+                    let mut params = self.queue.port_params(buffer_scale * speed, self.header);
+                    params.capacity = params.capacity.max(self.mtu);
+                    class.params = class.params.rescaled(params);
                 }
                 world.set_port_class(a.port, class);
             }

@@ -22,7 +22,7 @@ use crate::lb::{LbRecord, Route};
 use crate::metrics::collect::{CollectConfig, Collector};
 use crate::net::paths::{self, PathTable};
 use crate::net::port::{
-    Port, PortClass, PortClasses, PortCold, PortStats, QueueBytes, SWITCH_PORT,
+    Port, PortClass, PortClasses, PortCold, PortStats, QueueBytes, QueueParams, SWITCH_PORT,
 };
 use crate::net::world::{Counters, EventKind, Owner, Timer, World, MAX_LINKS};
 use crate::net::{RunContext, Topology};
@@ -354,7 +354,7 @@ impl Simulation {
             };
             if cfg.pfc.enabled {
                 // Lossless: the shared-buffer MMU, not the queue's own limit, admits data.
-                params.capacity = u64::MAX / 2;
+                params.capacity = QueueParams::OFF;
             }
             let rng = Rng::derive(cfg.seed, Stream::Port, i as u64);
             let class = port_classes.intern(PortClass {

@@ -27,6 +27,25 @@ pub struct QueueParams {
     pub header_size: u32,
 }
 
+impl QueueParams {
+    /// A size no queue reaches: a capacity or an ECN threshold that is off.
+    pub const OFF: u64 = u64::MAX / 2;
+
+    /// `new` (the queue's sizes at another rate or buffer) for this port, keeping what the run
+    /// turned off here at set-up: a lossless port's capacity (PFC's MMU admits data) and ECN at
+    /// the last hop (receiver-paced congestion control). What a rate fault gives a port.
+    pub fn rescaled(&self, mut new: QueueParams) -> QueueParams {
+        if self.capacity == Self::OFF {
+            new.capacity = Self::OFF;
+        }
+        if self.ecn_min == Self::OFF {
+            new.ecn_min = Self::OFF;
+            new.ecn_max = Self::OFF;
+        }
+        new
+    }
+}
+
 /// `[queue]`: the switch egress queues of a run, as a scenario or a library user writes them
 /// (sizes in bytes or packets of the run's MTU; each key not given takes its default).
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
@@ -150,9 +169,9 @@ impl QueueBytes {
     /// A host NIC's queue: it never drops or marks (the NIC only sends what the window allows).
     pub fn host_params(header_size: u32) -> QueueParams {
         QueueParams {
-            capacity: u64::MAX / 2,
-            ecn_min: u64::MAX / 2,
-            ecn_max: u64::MAX / 2,
+            capacity: QueueParams::OFF,
+            ecn_min: QueueParams::OFF,
+            ecn_max: QueueParams::OFF,
             ecn_pmax: 1.0,
             trimming: false,
             header_size,
