@@ -392,11 +392,17 @@ fn expand(
         check_probability(p).or_else(|(field, message)| ferr(field, message))?;
         Ok(p)
     };
+    let rate = |speed: u64| -> Result<Effect, FaultError> {
+        check_rate(speed)
+            .and_then(|()| e.buffer_scale.map_or(Ok(()), check_buffer_scale))
+            .or_else(|(field, message)| ferr(field, message))?;
+        Ok(Effect::Rate(speed, e.buffer_scale))
+    };
     let effect = || -> Result<Effect, FaultError> {
         if e.probability.is_some() {
             Ok(Effect::Drop(probability()?))
         } else if let Some(s) = e.speed {
-            Ok(Effect::Rate(s.0, e.buffer_scale))
+            rate(s.0)
         } else {
             Ok(Effect::Down)
         }
@@ -417,11 +423,9 @@ fn expand(
         }
         "rate" => {
             let speed = required(e.speed, "speed", "\"200Gbps\"")?;
-            check_rate(speed.0)
-                .and_then(|()| e.buffer_scale.map_or(Ok(()), check_buffer_scale))
-                .or_else(|(field, message)| ferr(field, message))?;
+            let effect = rate(speed.0)?;
             let ls = links(parse_both(&e.direction)?)?;
-            push_effect(plan, topo, &ls, Effect::Rate(speed.0, e.buffer_scale), timing, &mut rng);
+            push_effect(plan, topo, &ls, effect, timing, &mut rng);
         }
         "flap" => {
             let period = e.period.map(|p| p.0).unwrap_or(0);
@@ -561,5 +565,15 @@ mod tests {
         e.link = Some("tor0->agg1".into());
         e.loss = Some("loud".into());
         assert_eq!(plan(vec![e]).unwrap_err().1.field, "loss");
+        // A random fault's rate effect is checked as a `rate` fault's is.
+        let mut e = entry("random_cables");
+        e.percent = Some(10.0);
+        e.speed = Some(RateQ(0));
+        assert_eq!(plan(vec![e]).unwrap_err().1.field, "speed");
+        let mut e = entry("random_cables");
+        e.percent = Some(10.0);
+        e.speed = Some(RateQ(100_000_000_000));
+        e.buffer_scale = Some(f64::INFINITY);
+        assert_eq!(plan(vec![e]).unwrap_err().1.field, "buffer_scale");
     }
 }
