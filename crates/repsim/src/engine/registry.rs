@@ -256,11 +256,6 @@ impl<K: Kind> Spec<K> {
         self.entry.name
     }
 
-    /// The configuration behind the kind's contract.
-    pub fn scheme(&self) -> &K::Dyn {
-        &self.config
-    }
-
     /// The parameters, if the scheme's configuration type is `T`.
     pub fn config<T: 'static>(&self) -> Option<&T> {
         let config: &K::Dyn = &self.config;

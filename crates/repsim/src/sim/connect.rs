@@ -89,10 +89,7 @@ impl ConnectionFactory {
         let bdp = (req.base_rtt as u128 * req.line_rate as u128 / (8 * SEC as u128)) as u64;
         // A scheme with its own transport replaces the congestion control, which is then
         // never consulted.
-        let own = req
-            .lb
-            .scheme()
-            .own_transport(req.routes, req.line_rate, mtu);
+        let own = req.lb.own_transport(req.routes, req.line_rate, mtu);
         let params = CcParams {
             mtu,
             base_rtt: req.base_rtt,

@@ -456,6 +456,7 @@ impl Simulation {
         };
         let pkt = self.world.pkts.get(h);
         match stage {
+            // The arrival's own stages never ask this one (`prefetch_arrival`).
             Stage::Far => {}
             Stage::Mid => {
                 prefetch_flow(flow);
