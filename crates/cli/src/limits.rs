@@ -70,6 +70,13 @@ pub struct Limiter {
 }
 
 impl Limiter {
+    /// Whether [`LimitArgs::cancel`] is set.
+    pub fn cancelled(args: &LimitArgs) -> bool {
+        args.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
     /// Limits counted from now.
     pub fn new(args: LimitArgs) -> Self {
         Limiter {
@@ -104,13 +111,11 @@ impl Limiter {
 
     /// The cheap checks (events, wall clock), made often within a step.
     pub fn check_fine(&self, sim: &Simulation) -> Option<Stop> {
-        if let Some(cancel) = self.args.cancel.as_ref() {
-            if cancel.load(Ordering::Relaxed) {
-                return Some(Stop::Limit(format!(
-                    "interrupted at simulated time {:.1} us",
-                    to_us(sim.now())
-                )));
-            }
+        if Self::cancelled(&self.args) {
+            return Some(Stop::Limit(format!(
+                "interrupted at simulated time {:.1} us",
+                to_us(sim.now())
+            )));
         }
         let events = self.events_before + sim.counters().events;
         if let Some(max) = self.args.max_events.filter(|&m| events > m) {

@@ -1,5 +1,7 @@
 //! Result files: `flows.csv`, `summary.json`, `scenario.toml`, their rows and columns (written
 //! through [`crate::files`]).
+use std::borrow::Borrow;
+
 use anyhow::Result;
 use repsim::engine::time::to_us;
 use repsim::metrics::reorder::flow_row;
@@ -91,14 +93,46 @@ pub fn elephant_rows(table: &mut Table, sim: &repsim::Simulation, lb: &str) -> R
 /// flows ran in a traffic class other than `main`, and a `tag` column only when the workload
 /// tagged some flows.
 pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
-    let mixed = rows.iter().any(|r| r.class != "main");
-    let tagged = rows.iter().any(|r| r.tag != 0);
-    let reorder = rows.iter().any(|r| r.reorder.is_some());
-    let mut table = Table::new("flows", &flow_columns(mixed, tagged, reorder));
+    let shape = FlowShape::of(rows);
+    let mut table = Table::new("flows", &shape.columns());
     for r in rows {
-        table.push(&flow_record(r, mixed, tagged))?;
+        table.push(&flow_record(r, shape.mixed, shape.tagged))?;
     }
     table.into_csv()
+}
+
+/// Which optional columns `flows.csv` has for a set of rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowShape {
+    /// `class`: some flow ran in a traffic class other than `main`.
+    pub mixed: bool,
+    /// `tag`: the workload tagged some flow.
+    pub tagged: bool,
+    /// The reorder columns: a `[metrics] reorder` run.
+    pub reorder: bool,
+}
+
+impl FlowShape {
+    /// The shape of `rows` (owned or borrowing their strings), in one pass.
+    pub fn of<R, S>(rows: impl IntoIterator<Item = R>) -> Self
+    where
+        R: Borrow<FlowRow<S>>,
+        S: AsRef<str>,
+    {
+        rows.into_iter().fold(Self::default(), |shape, r| {
+            let r = r.borrow();
+            FlowShape {
+                mixed: shape.mixed || r.class.as_ref() != "main",
+                tagged: shape.tagged || r.tag != 0,
+                reorder: shape.reorder || r.reorder.is_some(),
+            }
+        })
+    }
+
+    /// The columns, in the file's order.
+    pub fn columns(self) -> Vec<&'static str> {
+        flow_columns(self.mixed, self.tagged, self.reorder)
+    }
 }
 
 /// The trailing columns of `flows.csv` in `[metrics] reorder` runs (receiver reordering, see

@@ -10,7 +10,7 @@ use repsim::scenario::{LoadedScenario, Override};
 use repsim::Simulation;
 
 use crate::files::write_atomic;
-use crate::limits::LimitArgs;
+use crate::limits::{LimitArgs, Limiter};
 use crate::output::{collectives_csv, flow_columns, flows_csv, slowdown_csv, summary_json};
 use crate::prepared::{peak_rss, CollectMode, Prepared};
 use crate::progress::Bars;
@@ -208,10 +208,16 @@ pub fn execute(
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    // Build every run before spending time on any of them.
+    // Build every run before spending time on any of them (a large fabric takes a while: a
+    // cancel is heeded between builds).
     let prepared = lb_runs
         .iter()
-        .map(|run| Prepared::new(scn, run, options.seed, options.collect))
+        .map(|run| {
+            if Limiter::cancelled(&options.limits) {
+                bail!("interrupted while the runs were built");
+            }
+            Prepared::new(scn, run, options.seed, options.collect)
+        })
         .collect::<Result<Vec<_>>>()?;
     // Topology, flows and fault plan do not depend on the load balancer: the first run's stand
     // for all.

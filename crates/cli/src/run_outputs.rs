@@ -95,7 +95,10 @@ impl RunOutputs {
                 say(format!("warning: {lb}: {msg}"));
                 summary.stalled.push(msg);
             }
-            Some(Stop::Limit(msg)) => self.incomplete = Some(format!("{lb}: {msg}")),
+            Some(Stop::Limit(msg)) => {
+                // The first limit reached is why the command stopped.
+                self.incomplete.get_or_insert(format!("{lb}: {msg}"));
+            }
             None => {}
         }
         if summary.flows_completed < summary.flows_total && !self.quiet {
@@ -236,6 +239,10 @@ pub fn run_side_by_side(
     };
     let simulate = |index: usize, run: Prepared| -> Result<(Simulation, f64, Option<Stop>)> {
         let lb = &lbs[index];
+        // Cancelled: no further run starts (an error stops `in_order` claiming).
+        if Limiter::cancelled(limits) {
+            bail!("{lb}: interrupted before it started");
+        }
         let run_started = Instant::now();
         let result = run.simulate(
             scn,

@@ -20,7 +20,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use repsim::metrics::{FlowRow, RunSummary};
 use repsim_cli::cells::{cell_kind, CellKind};
-use repsim_cli::output::flow_columns;
+use repsim_cli::output::FlowShape;
 use repsim_cli::sweep::merge::column as summary_column;
 
 /// An Arrow table: one record batch with its schema.
@@ -78,7 +78,7 @@ pub fn arrow_err(e: ArrowError) -> PyErr {
     pyo3::exceptions::PyRuntimeError::new_err(format!("building an Arrow table: {e}"))
 }
 
-/// `flows.csv` as a table: the same columns ([`flow_columns`]), typed (`class`, `tag` and the
+/// `flows.csv` as a table: the same columns ([`FlowShape::columns`]), typed (`class`, `tag` and the
 /// reorder columns only when the file has them), from owned rows or rows borrowing the
 /// simulation's strings.
 pub fn flows<I, R, S>(rows: I) -> Result<ArrowTable, ArrowError>
@@ -87,9 +87,12 @@ where
     R: Borrow<FlowRow<S>>,
     S: AsRef<str>,
 {
-    let mixed = rows.clone().any(|r| r.borrow().class.as_ref() != "main");
-    let tagged = rows.clone().any(|r| r.borrow().tag != 0);
-    let reorder = rows.clone().any(|r| r.borrow().reorder.is_some());
+    let shape = FlowShape::of(rows.clone());
+    let FlowShape {
+        mixed,
+        tagged,
+        reorder,
+    } = shape;
     let n = rows.len();
     let mut lb = StringBuilder::with_capacity(n, n * 4);
     let mut id = UInt64Builder::with_capacity(n);
@@ -158,8 +161,14 @@ where
         arrays.push(Arc::new(max_bytes.finish()));
     }
     // The file's column names, in its order (the arrays above follow `flow_record`).
-    let names = flow_columns(mixed, tagged, reorder);
-    debug_assert_eq!(names.len(), arrays.len());
+    let names = shape.columns();
+    if names.len() != arrays.len() {
+        return Err(ArrowError::SchemaError(format!(
+            "flows.csv has {} columns, the frame {}",
+            names.len(),
+            arrays.len()
+        )));
+    }
     let columns = names.into_iter().zip(arrays).collect();
     ArrowTable::new(columns)
 }

@@ -59,16 +59,6 @@ fn csv_table(table: &mut Table) -> PyResult<ArrowTable> {
 
 #[pymethods]
 impl RunResult {
-    /// `flows.csv` as a table.
-    fn flows(&self) -> PyResult<ArrowTable> {
-        frames::flows(self.done().outputs.rows.iter()).map_err(arrow_err)
-    }
-
-    /// `summary.json`'s runs as a table, a row per load balancer.
-    fn summary(&self) -> PyResult<ArrowTable> {
-        frames::summary(&self.done().outputs.runs).map_err(arrow_err)
-    }
-
     /// The table of file stem `name` (see `tables`); tables a run did not fill have their
     /// columns and no rows.
     fn table(&self, name: &str) -> PyResult<ArrowTable> {
@@ -107,11 +97,6 @@ impl RunResult {
     fn summary_json(&self) -> PyResult<String> {
         let bytes = self.done().summary_json().map_err(py_err)?;
         String::from_utf8(bytes).map_err(py_err)
-    }
-
-    /// The resolved scenario (`scenario.toml`).
-    fn scenario_toml(&self) -> String {
-        self.done().resolved.clone()
     }
 
     /// Why `repsim run` would fail on these runs once its files are written (flows that could

@@ -28,9 +28,15 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    /// Parses `text` (read from `path`, or given as text) with `set` applied and checks every
-    /// run it names.
-    fn parse(text: String, path: &Path, set: Vec<String>, from_file: bool) -> PyResult<Self> {
+    /// Parses `text` (read from `path`, or given as text) with `set` applied and, with `check`,
+    /// builds every run it names as `repsim check` does.
+    fn parse(
+        text: String,
+        path: &Path,
+        set: Vec<String>,
+        from_file: bool,
+        check: bool,
+    ) -> PyResult<Self> {
         let overrides = set
             .iter()
             .map(|s| {
@@ -49,8 +55,10 @@ impl Scenario {
             // Named after no file: results and sweeps need a name to go by.
             loaded.scenario.name = Some(TEXT_NAME.into());
         }
-        // What `repsim check` checks: every run and its simulation built.
-        repsim_cli::run::check_runs(&loaded, |_, _| Ok(())).map_err(py_err)?;
+        if check {
+            // What `repsim check` checks: every run and its simulation built.
+            repsim_cli::run::check_runs(&loaded, |_, _| Ok(())).map_err(py_err)?;
+        }
         Ok(Scenario {
             loaded,
             text,
@@ -106,10 +114,18 @@ impl Scenario {
         toml::to_string_pretty(&s).map_err(py_err)
     }
 
-    /// A copy with more overrides (`KEY=VALUE` text) applied after its own.
-    fn with_overrides(&self, set: Vec<String>) -> PyResult<Scenario> {
+    /// A copy with more overrides (`KEY=VALUE` text) applied after its own, checked as
+    /// `load` checks unless `check` is false.
+    #[pyo3(signature = (set, check=true))]
+    fn with_overrides(&self, set: Vec<String>, check: bool) -> PyResult<Scenario> {
         let all = self.set.iter().cloned().chain(set).collect();
-        Scenario::parse(self.text.clone(), &self.loaded.path, all, self.from_file)
+        Scenario::parse(
+            self.text.clone(),
+            &self.loaded.path,
+            all,
+            self.from_file,
+            check,
+        )
     }
 
     fn __repr__(&self) -> String {
@@ -123,10 +139,16 @@ impl Scenario {
 }
 
 /// Loads a scenario from the file `path` or from TOML `text` (exactly one), applies `set`
-/// (`KEY=VALUE` text, as `repsim run --set`) and checks it.
+/// (`KEY=VALUE` text, as `repsim run --set`) and, with `check`, builds every run as `repsim
+/// check` does (a run or co-simulation of it builds them anyway and skips it).
 #[pyfunction]
-#[pyo3(signature = (path=None, text=None, set=Vec::new()))]
-pub fn load(path: Option<PathBuf>, text: Option<String>, set: Vec<String>) -> PyResult<Scenario> {
+#[pyo3(signature = (path=None, text=None, set=Vec::new(), check=true))]
+pub fn load(
+    path: Option<PathBuf>,
+    text: Option<String>,
+    set: Vec<String>,
+    check: bool,
+) -> PyResult<Scenario> {
     match (path, text) {
         (Some(path), None) => {
             let text = std::fs::read_to_string(&path).map_err(|e| {
@@ -136,9 +158,9 @@ pub fn load(path: Option<PathBuf>, text: Option<String>, set: Vec<String>) -> Py
                     message: format!("cannot read: {e}"),
                 })
             })?;
-            Scenario::parse(text, &path, set, true)
+            Scenario::parse(text, &path, set, true, check)
         }
-        (None, Some(text)) => Scenario::parse(text, Path::new(TEXT_SOURCE), set, false),
+        (None, Some(text)) => Scenario::parse(text, Path::new(TEXT_SOURCE), set, false, check),
         _ => Err(pyo3::exceptions::PyTypeError::new_err(
             "give exactly one of path and text",
         )),

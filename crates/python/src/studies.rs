@@ -22,7 +22,7 @@ fn csv_file(path: &Path) -> PyResult<ArrowTable> {
 
 /// Runs the sweep file `file` into `out` (default: the file's `out`, else
 /// `results/sweeps/<name>`) on `jobs` threads (0: every core), as `repsim sweep` does (finished
-/// points are skipped); returns the path of `sweep.csv` and its table.
+/// points are skipped); returns `sweep.csv` as a table.
 #[pyfunction]
 #[pyo3(signature = (file, out=None, jobs=0, quiet=true))]
 pub fn sweep(
@@ -31,7 +31,7 @@ pub fn sweep(
     out: Option<PathBuf>,
     jobs: usize,
     quiet: bool,
-) -> PyResult<(String, ArrowTable)> {
+) -> PyResult<ArrowTable> {
     let mut sweep = Sweep::load(&file).map_err(py_err)?;
     repsim_cli::sweep::check_points(&sweep, None).map_err(py_err)?;
     let out = out.unwrap_or_else(|| sweep.out.clone());
@@ -41,8 +41,7 @@ pub fn sweep(
         repsim_cli::sweep::run_sweep(&sweep, &out, jobs, quiet)
     })?
     .map_err(py_err)?;
-    let table = csv_file(&csv)?;
-    Ok((csv.display().to_string(), table))
+    csv_file(&csv)
 }
 
 /// What `repsim.figure` returns: where the figure went, its plots and data tables, and its

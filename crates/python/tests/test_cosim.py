@@ -132,7 +132,7 @@ def test_lb_event_callbacks_fire():
 def test_ctrl_c_stops_a_co_simulation_which_can_go_on():
     sim = repsim.Simulation(FABRIC)
     for src in range(8):
-        sim.inject(src, src + 8, 512 << 20)  # about 10 ms of simulated time, seconds to run
+        sim.inject(src, src + 8, 2 << 30)  # about 40 ms of simulated time, many seconds to run
     timer = threading.Timer(0.3, _thread.interrupt_main)
     timer.start()
     with pytest.raises(KeyboardInterrupt):

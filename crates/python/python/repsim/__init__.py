@@ -134,8 +134,8 @@ def load(source: Union[PathLike, Scenario], set: Overrides = None) -> Scenario:
     """Load and check a scenario.
 
     ``source`` is a scenario file's path, TOML text (anything with a newline, or with ``=``
-    that is neither a file nor a ``.toml`` name), or a :class:`Scenario` (to apply more overrides). ``set`` overrides fields as
-    ``repsim run --set`` does: a mapping of dotted keys to values (``{"transport.evs_size":
+    that is neither a file nor a ``.toml`` name), or a :class:`Scenario` (to apply more
+    overrides). ``set`` overrides fields as ``repsim run --set`` does: a mapping of dotted keys to values (``{"transport.evs_size":
     32, "cc": "nscc", "workload.flows[0].size": "4MiB"}``) or a list of ``"KEY=VALUE"``
     strings.
 
@@ -143,20 +143,22 @@ def load(source: Union[PathLike, Scenario], set: Overrides = None) -> Scenario:
     :class:`ScenarioError` (a ``ValueError``) with ``file``, ``field`` and ``message``, the same
     error ``repsim check`` prints.
     """
+    return _load(source, set, check=True)
+
+
+def _load(source: Union[PathLike, Scenario], set: Overrides, check: bool) -> Scenario:
+    """:func:`load`, building the runs to check them only with ``check`` (what runs a scenario
+    builds them anyway and fails alike)."""
     sets = _overrides(set)
     if isinstance(source, Scenario):
-        return source.with_overrides(sets) if sets else source
+        return source.with_overrides(sets, check=check) if sets else source
     if isinstance(source, os.PathLike):
-        return _repsim.load(path=os.fspath(source), set=sets)
+        return _repsim.load(path=os.fspath(source), set=sets, check=check)
     if isinstance(source, str):
         if _looks_like_toml(source):
-            return _repsim.load(text=source, set=sets)
-        return _repsim.load(path=source, set=sets)
+            return _repsim.load(text=source, set=sets, check=check)
+        return _repsim.load(path=source, set=sets, check=check)
     raise TypeError(f"load: give a path, TOML text or a Scenario, not {type(source).__name__}")
-
-
-def _scenario(source: Union[PathLike, Scenario], set: Overrides = None) -> Scenario:
-    return load(source, set)
 
 
 def _frame(table: Any) -> pl.DataFrame:
@@ -299,7 +301,7 @@ def run(
     Flows that cannot reach their destination raise :class:`RunError` (a ``RuntimeError``) as
     the command fails; its ``.result`` holds the results all the same.
     """
-    scn = _scenario(scenario, set)
+    scn = _load(scenario, set, check=False)
     lbs = [lb] if isinstance(lb, str) else (list(lb) if lb is not None else None)
     native = _repsim.run(scn, lb=lbs, seed=seed, jobs=jobs, collect=collect, quiet=quiet)
     result = Result(native, scn)
@@ -336,7 +338,7 @@ class Simulation:
         seed: Optional[int] = None,
         set: Overrides = None,
     ):
-        self.scenario = _scenario(scenario, set)
+        self.scenario = _load(scenario, set, check=False)
         self._native = _repsim.Simulation(self.scenario, lb=lb, seed=seed)
 
     @property
@@ -460,7 +462,8 @@ def sweep(
     For sweeps bigger than one machine, run the points on a cluster: see
     ``examples/python/ray_sweep.py`` (Ray) or ``repsim sweep --emit slurm``.
     """
-    scn = load(base)
+    # Each point is checked as it is built (`repsim sweep` checks them all before running).
+    scn = _load(base, None, check=False)
     extra = _overrides(set)
     name = name or f"{scn.name}-sweep"
     out_dir = pathlib.Path(out) if out is not None else pathlib.Path("results") / "sweeps" / name
@@ -502,7 +505,7 @@ def sweep(
             lines.append(f"labels = {_toml_value([str(x) for x in labels])}")
     file = out_dir / "sweep.toml"
     file.write_text("\n".join(lines) + "\n")
-    _csv, table = _repsim.sweep(os.fspath(file), out=os.fspath(out_dir), jobs=jobs, quiet=quiet)
+    table = _repsim.sweep(os.fspath(file), out=os.fspath(out_dir), jobs=jobs, quiet=quiet)
     return _frame(table)
 
 

@@ -37,11 +37,14 @@ class Scenario:
     """The seed its runs use unless ``run`` is given another."""
     def to_toml(self) -> str:
         """The scenario with its overrides applied, as TOML that ``load`` reads back."""
-    def with_overrides(self, set: List[str]) -> "Scenario":
-        """A copy with more ``KEY=VALUE`` overrides applied after its own."""
+    def with_overrides(self, set: List[str], check: bool = True) -> "Scenario":
+        """A copy with more ``KEY=VALUE`` overrides applied after its own (checked unless not)."""
 
-def load(path: Optional[str] = None, text: Optional[str] = None, set: List[str] = ...) -> Scenario:
-    """Load a scenario from a file or TOML text (exactly one) with overrides, and check it."""
+def load(
+    path: Optional[str] = None, text: Optional[str] = None, set: List[str] = ..., check: bool = True
+) -> Scenario:
+    """Load a scenario from a file or TOML text (exactly one) with overrides; with ``check``,
+    build every run as ``repsim check`` does."""
 
 def override_toml(text: str) -> Tuple[str, str]:
     """A ``KEY=VALUE`` override's key and value as TOML text, as ``--set`` reads it."""
@@ -52,12 +55,9 @@ class RunResult:
     lbs: List[str]
     failure: Optional[str]
     """Why ``repsim run`` would fail once its files are written, or ``None``."""
-    def flows(self) -> ArrowTable: ...
-    def summary(self) -> ArrowTable: ...
     def table(self, name: str) -> ArrowTable: ...
     def written_tables(self) -> List[str]: ...
     def summary_json(self) -> str: ...
-    def scenario_toml(self) -> str: ...
     def write(self, dir: str) -> List[str]:
         """Write the command's files into ``dir``; return their names."""
 
@@ -106,8 +106,8 @@ class Simulation:
     def summary(self) -> ArrowTable: ...
     def rejected_flows(self) -> List[str]: ...
 
-def sweep(file: str, out: Optional[str] = None, jobs: int = 0, quiet: bool = True) -> Tuple[str, ArrowTable]:
-    """Run a sweep file as ``repsim sweep`` does; return the path of sweep.csv and its table."""
+def sweep(file: str, out: Optional[str] = None, jobs: int = 0, quiet: bool = True) -> ArrowTable:
+    """Run a sweep file as ``repsim sweep`` does; return sweep.csv as a table."""
 
 class FigureOutcome:
     """Where a figure went, its plots, data tables and ``result.json``."""
