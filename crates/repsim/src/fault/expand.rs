@@ -80,10 +80,17 @@ pub struct FaultError {
 }
 
 fn ferr<T>(field: &str, message: impl Into<String>) -> Result<T, FaultError> {
-    Err(FaultError {
-        field: field.into(),
-        message: message.into(),
-    })
+    Err(FaultError::new(field, message))
+}
+
+impl FaultError {
+    /// The entry's `field` is wrong, and why.
+    pub fn new(field: &str, message: impl Into<String>) -> Self {
+        FaultError {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
 }
 
 /// `value`, or an error naming the missing field with an example.
@@ -389,13 +396,12 @@ fn expand(
     };
     let probability = || -> Result<f64, FaultError> {
         let p = required(e.probability, "probability", "0.01")?;
-        check_probability(p).or_else(|(field, message)| ferr(field, message))?;
+        check_probability(p)?;
         Ok(p)
     };
     let rate = |speed: u64| -> Result<Effect, FaultError> {
-        check_rate(speed)
-            .and_then(|()| e.buffer_scale.map_or(Ok(()), check_buffer_scale))
-            .or_else(|(field, message)| ferr(field, message))?;
+        check_rate(speed)?;
+        e.buffer_scale.map_or(Ok(()), check_buffer_scale)?;
         Ok(Effect::Rate(speed, e.buffer_scale))
     };
     let effect = || -> Result<Effect, FaultError> {

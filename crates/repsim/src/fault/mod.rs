@@ -134,33 +134,36 @@ impl FaultPlan {
                 ActionKind::Drop { probability, .. } => check_probability(probability),
                 _ => Ok(()),
             };
-            checked.map_err(|(field, message)| ConfigError::new(at(field), message))?;
+            checked.map_err(|e| ConfigError::new(at(&e.field), e.message))?;
         }
         Ok(())
     }
 }
 
-/// A fault's new bit rate must be positive (an error is the key at fault and the message; the
-/// `[[fault]]` expander and [`FaultPlan::check`] share these checks).
-pub(crate) fn check_rate(rate_bps: u64) -> Result<(), (&'static str, String)> {
+/// A fault's new bit rate must be positive (the `[[fault]]` expander and
+/// [`FaultPlan::check`] share these checks; the error names the entry's key).
+pub(crate) fn check_rate(rate_bps: u64) -> Result<(), FaultError> {
     if rate_bps == 0 {
-        return Err(("speed", "must be positive".into()));
+        return Err(FaultError::new("speed", "must be positive"));
     }
     Ok(())
 }
 
 /// A fault's buffer scale must be finite and positive.
-pub(crate) fn check_buffer_scale(scale: f64) -> Result<(), (&'static str, String)> {
+pub(crate) fn check_buffer_scale(scale: f64) -> Result<(), FaultError> {
     if !(scale.is_finite() && scale > 0.0) {
-        return Err(("buffer_scale", "must be positive".into()));
+        return Err(FaultError::new("buffer_scale", "must be positive"));
     }
     Ok(())
 }
 
 /// A loss probability must be in [0, 1].
-pub(crate) fn check_probability(p: f64) -> Result<(), (&'static str, String)> {
+pub(crate) fn check_probability(p: f64) -> Result<(), FaultError> {
     if !(0.0..=1.0).contains(&p) {
-        return Err(("probability", format!("must be between 0 and 1, not {p}")));
+        return Err(FaultError::new(
+            "probability",
+            format!("must be between 0 and 1, not {p}"),
+        ));
     }
     Ok(())
 }
