@@ -234,15 +234,19 @@ impl Simulation {
                     c.on_trim(port, now);
                 }
             }
-            Admission::Dropped(v) => {
-                if let Some(c) = self.collector.as_deref_mut() {
-                    c.on_drop(port, now);
-                }
-                self.observe_drop(v, port, DropCause::Overflow);
-                self.world.pkts.free(v);
-            }
+            Admission::Dropped(v) => self.overflow_drop(port, v),
         }
         self.kick(port);
+    }
+
+    /// Packet `h` found no room at switch port `port`: the collector and observer hear of it
+    /// and it is freed.
+    pub(super) fn overflow_drop(&mut self, port: u32, h: Handle) {
+        if let Some(c) = self.collector.as_deref_mut() {
+            c.on_drop(port, self.world.now);
+        }
+        self.observe_drop(h, port, DropCause::Overflow);
+        self.world.pkts.free(h);
     }
 
     /// The timed fast-increase switch: every running sender and every later one gets MPRDMA

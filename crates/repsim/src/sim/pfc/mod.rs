@@ -30,7 +30,6 @@ use crate::net::lane::Queued;
 use crate::net::mmu::{Charge, Mmu, PfcParams};
 use crate::net::world::{Owner, Timer, World};
 use crate::net::{Kind, Packet, Topology};
-use crate::sim::observer::DropCause;
 
 /// Timer kinds of [`Owner::Pfc`].
 mod timer {
@@ -510,15 +509,12 @@ impl Simulation {
                 true
             }
             PfcAdmission::Dropped => {
-                if let Some(c) = self.collector.as_deref_mut() {
-                    c.on_drop(port, self.world.now);
-                }
+                // Counted here: the port's own admission, which counts its drops, never saw it.
                 self.world.port_cold[port as usize].count_drop();
                 if self.world.pkts.get(h).kind == Kind::Data {
                     self.world.counters.data_dropped += 1;
                 }
-                self.observe_drop(h, port, DropCause::Overflow);
-                self.world.pkts.free(h);
+                self.overflow_drop(port, h);
                 false
             }
         }
