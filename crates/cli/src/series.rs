@@ -7,7 +7,6 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use repsim::engine::time::{to_us, SEC};
 use repsim::engine::Time;
-use repsim::lb::LbEvent;
 use repsim::sim::{FinishedFlow, Phase};
 use repsim::transport::FlowStats;
 use repsim::workload::FlowSpec;
@@ -374,13 +373,7 @@ impl Tables {
         }
         for r in sim.lb_records() {
             let name = r.event.name();
-            let until = match r.event {
-                LbEvent::Froze { until } => f6(to_us(until)),
-                LbEvent::Unfroze
-                | LbEvent::Rerouted
-                | LbEvent::PathChanged { .. }
-                | LbEvent::Flowlet { .. } => String::new(),
-            };
+            let until = r.event.until.map(|t| f6(to_us(t))).unwrap_or_default();
             let mut row = vec![
                 lbs.clone(),
                 f6(to_us(r.time)),
@@ -391,14 +384,9 @@ impl Tables {
                 until,
             ];
             if self.lb_events.columns.len() == LB_EVENTS_PATHS.len() {
-                match r.event {
-                    LbEvent::PathChanged { old, new, reason } => {
-                        row.extend([old.to_string(), new.to_string(), reason.to_string()])
-                    }
-                    LbEvent::Flowlet { old, new } => {
-                        row.extend([old.to_string(), new.to_string(), String::new()])
-                    }
-                    _ => row.extend([String::new(), String::new(), String::new()]),
+                match r.event.path {
+                    Some(m) => row.extend([m.old.to_string(), m.new.to_string(), m.reason.into()]),
+                    None => row.extend([String::new(), String::new(), String::new()]),
                 }
             }
             self.lb_events.push(&row)?;

@@ -7,7 +7,7 @@
 //! one of eight uplinks at a quarter of its speed) under it, OPS and REPS, and prints each
 //! run's flow completion times.
 //!
-//! Run it with `cargo run --release --example custom_scheme [marks]`.
+//! Run it with `cargo run --release -p repsim --example custom_scheme [marks]`.
 use std::path::Path;
 
 use repsim::engine::time::US;
@@ -77,7 +77,7 @@ impl LoadBalancer for EcnRehash {
         }
         self.marked = 0;
         self.move_next = true;
-        Some(LbEvent::Rerouted)
+        Some(LbEvent::REROUTED)
     }
 }
 
@@ -107,7 +107,7 @@ fn rows(marks: u32) -> Result<Vec<Row>, Box<dyn std::error::Error>> {
         let reroutes = sim
             .lb_records()
             .iter()
-            .filter(|r| r.event == LbEvent::Rerouted)
+            .filter(|r| r.event == LbEvent::REROUTED)
             .count();
         rows.push((run.label, mean, max, reroutes));
     }

@@ -9,7 +9,7 @@
 //! chunk's serialisation plus a round trip, so the collective should take about
 //! `2 (N - 1)` single-step times.
 //!
-//! Run it with `cargo run --release --example ring_allreduce [hosts] [buffer MiB]`.
+//! Run it with `cargo run --release -p repsim --example ring_allreduce [hosts] [buffer MiB]`.
 use repsim::engine::time::{Time, SEC, US};
 use repsim::net::topology::fat_tree::FatTreeSpec;
 use repsim::sim::{Flow, Injector, Observer};

@@ -4,7 +4,6 @@
 //! recording them changes no decision.
 mod common;
 
-use repsim::lb::LbEvent;
 use repsim::Simulation;
 
 /// 4 leaves x 4 spines x 4 hosts at 100 Gb/s, host i of leaf L sending 2 MB to host i of leaf
@@ -68,9 +67,9 @@ fn flowlets_reported(switch: &str) {
     let flowlets: Vec<(u16, u16)> = loud
         .lb_records()
         .iter()
-        .map(|r| match r.event {
-            LbEvent::Flowlet { old, new } => (old, new),
-            other => panic!("{switch}: {other:?}"),
+        .map(|r| match r.event.path {
+            Some(m) if r.event.name == "flowlet" => (m.old, m.new),
+            _ => panic!("{switch}: {:?}", r.event),
         })
         .collect();
     let moved = flowlets.iter().filter(|(o, n)| o != n).count() as u64;

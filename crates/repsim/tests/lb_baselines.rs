@@ -62,7 +62,7 @@ fn run_all(text: &str) -> Vec<(String, Simulation)> {
 fn reroutes(sim: &Simulation) -> usize {
     sim.lb_records()
         .iter()
-        .filter(|r| r.event == LbEvent::Rerouted)
+        .filter(|r| r.event == LbEvent::REROUTED)
         .count()
 }
 

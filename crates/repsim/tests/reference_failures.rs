@@ -30,7 +30,7 @@ fn fast_increase_switches_on_after_the_configured_time_and_not_before() {
     let scn = common::load("reps-micro-failures.toml");
     for lb in ["reps", "ops"] {
         let mut with = simulation(&scn, lb, |c| {
-            assert_eq!(c.cc.fast_increase_after(), Some(650 * US));
+            assert_eq!(c.cc.timed_switch_at(), Some(650 * US));
         });
         let mut without = simulation(&scn, lb, |c| {
             let Some(m) = c.cc.config_mut::<repsim::cc::mprdma::MprdmaConfig>() else {
@@ -42,7 +42,7 @@ fn fast_increase_switches_on_after_the_configured_time_and_not_before() {
         with.run_until(650 * US);
         without.run_until(650 * US);
         assert!(
-            !with.fast_increase_switched_on(),
+            !with.timed_switch_turned_on(),
             "{lb}: switched on too early"
         );
         assert_eq!(
@@ -53,10 +53,10 @@ fn fast_increase_switches_on_after_the_configured_time_and_not_before() {
         // The first switch-queue arrival after 650 us switches it on for every sender.
         with.run_until(651 * US);
         assert!(
-            with.fast_increase_switched_on(),
+            with.timed_switch_turned_on(),
             "{lb}: not switched on by 651 us"
         );
-        assert!(!without.fast_increase_switched_on());
+        assert!(!without.timed_switch_turned_on());
         with.run_until_idle();
         without.run_until_idle();
         // The windows the outages shrank refill in a few RTTs instead of one MTU per RTT.

@@ -40,9 +40,8 @@ pub struct CcParams {
     pub network_rtt: Time,
     /// Switches trim overflowing packets (NACKs tell of losses) rather than drop them.
     pub trimming: bool,
-    /// The run's timed fast-increase switch has already turned on (see
-    /// [`mprdma::MprdmaConfig::fast_increase_after`]).
-    pub fast_increase_on: bool,
+    /// The run's timed switch has already turned on (see [`CcScheme::timed_switch_at`]).
+    pub timed_switch_on: bool,
 }
 
 impl CcParams {
@@ -56,7 +55,7 @@ impl CcParams {
             line_rate: 400_000_000_000,
             network_rtt: 8_337_120,
             trimming: true,
-            fast_increase_on: false,
+            timed_switch_on: false,
         }
     }
 }
@@ -119,8 +118,9 @@ pub trait CongestionControl: Send {
     fn on_timer(&mut self, now: Time) {
         let _ = now;
     }
-    /// The scenario's timed fast-increase switch turned on (MPRDMA; others ignore it).
-    fn enable_fast_increase(&mut self) {}
+    /// The run's timed switch turned on ([`CcScheme::timed_switch_at`]); controllers
+    /// without one ignore it.
+    fn on_timed_switch(&mut self) {}
     /// The controller's credit gate, if sending is gated by receiver credit instead of the
     /// window (asked once, at start; the sender caches the answer).
     fn credit_gate(&self) -> Option<&dyn CreditGate> {
@@ -140,10 +140,11 @@ pub trait CcScheme: AsAny + fmt::Debug + Send + Sync {
     fn validate(&self, ctx: &RunContext) -> Result<(), String>;
     /// A controller for one connection.
     fn build(&self, p: &CcParams) -> Box<dyn CongestionControl>;
-    /// When the run's timed switch turns on for every connection of the algorithm (the
-    /// first switch enqueue after this time; see [`CongestionControl::enable_fast_increase`]),
-    /// if the algorithm has one.
-    fn fast_increase_after(&self) -> Option<Time> {
+    /// When the algorithm's timed switch turns on for every connection of the run (at the
+    /// first switch enqueue after this time: running controllers hear
+    /// [`CongestionControl::on_timed_switch`], later ones are built with
+    /// [`CcParams::timed_switch_on`]), if the algorithm declares one.
+    fn timed_switch_at(&self) -> Option<Time> {
         None
     }
     /// The pull pacers the algorithm needs at every receiving host (credit pacing), if any,

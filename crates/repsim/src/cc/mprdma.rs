@@ -62,7 +62,7 @@ impl Default for MprdmaConfig {
 
 impl CcScheme for MprdmaConfig {
     /// The reference's timed fast-increase switch, if set.
-    fn fast_increase_after(&self) -> Option<Time> {
+    fn timed_switch_at(&self) -> Option<Time> {
         self.fast_increase_after.map(|t| t.0)
     }
 
@@ -73,7 +73,7 @@ impl CcScheme for MprdmaConfig {
             p,
             self.initial_cwnd.map_or(max_cwnd, |c| c.0.bytes(p.mtu)),
             max_cwnd,
-            self.fast_increase || p.fast_increase_on,
+            self.fast_increase || p.timed_switch_on,
         ))
     }
 
@@ -190,7 +190,7 @@ impl CongestionControl for Mprdma {
         self.decrease(size);
     }
 
-    fn enable_fast_increase(&mut self) {
+    fn on_timed_switch(&mut self) {
         self.fast_increase_enabled = true;
     }
 }
@@ -324,7 +324,7 @@ mod tests {
             ack(&mut cc, 4150, false, Some(base));
         }
         assert!(!cc.in_fast_increase());
-        cc.enable_fast_increase();
+        cc.on_timed_switch();
         for _ in 0..20 {
             ack(&mut cc, 4150, false, Some(base));
         }

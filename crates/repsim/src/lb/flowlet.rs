@@ -142,7 +142,7 @@ impl LoadBalancer for Flowlet {
     }
 
     fn take_send_event(&mut self) -> Option<LbEvent> {
-        std::mem::take(&mut self.rerouted).then_some(LbEvent::Rerouted)
+        std::mem::take(&mut self.rerouted).then_some(LbEvent::REROUTED)
     }
 
     fn on_ack(&mut self, ack: &AckFeedback) -> Option<LbEvent> {
@@ -212,7 +212,7 @@ mod tests {
         assert!(lb.reports_on_send());
         assert_eq!(
             lb.take_send_event(),
-            Some(LbEvent::Rerouted),
+            Some(LbEvent::REROUTED),
             "recorded once"
         );
         assert_eq!(lb.take_send_event(), None);

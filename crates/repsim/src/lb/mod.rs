@@ -57,11 +57,12 @@ pub struct Route {
     pub hops: u32,
     /// Unloaded round-trip time (a full packet out, a header back).
     pub base_rtt: Time,
-    /// Idle one-way baseline (LAPS's `theoreticalSmallestLatency`, of a full packet:
-    /// [`crate::net::candidates::idle_latency`]).
+    /// Idle one-way baseline of a full packet (propagation and serialization per link:
+    /// [`crate::net::candidates::idle_latency`]), for schemes that compare measured latency
+    /// with it.
     pub idle_latency: Time,
-    /// One-way latency of a lone full packet (LAPS's initial latency estimate:
-    /// [`crate::net::candidates::unloaded_latency`]).
+    /// One-way latency of a lone full packet
+    /// ([`crate::net::candidates::unloaded_latency`]), a starting latency estimate.
     pub unloaded_latency: Time,
 }
 
@@ -158,47 +159,68 @@ pub struct AckFeedback<'a> {
     pub in_flight: i64,
 }
 
-/// Something a load balancer did that is worth recording.
+/// Something a load balancer or switch scheme did that is worth recording, as data: a name of
+/// the scheme's choosing (the `event` column of `lb_events.csv`) and the details it fills.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LbEvent {
-    /// Entered freezing mode (REPS) until the given time.
-    Froze {
-        /// Earliest time freezing may end.
-        until: Time,
-    },
-    /// Left freezing mode (REPS).
-    Unfroze,
-    /// Moved the connection to a new path.
-    Rerouted,
-    /// A switch scheme moved the connection from one ToR-to-ToR path to another (path
-    /// indices of the ToR pair) for a reason (Reunion: `collision`).
-    PathChanged {
-        /// Path before.
-        old: u16,
-        /// Path after.
-        new: u16,
-        /// Why.
-        reason: &'static str,
-    },
-    /// A flowlet switch scheme began a flowlet of the connection, on path `new` (a reroute
-    /// when `old` differs; the flow's first flowlet has `old == new`).
-    Flowlet {
-        /// The previous flowlet's path.
-        old: u16,
-        /// This one's.
-        new: u16,
-    },
+pub struct LbEvent {
+    /// The event's name (the scheme's own word: `"rerouted"`, `"flowlet"`, ...).
+    pub name: &'static str,
+    /// A time the event looks ahead to (e.g. the earliest end of a state it entered; the
+    /// `until_us` column).
+    pub until: Option<Time>,
+    /// The move between indexed paths the event made, if it names its paths.
+    pub path: Option<PathMove>,
+}
+
+/// A move of a connection from one indexed path to another (indices of the ToR pair's paths).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathMove {
+    /// Path before.
+    pub old: u16,
+    /// Path after (equal to `old` when the event kept the path).
+    pub new: u16,
+    /// Why, in the scheme's words (empty when it gives no reason).
+    pub reason: &'static str,
 }
 
 impl LbEvent {
+    /// The connection moved to a new path.
+    pub const REROUTED: LbEvent = LbEvent::named("rerouted");
+
+    /// An event called `name`, with no details.
+    pub const fn named(name: &'static str) -> Self {
+        LbEvent {
+            name,
+            until: None,
+            path: None,
+        }
+    }
+
+    /// The same event, looking ahead to `until`.
+    pub const fn until(self, until: Time) -> Self {
+        LbEvent {
+            until: Some(until),
+            ..self
+        }
+    }
+
+    /// The same event, moving the connection from path `old` to path `new` for `reason`.
+    pub const fn moved(self, old: u16, new: u16, reason: &'static str) -> Self {
+        LbEvent {
+            path: Some(PathMove { old, new, reason }),
+            ..self
+        }
+    }
+
     /// Its name in `lb_events.csv`.
     pub fn name(&self) -> &'static str {
-        match self {
-            LbEvent::Froze { .. } => "froze",
-            LbEvent::Unfroze => "unfroze",
-            LbEvent::Rerouted | LbEvent::PathChanged { .. } => "rerouted",
-            LbEvent::Flowlet { .. } => "flowlet",
-        }
+        self.name
+    }
+
+    /// True for a sender-side reroute: named `rerouted` and naming no paths (a switch scheme's
+    /// path moves name theirs, and the scheme counts them itself).
+    pub fn is_sender_reroute(&self) -> bool {
+        self.name == LbEvent::REROUTED.name && self.path.is_none()
     }
 }
 
@@ -213,7 +235,8 @@ pub struct LbRecord {
     pub event: LbEvent,
 }
 
-/// What a latency-aware scheme (LAPS) tells its transport's rate control after a measurement.
+/// What a load balancer that measures its paths tells the transport it supplies
+/// ([`LbScheme::own_transport`]) after each data ACK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PathSignal {
     /// Every valid candidate route's latency exceeds the target delay.
@@ -257,7 +280,24 @@ pub trait LoadBalancer: Send {
         let _ = (ev, now);
         None
     }
-    /// Whether it sends path probes (asked once, so others cost nothing per packet).
+    /// Whether it ever uses timers of its own (asked once, at start; when false,
+    /// [`Self::next_timer`] is never called).
+    fn has_timers(&self) -> bool {
+        false
+    }
+    /// The earliest time it wants to be woken, if any.
+    fn next_timer(&self) -> Option<Time> {
+        None
+    }
+    /// Woken at a time it asked for; what it did worth recording, if anything.
+    fn on_timer(&mut self, now: Time, rng: &mut Rng) -> Option<LbEvent> {
+        let _ = (now, rng);
+        None
+    }
+    /// Whether it sends path probes (asked once, so others cost nothing per packet). A probe
+    /// is a small packet on a path of the load balancer's choice, in the data lane at switches
+    /// so that it measures queueing; the receiver answers it at once with its one-way delay,
+    /// which comes back through [`Self::on_one_way`].
     fn sends_probes(&self) -> bool {
         false
     }
@@ -265,11 +305,13 @@ pub trait LoadBalancer: Send {
     fn take_probe(&mut self) -> Option<PathChoice> {
         None
     }
-    /// A one-way latency of the path of `ev` arrived (echoed by a data ACK or a probe answer).
+    /// A one-way latency of the path of `ev` arrived (a probe answer, or a data ACK of a
+    /// receiver that echoes delays).
     fn on_one_way(&mut self, ev: u16, one_way: Time, now: Time) {
         let _ = (ev, one_way, now);
     }
-    /// The latency state a transport's rate control reads (LAPS), if it keeps one.
+    /// What it tells the transport its scheme supplies ([`LbScheme::own_transport`]) after
+    /// each data ACK, if anything.
     fn path_signal(&self) -> Option<PathSignal> {
         None
     }
@@ -309,9 +351,9 @@ pub struct OwnConnection {
     pub rto: Time,
 }
 
-/// A transport a load-balancing scheme brings to its connections (LAPS's): a window and rate
-/// of its own, and per-path lists of outstanding packets whose order and timeouts declare
-/// losses. The EV a packet was sent with is its path.
+/// A transport a load-balancing scheme brings to its connections: a window and rate of its
+/// own, and per-path lists of outstanding packets whose order and timeouts declare losses. The
+/// EV a packet was sent with is its path.
 pub trait OwnTransport: Send {
     /// Bytes in flight allowed.
     fn window(&self) -> u64;

@@ -15,7 +15,7 @@
 //! congested round re-paths the connection and resets the run to zero; with `rounds = 2` (the
 //! default, the reference's `congested_rounds > 1`) the second congested round in a row moves
 //! it, never the first. The reference takes this decision in its send path; here it is taken
-//! on the feedback that closes the round, which reports [`LbEvent::Rerouted`] there, and the
+//! on the feedback that closes the round, which reports [`LbEvent::REROUTED`] there, and the
 //! next packet draws the new EV (a load balancer draws randomness only when it sends). The one
 //! difference: if a further round closed while the sender was still blocked by its window, the
 //! reference would re-check the (possibly reset) run, while here the decision already stands.
@@ -274,7 +274,7 @@ impl Plb {
         }
         self.congested_rounds = 0;
         self.repath_pending = true;
-        Some(LbEvent::Rerouted)
+        Some(LbEvent::REROUTED)
     }
 }
 
@@ -310,7 +310,7 @@ impl LoadBalancer for Plb {
                 r.timeout_hold = now + r.rto;
                 self.congested_rounds = 0;
                 self.repath_pending = true;
-                Some(LbEvent::Rerouted)
+                Some(LbEvent::REROUTED)
             }
         }
     }
@@ -400,7 +400,7 @@ mod tests {
             }
             assert_eq!(
                 round(&mut lb, t, 1, 3),
-                Some(LbEvent::Rerouted),
+                Some(LbEvent::REROUTED),
                 "rounds={rounds}: the last congested round re-paths"
             );
             assert_eq!(lb.congested_rounds, 0, "the run restarts");
@@ -435,7 +435,7 @@ mod tests {
             "only one congested round again"
         );
         t += RTT + 1;
-        assert_eq!(round(&mut lb, t, 1, 3), Some(LbEvent::Rerouted));
+        assert_eq!(round(&mut lb, t, 1, 3), Some(LbEvent::REROUTED));
     }
 
     #[test]
@@ -505,7 +505,7 @@ mod tests {
         assert_eq!(ack(&mut lb, false, t + RTT + 1), None);
         assert_eq!(lb.congested_rounds, 1, "1 NACK of 3 feedbacks > 0.25");
         // A NACK can close the round too.
-        assert_eq!(lb.on_nack(3, t + 2 * RTT + 2), Some(LbEvent::Rerouted));
+        assert_eq!(lb.on_nack(3, t + 2 * RTT + 2), Some(LbEvent::REROUTED));
     }
 
     #[test]
@@ -514,13 +514,13 @@ mod tests {
         let ev0 = lb.next(0, &mut rng).ev;
         let rto = 40 * US;
         let t = 100 * US;
-        assert_eq!(lb.on_timeout(ev0, t), Some(LbEvent::Rerouted));
+        assert_eq!(lb.on_timeout(ev0, t), Some(LbEvent::REROUTED));
         let ev1 = lb.next(t, &mut rng).ev;
         assert_ne!(ev1, ev0);
         assert_eq!(lb.on_timeout(ev1, t + 1), None, "within the RTO");
         assert_eq!(lb.on_timeout(ev1, t + rto), None, "exactly one RTO later");
         assert_eq!(lb.next(t + rto, &mut rng).ev, ev1, "unchanged");
-        assert_eq!(lb.on_timeout(ev1, t + rto + 1), Some(LbEvent::Rerouted));
+        assert_eq!(lb.on_timeout(ev1, t + rto + 1), Some(LbEvent::REROUTED));
         assert_ne!(lb.next(t + rto + 1, &mut rng).ev, ev1);
     }
 
@@ -530,7 +530,7 @@ mod tests {
         let mut t = open(&mut lb);
         assert_eq!(round(&mut lb, t, 1, 3), None);
         t += RTT + 1;
-        assert_eq!(lb.on_timeout(0, t), Some(LbEvent::Rerouted));
+        assert_eq!(lb.on_timeout(0, t), Some(LbEvent::REROUTED));
         assert_eq!(lb.congested_rounds, 0);
         assert_eq!(round(&mut lb, t, 1, 3), None, "one congested round since");
     }
@@ -631,14 +631,14 @@ mod tests {
         wack(&mut lb, false, 10, 0, mtu);
         assert_eq!(congested_round(&mut lb, 10, mtu), None);
         assert_eq!(congested_round(&mut lb, 15, mtu), None);
-        assert_eq!(congested_round(&mut lb, 20, mtu), Some(LbEvent::Rerouted));
+        assert_eq!(congested_round(&mut lb, 20, mtu), Some(LbEvent::REROUTED));
         assert_ne!(lb.next(30, &mut rng).ev, ev0);
         // Nothing in flight: three congested rounds suffice even with a longer run asked.
         let (mut lb, _) = windowed(12);
         wack(&mut lb, false, 10, 0, mtu);
         assert_eq!(congested_round(&mut lb, 10, mtu), None);
         assert_eq!(congested_round(&mut lb, 15, mtu), None);
-        assert_eq!(congested_round(&mut lb, 20, 0), Some(LbEvent::Rerouted));
+        assert_eq!(congested_round(&mut lb, 20, 0), Some(LbEvent::REROUTED));
         // A timeout re-paths nothing and stops PLB: the run counts on but moves nothing.
         let (mut lb, mut rng) = windowed(3);
         let ev0 = lb.next(0, &mut rng).ev;

@@ -165,11 +165,16 @@ fn tick(now: Time) -> u32 {
     (now / NS) as u32
 }
 
+/// The event of entering freezing mode (its `until` is the earliest time freezing may end).
+pub const FROZE: &str = "froze";
+/// The event of leaving freezing mode.
+pub const UNFROZE: &str = "unfroze";
+
 fn event(t: Transition, until: Time) -> Option<LbEvent> {
     match t {
         Transition::None => None,
-        Transition::EnteredFreezing => Some(LbEvent::Froze { until }),
-        Transition::ExitedFreezing => Some(LbEvent::Unfroze),
+        Transition::EnteredFreezing => Some(LbEvent::named(FROZE).until(until)),
+        Transition::ExitedFreezing => Some(LbEvent::named(UNFROZE)),
     }
 }
 
@@ -278,13 +283,13 @@ mod tests {
         }
         assert_eq!(
             lb.on_ack(&AckFeedback::example(7, 50 * US)),
-            Some(LbEvent::Froze { until: 150 * US })
+            Some(LbEvent::named(FROZE).until(150 * US))
         );
         // Once: later ACKs leave it frozen until the duration ends, then it thaws for good.
         assert_eq!(lb.on_ack(&AckFeedback::example(7, 60 * US)), None);
         assert_eq!(
             lb.on_ack(&AckFeedback::example(7, 151 * US)),
-            Some(LbEvent::Unfroze)
+            Some(LbEvent::named(UNFROZE))
         );
         assert_eq!(lb.on_ack(&AckFeedback::example(7, 400 * US)), None);
         // Failures still cannot freeze it (freezing = false).

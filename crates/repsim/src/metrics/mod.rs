@@ -11,7 +11,8 @@ pub use config::MetricsConfig;
 
 use serde::{Deserialize, Serialize};
 
-use crate::lb::{LbEvent, LbRecord};
+use crate::lb::reps::{FROZE, UNFROZE};
+use crate::lb::LbRecord;
 
 /// How the q-quantile of n sorted values is taken (`[metrics] quantiles`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -239,10 +240,10 @@ fn is_zero(v: &u64) -> bool {
 pub fn freeze_counts(records: &[LbRecord]) -> (u64, u64) {
     let mut c = (0, 0);
     for r in records {
-        match r.event {
-            LbEvent::Froze { .. } => c.0 += 1,
-            LbEvent::Unfroze => c.1 += 1,
-            LbEvent::Rerouted | LbEvent::PathChanged { .. } | LbEvent::Flowlet { .. } => {}
+        match r.event.name {
+            FROZE => c.0 += 1,
+            UNFROZE => c.1 += 1,
+            _ => {}
         }
     }
     c

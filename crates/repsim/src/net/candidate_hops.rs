@@ -156,7 +156,7 @@ mod tests {
 
     #[test]
     fn rail_choices_are_the_rail_routes_and_always_arrive() {
-        let t = RailSpec::laps().build().unwrap();
+        let t = RailSpec::example().build().unwrap();
         let table = CandidateHops::new(&t);
         // Host 1 (cluster 0, rail 1) to host 62 (cluster 7, rail 6): at its NIC, its own
         // rail switch or the NVLink switch (to reach the other 7 rails).
@@ -179,7 +179,7 @@ mod tests {
 
     #[test]
     fn dragonfly_walks_stay_within_the_longest_candidate() {
-        let t = DragonflySpec::laps().build().unwrap();
+        let t = DragonflySpec::example().build().unwrap();
         let table = CandidateHops::new(&t);
         for src in (0..t.hosts).step_by(13) {
             for dst in 0..t.hosts {

@@ -218,7 +218,7 @@ mod tests {
 
     #[test]
     fn dragonfly_sets_have_the_laps_counts_and_lengths() {
-        let t = DragonflySpec::laps().build().unwrap();
+        let t = DragonflySpec::example().build().unwrap();
         for_every_pair(&t, |src, dst, routes| {
             let (rs, rd) = (src / 4, dst / 4);
             let lens: Vec<usize> = routes.iter().map(Vec::len).collect();
@@ -252,7 +252,7 @@ mod tests {
 
     #[test]
     fn rail_sets_have_one_route_per_rail() {
-        let t = RailSpec::laps().build().unwrap();
+        let t = RailSpec::example().build().unwrap();
         for_every_pair(&t, |src, dst, routes| {
             let lens: Vec<usize> = routes.iter().map(Vec::len).collect();
             let (c1, r1, c2, r2) = (src / 8, src % 8, dst / 8, dst % 8);
@@ -288,7 +288,7 @@ mod tests {
     fn idle_latency_matches_the_laps_target_delays() {
         // peers.md 6.1 and 6.2: T = 8,162 ns (7 links at 100G), 4,664 ns intra-group (4
         // links), 2,332 ns same switch; rail inter-cluster 9,244 ns, intra-cluster 4,580 ns.
-        let d = DragonflySpec::laps().build().unwrap();
+        let d = DragonflySpec::example().build().unwrap();
         let longest = |t: &Topology, s: u32, x: u32| {
             candidate_routes(t, s, x, 64)
                 .iter()
@@ -299,7 +299,7 @@ mod tests {
         assert_eq!(longest(&d, 0, 143), 8_162 * NS);
         assert_eq!(longest(&d, 0, 4), 4_664 * NS);
         assert_eq!(longest(&d, 0, 1), 2_332 * NS);
-        let r = RailSpec::laps().build().unwrap();
+        let r = RailSpec::example().build().unwrap();
         assert_eq!(longest(&r, 0, 63), 9_244 * NS);
         assert_eq!(longest(&r, 0, 5), 4_580 * NS);
         // A lone packet on the 2-link route: 2 x (1 us + 83 ns).

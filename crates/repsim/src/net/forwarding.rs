@@ -32,7 +32,7 @@ pub const STORED: u32 = 1 << 31;
 
 /// [`Forwarding::uniform`] of a switch whose routes differ by destination: a group start no
 /// `group_ports` reaches.
-pub const MIXED: u32 = u32::MAX;
+pub const BY_DESTINATION: u32 = u32::MAX;
 
 /// ECMP groups per (switch, destination edge switch).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,7 +44,7 @@ pub struct Forwarding {
     /// in `group_ports`, marked [`STORED`], or its only port.
     pub table: Vec<u32>,
     /// Per switch, the table entry that all its routes towards edge switches other than
-    /// itself share, or [`MIXED`]: a ToR of a healthy tree forwards everything it does not
+    /// itself share, or [`BY_DESTINATION`]: a ToR of a healthy tree forwards everything it does not
     /// deliver itself to the same uplinks, and its row of the table (8 cache lines at 8,192
     /// hosts) then need not be read. Filled in when the tables are built.
     pub uniform: Vec<u32>,
@@ -79,7 +79,7 @@ impl Forwarding {
     #[inline(always)]
     pub fn group_elsewhere(&self, s: u32, edge: u32) -> &[u32] {
         match self.uniform.get(s as usize) {
-            Some(entry) if *entry != MIXED => self.ports_of(entry),
+            Some(entry) if *entry != BY_DESTINATION => self.ports_of(entry),
             _ => self.group(s, edge),
         }
     }
@@ -139,7 +139,7 @@ impl Builder {
         let out = &mut self.out;
         let at = out.group_ports.len() as u32;
         assert!(
-            at | STORED != MIXED,
+            at | STORED != BY_DESTINATION,
             "the forwarding groups outgrow their index"
         );
         out.group_ports.push(ports.len() as u32);
@@ -174,7 +174,7 @@ impl Builder {
                     .map(|(_, &entry)| entry);
                 match others.next() {
                     Some(first) if others.all(|entry| entry == first) => first,
-                    _ => MIXED,
+                    _ => BY_DESTINATION,
                 }
             })
             .collect();
@@ -556,7 +556,7 @@ mod tests {
                 }
             }
             assert_eq!(seen.len() + 1, f.group_count());
-            let uniform = f.uniform.iter().filter(|&&u| u != MIXED).count();
+            let uniform = f.uniform.iter().filter(|&&u| u != BY_DESTINATION).count();
             assert!(uniform > 0, "some switches route everything one way");
         }
     }

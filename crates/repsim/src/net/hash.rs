@@ -1,7 +1,8 @@
 //! The ECMP hashes switches use. By default Bob Jenkins' 1997 "lookup2" mixing step over
-//! (flow key, entropy value, switch salt); optionally the LAPS code's (`peers.md` section 2):
-//! 32-bit MurmurHash3 over (source IP, destination IP, source port), seeded by the switch's
-//! node id ([`EcmpHash::Murmur3SwitchSeed`]).
+//! (flow key, entropy value, switch salt); optionally a reference simulator's (the LAPS
+//! code's): 32-bit MurmurHash3 over (source IP, destination IP, source port), seeded by the
+//! switch's node id ([`EcmpHash::Murmur3SwitchSeed`]). The hashes know no load balancer: a run
+//! chooses one with the `hash` of its ECMP entry.
 //!
 //! They are part of the model, so they are written here and never taken from `std` or a crate
 //! whose algorithm could change between versions: the same inputs give the same egress port
@@ -23,8 +24,8 @@ pub enum EcmpHash {
     /// IP, source port), seeded by the switch's node id; the EV is not an input, so a flow
     /// keeps one path whatever its sender picks. Node ids, addresses and ports are numbered as
     /// the LAPS code numbers them: switches first in our creation order (the LAPS rail file's
-    /// order), then hosts; host node n has address 11.x.y.1 ([`laps_host_address`]); the k-th
-    /// flow of the workload (from 0) has source port 1001 + k ([`laps_source_port`]).
+    /// order), then hosts; host node n has address 11.x.y.1 ([`murmur3_host_address`]); the k-th
+    /// flow of the workload (from 0) has source port 1001 + k ([`murmur3_source_port`]).
     Murmur3SwitchSeed,
 }
 
@@ -84,26 +85,26 @@ pub fn murmur3_32(words: &[u32], seed: u32) -> u32 {
     h ^ (h >> 16)
 }
 
-/// The IPv4 address (a host-order `u32`) the LAPS code gives node `node`: 11.a.b.1 with
-/// a = node / 256 and b = node % 256.
+/// The IPv4 address (a host-order `u32`) the MurmurHash3 hash gives node `node`, as the
+/// reference code numbers them: 11.a.b.1 with a = node / 256 and b = node % 256.
 #[inline]
-pub fn laps_host_address(node: u32) -> u32 {
+pub fn murmur3_host_address(node: u32) -> u32 {
     0x0b00_0001u32
         .wrapping_add((node / 256) << 16)
         .wrapping_add((node % 256) << 8)
 }
 
-/// The source port of the `flow`-th flow (from 0) as the LAPS code numbers them (its
+/// The source port of the `flow`-th flow (from 0) as the reference code numbers them (its
 /// 16-bit port counter starts at 1000 and is incremented before each flow takes it).
 #[inline]
-pub fn laps_source_port(flow: u32) -> u32 {
+pub fn murmur3_source_port(flow: u32) -> u32 {
     u32::from(1001u16.wrapping_add(flow as u16))
 }
 
-/// The LAPS code's ECMP index among `choices` (> 0) at the switch of node id `switch_node`
+/// The MurmurHash3 ECMP index among `choices` (> 0) at the switch of node id `switch_node`
 /// for a packet between the nodes `src_node` and `dst_node` of flow `flow`.
 #[inline]
-pub fn laps_ecmp_pick(
+pub fn murmur3_ecmp_pick(
     switch_node: u32,
     src_node: u32,
     dst_node: u32,
@@ -111,9 +112,9 @@ pub fn laps_ecmp_pick(
     choices: u32,
 ) -> u32 {
     let key = [
-        laps_host_address(src_node),
-        laps_host_address(dst_node),
-        laps_source_port(flow),
+        murmur3_host_address(src_node),
+        murmur3_host_address(dst_node),
+        murmur3_source_port(flow),
     ];
     murmur3_32(&key, switch_node) % choices
 }
@@ -144,15 +145,15 @@ mod tests {
     }
 
     #[test]
-    fn laps_addresses_and_ports_as_the_code_numbers_them() {
+    fn murmur3_addresses_and_ports_as_the_reference_code_numbers_them() {
         // The rail file's first GPU is node 80: 11.0.80.1.
-        assert_eq!(laps_host_address(80), 0x0b00_5001);
-        assert_eq!(laps_host_address(256 + 3), 0x0b01_0301);
-        assert_eq!(laps_source_port(0), 1001);
-        assert_eq!(laps_source_port(62), 1063);
-        assert_eq!(laps_source_port(65_535 - 1001), 65_535);
+        assert_eq!(murmur3_host_address(80), 0x0b00_5001);
+        assert_eq!(murmur3_host_address(256 + 3), 0x0b01_0301);
+        assert_eq!(murmur3_source_port(0), 1001);
+        assert_eq!(murmur3_source_port(62), 1063);
+        assert_eq!(murmur3_source_port(65_535 - 1001), 65_535);
         assert_eq!(
-            laps_source_port(65_535 - 1000),
+            murmur3_source_port(65_535 - 1000),
             0,
             "the code's 16-bit counter wraps"
         );

@@ -89,7 +89,7 @@ pub mod flags {
     /// it hash it as ECMP does (the reference's background flows under adaptive routing).
     pub const SWITCH_EXEMPT: u8 = 64;
     /// ACK and probe answer only: `aux` holds the one-way delay (ps) of the packet answered,
-    /// not a SACK bitmap (LAPS).
+    /// not a SACK bitmap (receivers that echo delays).
     pub const ONE_WAY: u8 = 128;
 }
 

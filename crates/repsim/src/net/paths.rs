@@ -277,7 +277,7 @@ mod tests {
 
     #[test]
     fn yen_finds_minimal_then_non_minimal_dragonfly_routes() {
-        let t = DragonflySpec::laps().build().unwrap();
+        let t = DragonflySpec::example().build().unwrap();
         // Host 0 (group 0) to host 143 (group 8).
         let routes = k_shortest(&t, 0, 143, 8);
         assert_eq!(routes.len(), 8);

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Ingress, RoutingScheme, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::Handle;
-use crate::net::hash::{ecmp_pick, laps_ecmp_pick};
+use crate::net::hash::{ecmp_pick, murmur3_ecmp_pick};
 use crate::net::RunContext;
 use crate::net::{Packet, Topology};
 
@@ -58,7 +58,7 @@ pub fn pick_murmur3_switch_seed(pkt: &Packet, topo: &Topology, s: u32, candidate
                     id - topo.hosts
                 }
             };
-            let i = laps_ecmp_pick(s, node(pkt.src), node(pkt.dst), pkt.flow, n as u32);
+            let i = murmur3_ecmp_pick(s, node(pkt.src), node(pkt.dst), pkt.flow, n as u32);
             candidates[i as usize]
         }
     }

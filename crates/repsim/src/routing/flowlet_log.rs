@@ -12,6 +12,9 @@
 use super::SwitchCtx;
 use crate::lb::LbEvent;
 
+/// The event of a flowlet beginning (`lb_events.csv`), naming its old and new path.
+pub const FLOWLET: &str = "flowlet";
+
 /// Flowlet counts of a run, and the switch for recording each flowlet.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FlowletLog {
@@ -41,7 +44,7 @@ impl FlowletLog {
         self.reroutes += moved as u64;
         if self.events {
             let old = old.unwrap_or(new);
-            ctx.record(flow, LbEvent::Flowlet { old, new });
+            ctx.record(flow, LbEvent::named(FLOWLET).moved(old, new, ""));
         }
     }
 
@@ -84,7 +87,7 @@ mod tests {
             .collect();
         let expected: Vec<LbEvent> = [(2, 2), (2, 2), (2, 5), (5, 1)]
             .into_iter()
-            .map(|(old, new)| LbEvent::Flowlet { old, new })
+            .map(|(old, new)| LbEvent::named(FLOWLET).moved(old, new, ""))
             .collect();
         assert_eq!(events, expected);
         assert_eq!(loud.stats(), quiet.stats());

@@ -280,8 +280,8 @@ pub trait RoutingScheme: AsAny + fmt::Debug + Send + Sync {
     fn validate(&self, ctx: &RunContext) -> Result<(), String>;
     /// The scheme for a run.
     fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme>;
-    /// True for schemes that record path changes as load-balancer events (Reunion's
-    /// [`LbEvent::PathChanged`], LetFlow's and CONGA's [`LbEvent::Flowlet`] with `events =
+    /// True for schemes that record path changes as load-balancer events (events with an
+    /// [`LbEvent::path`]: Reunion's reroutes, LetFlow's and CONGA's flowlets with `events =
     /// true`): their scenarios' `lb_events.csv` has the old path, the new path and the reason.
     fn reports_path_changes(&self) -> bool {
         false

@@ -340,7 +340,7 @@ mod tests {
 
     #[test]
     fn explicit_routes_are_the_laps_candidates_followed_switch_by_switch() {
-        let topo = crate::net::DragonflySpec::laps()
+        let topo = crate::net::DragonflySpec::example()
             .build()
             .expect("a valid fabric");
         let paths = TorPaths::for_run(&topo, NextHops::CandidateRoutes);

@@ -115,7 +115,7 @@ cc = { algo = "mprdma", initial_cwnd = "151pkt", fast_increase_after = "650us" }
     );
     assert_eq!(b.label, "reps-fast");
     assert_eq!(
-        b.config.cc.fast_increase_after(),
+        b.config.cc.timed_switch_at(),
         Some(650 * crate::engine::time::US)
     );
     // A name that is no label falls back to the scheme with defaults.

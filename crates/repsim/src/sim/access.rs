@@ -30,9 +30,10 @@ impl Simulation {
         self.connections.max_base_rtt
     }
 
-    /// Whether the timed fast-increase switch (`fast_increase_after`) has turned on.
-    pub fn fast_increase_switched_on(&self) -> bool {
-        self.fast_increase_on
+    /// Whether the congestion control's timed switch ([`crate::cc::CcScheme::timed_switch_at`]) has
+    /// turned on.
+    pub fn timed_switch_turned_on(&self) -> bool {
+        self.timed_switch_on
     }
 
     /// The topology.

@@ -33,8 +33,8 @@ pub(super) struct ConnectionRequest<'a> {
     pub cc: &'a CcSpec,
     /// Its candidate explicit routes (as many as the load balancer wants).
     pub routes: &'a [Route],
-    /// The run's timed switch has turned on ([`CcParams::fast_increase_on`]).
-    pub fast_increase_on: bool,
+    /// The run's timed switch has turned on ([`CcParams::timed_switch_on`]).
+    pub timed_switch_on: bool,
     /// The run's transport settings.
     pub transport: &'a TransportParams,
     /// Switches trim (true) or drop overflowing packets.
@@ -97,7 +97,7 @@ impl ConnectionFactory {
             line_rate: req.line_rate,
             network_rtt: self.max_base_rtt,
             trimming,
-            fast_increase_on: req.fast_increase_on,
+            timed_switch_on: req.timed_switch_on,
         };
         let cc = match own {
             Some(_) => crate::cc::unconsulted(&params),

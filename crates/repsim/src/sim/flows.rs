@@ -163,8 +163,8 @@ impl Simulation {
             receiver: None,
             in_ready_list: false,
             pacing_pending: false,
-            cc_timer_at: None,
-            cc_timers: false,
+            control_timer_at: None,
+            control_timers: false,
             deps_left,
             packet_flags: 0,
             spec,
@@ -286,14 +286,14 @@ impl Simulation {
             lb: &lb,
             cc: class.cc.as_ref().unwrap_or(&self.cfg.cc),
             routes: &routes,
-            fast_increase_on: self.fast_increase_on,
+            timed_switch_on: self.timed_switch_on,
             transport: &self.transport,
             trimming: self.queue.trimming,
         });
         let flow = &mut self.flows[f as usize];
         flow.rto = connection.rto;
         flow.packet_flags = packet_flags;
-        flow.cc_timers = connection.sender.cc().has_timers();
+        flow.control_timers = connection.sender.has_control_timers();
         let (sender, receiver) = (connection.sender, connection.receiver);
         flow.sender = Some(Box::new(sender));
         flow.receiver = Some(Box::new(receiver));
@@ -301,7 +301,7 @@ impl Simulation {
         flow.started_at = Some(now);
         self.credit_flow_started(f);
         self.mark_ready(f);
-        self.arm_cc_timer(f);
+        self.arm_control_timer(f);
     }
 
     /// Flow `f` has every byte acknowledged.

@@ -19,8 +19,8 @@ pub(super) mod timer {
     pub const RTO: u8 = 0;
     /// Pacing: the next packet may go.
     pub const PACE: u8 = 1;
-    /// The congestion control's own timer.
-    pub const CC: u8 = 2;
+    /// The congestion control's or the load balancer's own timer.
+    pub const CONTROLS: u8 = 2;
 }
 
 /// The packet a sender's transmission `tx` of flow `f` puts on the wire.
@@ -170,9 +170,10 @@ impl Simulation {
         Queued::new(h, tx.wire)
     }
 
-    /// Sends a LAPS path probe of flow `f` on `path`: a 1-byte payload with the headers (the
-    /// source route's included), leaving the NIC right after the data packet it goes with (in
-    /// the host's priority lane; in the data lane at switches, so that it measures queueing).
+    /// Sends a path probe the load balancer of flow `f` asked for on `path`: a 1-byte payload
+    /// with the headers (a source route's included), leaving the NIC right after the data
+    /// packet it goes with (in the host's priority lane; in the data lane at switches, so that
+    /// it measures queueing).
     fn send_probe(&mut self, f: u32, path: crate::lb::PathChoice, now: Time) {
         let header = self.transport.header;
         let flow = &self.flows[f as usize];
@@ -194,8 +195,8 @@ impl Simulation {
         self.queue_header(port, h);
     }
 
-    /// A LAPS probe reaches its receiver: answered at once on the reverse route with its
-    /// one-way delay.
+    /// A path probe reaches its receiver: answered at once with its one-way delay, on the
+    /// reverse of its route if it has one (hashed like any reply otherwise).
     #[inline(never)]
     pub(super) fn on_probe(&mut self, h: Handle) {
         let now = self.world.now;
@@ -205,11 +206,15 @@ impl Simulation {
             .flows
             .get(pkt.flow as usize)
             .is_some_and(|flow| flow.phase == Phase::Running && flow.receiver.is_some());
-        if !live || pkt.route == NO_ROUTE {
+        if !live {
             self.world.pkts.free(h);
             return;
         }
-        let reverse = self.world.paths.reverse(pkt.route);
+        let reverse = if pkt.route == NO_ROUTE {
+            NO_ROUTE
+        } else {
+            self.world.paths.reverse(pkt.route)
+        };
         let p = self.world.pkts.get_mut(h);
         p.kind = Kind::ProbeAck;
         p.size = header;
@@ -225,7 +230,7 @@ impl Simulation {
         self.kick(port);
     }
 
-    /// A LAPS probe answer reaches its sender: the path's latency is refreshed.
+    /// A probe answer reaches its sender: its load balancer hears the path's one-way delay.
     #[inline(never)]
     pub(super) fn on_probe_ack(&mut self, h: Handle) {
         let now = self.world.now;
@@ -254,7 +259,7 @@ impl Simulation {
                     self.mark_ready(f);
                 }
             }
-            _ => self.on_cc_timer(f),
+            _ => self.on_control_timer(f),
         }
     }
 
@@ -297,7 +302,7 @@ impl Simulation {
         } else if self.transport.sends_rts() && out.rtx_was_empty {
             self.maybe_send_rts(f, out.wire);
         }
-        self.arm_cc_timer(f);
+        self.arm_control_timer(f);
     }
 
     /// Credit gated: the RTS is what tells the receiver that the sender needs credit. Sends
@@ -353,37 +358,38 @@ impl Simulation {
         self.record_lb(f, lb_event);
     }
 
-    /// Schedules flow `f`'s congestion-control timer if its controller asks for one earlier
-    /// than any already pending.
-    pub(super) fn arm_cc_timer(&mut self, f: u32) {
+    /// Schedules flow `f`'s control timer if its congestion control or load balancer asks
+    /// for one earlier than any already pending.
+    pub(super) fn arm_control_timer(&mut self, f: u32) {
         let flow = &mut self.flows[f as usize];
-        if !flow.cc_timers {
+        if !flow.control_timers {
             return;
         }
-        let Some(at) = flow.sender.as_ref().and_then(|s| s.cc().next_timer()) else {
+        let Some(at) = flow.sender.as_ref().and_then(|s| s.next_control_timer()) else {
             return;
         };
-        if flow.cc_timer_at.is_some_and(|pending| pending <= at) {
+        if flow.control_timer_at.is_some_and(|pending| pending <= at) {
             return;
         }
-        flow.cc_timer_at = Some(at);
-        self.world.set_timer(at, connection_timer(timer::CC, f));
+        flow.control_timer_at = Some(at);
+        self.world
+            .set_timer(at, connection_timer(timer::CONTROLS, f));
     }
 
-    fn on_cc_timer(&mut self, f: u32) {
+    fn on_control_timer(&mut self, f: u32) {
         let now = self.world.now;
         let flow = &mut self.flows[f as usize];
-        if flow.cc_timer_at == Some(now) {
-            flow.cc_timer_at = None;
+        if flow.control_timer_at == Some(now) {
+            flow.control_timer_at = None;
         }
         if flow.phase != Phase::Running {
             return;
         }
         let s = flow.sender.as_mut().expect("running flows have a sender");
-        // Timers the controller has since moved are stale: only a due one counts.
-        if s.cc().next_timer().is_some_and(|at| at <= now) {
-            s.cc_mut().on_timer(now);
-            self.arm_cc_timer(f);
+        let (woke, event) = s.on_control_timer(now);
+        self.record_lb(f, event);
+        if woke {
+            self.arm_control_timer(f);
             self.mark_ready(f);
         }
     }
@@ -423,7 +429,8 @@ impl Simulation {
             pkt.flags |= flags::CNP;
         }
         if flow.receiver.as_deref().is_some_and(|r| r.echoes_delay()) {
-            // LAPS: the one-way delay of the data packet (its send time is still in it).
+            // A receiver that echoes delays: the one-way delay of the data packet (its send
+            // time is still in it).
             pkt.aux = now - pkt.sent_at;
             pkt.flags |= flags::ONE_WAY;
         }
@@ -651,7 +658,7 @@ impl Simulation {
             self.finish_flow(f);
         } else {
             self.mark_ready(f);
-            self.arm_cc_timer(f);
+            self.arm_control_timer(f);
         }
     }
 }

@@ -115,16 +115,16 @@ pub struct Flow {
     in_ready_list: bool,
     /// A pacing wake-up is scheduled.
     pacing_pending: bool,
-    /// Its congestion control uses timers.
-    cc_timers: bool,
+    /// Its congestion control or load balancer uses timers.
+    control_timers: bool,
     /// Flag bits every packet of the flow carries (its class's).
     packet_flags: u8,
     /// What the workload asked for (`repr(C)`: its `src` and `dst` in the first line).
     pub spec: FlowSpec,
     /// Unloaded round-trip time of its shortest path.
     pub base_rtt: Time,
-    /// The earliest congestion-control wake-up scheduled.
-    cc_timer_at: Option<Time>,
+    /// The earliest control (congestion control, load balancer) wake-up scheduled.
+    control_timer_at: Option<Time>,
     /// Counters (`repr(C)`: the per-packet ones in their first line).
     pub stats: FlowStats,
     /// Flows it still waits for.
@@ -271,10 +271,11 @@ pub struct Simulation {
     endpoint_bytes_released: usize,
     /// Flows offered by observers or sources that could not be added.
     rejected: Vec<String>,
-    /// Fast increase switches on at the first switch-queue arrival after this (MAX: never).
-    fast_increase_from: Time,
-    /// Fast increase was switched on by `fast_increase_from`.
-    fast_increase_on: bool,
+    /// The congestion control's timed switch turns on at the first switch-queue arrival after
+    /// this (MAX: never).
+    timed_switch_from: Time,
+    /// The congestion control's timed switch turned on at `timed_switch_from`.
+    timed_switch_on: bool,
     /// Time of the latest event processed.
     last_event: Time,
     /// Receiving hosts' pull pacers, when some traffic class is credit paced.
@@ -444,8 +445,8 @@ impl Simulation {
             routes: BTreeMap::new(),
             endpoint_bytes_released: 0,
             rejected: Vec::new(),
-            fast_increase_from: cfg.cc.fast_increase_after().unwrap_or(Time::MAX),
-            fast_increase_on: false,
+            timed_switch_from: cfg.cc.timed_switch_at().unwrap_or(Time::MAX),
+            timed_switch_on: false,
             last_event: 0,
             credit: None,
             queue,

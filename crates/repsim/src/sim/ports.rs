@@ -215,8 +215,8 @@ impl Simulation {
     #[inline]
     pub(super) fn enqueue_switch(&mut self, port: u32, h: Handle) {
         let now = self.world.now;
-        if now > self.fast_increase_from {
-            self.switch_on_fast_increase();
+        if now > self.timed_switch_from {
+            self.switch_on_timed_switch();
         }
         if let Some(c) = self.collector.as_deref_mut() {
             if !self.world.pkts.get(h).is_header() {
@@ -249,16 +249,16 @@ impl Simulation {
         self.world.pkts.free(h);
     }
 
-    /// The timed fast-increase switch: every running sender and every later one gets MPRDMA
-    /// fast increase (the reference flips one global flag at the first switch-queue arrival after
-    /// 650 us in its `-failed 42` scenario).
+    /// The congestion control's timed switch ([`crate::cc::CcScheme::timed_switch_at`]): every
+    /// running sender hears of it and every later one is built with it on (the reference flips
+    /// one global flag at the first switch-queue arrival after the configured time).
     #[cold]
-    fn switch_on_fast_increase(&mut self) {
-        self.fast_increase_from = crate::engine::Time::MAX;
-        self.fast_increase_on = true;
+    fn switch_on_timed_switch(&mut self) {
+        self.timed_switch_from = crate::engine::Time::MAX;
+        self.timed_switch_on = true;
         for flow in self.flows.iter_mut() {
             if let Some(s) = flow.sender.as_mut() {
-                s.cc_mut().enable_fast_increase();
+                s.cc_mut().on_timed_switch();
             }
         }
     }

@@ -143,7 +143,7 @@ impl Simulation {
             reroutes: self
                 .lb_records
                 .iter()
-                .filter(|r| matches!(r.event, crate::lb::LbEvent::Rerouted))
+                .filter(|r| r.event.is_sender_reroute())
                 .count() as u64
                 + switch_stats.get("reroutes").copied().unwrap_or(0),
             credits: c.credits_sent,

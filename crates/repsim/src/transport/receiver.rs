@@ -102,9 +102,9 @@ pub struct Receiver {
     /// Go-back-N: the expected PSN the latest NACK asked for, and when.
     last_nack: Option<(u32, Time)>,
     policy: AckPolicy,
-    /// Its ACKs echo the data packet's one-way delay instead of a SACK bitmap (LAPS).
+    /// Its ACKs echo the data packet's one-way delay instead of a SACK bitmap.
     echo_delay: bool,
-    /// Header bytes its data packets carry beyond the run's header (LAPS's source route).
+    /// Header bytes its data packets carry beyond the run's header (a source route).
     extra_header: u32,
 }
 
@@ -127,8 +127,9 @@ impl Receiver {
         }
     }
 
-    /// The same receiver as LAPS's: its ACKs echo each data packet's one-way delay, and its
-    /// data packets carry `extra_header` bytes of source route beyond the run's header.
+    /// The same receiver for a scheme's own transport: its ACKs echo each data packet's
+    /// one-way delay, and its data packets carry `extra_header` bytes of source route beyond
+    /// the run's header.
     pub fn with_delay_echo(mut self, extra_header: u32) -> Self {
         self.echo_delay = true;
         self.extra_header = extra_header;

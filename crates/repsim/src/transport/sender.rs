@@ -57,6 +57,10 @@ pub struct Sender {
     send_events: bool,
     /// The congestion control may pace below line rate.
     paces: bool,
+    /// The congestion control uses timers of its own.
+    cc_timers: bool,
+    /// The load balancer uses timers of its own.
+    lb_timers: bool,
     /// Sending is gated by receiver credit, not by the window.
     credit_gated: bool,
     /// Wire bytes of the PSNs waiting for retransmission.
@@ -72,9 +76,10 @@ pub struct Sender {
     cc: Box<dyn CongestionControl>,
     lb: Box<dyn LoadBalancer>,
     rng: Rng,
-    /// The LAPS transport (window, rate, per-path loss detection), on LAPS connections only.
+    /// The transport its load balancer supplies (window, rate, per-path loss detection), on
+    /// connections whose scheme brings one.
     own: Option<Box<dyn OwnTransport>>,
-    /// The load balancer may ask for a probe with each packet.
+    /// The load balancer may ask for a path probe with each packet.
     probes: bool,
 }
 
@@ -104,6 +109,8 @@ impl Sender {
             list_covered: lb.wants_covered(),
             send_events: lb.reports_on_send(),
             paces: cc.paces(),
+            cc_timers: cc.has_timers(),
+            lb_timers: lb.has_timers(),
             credit_gated: cc.credit_gate().is_some(),
             probes: lb.sends_probes(),
             own: None,
@@ -153,6 +160,41 @@ impl Sender {
     /// The load balancer.
     pub fn lb(&self) -> &dyn LoadBalancer {
         self.lb.as_ref()
+    }
+
+    /// Whether the congestion control or the load balancer uses timers of its own (cached at
+    /// creation, so connections without them pay one test).
+    #[inline]
+    pub fn has_control_timers(&self) -> bool {
+        self.cc_timers || self.lb_timers
+    }
+
+    /// The earliest time the congestion control or the load balancer wants to be woken.
+    pub fn next_control_timer(&self) -> Option<Time> {
+        let cc = self.cc_timers.then(|| self.cc.next_timer()).flatten();
+        let lb = self.lb_timers.then(|| self.lb.next_timer()).flatten();
+        match (cc, lb) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Wakes, at `now`, the controls whose timers are due (timers they have since moved are
+    /// stale and ignored). Returns whether any woke, and what the load balancer did worth
+    /// recording.
+    pub fn on_control_timer(&mut self, now: Time) -> (bool, Option<LbEvent>) {
+        let due = |at: Option<Time>| at.is_some_and(|at| at <= now);
+        let mut woke = false;
+        if self.cc_timers && due(self.cc.next_timer()) {
+            self.cc.on_timer(now);
+            woke = true;
+        }
+        let mut event = None;
+        if self.lb_timers && due(self.lb.next_timer()) {
+            event = self.lb.on_timer(now, &mut self.rng);
+            woke = true;
+        }
+        (woke, event)
     }
 
     /// Bytes in flight (see the field's note on RTS accounting).
@@ -686,9 +728,3 @@ mod gbn;
 mod irn;
 mod own;
 mod records;
-#[cfg(test)]
-mod tests;
-#[cfg(test)]
-mod tests_laps;
-#[cfg(test)]
-mod tests_rnic;

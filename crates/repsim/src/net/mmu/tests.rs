@@ -265,7 +265,7 @@ fn laps_dragonfly_buffers_give_the_reference_static_threshold() {
     // peers.md section 2: 1 MiB x (9 ports + 2) = 11 MiB per Dragonfly switch, 27,192 B of
     // headroom and 4 KiB of reserve per port, static threshold (11 MiB - 9 x 27,192 B - 9 x
     // 4,096 B) / 9 = 1,250,304 B.
-    let t = crate::net::DragonflySpec::laps().build().unwrap();
+    let t = crate::net::DragonflySpec::example().build().unwrap();
     let c = PfcParams {
         enabled: true,
         buffer: 1 << 20,

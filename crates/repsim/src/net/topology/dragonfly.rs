@@ -47,7 +47,7 @@ pub struct DragonflySpec {
 impl DragonflySpec {
     /// The LAPS paper's Dragonfly: 9 groups x 4 routers x 4 hosts, 2 global links per router,
     /// every link 100 Gb/s and 1 us.
-    pub fn laps() -> Self {
+    pub fn example() -> Self {
         DragonflySpec {
             groups: 9,
             routers_per_group: 4,
@@ -144,7 +144,7 @@ mod tests {
 
     #[test]
     fn laps_dragonfly_matches_the_reference_wiring() {
-        let t = DragonflySpec::laps().build().unwrap();
+        let t = DragonflySpec::example().build().unwrap();
         assert_eq!(t.hosts, 144);
         assert_eq!(t.switches.len(), 36);
         // 144 host cables, 9 x 6 local cables, 36 global cables, each two links.
@@ -186,7 +186,7 @@ mod tests {
 
     #[test]
     fn bad_global_link_counts_are_rejected() {
-        let mut d = DragonflySpec::laps();
+        let mut d = DragonflySpec::example();
         d.global_links_per_router = 3;
         let e = d.build().unwrap_err().to_string();
         assert!(e.contains("multiple of groups - 1"), "{e}");

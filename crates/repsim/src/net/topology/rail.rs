@@ -40,7 +40,7 @@ pub struct RailSpec {
 impl RailSpec {
     /// The LAPS paper's rail-only cluster: 8 rails x 8 clusters, 200 Gb/s NICs, 100 Gb/s rail
     /// and NVLink links, 1 us everywhere.
-    pub fn laps() -> Self {
+    pub fn example() -> Self {
         RailSpec {
             rails: 8,
             clusters: 8,
@@ -105,7 +105,7 @@ mod tests {
 
     #[test]
     fn laps_rail_cluster_shape_and_routes() {
-        let t = RailSpec::laps().build().unwrap();
+        let t = RailSpec::example().build().unwrap();
         assert_eq!(t.hosts, 64);
         assert_eq!(t.switches.len(), 80);
         assert_eq!(t.links.len(), 2 * 192);

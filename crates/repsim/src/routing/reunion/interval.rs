@@ -136,11 +136,7 @@ impl Reunion {
             self.counts.reroutes += 1;
             ctx.record(
                 p.flow,
-                LbEvent::PathChanged {
-                    old: old as u16,
-                    new: new as u16,
-                    reason: REASON_COLLISION,
-                },
+                LbEvent::REROUTED.moved(old as u16, new as u16, REASON_COLLISION),
             );
         }
         let mut pending = pending;

@@ -2,7 +2,7 @@
 use super::*;
 use crate::engine::time::US;
 use crate::engine::Rng;
-use crate::lb::LbEvent;
+use crate::lb::PathMove;
 use crate::net::world::World;
 use crate::net::{LeafSpineSpec, Packet, RunContext};
 use crate::routing::{RoutingScheme, SchemeAction, SwitchSpec};
@@ -315,9 +315,10 @@ fn rerouting_avoids_loaded_and_named_links_and_moves_a_flow_once() {
             let SchemeAction::Record { flow, event } = *a else {
                 panic!("only records: {a:?}");
             };
-            let LbEvent::PathChanged { old, new, reason } = event else {
+            let Some(PathMove { old, new, reason }) = event.path else {
                 panic!("a path change");
             };
+            assert_eq!(event.name, "rerouted");
             assert_eq!(reason, "collision");
             assert!(
                 !moved.contains(&flow),

@@ -1,4 +1,4 @@
-//! A sender under a load balancer's own transport ([`crate::lb::OwnTransport`], LAPS's): the
+//! A sender under a transport its load balancer supplies ([`crate::lb::OwnTransport`]): the
 //! transport's window and rate replace the congestion control's, its per-path lists declare
 //! losses from ACK order and per-path timeouts, and the load balancer's path signal drives its
 //! rate after every data ACK.

@@ -263,7 +263,7 @@ pub struct Transmission {
     pub arm_rto: Option<Time>,
     /// Something the load balancer did while choosing the path, worth recording.
     pub lb_event: Option<LbEvent>,
-    /// A path probe to send with it (LAPS), on this route.
+    /// A path probe the load balancer asked for, to send with it on this path.
     pub probe: Option<PathChoice>,
 }
 
@@ -290,7 +290,8 @@ pub struct AckInfo {
     pub sack_base: u32,
     /// SACK bitmap.
     pub sack_bits: u64,
-    /// The data packet's one-way delay, as LAPS receivers echo it (instead of a SACK bitmap).
+    /// The data packet's one-way delay, as receivers that echo delays send it (instead of a
+    /// SACK bitmap).
     pub one_way: Option<Time>,
 }
 

@@ -1,10 +1,12 @@
 //! The RoCE NIC modes' sender rules: go-back-N and IRN recovery, IRN's cap and timeouts.
-use super::*;
-use crate::cc::{CcParams, CcSpec};
-use crate::engine::time::US;
-use crate::lb::{LbContext, LbSpec};
-use crate::transport::{GbnRewind, Recovery};
-use crate::units::{Size, SizeQ};
+use repsim::cc::{CcParams, CcSpec};
+use repsim::engine::time::US;
+use repsim::engine::{Rng, Time};
+use repsim::lb::{LbContext, LbSpec};
+use repsim::transport::sender::*;
+use repsim::transport::{FlowStats, Sizes};
+use repsim::transport::{GbnRewind, Recovery};
+use repsim::units::{Size, SizeQ};
 
 const MTU: u32 = 1048;
 const HEADER: u32 = 48;
@@ -13,7 +15,7 @@ const RTO: Time = 4_000 * US;
 /// A sender of `packets` full packets under a constant window of `window` packets.
 fn sender(packets: u64, window: f64, recovery: Recovery) -> Sender {
     let sizes = Sizes::new(packets * (MTU - HEADER) as u64, MTU, HEADER);
-    let cc = CcSpec::new(crate::cc::constant::ConstantConfig {
+    let cc = CcSpec::new(repsim::cc::constant::ConstantConfig {
         window: Some(SizeQ(Size::Packets(window))),
         rate: None,
     })

@@ -1,6 +1,11 @@
-use super::*;
-use crate::cc::{CcParams, CcSpec};
-use crate::lb::{LbContext, LbSpec};
+//! The sending side of a connection under a window, a retransmission timer and RTS.
+use repsim::cc::{CcParams, CcSpec};
+use repsim::engine::{Rng, Time};
+use repsim::transport::sender::*;
+use repsim::transport::{FlowStats, Sizes};
+use std::sync::{Arc, Mutex};
+
+use repsim::lb::{AckFeedback, LbContext, LbEvent, LbSpec, LoadBalancer, PathChoice};
 
 const MTU: u32 = 4150;
 const HEADER: u32 = 64;
@@ -10,8 +15,8 @@ const LINE: u64 = 400_000_000_000;
 /// A sender of a flow of `packets` full packets with a constant window of `window_packets`.
 fn sender_of(packets: u64, window_packets: u64) -> Sender {
     let sizes = Sizes::new(packets * 4086, MTU, HEADER);
-    let cc = CcSpec::new(crate::cc::mprdma::MprdmaConfig {
-        initial_cwnd: Some(crate::units::SizeQ(crate::units::Size::Packets(
+    let cc = CcSpec::new(repsim::cc::mprdma::MprdmaConfig {
+        initial_cwnd: Some(repsim::units::SizeQ(repsim::units::Size::Packets(
             window_packets as f64,
         ))),
         max_cwnd_bdp: 1.0,
@@ -24,7 +29,7 @@ fn sender_of(packets: u64, window_packets: u64) -> Sender {
         line_rate: LINE,
         network_rtt: 8_000_000,
         trimming: false,
-        fast_increase_on: false,
+        timed_switch_on: false,
     });
     let ctx = LbContext {
         base_rtt: 8_000_000,
@@ -37,6 +42,22 @@ fn sender_of(packets: u64, window_packets: u64) -> Sender {
     let mut rng = Rng::new(1);
     let lb = LbSpec::named("ops").unwrap().build(&ctx, &mut rng);
     Sender::new(sizes, LINE, cc, lb, rng)
+}
+
+/// A load balancer that sprays random EVs and keeps every `covered` list it hears.
+struct CoverRecorder(Arc<Mutex<Vec<u16>>>);
+
+impl LoadBalancer for CoverRecorder {
+    fn next(&mut self, _now: Time, rng: &mut Rng) -> PathChoice {
+        PathChoice::ev(rng.below(65536) as u16)
+    }
+    fn wants_covered(&self) -> bool {
+        true
+    }
+    fn on_ack(&mut self, ack: &AckFeedback) -> Option<LbEvent> {
+        self.0.lock().expect("not poisoned").extend(ack.covered);
+        None
+    }
 }
 
 fn sender(window_packets: u64) -> Sender {
@@ -180,8 +201,11 @@ fn an_rts_acknowledged_while_queued_gives_its_bytes_back() {
 
 #[test]
 fn acks_report_every_ev_they_cover_the_echoed_one_last() {
-    let mut s = sender(8);
-    s.list_covered = true;
+    let covered = Arc::new(Mutex::new(Vec::new()));
+    let cc = sender(8).into_state().cc;
+    let lb = Box::new(CoverRecorder(covered.clone()));
+    let sizes = Sizes::new(20 * 4086, MTU, HEADER);
+    let mut s = Sender::new(sizes, LINE, cc, lb, Rng::new(1));
     fill(&mut s, 0);
     let evs: Vec<u16> = (0..8).map(|p| s.record(p).ev).collect();
     // An ACK for PSN 5 that also acknowledges 0..3 cumulatively and 4 selectively.
@@ -194,7 +218,7 @@ fn acks_report_every_ev_they_cover_the_echoed_one_last() {
     };
     s.on_ack(1, &ack, &mut FlowStats::default());
     assert_eq!(
-        s.covered,
+        *covered.lock().expect("not poisoned"),
         vec![evs[0], evs[1], evs[2], evs[3], evs[4], evs[5]]
     );
     assert_eq!(s.cum_acked(), 6);
@@ -237,8 +261,8 @@ fn sender_memory_follows_the_window_not_the_flow() {
 /// credit and a 4-packet maximum.
 fn credit_sender(packets: u64, initial_packets: f64) -> Sender {
     let sizes = Sizes::new(packets * 4086, MTU, HEADER);
-    let cc = CcSpec::new(crate::cc::eqds::EqdsConfig {
-        initial_credit: Some(crate::units::SizeQ(crate::units::Size::Packets(
+    let cc = CcSpec::new(repsim::cc::eqds::EqdsConfig {
+        initial_credit: Some(repsim::units::SizeQ(repsim::units::Size::Packets(
             initial_packets,
         ))),
         max_credit_bdp: 1.0,

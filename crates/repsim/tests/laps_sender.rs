@@ -1,8 +1,10 @@
 //! The LAPS transport: window, AIMD rules, per-path loss detection and per-path timeout.
-use super::*;
-use crate::engine::time::{MS, NS, US};
-use crate::lb::laps::{LapsConfig, LapsDecreaseGuard, LapsTransport};
-use crate::lb::{LbContext, LbSpec, OwnTransport, PathSignal, Route};
+use repsim::engine::time::{MS, NS, US};
+use repsim::engine::{Rng, Time};
+use repsim::lb::laps::{LapsConfig, LapsDecreaseGuard, LapsTransport};
+use repsim::lb::{LbContext, LbSpec, OwnTransport, PathSignal, Route};
+use repsim::transport::sender::*;
+use repsim::transport::{FlowStats, Sizes};
 
 const MTU: u32 = 1048;
 const HEADER: u32 = 48;
@@ -30,14 +32,14 @@ fn transport(config: &LapsConfig) -> LapsTransport {
 fn laps_sender(packets: u64) -> Sender {
     let config = LapsConfig::default();
     let sizes = Sizes::new(packets * (MTU - HEADER) as u64, MTU, HEADER);
-    let cc = crate::cc::unconsulted(&crate::cc::CcParams {
+    let cc = repsim::cc::unconsulted(&repsim::cc::CcParams {
         mtu: MTU,
         base_rtt: 2 * T,
         bdp: 100 * MTU as u64,
         line_rate: LINE,
         network_rtt: 2 * T,
         trimming: false,
-        fast_increase_on: false,
+        timed_switch_on: false,
     });
     let routes = routes();
     let ctx = LbContext {
@@ -195,7 +197,7 @@ fn rate_never_goes_below_the_minimum() {
 #[test]
 fn hyper_increase_starts_after_exactly_n_increases() {
     let config = LapsConfig {
-        additive_step: crate::units::RateQ(0),
+        additive_step: repsim::units::RateQ(0),
         ..LapsConfig::paper_text()
     };
     let mut t = transport(&config);

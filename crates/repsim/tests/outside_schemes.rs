@@ -1,0 +1,259 @@
+//! Schemes defined outside the crate do what built-ins do: a load balancer, a congestion
+//! control and a switch scheme, each registered by name and each with a timer of its own (the
+//! load balancer also probes its paths), run a scenario that names them, and every flow
+//! completes. The switch scheme goes through the registry (`Registry::add_switch`), so the
+//! scenario's `[routing] switch` names it.
+mod common;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use repsim::cc::{AckSample, CcParams, CcScheme, CongestionControl};
+use repsim::engine::time::US;
+use repsim::engine::{Handle, Rng, Time};
+use repsim::lb::{LbContext, LbEvent, LbScheme, LoadBalancer, PathChoice};
+use repsim::net::RunContext;
+use repsim::routing::{Ingress, RoutingScheme, SchemeSetup, SchemeTimer, SwitchCtx, SwitchScheme};
+use repsim::{Registry, Simulation};
+use serde::{Deserialize, Serialize};
+
+/// Load-balancer timers that fired (every connection of every run of this test).
+static LB_TIMERS: AtomicU64 = AtomicU64::new(0);
+/// Probe answers the load balancers heard.
+static PROBE_ANSWERS: AtomicU64 = AtomicU64::new(0);
+/// Congestion-control timers that fired.
+static CC_TIMERS: AtomicU64 = AtomicU64::new(0);
+/// Switch-scheme timers that fired.
+static SWITCH_TIMERS: AtomicU64 = AtomicU64::new(0);
+
+/// `lb = { scheme = "test-rotate", every_us = 5 }`: one EV at a time, a new one each period
+/// (its own timer), and a probe on the new EV with the first packet after each move.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct RotateConfig {
+    /// The period, in microseconds.
+    every_us: u64,
+}
+
+impl Default for RotateConfig {
+    fn default() -> Self {
+        RotateConfig { every_us: 5 }
+    }
+}
+
+impl LbScheme for RotateConfig {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+        if self.every_us == 0 {
+            return Err("every_us: must be positive".into());
+        }
+        Ok(())
+    }
+
+    fn build(&self, ctx: &LbContext, rng: &mut Rng) -> Box<dyn LoadBalancer> {
+        let evs = ctx.evs(None);
+        Box::new(Rotate {
+            ev: rng.below(evs) as u16,
+            evs,
+            every: self.every_us * US,
+            next_move: None,
+            probe: false,
+        })
+    }
+}
+
+struct Rotate {
+    ev: u16,
+    evs: u32,
+    every: Time,
+    /// When the EV changes next (set at the first packet).
+    next_move: Option<Time>,
+    /// Probe the current EV with the next packet.
+    probe: bool,
+}
+
+impl LoadBalancer for Rotate {
+    fn next(&mut self, now: Time, _rng: &mut Rng) -> PathChoice {
+        if self.next_move.is_none() {
+            self.next_move = Some(now + self.every);
+        }
+        PathChoice::ev(self.ev)
+    }
+
+    fn has_timers(&self) -> bool {
+        true
+    }
+
+    fn next_timer(&self) -> Option<Time> {
+        self.next_move
+    }
+
+    fn on_timer(&mut self, now: Time, rng: &mut Rng) -> Option<LbEvent> {
+        LB_TIMERS.fetch_add(1, Ordering::Relaxed);
+        self.ev = rng.below(self.evs) as u16;
+        self.next_move = Some(now + self.every);
+        self.probe = true;
+        Some(LbEvent::named("rotated"))
+    }
+
+    fn sends_probes(&self) -> bool {
+        true
+    }
+
+    fn take_probe(&mut self) -> Option<PathChoice> {
+        std::mem::take(&mut self.probe).then_some(PathChoice::ev(self.ev))
+    }
+
+    fn on_one_way(&mut self, _ev: u16, one_way: Time, _now: Time) {
+        assert!(one_way > 0, "a probe takes time");
+        PROBE_ANSWERS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// `cc = "test-ticking"`: a fixed 16-packet window that ticks every 10 us (its own timer).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct TickingConfig {}
+
+impl CcScheme for TickingConfig {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
+        Box::new(Ticking {
+            cwnd: 16 * p.mtu as u64,
+            next_tick: 10 * US,
+        })
+    }
+}
+
+struct Ticking {
+    cwnd: u64,
+    next_tick: Time,
+}
+
+impl CongestionControl for Ticking {
+    fn cwnd(&self) -> u64 {
+        self.cwnd
+    }
+    fn on_ack(&mut self, _ack: &AckSample) {}
+    fn on_nack(&mut self, _size: u64, _now: Time) {}
+    fn on_timeout(&mut self, _size: u64, _now: Time) {}
+    fn has_timers(&self) -> bool {
+        true
+    }
+    fn next_timer(&self) -> Option<Time> {
+        Some(self.next_tick)
+    }
+    fn on_timer(&mut self, now: Time) {
+        CC_TIMERS.fetch_add(1, Ordering::Relaxed);
+        self.next_tick = now + 10 * US;
+    }
+}
+
+/// `[routing] switch = "test-first-port"`: always the first candidate, and a timer every
+/// 20 us while packets pass (armed by the first one).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct FirstPortConfig {}
+
+impl RoutingScheme for FirstPortConfig {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn build(&self, _setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
+        Box::new(FirstPort { armed: false })
+    }
+}
+
+struct FirstPort {
+    armed: bool,
+}
+
+const TICK: SchemeTimer = SchemeTimer {
+    kind: 0,
+    gen: 0,
+    id: 0,
+};
+
+impl SwitchScheme for FirstPort {
+    fn ingress(
+        &mut self,
+        ctx: &mut SwitchCtx,
+        _switch: u32,
+        _h: Handle,
+        candidates: &[u32],
+    ) -> Ingress {
+        if !self.armed {
+            self.armed = true;
+            let at = ctx.now() + 20 * US;
+            ctx.set_timer(at, TICK);
+        }
+        Ingress::Forward(candidates[0])
+    }
+
+    fn on_timer(&mut self, _ctx: &mut SwitchCtx, timer: SchemeTimer) {
+        assert_eq!(timer, TICK, "its own timer comes back as set");
+        SWITCH_TIMERS.fetch_add(1, Ordering::Relaxed);
+        // Armed again by the next packet, so that an idle network runs out of events.
+        self.armed = false;
+    }
+}
+
+#[test]
+fn schemes_registered_from_outside_run_with_their_own_timers() {
+    Registry::add_lb::<RotateConfig>("test-rotate").expect("a new load balancer name");
+    Registry::add_cc::<TickingConfig>("test-ticking").expect("a new congestion control name");
+    Registry::add_switch::<FirstPortConfig>("test-first-port").expect("a new switch name");
+    assert!(Registry::switches().contains(&"test-first-port"));
+    let flows: Vec<String> = (0..8)
+        .map(|s| format!("{{ src = {s}, dst = {}, size = \"400KiB\" }}", 31 - s))
+        .collect();
+    let text = format!(
+        r#"
+seed = 3
+lb = {{ scheme = "test-rotate", every_us = 4 }}
+cc = "test-ticking"
+{}
+[routing]
+switch = "test-first-port"
+[workload]
+type = "explicit"
+flows = [{}]
+"#,
+        common::TREE_32,
+        flows.join(", ")
+    );
+    let scenario = common::parse(&text);
+    let run = scenario.runs().expect("one run").remove(0);
+    let spec = scenario.build_run(&run, None).expect("builds");
+    let mut sim = Simulation::new(spec).expect("a simulation");
+    sim.run_until_idle();
+    let flows = sim.flows();
+    assert_eq!(flows.len(), 8);
+    assert!(
+        flows.iter().all(|f| f.fct().is_some()),
+        "every flow completed"
+    );
+    let lb = LB_TIMERS.load(Ordering::Relaxed);
+    assert!(lb >= 8, "each connection rotated at least once ({lb})");
+    let rotated = sim
+        .lb_records()
+        .iter()
+        .filter(|r| r.event.name == "rotated")
+        .count() as u64;
+    assert_eq!(
+        rotated, lb,
+        "every rotation was recorded under its own name"
+    );
+    let answers = PROBE_ANSWERS.load(Ordering::Relaxed);
+    assert!(answers > 0, "probes were answered ({answers})");
+    assert!(
+        CC_TIMERS.load(Ordering::Relaxed) > 0,
+        "the controllers ticked"
+    );
+    assert!(
+        SWITCH_TIMERS.load(Ordering::Relaxed) > 0,
+        "the switch scheme ticked"
+    );
+}
