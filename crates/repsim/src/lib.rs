@@ -28,6 +28,7 @@
 //! # Ok(())
 //! # }
 //! ```
+#![warn(missing_docs)]
 pub mod cc;
 pub mod engine;
 pub mod error;

@@ -6,31 +6,20 @@
 //! *bucket queue*: a ring of 2^20 buckets, each 64 ps wide, covering the next ~67 us, plus a
 //! binary heap for anything further out (timers, late flow starts). Pushing is O(1) (appended to
 //! the bucket's storage); the bucket being drained is sorted once, and a bitmap of non-empty
-//! buckets lets the queue skip idle stretches quickly. Narrow buckets keep the sort short: at
-//! 400 Gb/s a full packet takes 83 ns to serialise, so even a 1,024-host fabric puts only a few
-//! events in each. Measured on the 1,024-host permutation, going from 1,024 ps to 64 ps buckets
-//! cut the instructions of the whole run by 22 % and its wall time by about as much; against a
-//! plain binary heap the queue went from 58 % of the run time to a few percent.
+//! buckets lets the queue skip idle stretches quickly. Buckets are narrow so that each holds
+//! few events: at 400 Gb/s a full packet takes 83 ns to serialise.
 //!
 //! A bucket's events are stored contiguously, in fixed-size chunks of [`CHUNK`] entries taken
-//! from a shared pool (a bucket is a short list of chunks, newest first). With a million packets
-//! in flight the pending events no longer fit in the caches: a bucket kept as a linked list of
-//! single events cost one dependent cache miss per event when drained (on the 8,192-host 2 MB
-//! permutation, 25 % of the run's CPU time went to draining and linking buckets; with chunks, 5 %
-//! and 27 % less CPU time in all), while chunks are read sequentially, one dependent miss per
-//! chunk; and while one bucket is drained, the next occupied bucket's chunk list is walked
-//! one chunk per pop into the cache (on the 8,192-host step the queue's share of the run
-//! fell from 6.9 to 4.1 %, and the run by about 3 % over 6 interleaved pairs). An entry is
-//! 16 bytes (for 8-byte events): the time's offset inside its bucket and the sequence number
-//! share one `u64` key, which orders entries of one bucket exactly as (time, sequence) does.
-//! A drained bucket's entries come out in descending sequence order (newest chunk first, each
-//! read backwards), so a stable counting sort on the 6-bit time offset orders a crowded
-//! bucket in two linear passes; buckets of fewer than 24 entries (`COUNTING_SORT_FROM`) are
-//! sorted by comparison. Counted, a drained bucket holds 282 entries on average on the
-//! 8,192-host step and 37 on the 1,024-host one; comparison sorting took 4 ns per event there
-//! against 2 (`perf`), and the counting sort made the 8,192-host step 2 % faster (two sittings
-//! of 5 interleaved pairs, M events/s 8.67 -> 8.83 and 8.60 -> 8.80). Used for every bucket,
-//! it made the 1,024-host step 4 % slower (8 pairs), hence the threshold.
+//! from a shared pool (a bucket is a short list of chunks, newest first), so that draining a
+//! bucket reads memory sequentially, one dependent cache miss per chunk rather than per event,
+//! which matters once the pending events no longer fit in the caches. While one bucket is
+//! drained, the next occupied bucket's chunk list is walked one chunk per pop into the cache.
+//! An entry is 16 bytes (for 8-byte events): the time's offset inside its bucket and the
+//! sequence number share one `u64` key, which orders entries of one bucket exactly as
+//! (time, sequence) does. A drained bucket's entries come out in descending sequence order
+//! (newest chunk first, each read backwards), so a stable counting sort on the 6-bit time
+//! offset orders a crowded bucket in two linear passes; buckets of fewer than
+//! `COUNTING_SORT_FROM` entries are sorted by comparison, which is cheaper for a few entries.
 //! Chunks return to the pool as soon as their bucket is drained and are reused last-in
 //! first-out, so memory follows the number of pending events and the chunks in use stay warm.
 use std::cmp::{Ordering, Reverse};

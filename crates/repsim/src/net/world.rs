@@ -8,11 +8,15 @@ use crate::net::paths::PathTable;
 use crate::net::port::{Admission, Port, PortClass, PortClasses, PortCold, PortStats};
 use crate::net::{Kind, Packet, Topology};
 
-/// The component a timer belongs to (the simulation dispatches on it).
+/// The component a timer belongs to (the simulation dispatches on it). Schemes own timers
+/// through the component that runs them, with ids and kinds of their own: a connection's
+/// congestion control and load balancer through [`Owner::Connection`], a switch scheme through
+/// [`Owner::Switch`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Owner {
-    /// A connection's transport (`id` = flow index; `kind` says which of its timers).
+    /// A connection's transport and controls (`id` = flow index; `kind` says which of its
+    /// timers: retransmission, pacing, or its congestion control's and load balancer's own).
     Connection,
     /// A flow's start (`id` = flow index).
     FlowStart,
@@ -179,31 +183,32 @@ pub struct Counters {
     pub pfc_frames_arrived: u64,
 }
 
-/// The passive network state shared by every component.
+/// The passive network state shared by every component (its fields are the crate's: schemes
+/// outside it act through their contexts).
 pub struct World {
     /// Current simulated time.
-    pub now: Time,
+    pub(crate) now: Time,
     /// Pending events.
-    pub events: EventQueue<Event>,
+    pub(crate) events: EventQueue<Event>,
     /// Every packet alive.
-    pub pkts: Arena<Packet>,
+    pub(crate) pkts: Arena<Packet>,
     /// Egress ports (index = link id).
-    pub ports: Vec<Port>,
+    pub(crate) ports: Vec<Port>,
     /// What each port uses only now and then (same index as `ports`).
-    pub port_cold: Vec<PortCold>,
+    pub(crate) port_cold: Vec<PortCold>,
     /// What ports of one kind share (speed, latency, queue parameters), named by
     /// [`Port::class`].
-    pub port_classes: PortClasses,
+    pub(crate) port_classes: PortClasses,
     /// The node at the far end of every port (compact copy for the arrival path).
-    pub port_to: Vec<u32>,
+    pub(crate) port_to: Vec<u32>,
     /// The network graph and its forwarding tables.
-    pub topo: Topology,
+    pub(crate) topo: Topology,
     /// Explicit routes packets may carry.
-    pub paths: PathTable,
+    pub(crate) paths: PathTable,
     /// Per-switch ECMP salts.
-    pub salts: Vec<u32>,
+    pub(crate) salts: Vec<u32>,
     /// Packet accounting.
-    pub counters: Counters,
+    pub(crate) counters: Counters,
 }
 
 impl World {
@@ -259,7 +264,7 @@ impl World {
             self.now,
             params,
         );
-        // The data counters count data packets only: a LAPS probe also travels in the data
+        // The data counters count data packets only: a path probe also travels in the data
         // lane, and its losses are in the per-kind books alone.
         match a {
             Admission::Queued => {}
