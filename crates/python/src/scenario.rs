@@ -173,7 +173,7 @@ pub fn load(
 /// is not TOML is a string): how a sweep file writes it.
 #[pyfunction]
 pub fn override_toml(text: &str) -> PyResult<(String, String)> {
-    let o = Override::parse(text)
-        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.message))?;
+    let o =
+        Override::parse(text).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.message))?;
     Ok((o.key, o.value.to_string()))
 }

@@ -24,7 +24,10 @@ fn flows(size: &str) -> String {
 
 /// The line `needle` is on in `text` (from 1).
 fn line_of(text: &str, needle: &str) -> usize {
-    text[..text.find(needle).expect("in the text")].matches('\n').count() + 1
+    text[..text.find(needle).expect("in the text")]
+        .matches('\n')
+        .count()
+        + 1
 }
 
 #[test]
@@ -45,7 +48,10 @@ fn a_negative_number_is_refused_as_negative_not_as_unitless() {
     for (key, value) in [("end", "\"-1ms\""), ("end", "-5")] {
         let text = format!("{key} = {value}\n{}", flows("\"1MiB\""));
         let e = parse(&text).unwrap_err();
-        assert!(e.message.contains("must not be negative"), "{key} = {value}: {e}");
+        assert!(
+            e.message.contains("must not be negative"),
+            "{key} = {value}: {e}"
+        );
     }
 }
 
@@ -53,8 +59,8 @@ fn a_negative_number_is_refused_as_negative_not_as_unitless() {
 fn an_override_s_error_keeps_its_index() {
     let set = [Override::parse("workload.flows[3].size=-4MiB").unwrap()];
     let text = flows("\"1MiB\"");
-    let e = LoadedScenario::parse_with(&text, &common::scenario_path("inline.toml"), &set)
-        .unwrap_err();
+    let e =
+        LoadedScenario::parse_with(&text, &common::scenario_path("inline.toml"), &set).unwrap_err();
     assert_eq!(e.field, "workload.flows[3].size");
     assert!(
         e.message
@@ -79,10 +85,16 @@ fn every_independent_field_error_is_reported_at_once() {
         format!("end (line {})", line_of(&text, "end")),
         format!("queue.size (line {})", line_of(&text, "\"lots\"")),
         format!("workload.flows[0].size (line {})", line_of(&text, "-4MiB")),
-        format!("workload.flows[1].colour (line {})", line_of(&text, "colour")),
+        format!(
+            "workload.flows[1].colour (line {})",
+            line_of(&text, "colour")
+        ),
     ];
     for field in &expect {
-        assert!(fields.contains(&field.as_str()), "{field} missing from {fields:?}");
+        assert!(
+            fields.contains(&field.as_str()),
+            "{field} missing from {fields:?}"
+        );
     }
     assert_eq!(fields.len(), expect.len(), "{e}");
     // Displayed one per line, each with file and field.
@@ -98,28 +110,40 @@ fn flow_entry_problems_found_while_building_are_reported_together() {
          {{ src = 1, dst = 9, size = \"1MiB\" }},\n\
          {{ src = \"0-2\", dst = \"4-5\", size = \"1MiB\" }},\n]\n"
     );
-    let e = parse(&text).unwrap().build("ecmp", None).err().expect("refused");
+    let e = parse(&text)
+        .unwrap()
+        .build("ecmp", None)
+        .err()
+        .expect("refused");
     let fields: Vec<&str> = e.all().map(|e| e.field.as_str()).collect();
-    assert_eq!(fields, ["workload.flows[0].dst", "workload.flows[2].dst"], "{e}");
+    assert_eq!(
+        fields,
+        ["workload.flows[0].dst", "workload.flows[2].dst"],
+        "{e}"
+    );
 }
 
 #[test]
 fn a_misspelt_scheme_gets_the_nearest_name() {
     let text = flows("\"1MiB\"").replace("lb = \"ecmp\"", "lb = \"rep\"");
-    let e = parse(&text)
-        .and_then(|s| s.runs().map(|_| ()))
-        .unwrap_err();
+    let e = parse(&text).and_then(|s| s.runs().map(|_| ())).unwrap_err();
     assert!(e.message.contains("did you mean `reps`?"), "{e}");
     let text = flows("\"1MiB\"").replace("lb = \"ecmp\"", "lb = \"ecmp\"\ncc = \"mprdmaa\"");
-    let e = parse(&text).unwrap().build("ecmp", None).err().expect("refused");
+    let e = parse(&text)
+        .unwrap()
+        .build("ecmp", None)
+        .err()
+        .expect("refused");
     assert!(e.message.contains("did you mean `mprdma`?"), "{e}");
     let text = format!("{}\n[routing]\nswitch = \"dril\"\n", flows("\"1MiB\""));
-    let e = parse(&text).unwrap().build("ecmp", None).err().expect("refused");
+    let e = parse(&text)
+        .unwrap()
+        .build("ecmp", None)
+        .err()
+        .expect("refused");
     assert!(e.message.contains("did you mean `drill`?"), "{e}");
     // Nothing close: no suggestion.
     let text = flows("\"1MiB\"").replace("lb = \"ecmp\"", "lb = \"zzzzzz\"");
-    let e = parse(&text)
-        .and_then(|s| s.runs().map(|_| ()))
-        .unwrap_err();
+    let e = parse(&text).and_then(|s| s.runs().map(|_| ())).unwrap_err();
     assert!(!e.message.contains("did you mean"), "{e}");
 }

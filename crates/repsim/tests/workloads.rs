@@ -34,8 +34,12 @@ fn an_incast_beside_a_background_permutation_labels_every_flow() {
         .filter(|r| r.workload.as_deref() == Some("background"))
         .collect();
     assert_eq!(incast.len(), 16, "src = \"8-23\", dst = 0 makes 16 flows");
-    assert!(incast.iter().all(|r| r.dst == 0 && (8..=23).contains(&r.src)));
-    assert!(incast.iter().all(|r| r.start_us == 20.0 && r.bytes == 256 << 10));
+    assert!(incast
+        .iter()
+        .all(|r| r.dst == 0 && (8..=23).contains(&r.src)));
+    assert!(incast
+        .iter()
+        .all(|r| r.start_us == 20.0 && r.bytes == 256 << 10));
     assert_eq!(background.len(), 32, "a permutation of the 32 hosts");
     assert_eq!(incast.len() + background.len(), rows.len());
     // Ids stay unique: the second workload's count on from the first's.
@@ -50,7 +54,9 @@ fn an_incast_beside_a_background_permutation_labels_every_flow() {
     );
     // The summary's per-workload statistics are those of each label's rows.
     let summary = sim.summary(0.0);
-    let per_workload = summary.workloads.expect("labelled workloads are summarized");
+    let per_workload = summary
+        .workloads
+        .expect("labelled workloads are summarized");
     assert_eq!(per_workload.len(), 2);
     for (w, rows) in per_workload.iter().zip([&incast, &background]) {
         assert_eq!(w.flows_total, rows.len());
@@ -102,7 +108,9 @@ fn two_permutations_side_by_side_draw_different_pairings() {
         fs.iter().map(|f| (f.src, f.dst)).collect()
     };
     assert_ne!(pairs(first), pairs(second));
-    assert!(second.iter().all(|f| f.start == 5 * repsim::engine::time::US));
+    assert!(second
+        .iter()
+        .all(|f| f.start == 5 * repsim::engine::time::US));
     assert!(first.iter().all(|f| f.workload == 0) && second.iter().all(|f| f.workload == 1));
 }
 
@@ -146,7 +154,10 @@ fn workload_errors_name_the_entry() {
         "[[workload]]\nlabel = \"a\"\ntype = \"tornado\"\nsize = \"8KiB\"\n\
          [[workload]]\nlabel = \"a\"\ntype = \"tornado\"\nsize = \"8KiB\"\n",
     );
-    assert!(e.contains("workload[1].label") && e.contains("'a' is taken"), "{e}");
+    assert!(
+        e.contains("workload[1].label") && e.contains("'a' is taken"),
+        "{e}"
+    );
     let e = build_error(
         "[[workload]]\ntype = \"tornado\"\nsize = \"8KiB\"\n\
          [[workload]]\ntype = \"incast\"\nsize = \"8KiB\"\n",
@@ -171,11 +182,22 @@ fn an_override_reaches_one_entry_of_a_workload_array() {
         Some("workload[1].size=\"256KiB\"")
     );
     let run = scn.build("ecmp", None).unwrap();
-    assert!(run.flows.iter().filter(|f| f.workload == 1).all(|f| f.bytes == 256 << 10));
-    assert!(run.flows.iter().filter(|f| f.workload == 0).all(|f| f.bytes == 256 << 10));
+    assert!(run
+        .flows
+        .iter()
+        .filter(|f| f.workload == 1)
+        .all(|f| f.bytes == 256 << 10));
+    assert!(run
+        .flows
+        .iter()
+        .filter(|f| f.workload == 0)
+        .all(|f| f.bytes == 256 << 10));
     let set = [Override::parse("workload[2].size=1MiB").unwrap()];
     let e = LoadedScenario::load_with(&common::scenario_path("incast-with-background.toml"), &set)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("workload has 2 elements, so there is no [2]"), "{e}");
+    assert!(
+        e.contains("workload has 2 elements, so there is no [2]"),
+        "{e}"
+    );
 }

@@ -31,10 +31,12 @@ impl LoadedScenario {
         bytes: u64,
         start: Time,
     ) -> Result<Vec<FlowSpec>, ScenarioError> {
-        let name = w
-            .collective
-            .as_deref()
-            .ok_or_else(|| self.err(&format!("{at}.collective"), "required for type = \"collective\""))?;
+        let name = w.collective.as_deref().ok_or_else(|| {
+            self.err(
+                &format!("{at}.collective"),
+                "required for type = \"collective\"",
+            )
+        })?;
         let kind = match name {
             "ring_allreduce" => CollectiveKind::RingAllReduce,
             "reduce_scatter" => CollectiveKind::ReduceScatter,
@@ -50,7 +52,8 @@ impl LoadedScenario {
             "allscatter" => CollectiveKind::AllScatter,
             "ring_step" => CollectiveKind::RingStep,
             other => {
-                return Err(self.err(&format!("{at}.collective"),
+                return Err(self.err(
+                    &format!("{at}.collective"),
                     format!(
                         "unknown '{other}'; allowed: ring_allreduce, reduce_scatter, all_gather, \
                          ring_reference, butterfly_allreduce, alltoall, ps_allreduce, allscatter, \
@@ -83,7 +86,8 @@ impl LoadedScenario {
         let hosts = topo.hosts;
         let n = w.ranks.unwrap_or(hosts);
         if n < 2 || n > hosts {
-            return Err(self.err(&format!("{at}.ranks"),
+            return Err(self.err(
+                &format!("{at}.ranks"),
                 format!("must be in 2..={hosts} (the topology's hosts)"),
             ));
         }
@@ -122,18 +126,21 @@ impl LoadedScenario {
                 let out = out
                     .filter(|o| o.iter().all(|&h| h < hosts))
                     .ok_or_else(|| {
-                        self.err(&format!("{at}.placement"),
+                        self.err(
+                            &format!("{at}.placement"),
                             format!("list hosts as numbers in 0..{hosts}"),
                         )
                     })?;
                 if w.ranks.is_some_and(|r| r as usize != out.len()) {
-                    return Err(self.err(&format!("{at}.ranks"),
+                    return Err(self.err(
+                        &format!("{at}.ranks"),
                         "differs from the number of hosts in placement",
                     ));
                 }
                 Ok(out)
             }
-            Some(_) => Err(self.err(&format!("{at}.placement"),
+            Some(_) => Err(self.err(
+                &format!("{at}.placement"),
                 "write \"rack_local\", \"spread\" or a list of hosts",
             )),
         }

@@ -51,7 +51,6 @@ fn guess(text: &str, at: usize) -> String {
     format!("{path} (line {line_no})")
 }
 
-
 /// The dotted path of the innermost field whose key or value spans byte `at` of `text`.
 pub(crate) fn field_at(text: &str, at: usize) -> Option<String> {
     let doc = ImDocument::parse(text).ok()?;
@@ -336,7 +335,10 @@ name = "bg"
         assert!(remove_field(&mut t, "seed") && !remove_field(&mut t, "seed"));
         assert!(overlaps("workload.flows[1]", "workload.flows[1].size"));
         let gone = ["workload.flows[0]".to_string(), "class[1]".to_string()];
-        assert_eq!(as_in_file("workload.flows[0].size", &gone), "workload.flows[1].size");
+        assert_eq!(
+            as_in_file("workload.flows[0].size", &gone),
+            "workload.flows[1].size"
+        );
         assert_eq!(as_in_file("class[0].name", &gone), "class[0].name");
         assert_eq!(as_in_file("class[1].name", &gone), "class[2].name");
         assert_eq!(as_in_file("seed", &gone), "seed");

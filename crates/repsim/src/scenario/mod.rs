@@ -48,10 +48,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use flow_list::{FlowEntry, HostSet};
 pub use overrides::Override;
 pub use schemes::{LbEntry, LbList, LbRun};
 pub use topology::DegradeSection;
-pub use flow_list::{FlowEntry, HostSet};
 pub use workload::{ClassSection, WorkloadSection, Workloads};
 
 use crate::engine::time::MS;
@@ -92,8 +92,19 @@ impl ScenarioError {
         let mut errors = errors.into_iter();
         let mut first = errors.next()?;
         first.also.extend(errors.flat_map(|e| {
-            let ScenarioError { file, field, message, also } = e;
-            std::iter::once(ScenarioError { file, field, message, also: Vec::new() }).chain(also)
+            let ScenarioError {
+                file,
+                field,
+                message,
+                also,
+            } = e;
+            std::iter::once(ScenarioError {
+                file,
+                field,
+                message,
+                also: Vec::new(),
+            })
+            .chain(also)
         }));
         Some(first)
     }
@@ -401,7 +412,13 @@ impl LoadedScenario {
                 next_hops: run.next_hops,
                 ecmp_hash: run.ecmp_hash,
             };
-            kept(&mut errors, config.validate(&topology).map(|()| config).map_err(|e| self.config_err(e)))
+            kept(
+                &mut errors,
+                config
+                    .validate(&topology)
+                    .map(|()| config)
+                    .map_err(|e| self.config_err(e)),
+            )
         });
         let classes = kept(&mut errors, self.classes());
         if let (Some(config), Some(classes)) = (&config, &classes) {
@@ -414,10 +431,16 @@ impl LoadedScenario {
         let flows = classes
             .as_ref()
             .and_then(|classes| kept(&mut errors, self.flows(&topology, seed, classes)));
-        let sources = flows.as_ref().zip(classes.as_ref()).and_then(|((flows, _), classes)| {
-            let first_trace_id = flows.iter().map(|f| f.id).max().map_or(1, |id| id + 1);
-            kept(&mut errors, self.sources(&topology, seed, first_trace_id, classes))
-        });
+        let sources = flows
+            .as_ref()
+            .zip(classes.as_ref())
+            .and_then(|((flows, _), classes)| {
+                let first_trace_id = flows.iter().map(|f| f.id).max().map_or(1, |id| id + 1);
+                kept(
+                    &mut errors,
+                    self.sources(&topology, seed, first_trace_id, classes),
+                )
+            });
         let faults = kept(&mut errors, self.fault_plan(&topology, seed));
         if let Some(e) = ScenarioError::combine(errors) {
             return Err(e);
@@ -540,12 +563,19 @@ fn field_errors(
                 return errors;
             }
             let in_file = locate::as_in_file(&path, &removed);
-            if removed_in_file.iter().any(|r| locate::overlaps(r, &in_file)) {
-                if message.starts_with("missing field") && !incomplete_table_removed {
+            let follows = removed_in_file
+                .iter()
+                .any(|r| locate::overlaps(r, &in_file));
+            if message.starts_with("missing field") {
+                // Most likely a field taken out: its table goes once, then the search ends.
+                if follows && !incomplete_table_removed {
                     incomplete_table_removed = true;
                     at_fault = path;
                     continue;
                 }
+                return errors;
+            }
+            if follows {
                 return errors;
             }
             let placed = match locate::line_of(text, &in_file) {

@@ -296,7 +296,10 @@ mod tests {
     #[test]
     fn a_parse_error_is_a_std_error_that_question_mark_carries() {
         fn parse_all(texts: &[&str]) -> Result<Vec<Override>, Box<dyn std::error::Error>> {
-            Ok(texts.iter().map(|t| Override::parse(t)).collect::<Result<_, _>>()?)
+            Ok(texts
+                .iter()
+                .map(|t| Override::parse(t))
+                .collect::<Result<_, _>>()?)
         }
         assert_eq!(parse_all(&["seed=3"]).unwrap().len(), 1);
         let e = parse_all(&["seed=3", "no-equals-sign"]).unwrap_err();
@@ -365,12 +368,20 @@ mod tests {
     fn bad_overrides_say_why() {
         assert!(Override::parse("transport.evs_size")
             .unwrap_err()
-            .message.contains("KEY=VALUE"));
-        assert!(Override::parse("=3").unwrap_err().message.contains("dotted path"));
+            .message
+            .contains("KEY=VALUE"));
+        assert!(Override::parse("=3")
+            .unwrap_err()
+            .message
+            .contains("dotted path"));
         assert!(Override::parse("a..b=3")
             .unwrap_err()
-            .message.contains("dotted path"));
-        assert!(Override::parse("seed=").unwrap_err().message.contains("value"));
+            .message
+            .contains("dotted path"));
+        assert!(Override::parse("seed=")
+            .unwrap_err()
+            .message
+            .contains("value"));
         let e = set("seed = 1\n", "seed.x=3").unwrap_err();
         assert!(e.contains("seed holds a value of type integer"), "{e}");
     }

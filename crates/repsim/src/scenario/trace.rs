@@ -13,10 +13,10 @@
 //! ```
 use super::workload::workload_seed;
 use super::{LoadedScenario, ScenarioError, WorkloadSection};
-use crate::sim::TrafficClass;
 use crate::engine::rng::Stream;
 use crate::engine::Rng;
 use crate::net::Topology;
+use crate::sim::TrafficClass;
 use crate::workload::cdf::SizeCdf;
 use crate::workload::trace::{Arrivals, Destinations, TraceSource, TraceSpec};
 use crate::workload::FlowSource;
@@ -92,14 +92,16 @@ impl LoadedScenario {
             "poisson" => Arrivals::Poisson,
             "back_to_back" => Arrivals::BackToBack,
             other => {
-                return Err(self.err(&format!("{at}.arrivals"),
+                return Err(self.err(
+                    &format!("{at}.arrivals"),
                     format!("unknown '{other}'; allowed: poisson, back_to_back"),
                 ))
             }
         };
         let active = w.hosts.unwrap_or(topo.hosts);
         if active < 2 || active > topo.hosts {
-            return Err(self.err(&format!("{at}.hosts"),
+            return Err(self.err(
+                &format!("{at}.hosts"),
                 format!("must be in 2..={} (the topology's hosts)", topo.hosts),
             ));
         }
@@ -117,7 +119,8 @@ impl LoadedScenario {
                 stray: PARTNER_STRAY,
             },
             other => {
-                return Err(self.err(&format!("{at}.destinations"),
+                return Err(self.err(
+                    &format!("{at}.destinations"),
                     format!("unknown '{other}'; allowed: uniform, other_racks, partner, all_pairs"),
                 ))
             }
@@ -125,7 +128,8 @@ impl LoadedScenario {
         let start = w.start.map(|s| s.0).unwrap_or(0);
         let until = w.duration.map(|d| start + d.0);
         if until.is_none() && w.count.is_none() {
-            return Err(self.err(&format!("{at}.duration"),
+            return Err(self.err(
+                &format!("{at}.duration"),
                 "a trace needs a duration (e.g. \"10ms\") or a count of flows",
             ));
         }

@@ -100,11 +100,7 @@ impl Workloads {
         }
         ws.iter()
             .enumerate()
-            .map(|(i, w)| {
-                w.label
-                    .clone()
-                    .unwrap_or_else(|| self.field(i).to_string())
-            })
+            .map(|(i, w)| w.label.clone().unwrap_or_else(|| self.field(i).to_string()))
             .collect()
     }
 
@@ -483,10 +479,9 @@ impl LoadedScenario {
             match s.0 {
                 units::Size::Bytes(0) => Err(self.err(&field("size"), "must be positive")),
                 units::Size::Bytes(b) => Ok(b),
-                units::Size::Packets(_) => Err(self.err(
-                    &field("size"),
-                    "give flow sizes in bytes (B, KiB, MiB...)",
-                )),
+                units::Size::Packets(_) => {
+                    Err(self.err(&field("size"), "give flow sizes in bytes (B, KiB, MiB...)"))
+                }
             }
         };
         let class_of = |name: &str, field: &str| -> Result<u16, ScenarioError> {
@@ -532,9 +527,8 @@ impl LoadedScenario {
                 let (path, text) = self
                     .read_relative(f)
                     .map_err(|e| self.err(&field("file"), e))?;
-                let m = parse_matrix(&text, hosts).map_err(|e| {
-                    self.err(&field("file"), format!("{}: {e}", path.display()))
-                })?;
+                let m = parse_matrix(&text, hosts)
+                    .map_err(|e| self.err(&field("file"), format!("{}: {e}", path.display())))?;
                 triggers = m.triggers;
                 m.flows
             }
@@ -544,9 +538,10 @@ impl LoadedScenario {
             "external" => Vec::new(),
             "collective" => self.collective(w, at, topo, wseed, size()?, start)?,
             "explicit" => {
-                let entries = w.flows.as_ref().ok_or_else(|| {
-                    self.err(&field("flows"), "required for type = \"explicit\"")
-                })?;
+                let entries = w
+                    .flows
+                    .as_ref()
+                    .ok_or_else(|| self.err(&field("flows"), "required for type = \"explicit\""))?;
                 let mut flows = Vec::new();
                 let mut errors = Vec::new();
                 for (i, e) in entries.iter().enumerate() {

@@ -1,16 +1,14 @@
 //! Run summaries and per-flow rows of a (finished or stopped) simulation.
 use std::collections::BTreeMap;
 
+use super::retire::RetiredTotals;
 use super::{Flow, Simulation};
 use crate::engine::time::{to_us, SEC};
 use crate::engine::Time;
 use crate::metrics::reorder;
 use crate::metrics::slowdown::{self, SlowdownBucket};
-use super::retire::RetiredTotals;
 use crate::metrics::stream::Samples;
-use crate::metrics::{
-    freeze_counts, ClassSummary, FctStats, FlowRow, RunSummary, WorkloadSummary,
-};
+use crate::metrics::{freeze_counts, ClassSummary, FctStats, FlowRow, RunSummary, WorkloadSummary};
 use crate::workload::FlowSpec;
 
 /// Time to serialize `bytes` at `rate_bps` (rounded up to whole picoseconds).
@@ -218,16 +216,18 @@ impl Simulation {
         self.classes
             .iter()
             .zip(stats)
-            .map(|(class, (flows_total, flows_completed, fct_us))| ClassSummary {
-                class: class.name.clone(),
-                lb: class
-                    .lb
-                    .as_ref()
-                    .map_or_else(|| self.label.clone(), |lb| lb.name().to_string()),
-                flows_total,
-                flows_completed,
-                fct_us,
-            })
+            .map(
+                |(class, (flows_total, flows_completed, fct_us))| ClassSummary {
+                    class: class.name.clone(),
+                    lb: class
+                        .lb
+                        .as_ref()
+                        .map_or_else(|| self.label.clone(), |lb| lb.name().to_string()),
+                    flows_total,
+                    flows_completed,
+                    fct_us,
+                },
+            )
             .collect()
     }
 
