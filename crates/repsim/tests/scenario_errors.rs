@@ -102,6 +102,23 @@ fn every_independent_field_error_is_reported_at_once() {
 }
 
 #[test]
+fn a_misspelt_scheme_is_reported_with_the_field_errors() {
+    let text = flows("\"-4MiB\"").replace("lb = \"ecmp\"", "lb = \"rep\"\nend = \"soon\"");
+    let e = parse(&text).unwrap_err();
+    let fields: Vec<&str> = e.all().map(|e| e.field.as_str()).collect();
+    assert_eq!(
+        fields,
+        [
+            format!("end (line {})", line_of(&text, "end")),
+            format!("workload.flows[3].size (line {})", line_of(&text, "-4MiB")),
+            format!("lb (line {})", line_of(&text, "lb")),
+        ],
+        "{e}"
+    );
+    assert!(e.also[1].message.contains("did you mean `reps`?"), "{e}");
+}
+
+#[test]
 fn flow_entry_problems_found_while_building_are_reported_together() {
     let tree = common::TREE_32;
     let text = format!(

@@ -201,3 +201,45 @@ fn an_override_reaches_one_entry_of_a_workload_array() {
         "{e}"
     );
 }
+
+/// A trace beside a labelled incast: the trace's flows are numbered after the incast's and
+/// carry their own label, and dropping finished flows as the run goes (streaming) leaves the
+/// per-workload statistics as they are when every flow is kept.
+#[test]
+fn a_trace_beside_an_incast_streams_with_the_same_per_workload_statistics() {
+    let tree = common::TREE_32;
+    let scn = common::parse(&format!(
+        "seed = 3\nlb = \"ecmp\"\n{tree}\n\
+         [[workload]]\nlabel = \"incast\"\ntype = \"explicit\"\n\
+         flows = [{{ src = \"8-15\", dst = 0, size = \"64KiB\", start = \"50us\" }}]\n\
+         [[workload]]\nlabel = \"web\"\ntype = \"trace\"\n\
+         cdf = \"../data/cdf/WebSearch_distribution.txt\"\nload = 0.3\nduration = \"200us\"\n"
+    ));
+    let whole = common::run(&scn, "ecmp", None);
+    let rows = whole.flow_rows();
+    let web: Vec<_> = rows
+        .iter()
+        .filter(|r| r.workload.as_deref() == Some("web"))
+        .collect();
+    assert!(web.len() > 10, "a real trace: {} flows", web.len());
+    assert!(
+        web.iter().all(|r| r.id > 8),
+        "trace ids follow the incast's 1..=8"
+    );
+    let mut sim = repsim::Simulation::new(scn.build("ecmp", None).unwrap()).unwrap();
+    sim.stream_finished();
+    let mut t = 0;
+    loop {
+        t += 10 * repsim::engine::time::US;
+        let more = sim.run_until(t);
+        sim.drop_finished_prefix();
+        if !more {
+            break;
+        }
+    }
+    let (streamed, kept) = (sim.summary(0.0), whole.summary(0.0));
+    assert_eq!(streamed.workloads, kept.workloads);
+    let per_workload = kept.workloads.unwrap();
+    assert_eq!(per_workload[0].flows_total, 8);
+    assert_eq!(per_workload[1].flows_total, web.len());
+}

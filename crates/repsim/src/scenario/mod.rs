@@ -306,7 +306,7 @@ impl LoadedScenario {
         let scenario: Scenario = match toml::from_str(text) {
             Ok(scenario) => scenario,
             Err(e) => {
-                let errors = field_errors(text, table, e)
+                let errors = field_errors(text, table, e, path)
                     .into_iter()
                     .map(|(field, message)| fail(field, message))
                     .collect();
@@ -535,6 +535,7 @@ fn field_errors(
     text: &str,
     mut table: toml::Table,
     first: toml::de::Error,
+    path: &Path,
 ) -> Vec<(String, String)> {
     let mut errors = vec![describe(text, &table, &first)];
     // Fields taken out, as the reduced table named them when they went (array elements
@@ -553,8 +554,13 @@ fn field_errors(
             let Ok(current) = toml::to_string(&table) else {
                 return errors;
             };
-            let Err(e) = toml::from_str::<Scenario>(&current) else {
-                return errors;
+            let e = match toml::from_str::<Scenario>(&current) {
+                Ok(rest) => {
+                    errors.extend(scheme_errors(rest, path, text));
+                    errors.truncate(MAX_ERRORS);
+                    return errors;
+                }
+                Err(e) => e,
             };
             let (field, message) = describe(&current, &table, &e);
             let path = locate::without_line(&field).to_string();
@@ -588,6 +594,33 @@ fn field_errors(
         }
     }
     errors
+}
+
+/// The problems of the schemes a scenario names (load balancers, congestion control, switch
+/// scheme), found once the rest of a faulty file reads: they are independent of its field
+/// errors, so they are reported with them.
+fn scheme_errors(scenario: Scenario, path: &Path, text: &str) -> Vec<(String, String)> {
+    let probe = LoadedScenario {
+        scenario,
+        path: path.to_path_buf(),
+        overrides: Vec::new(),
+    };
+    let problems = [probe.runs().err(), probe.cc().err(), probe.switch().err()];
+    problems
+        .into_iter()
+        .flatten()
+        .flat_map(|e| {
+            e.all()
+                .map(|e| {
+                    let field = match locate::line_of(text, &e.field) {
+                        Some(line) => format!("{} (line {line})", e.field),
+                        None => e.field.clone(),
+                    };
+                    (field, e.message.clone())
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// A deserializer's message with Rust's type names said in words (`expected u32` ->
