@@ -12,8 +12,8 @@ use serde::Serialize;
 use crate::files::json_bytes;
 use crate::series::{f6, Table};
 
-/// Columns of `flows.csv`: the fixed ones, then `class` (traffic classes) and `tag` (tagged
-/// workloads) where they apply.
+/// Columns of `flows.csv`: the fixed ones, then `class` (traffic classes), `tag` (tagged
+/// workloads) and `workload` (scenarios naming their workloads) where they apply.
 const FLOWS: &[&str] = &[
     "lb",
     "id",
@@ -26,6 +26,7 @@ const FLOWS: &[&str] = &[
     "retransmissions",
     "class",
     "tag",
+    "workload",
 ];
 
 /// Columns of `pfc.csv`.
@@ -90,8 +91,8 @@ pub fn elephant_rows(table: &mut Table, sim: &repsim::Simulation, lb: &str) -> R
 }
 
 /// `flows.csv`: one row per flow and load balancer; a trailing `class` column only when some
-/// flows ran in a traffic class other than `main`, and a `tag` column only when the workload
-/// tagged some flows.
+/// flows ran in a traffic class other than `main`, a `tag` column only when the workload
+/// tagged some flows, and a `workload` column only when the scenario names its workloads.
 pub fn flows_csv(rows: &[FlowRow]) -> Result<Vec<u8>> {
     let shape = FlowShape::of(rows);
     let mut table = Table::new("flows", &shape.columns());
@@ -110,6 +111,8 @@ pub struct FlowShape {
     pub tagged: bool,
     /// The reorder columns: a `[metrics] reorder` run.
     pub reorder: bool,
+    /// `workload`: the scenario names its workloads.
+    pub labelled: bool,
 }
 
 impl FlowShape {
@@ -125,13 +128,14 @@ impl FlowShape {
                 mixed: shape.mixed || r.class.as_ref() != "main",
                 tagged: shape.tagged || r.tag != 0,
                 reorder: shape.reorder || r.reorder.is_some(),
+                labelled: shape.labelled || r.workload.is_some(),
             }
         })
     }
 
     /// The columns, in the file's order.
     pub fn columns(self) -> Vec<&'static str> {
-        flow_columns(self.mixed, self.tagged, self.reorder)
+        flow_columns(self.mixed, self.tagged, self.labelled, self.reorder)
     }
 }
 
@@ -145,14 +149,18 @@ const REORDER: &[&str] = &[
     "reorder_max_bytes",
 ];
 
-/// The columns of `flows.csv`, with or without `class`, `tag` and the reorder columns.
-pub fn flow_columns(mixed: bool, tagged: bool, reorder: bool) -> Vec<&'static str> {
-    let mut columns = FLOWS[..FLOWS.len() - 2].to_vec();
+/// The columns of `flows.csv`, with or without `class`, `tag`, `workload` and the reorder
+/// columns.
+pub fn flow_columns(mixed: bool, tagged: bool, labelled: bool, reorder: bool) -> Vec<&'static str> {
+    let mut columns = FLOWS[..FLOWS.len() - 3].to_vec();
     if mixed {
         columns.push("class");
     }
     if tagged {
         columns.push("tag");
+    }
+    if labelled {
+        columns.push("workload");
     }
     if reorder {
         columns.extend_from_slice(REORDER);
@@ -181,6 +189,10 @@ pub fn flow_record(r: &FlowRow, mixed: bool, tagged: bool) -> Vec<String> {
         if tagged {
             rec.push(r.tag.to_string());
         }
+        // The workload column: present on every row of a scenario naming its workloads.
+        if let Some(w) = &r.workload {
+            rec.push(w.clone());
+        }
         // Reorder columns: present on every row of a `[metrics] reorder` run.
         if let Some(v) = r.reorder {
             rec.extend([
@@ -196,8 +208,15 @@ pub fn flow_record(r: &FlowRow, mixed: bool, tagged: bool) -> Vec<String> {
 }
 
 /// The `flows.csv` row of a flow streamed out of run `lb` (finished, in traffic class
-/// `class`), with its reorder columns if `reorder`.
-pub fn finished_row(lb: &str, f: &FinishedFlow, class: &str, reorder: bool) -> FlowRow {
+/// `class`, of the workload labelled `workload` if the scenario names them), with its reorder
+/// columns if `reorder`.
+pub fn finished_row(
+    lb: &str,
+    f: &FinishedFlow,
+    class: &str,
+    workload: Option<&str>,
+    reorder: bool,
+) -> FlowRow {
     FlowRow {
         lb: lb.to_string(),
         id: f.spec.id,
@@ -209,6 +228,7 @@ pub fn finished_row(lb: &str, f: &FinishedFlow, class: &str, reorder: bool) -> F
         fct_us: Some(to_us(f.finish - f.started_at)),
         retransmissions: f.stats.retransmissions,
         class: class.to_string(),
+        workload: workload.map(str::to_string),
         tag: f.spec.tag,
         reorder: reorder.then(|| flow_row(&f.stats.reorder, f.stats.max_reorder)),
     }
@@ -336,6 +356,7 @@ mod tests {
             fct_us: fct,
             retransmissions: 2,
             class: class.to_string(),
+            workload: None,
             tag: 0,
             reorder: None,
         }

@@ -195,7 +195,7 @@ pub fn execute(
     };
     let lbs: Vec<String> = lb_runs.iter().map(|r| r.label.clone()).collect();
     options.format.check()?;
-    if scn.scenario.workload.kind == "external" {
+    if scn.scenario.workload.all_are("external") {
         bail!(
             "{}: workload.type = \"external\" has no flows of its own: a program driving the \
              simulation adds them (the Python package's repsim.Simulation); there is nothing to \
@@ -244,7 +244,7 @@ pub fn execute(
         series::clear_marker(out)?;
     }
     let stream_dir =
-        out.filter(|_| scn.scenario.workload.kind == "trace" && options.format == Format::Csv);
+        out.filter(|_| scn.scenario.workload.any_is("trace") && options.format == Format::Csv);
     let streaming = stream_dir.is_some();
     let mixed = !first.classes.is_empty();
     let reorder = scn.scenario.metrics.reorder;
@@ -252,7 +252,7 @@ pub fn execute(
         Some(dir) => (
             Some(Table::streamed(
                 "flows",
-                &flow_columns(mixed, false, reorder),
+                &flow_columns(mixed, false, !first.workloads.is_empty(), reorder),
                 dir,
             )?),
             Tables::streamed(dir)?,
@@ -311,7 +311,8 @@ pub fn execute(
         outputs,
         resolved,
         fault_elements,
-        collectives: matches!(scn.scenario.workload.kind.as_str(), "collective" | "cm"),
+        collectives: scn.scenario.workload.any_is("collective")
+            || scn.scenario.workload.any_is("cm"),
         seed: options.seed.unwrap_or(scn.scenario.seed),
         format: options.format,
         started_unix_s,

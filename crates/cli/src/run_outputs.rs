@@ -184,8 +184,9 @@ impl InTurn<'_> {
                 };
                 for f in sim.drop_finished_prefix() {
                     let class = &sim.classes()[f.spec.class as usize].name;
+                    let workload = sim.workload_label(f.spec.workload);
                     file.push(&flow_record(
-                        &finished_row(lb, &f, class, reorder),
+                        &finished_row(lb, &f, class, workload, reorder),
                         mixed,
                         false,
                     ))?;

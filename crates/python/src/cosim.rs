@@ -277,7 +277,7 @@ impl Simulation {
         // A trace workload numbers its flows from 1 as they arrive, during the run: injected
         // flows take ids far above any it reaches.
         let first_free = sim.flows().iter().map(|f| f.spec.id + 1).max().unwrap_or(0);
-        let next_id = if scn.scenario.workload.kind == "trace" {
+        let next_id = if scn.scenario.workload.any_is("trace") {
             first_free.max(INJECTED_IDS_OVER_A_TRACE)
         } else {
             first_free

@@ -78,8 +78,8 @@ pub fn arrow_err(e: ArrowError) -> PyErr {
     pyo3::exceptions::PyRuntimeError::new_err(format!("building an Arrow table: {e}"))
 }
 
-/// `flows.csv` as a table: the same columns ([`FlowShape::columns`]), typed (`class`, `tag` and the
-/// reorder columns only when the file has them), from owned rows or rows borrowing the
+/// `flows.csv` as a table: the same columns ([`FlowShape::columns`]), typed (`class`, `tag`,
+/// `workload` and the reorder columns only when the file has them), from owned rows or rows borrowing the
 /// simulation's strings.
 pub fn flows<I, R, S>(rows: I) -> Result<ArrowTable, ArrowError>
 where
@@ -92,6 +92,7 @@ where
         mixed,
         tagged,
         reorder,
+        labelled,
     } = shape;
     let n = rows.len();
     let mut lb = StringBuilder::with_capacity(n, n * 4);
@@ -105,6 +106,7 @@ where
     let mut rtx = UInt64Builder::with_capacity(n);
     let mut class = StringBuilder::new();
     let mut tag = UInt64Builder::new();
+    let mut workload = StringBuilder::new();
     let mut ooo = Float64Builder::new();
     let mut mean_packets = Float64Builder::new();
     let mut max_packets = UInt64Builder::new();
@@ -126,6 +128,9 @@ where
         }
         if tagged {
             tag.append_value(r.tag);
+        }
+        if labelled {
+            workload.append_option(r.workload.as_ref().map(AsRef::as_ref));
         }
         if reorder {
             let v = r.reorder;
@@ -152,6 +157,9 @@ where
     }
     if tagged {
         arrays.push(Arc::new(tag.finish()));
+    }
+    if labelled {
+        arrays.push(Arc::new(workload.finish()));
     }
     if reorder {
         arrays.push(Arc::new(ooo.finish()));

@@ -40,12 +40,13 @@ impl Scenario {
         let overrides = set
             .iter()
             .map(|s| {
-                Override::parse(s).map_err(|message| {
+                Override::parse(s).map_err(|e| {
                     let key = s.split_once('=').map_or(s.as_str(), |(k, _)| k.trim());
                     py_err(LibScenarioError {
                         file: path.display().to_string(),
                         field: key.into(),
-                        message,
+                        message: e.message,
+                        also: Vec::new(),
                     })
                 })
             })
@@ -156,6 +157,7 @@ pub fn load(
                     file: path.display().to_string(),
                     field: "-".into(),
                     message: format!("cannot read: {e}"),
+                    also: Vec::new(),
                 })
             })?;
             Scenario::parse(text, &path, set, true, check)
@@ -171,6 +173,7 @@ pub fn load(
 /// is not TOML is a string): how a sweep file writes it.
 #[pyfunction]
 pub fn override_toml(text: &str) -> PyResult<(String, String)> {
-    let o = Override::parse(text).map_err(pyo3::exceptions::PyValueError::new_err)?;
+    let o =
+        Override::parse(text).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.message))?;
     Ok((o.key, o.value.to_string()))
 }

@@ -37,8 +37,19 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
     Some((num, unit.trim()))
 }
 
+/// `"invalid size '-4MiB': must not be negative"` when `s` is written with a minus sign
+/// (no unit hint helps there).
+fn negative(what: &str, s: &str) -> Option<String> {
+    s.trim()
+        .starts_with('-')
+        .then(|| format!("invalid {what} '{s}': must not be negative"))
+}
+
 /// Parses a size such as `100pkt`, `415000B`, `16MiB`, `8MB`.
 pub fn parse_size(s: &str) -> Result<Size, String> {
+    if let Some(e) = negative("size", s) {
+        return Err(e);
+    }
     let err = || {
         format!("invalid size '{s}': write a number followed by B, KB, KiB, MB, MiB, GB, GiB or pkt (e.g. '100pkt', '16MiB')")
     };
@@ -66,6 +77,9 @@ pub fn parse_size(s: &str) -> Result<Size, String> {
 
 /// Parses a duration such as `1us`, `500ns`, `10ms`, `2s`, `83ps`.
 pub fn parse_time(s: &str) -> Result<Time, String> {
+    if let Some(e) = negative("time", s) {
+        return Err(e);
+    }
     let err = || {
         format!("invalid time '{s}': write a number followed by ps, ns, us, ms or s (e.g. '1us', '10ms')")
     };
@@ -89,6 +103,9 @@ pub const RATE_NOT_POSITIVE: &str = "must be positive";
 
 /// Parses a bit rate such as `400Gbps`, `400G`, `100Mbps`, `1.6Tbps`.
 pub fn parse_rate(s: &str) -> Result<u64, String> {
+    if let Some(e) = negative("rate", s) {
+        return Err(e);
+    }
     let err = || {
         format!(
             "invalid rate '{s}': write a number followed by Mbps, Gbps or Tbps (e.g. '400Gbps')"
@@ -159,6 +176,9 @@ macro_rules! string_quantity {
                         if let (0, Some(z)) = (v, zero) {
                             return Ok($name(z));
                         }
+                        if v < 0 {
+                            return Err(E::custom(format!("'{v}' must not be negative")));
+                        }
                         Err(E::custom(format!(
                             "'{v}' has no unit: add one of {}, e.g. \"{v}{}\"",
                             $units,
@@ -166,6 +186,9 @@ macro_rules! string_quantity {
                         )))
                     }
                     fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
+                        if v < 0.0 {
+                            return Err(E::custom(format!("'{v}' must not be negative")));
+                        }
                         Err(E::custom(format!(
                             "'{v}' has no unit: add one of {}, e.g. \"{v}{}\"",
                             $units,

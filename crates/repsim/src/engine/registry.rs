@@ -15,6 +15,23 @@ use std::sync::{Arc, RwLock};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+/// `" (did you mean `reps`?)"` when one of `names` is close to the unknown `name` (a typo, a
+/// letter too few or too many), else nothing: appended to an error listing the allowed names.
+pub fn suggestion<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> String {
+    // Close: at most a third of the longer name's letters differ (and at least one may).
+    let close = |candidate: &str| {
+        let distance = strsim::damerau_levenshtein(name, candidate);
+        let longest = name.chars().count().max(candidate.chars().count());
+        distance <= (longest / 3).max(1)
+    };
+    names
+        .into_iter()
+        .filter(|c| close(c))
+        .min_by_key(|c| strsim::damerau_levenshtein(name, c))
+        .map(|c| format!(" (did you mean `{c}`?)"))
+        .unwrap_or_default()
+}
+
 /// Downcasting for configuration trait objects (blanket-implemented for every `'static` type).
 pub trait AsAny: Any {
     /// The value as [`Any`].
@@ -204,8 +221,9 @@ impl<K: Kind> Spec<K> {
         let entry = find::<K>(|e| e.name == name).ok_or_else(|| {
             let names: Vec<String> = Self::names().iter().map(|n| format!("`{n}`")).collect();
             format!(
-                "unknown variant `{name}`, expected one of {}",
-                names.join(", ")
+                "unknown variant `{name}`, expected one of {}{}",
+                names.join(", "),
+                suggestion(&name, Self::names())
             )
         })?;
         let config =

@@ -100,6 +100,8 @@ pub struct FlowRow<S = String> {
     pub retransmissions: u64,
     /// Traffic class (`main`, or e.g. `background` for mixed traffic).
     pub class: S,
+    /// Label of the flow's workload, when the scenario names its workloads.
+    pub workload: Option<S>,
     /// The workload's tag (0: none).
     pub tag: u64,
     /// Receiver reordering (`[metrics] reorder` runs only).
@@ -120,6 +122,7 @@ impl<S> FlowRow<S> {
             fct_us: self.fct_us,
             retransmissions: self.retransmissions,
             class: f(self.class),
+            workload: self.workload.map(&f),
             tag: self.tag,
             reorder: self.reorder,
         }
@@ -133,6 +136,19 @@ pub struct ClassSummary {
     pub class: String,
     /// Load balancer the class used.
     pub lb: String,
+    /// Flows offered.
+    pub flows_total: usize,
+    /// Flows that finished.
+    pub flows_completed: usize,
+    /// FCT statistics over finished flows.
+    pub fct_us: FctStats,
+}
+
+/// Flow statistics of one workload (scenarios that name their workloads).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WorkloadSummary {
+    /// The workload's label.
+    pub workload: String,
     /// Flows offered.
     pub flows_total: usize,
     /// Flows that finished.
@@ -204,6 +220,9 @@ pub struct RunSummary {
     /// Mixed traffic only: statistics per class.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub classes: Option<Vec<ClassSummary>>,
+    /// Scenarios that name their workloads only: statistics per workload.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workloads: Option<Vec<WorkloadSummary>>,
     /// Flows given up because no path to their destination was left, one message each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreachable: Vec<String>,

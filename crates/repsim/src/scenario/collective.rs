@@ -13,7 +13,7 @@
 //! iterations = 2
 //! compute_gap = "20us"
 //! ```
-use super::{LoadedScenario, ScenarioError};
+use super::{LoadedScenario, ScenarioError, WorkloadSection};
 use crate::engine::rng::Stream;
 use crate::engine::{Rng, Time};
 use crate::net::Topology;
@@ -24,16 +24,19 @@ impl LoadedScenario {
     /// The flows of a collective workload.
     pub(super) fn collective(
         &self,
+        w: &WorkloadSection,
+        at: &str,
         topo: &Topology,
         seed: u64,
         bytes: u64,
         start: Time,
     ) -> Result<Vec<FlowSpec>, ScenarioError> {
-        let w = &self.scenario.workload;
-        let name = w
-            .collective
-            .as_deref()
-            .ok_or_else(|| self.err("workload.collective", "required for type = \"collective\""))?;
+        let name = w.collective.as_deref().ok_or_else(|| {
+            self.err(
+                &format!("{at}.collective"),
+                "required for type = \"collective\"",
+            )
+        })?;
         let kind = match name {
             "ring_allreduce" => CollectiveKind::RingAllReduce,
             "reduce_scatter" => CollectiveKind::ReduceScatter,
@@ -50,7 +53,7 @@ impl LoadedScenario {
             "ring_step" => CollectiveKind::RingStep,
             other => {
                 return Err(self.err(
-                    "workload.collective",
+                    &format!("{at}.collective"),
                     format!(
                         "unknown '{other}'; allowed: ring_allreduce, reduce_scatter, all_gather, \
                          ring_reference, butterfly_allreduce, alltoall, ps_allreduce, allscatter, \
@@ -59,7 +62,7 @@ impl LoadedScenario {
                 ))
             }
         };
-        let ranks = self.placement(topo)?;
+        let ranks = self.placement(w, at, topo)?;
         let spec = CollectiveSpec {
             kind,
             ranks,
@@ -70,17 +73,21 @@ impl LoadedScenario {
             first_id: 1,
         };
         let mut rng = Rng::derive(seed, Stream::Workload, 3);
-        collective_flows(&spec, &mut rng).map_err(|e| self.err("workload", e))
+        collective_flows(&spec, &mut rng).map_err(|e| self.err(at, e))
     }
 
     /// Hosts of the collective's ranks.
-    fn placement(&self, topo: &Topology) -> Result<Vec<u32>, ScenarioError> {
-        let w = &self.scenario.workload;
+    fn placement(
+        &self,
+        w: &WorkloadSection,
+        at: &str,
+        topo: &Topology,
+    ) -> Result<Vec<u32>, ScenarioError> {
         let hosts = topo.hosts;
         let n = w.ranks.unwrap_or(hosts);
         if n < 2 || n > hosts {
             return Err(self.err(
-                "workload.ranks",
+                &format!("{at}.ranks"),
                 format!("must be in 2..={hosts} (the topology's hosts)"),
             ));
         }
@@ -120,20 +127,20 @@ impl LoadedScenario {
                     .filter(|o| o.iter().all(|&h| h < hosts))
                     .ok_or_else(|| {
                         self.err(
-                            "workload.placement",
+                            &format!("{at}.placement"),
                             format!("list hosts as numbers in 0..{hosts}"),
                         )
                     })?;
                 if w.ranks.is_some_and(|r| r as usize != out.len()) {
                     return Err(self.err(
-                        "workload.ranks",
+                        &format!("{at}.ranks"),
                         "differs from the number of hosts in placement",
                     ));
                 }
                 Ok(out)
             }
             Some(_) => Err(self.err(
-                "workload.placement",
+                &format!("{at}.placement"),
                 "write \"rack_local\", \"spread\" or a list of hosts",
             )),
         }

@@ -34,6 +34,8 @@
 //! scenario back with every default filled in.
 pub mod collect;
 pub mod collective;
+pub mod flow_list;
+mod locate;
 mod loss;
 pub mod overrides;
 pub mod pfc;
@@ -46,10 +48,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use flow_list::{FlowEntry, HostSet};
 pub use overrides::Override;
 pub use schemes::{LbEntry, LbList, LbRun};
 pub use topology::DegradeSection;
-pub use workload::{ClassSection, FlowEntry, HostSet, WorkloadSection};
+pub use workload::{ClassSection, WorkloadSection, Workloads};
 
 use crate::engine::time::MS;
 use crate::engine::Time;
@@ -61,18 +64,73 @@ use crate::net::{RunContext, Topology};
 use crate::sim::{RunSpec, SimConfig};
 use crate::transport::TransportConfig;
 use crate::units::TimeQ;
+pub(crate) use locate::locate;
 
-/// A scenario problem, with the file and field it concerns.
-#[derive(Debug, thiserror::Error)]
-#[error("{file}: {field}: {message}")]
+/// A scenario problem, with the file and field it concerns, and any further problems found in
+/// the same reading (each independent mistake of a file is reported at once).
+#[derive(Debug)]
 pub struct ScenarioError {
     /// The scenario file.
     pub file: String,
-    /// Dotted path of the field (`topology.hosts`), or `-` for the whole file.
+    /// Dotted path of the field (`topology.hosts`, `workload.flows[3].size`), with its line
+    /// when it is in the file, or `-` for the whole file.
     pub field: String,
     /// What is wrong and what is allowed.
     pub message: String,
+    /// The other problems found alongside this one, in the file's order.
+    pub also: Vec<ScenarioError>,
 }
+
+impl ScenarioError {
+    /// Every problem: this one, then the others found with it.
+    pub fn all(&self) -> impl Iterator<Item = &ScenarioError> {
+        std::iter::once(self).chain(self.also.iter())
+    }
+
+    /// One error holding `errors` (the first leads); `None` when there are none.
+    pub fn combine(errors: Vec<ScenarioError>) -> Option<ScenarioError> {
+        let mut errors = errors.into_iter();
+        let mut first = errors.next()?;
+        first.also.extend(errors.flat_map(|e| {
+            let ScenarioError {
+                file,
+                field,
+                message,
+                also,
+            } = e;
+            std::iter::once(ScenarioError {
+                file,
+                field,
+                message,
+                also: Vec::new(),
+            })
+            .chain(also)
+        }));
+        Some(first)
+    }
+}
+
+impl std::fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, e) in self.all().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{}: {}: {}", e.file, e.field, e.message)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// The value of `result`, or `None` with its error added to `errors`.
+fn kept<T>(errors: &mut Vec<ScenarioError>, result: Result<T, ScenarioError>) -> Option<T> {
+    result.map_err(|e| errors.push(e)).ok()
+}
+
+/// At most this many problems are reported from one reading of a file.
+const MAX_ERRORS: usize = 20;
 
 /// `[routing]`: the switch scheme and how routes react to failures.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
@@ -129,8 +187,8 @@ pub struct Scenario {
     /// Switch scheme and routing reconvergence.
     #[serde(default)]
     pub routing: RoutingSection,
-    /// Traffic.
-    pub workload: WorkloadSection,
+    /// Traffic: `[workload]`, or several `[[workload]]` entries side by side.
+    pub workload: Workloads,
     /// Traffic classes beyond the main one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub class: Vec<ClassSection>,
@@ -212,6 +270,7 @@ impl LoadedScenario {
             file: path.display().to_string(),
             field: "-".into(),
             message: format!("cannot read: {e}"),
+            also: Vec::new(),
         })?;
         Self::parse_with(&text, path, overrides)
     }
@@ -223,6 +282,7 @@ impl LoadedScenario {
             file: file.clone(),
             field,
             message: plain_types(&message),
+            also: Vec::new(),
         };
         let table: toml::Table = toml::from_str(text).map_err(|e| {
             let field = e
@@ -243,16 +303,16 @@ impl LoadedScenario {
                 return Err(fail(key.to_string(), format!("no longer here: {hint}")));
             }
         }
-        let scenario: Scenario = toml::from_str(text).map_err(|e| {
-            let field = e
-                .span()
-                .map(|s| locate(text, s.start))
-                .unwrap_or_else(|| "-".into());
-            match topology::pinpoint(text, &table) {
-                Some((field, message)) if field.starts_with("topology.") => fail(field, message),
-                _ => fail(field, e.message().to_string()),
+        let scenario: Scenario = match toml::from_str(text) {
+            Ok(scenario) => scenario,
+            Err(e) => {
+                let errors = field_errors(text, table, e, path)
+                    .into_iter()
+                    .map(|(field, message)| fail(field, message))
+                    .collect();
+                return Err(ScenarioError::combine(errors).expect("one error at least"));
             }
-        })?;
+        };
         Ok(LoadedScenario {
             scenario,
             path: path.to_path_buf(),
@@ -275,6 +335,7 @@ impl LoadedScenario {
             file: self.path.display().to_string(),
             field: field.into(),
             message: message.into(),
+            also: Vec::new(),
         }
     }
 
@@ -325,50 +386,77 @@ impl LoadedScenario {
         self.build_run(&run, seed)
     }
 
-    /// Builds one run of the scenario, with an optional seed override.
+    /// Builds one run of the scenario, with an optional seed override. Problems that do not
+    /// depend on each other (the congestion control, the switch scheme, each workload and
+    /// flow entry, the faults) are all reported in one error; a topology that cannot be built
+    /// stops the checks that need it.
     pub fn build_run(&self, run: &LbRun, seed: Option<u64>) -> Result<RunSpec, ScenarioError> {
         let s = &self.scenario;
         let topology = self.topology()?;
         let seed = seed.unwrap_or(s.seed);
-        let config = SimConfig {
-            seed,
-            end: s.end.0,
-            queue: s.queue.clone(),
-            transport: s.transport.clone(),
-            lb: run.spec.clone(),
-            cc: run.cc.clone().map_or_else(|| self.cc(), Ok)?,
-            switch: self.switch_for(run)?,
-            metrics: s.metrics.clone(),
-            pfc: s.pfc.clone().unwrap_or_default(),
-            loss: self.loss(),
-            next_hops: run.next_hops,
-            ecmp_hash: run.ecmp_hash,
-        };
-        config.validate(&topology).map_err(|e| self.config_err(e))?;
-        let classes = self.classes()?;
-        config
-            .transport
-            .resolve()
-            .and_then(|t| {
+        let mut errors = Vec::new();
+        let cc = kept(&mut errors, run.cc.clone().map_or_else(|| self.cc(), Ok));
+        let switch = kept(&mut errors, self.switch_for(run));
+        let config = cc.zip(switch).and_then(|(cc, switch)| {
+            let config = SimConfig {
+                seed,
+                end: s.end.0,
+                queue: s.queue.clone(),
+                transport: s.transport.clone(),
+                lb: run.spec.clone(),
+                cc,
+                switch,
+                metrics: s.metrics.clone(),
+                pfc: s.pfc.clone().unwrap_or_default(),
+                loss: self.loss(),
+                next_hops: run.next_hops,
+                ecmp_hash: run.ecmp_hash,
+            };
+            kept(
+                &mut errors,
+                config
+                    .validate(&topology)
+                    .map(|()| config)
+                    .map_err(|e| self.config_err(e)),
+            )
+        });
+        let classes = kept(&mut errors, self.classes());
+        if let (Some(config), Some(classes)) = (&config, &classes) {
+            let checked = config.transport.resolve().and_then(|t| {
                 let ccs = classes.iter().filter_map(|c| c.cc.as_ref());
                 t.check_congestion_controls(std::iter::once(&config.cc).chain(ccs))
-            })
-            .map_err(|e| self.config_err(e))?;
-        let (flows, triggers) = self.flows(&topology, seed, &classes)?;
-        let background = self.background_class(&classes);
-        let sources = self.sources(&topology, seed, move |src| {
-            background.and_then(|(n, class)| src.is_multiple_of(n).then_some(class))
-        })?;
-        let faults = self.fault_plan(&topology, seed)?;
+            });
+            kept(&mut errors, checked.map_err(|e| self.config_err(e)));
+        }
+        let flows = classes
+            .as_ref()
+            .and_then(|classes| kept(&mut errors, self.flows(&topology, seed, classes)));
+        let sources = flows
+            .as_ref()
+            .zip(classes.as_ref())
+            .and_then(|((flows, _), classes)| {
+                let first_trace_id = flows.iter().map(|f| f.id).max().map_or(1, |id| id + 1);
+                kept(
+                    &mut errors,
+                    self.sources(&topology, seed, first_trace_id, classes),
+                )
+            });
+        let faults = kept(&mut errors, self.fault_plan(&topology, seed));
+        if let Some(e) = ScenarioError::combine(errors) {
+            return Err(e);
+        }
+        let problem = "every part was built when no error was kept";
+        let (flows, triggers) = flows.expect(problem);
         Ok(RunSpec {
             label: run.label.clone(),
-            config,
+            config: config.expect(problem),
             topology,
             flows,
-            sources,
+            sources: sources.expect(problem),
             triggers,
-            faults,
-            classes,
+            faults: faults.expect(problem),
+            classes: classes.expect(problem),
+            workloads: s.workload.labels(),
         })
     }
 
@@ -427,7 +515,114 @@ impl LoadedScenario {
     }
 }
 
-/// Dotted key path of the TOML table/key around byte offset `at` (best effort, for messages).
+/// The field (with its line) and message of a scenario's deserialization error.
+fn describe(text: &str, table: &toml::Table, e: &toml::de::Error) -> (String, String) {
+    let field = e
+        .span()
+        .map(|s| locate(text, s.start))
+        .unwrap_or_else(|| "-".into());
+    match topology::pinpoint(text, table) {
+        Some((field, message)) if field.starts_with("topology.") => (field, message),
+        _ => (field, e.message().to_string()),
+    }
+}
+
+/// Every independent field error of a scenario whose reading failed with `first`: the field
+/// at fault is taken out and the rest read again, until the rest reads or a problem follows
+/// from one already reported. A required field taken out leaves its table incomplete, so the
+/// table goes too. Later errors are placed by their field's line in `text`.
+fn field_errors(
+    text: &str,
+    mut table: toml::Table,
+    first: toml::de::Error,
+    path: &Path,
+) -> Vec<(String, String)> {
+    let mut errors = vec![describe(text, &table, &first)];
+    // Fields taken out, as the reduced table named them when they went (array elements
+    // after a removed one move up) and as the file names them.
+    let mut removed: Vec<String> = Vec::new();
+    let mut removed_in_file: Vec<String> = Vec::new();
+    let mut at_fault = locate::without_line(&errors[0].0).to_string();
+    while errors.len() < MAX_ERRORS {
+        let mut incomplete_table_removed = false;
+        loop {
+            if at_fault == "-" || !locate::remove_field(&mut table, &at_fault) {
+                return errors;
+            }
+            removed_in_file.push(locate::as_in_file(&at_fault, &removed));
+            removed.push(at_fault.clone());
+            let Ok(current) = toml::to_string(&table) else {
+                return errors;
+            };
+            let e = match toml::from_str::<Scenario>(&current) {
+                Ok(rest) => {
+                    errors.extend(scheme_errors(rest, path, text));
+                    errors.truncate(MAX_ERRORS);
+                    return errors;
+                }
+                Err(e) => e,
+            };
+            let (field, message) = describe(&current, &table, &e);
+            let path = locate::without_line(&field).to_string();
+            if path == "-" {
+                // A whole section missing: one taken out, most likely.
+                return errors;
+            }
+            let in_file = locate::as_in_file(&path, &removed);
+            let follows = removed_in_file
+                .iter()
+                .any(|r| locate::overlaps(r, &in_file));
+            if message.starts_with("missing field") {
+                // Most likely a field taken out: its table goes once, then the search ends.
+                if follows && !incomplete_table_removed {
+                    incomplete_table_removed = true;
+                    at_fault = path;
+                    continue;
+                }
+                return errors;
+            }
+            if follows {
+                return errors;
+            }
+            let placed = match locate::line_of(text, &in_file) {
+                Some(line) => format!("{in_file} (line {line})"),
+                None => in_file,
+            };
+            errors.push((placed, message));
+            at_fault = path;
+            break;
+        }
+    }
+    errors
+}
+
+/// The problems of the schemes a scenario names (load balancers, congestion control, switch
+/// scheme), found once the rest of a faulty file reads: they are independent of its field
+/// errors, so they are reported with them.
+fn scheme_errors(scenario: Scenario, path: &Path, text: &str) -> Vec<(String, String)> {
+    let probe = LoadedScenario {
+        scenario,
+        path: path.to_path_buf(),
+        overrides: Vec::new(),
+    };
+    let problems = [probe.runs().err(), probe.cc().err(), probe.switch().err()];
+    problems
+        .into_iter()
+        .flatten()
+        .flat_map(|e| {
+            e.all()
+                .map(|e| {
+                    let field = match locate::line_of(text, &e.field) {
+                        Some(line) => format!("{} (line {line})", e.field),
+                        None => e.field.clone(),
+                    };
+                    (field, e.message.clone())
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// A deserializer's message with Rust's type names said in words (`expected u32` ->
 /// `expected a whole number, 0 or more`).
 fn plain_types(message: &str) -> String {
@@ -447,40 +642,6 @@ fn plain_types(message: &str) -> String {
         plain = plain.replace(rust, words);
     }
     plain
-}
-
-pub(crate) fn locate(text: &str, at: usize) -> String {
-    let before = &text[..at.min(text.len())];
-    let line_no = before.matches('\n').count() + 1;
-    let mut table = String::new();
-    for line in before.lines() {
-        let l = line.trim();
-        if l.starts_with('[') {
-            table = l.trim_matches(|c| c == '[' || c == ']').trim().to_string();
-        }
-    }
-    let line = text.lines().nth(line_no - 1).unwrap_or("");
-    if line.trim_start().starts_with('[') {
-        // The error concerns a whole table (as for tagged sections): name the table.
-        table = line
-            .trim()
-            .trim_matches(|c| c == '[' || c == ']')
-            .trim()
-            .to_string();
-    }
-    let key = line.split('=').next().unwrap_or("").trim();
-    let key = if line.contains('=') && !key.is_empty() {
-        key
-    } else {
-        ""
-    };
-    let path = match (table.is_empty(), key.is_empty()) {
-        (true, true) => "-".to_string(),
-        (true, false) => key.to_string(),
-        (false, true) => table,
-        (false, false) => format!("{table}.{key}"),
-    };
-    format!("{path} (line {line_no})")
 }
 
 #[cfg(test)]

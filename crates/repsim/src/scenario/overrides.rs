@@ -11,7 +11,24 @@
 
 use std::path::Path;
 
+use super::locate::without_line;
 use super::{locate, LoadedScenario, ScenarioError};
+
+/// A `--set` text that is not `KEY=VALUE`, with what is wrong (an error type of its own, so
+/// `?` carries it into any error handling and clap takes [`Override::parse`] as a value
+/// parser).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct OverrideError {
+    /// What is wrong, naming the override.
+    pub message: String,
+}
+
+impl From<String> for OverrideError {
+    fn from(message: String) -> Self {
+        OverrideError { message }
+    }
+}
 
 /// One `KEY=VALUE` override, parsed.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,8 +40,8 @@ pub struct Override {
 }
 
 impl Override {
-    /// Parses `KEY=VALUE`; the message says what is wrong.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    /// Parses `KEY=VALUE`; the error says what is wrong.
+    pub fn parse(text: &str) -> Result<Self, OverrideError> {
         let (key, value) = text
             .split_once('=')
             .ok_or_else(|| format!("--set {text}: write KEY=VALUE, e.g. transport.evs_size=32"))?;
@@ -32,11 +49,12 @@ impl Override {
         if key.is_empty() || key.split('.').any(|part| part.trim().is_empty()) {
             return Err(format!(
                 "--set {text}: the key must be a dotted path such as transport.evs_size"
-            ));
+            )
+            .into());
         }
         let value = value.trim();
         if value.is_empty() {
-            return Err(format!("--set {text}: give a value after '='"));
+            return Err(format!("--set {text}: give a value after '='").into());
         }
         Ok(Override {
             key: key.to_string(),
@@ -143,18 +161,16 @@ impl Override {
         Ok(item)
     }
 
-    /// Whether a scenario field (a dotted path, array indices dropped) is this override's
+    /// Whether a scenario field (a dotted path with its array indices) is this override's
     /// key, lies inside it or contains it.
     fn concerns(&self, field: &str) -> bool {
         let key: String = self
             .path()
             .iter()
-            .map(|p| p.split('[').next().unwrap_or(p))
+            .map(|p| p.replace(' ', ""))
             .collect::<Vec<_>>()
             .join(".");
-        field == key
-            || field.starts_with(&format!("{key}."))
-            || key.starts_with(&format!("{field}."))
+        super::locate::overlaps(field, &key)
     }
 }
 
@@ -214,27 +230,34 @@ impl LoadedScenario {
                 .map(|s| locate(text, s.start))
                 .unwrap_or_else(|| "-".into()),
             message: e.message().to_string(),
+            also: Vec::new(),
         })?;
         for o in overrides {
             o.apply(&mut table).map_err(|message| ScenarioError {
                 file: file.clone(),
                 field: o.key.clone(),
                 message,
+                also: Vec::new(),
             })?;
         }
         let merged = toml::to_string(&table).map_err(|e| ScenarioError {
             file: file.clone(),
             field: "-".into(),
             message: format!("cannot write the overridden scenario back: {e}"),
+            also: Vec::new(),
         })?;
         // Line numbers would point into the overridden text, which is not the file: name the
         // field, and the override when the error concerns its key.
         let mut loaded = Self::parse(&merged, path).map_err(|mut e| {
-            e.field = without_line(&e.field).to_string();
-            e.message = match overrides.iter().rev().find(|o| o.concerns(&e.field)) {
-                Some(o) => format!("{} (set by --set {}={})", e.message, o.key, o.value),
-                None => format!("{} (after --set)", e.message),
+            let set_by = |e: &mut ScenarioError| {
+                e.field = without_line(&e.field).to_string();
+                e.message = match overrides.iter().rev().find(|o| o.concerns(&e.field)) {
+                    Some(o) => format!("{} (set by --set {}={})", e.message, o.key, o.value),
+                    None => format!("{} (after --set)", e.message),
+                };
             };
+            set_by(&mut e);
+            e.also.iter_mut().for_each(set_by);
             e
         })?;
         loaded.overrides = overrides
@@ -242,14 +265,6 @@ impl LoadedScenario {
             .map(|o| format!("{}={}", o.key, o.value))
             .collect();
         Ok(loaded)
-    }
-}
-
-/// A field as an error names it, without its `(line N)`.
-fn without_line(field: &str) -> &str {
-    match field.rfind(" (line ") {
-        Some(at) if field.ends_with(')') => &field[..at],
-        _ => field,
     }
 }
 
@@ -272,8 +287,23 @@ mod tests {
 
     fn set(text: &str, key_value: &str) -> Result<toml::Table, String> {
         let mut t = table(text);
-        Override::parse(key_value)?.apply(&mut t)?;
+        Override::parse(key_value)
+            .map_err(|e| e.to_string())?
+            .apply(&mut t)?;
         Ok(t)
+    }
+
+    #[test]
+    fn a_parse_error_is_a_std_error_that_question_mark_carries() {
+        fn parse_all(texts: &[&str]) -> Result<Vec<Override>, Box<dyn std::error::Error>> {
+            Ok(texts
+                .iter()
+                .map(|t| Override::parse(t))
+                .collect::<Result<_, _>>()?)
+        }
+        assert_eq!(parse_all(&["seed=3"]).unwrap().len(), 1);
+        let e = parse_all(&["seed=3", "no-equals-sign"]).unwrap_err();
+        assert!(e.to_string().contains("write KEY=VALUE"), "{e}");
     }
 
     #[test]
@@ -338,12 +368,20 @@ mod tests {
     fn bad_overrides_say_why() {
         assert!(Override::parse("transport.evs_size")
             .unwrap_err()
+            .message
             .contains("KEY=VALUE"));
-        assert!(Override::parse("=3").unwrap_err().contains("dotted path"));
+        assert!(Override::parse("=3")
+            .unwrap_err()
+            .message
+            .contains("dotted path"));
         assert!(Override::parse("a..b=3")
             .unwrap_err()
+            .message
             .contains("dotted path"));
-        assert!(Override::parse("seed=").unwrap_err().contains("value"));
+        assert!(Override::parse("seed=")
+            .unwrap_err()
+            .message
+            .contains("value"));
         let e = set("seed = 1\n", "seed.x=3").unwrap_err();
         assert!(e.contains("seed holds a value of type integer"), "{e}");
     }

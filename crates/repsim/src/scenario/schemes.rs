@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{LoadedScenario, ScenarioError};
 use crate::cc::CcSpec;
+use crate::engine::registry::suggestion;
 use crate::lb::LbSpec;
 use crate::net::candidate_hops::NextHops;
 use crate::net::hash::EcmpHash;
@@ -83,8 +84,9 @@ impl LoadedScenario {
                     self.err(
                         field,
                         format!(
-                            "unknown load balancer '{sender}'; allowed: {} (optionally +SWITCH, \
-                             SWITCH one of {})",
+                            "unknown load balancer '{sender}'{}; allowed: {} (optionally \
+                             +SWITCH, SWITCH one of {})",
+                            suggestion(sender, LbSpec::names()),
                             LbSpec::names().join(", "),
                             SwitchSpec::names().join(", ")
                         ),
@@ -165,7 +167,8 @@ impl LoadedScenario {
             self.err(
                 field,
                 format!(
-                    "unknown switch routing '{name}' after '+'; allowed: {}",
+                    "unknown switch routing '{name}' after '+'{}; allowed: {}",
+                    suggestion(name, SwitchSpec::names()),
                     SwitchSpec::names().join(", ")
                 ),
             )
@@ -179,7 +182,8 @@ impl LoadedScenario {
                 self.err(
                     field,
                     format!(
-                        "unknown switch routing '{name}'; allowed: {}",
+                        "unknown switch routing '{name}'{}; allowed: {}",
+                        suggestion(name, SwitchSpec::names()),
                         SwitchSpec::names().join(", ")
                     ),
                 )
@@ -264,7 +268,8 @@ impl LoadedScenario {
                 self.err(
                     field,
                     format!(
-                        "unknown congestion control '{name}'; allowed: {}",
+                        "unknown congestion control '{name}'{}; allowed: {}",
+                        suggestion(name, CcSpec::names()),
                         CcSpec::names().join(", ")
                     ),
                 )

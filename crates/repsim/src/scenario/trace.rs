@@ -11,10 +11,12 @@
 //! duration = "10ms"             # and/or count = 100000
 //! hosts = 32                    # only hosts 0..32 take part (default: all)
 //! ```
-use super::{LoadedScenario, ScenarioError};
+use super::workload::workload_seed;
+use super::{LoadedScenario, ScenarioError, WorkloadSection};
 use crate::engine::rng::Stream;
 use crate::engine::Rng;
 use crate::net::Topology;
+use crate::sim::TrafficClass;
 use crate::workload::cdf::SizeCdf;
 use crate::workload::trace::{Arrivals, Destinations, TraceSource, TraceSpec};
 use crate::workload::FlowSource;
@@ -24,43 +26,74 @@ use crate::workload::FlowSource;
 const PARTNER_STRAY: f64 = 5.0 / 101.0;
 
 impl LoadedScenario {
-    /// The lazy sources of the workload (a trace's; none for the other types). `class` puts
-    /// a flow from source host h in a traffic class (mixed traffic), if it returns one.
+    /// The lazy sources of the workloads (a trace's; none for the other types), numbering
+    /// their flows from `first_id`; `classes` are the run's traffic classes (mixed traffic
+    /// puts a trace's flows from some hosts in the background class).
     pub(super) fn sources(
         &self,
         topo: &Topology,
         seed: u64,
-        class: impl Fn(u32) -> Option<u16> + Send + 'static,
+        first_id: u64,
+        classes: &[TrafficClass],
     ) -> Result<Vec<Box<dyn FlowSource>>, ScenarioError> {
-        let w = &self.scenario.workload;
-        if w.kind != "trace" {
-            return Ok(Vec::new());
+        let workloads = &self.scenario.workload;
+        let mut sources = Vec::new();
+        for (i, w) in workloads.sections().iter().enumerate() {
+            if w.kind == "trace" {
+                let at = workloads.field(i);
+                let wseed = w.seed.unwrap_or_else(|| workload_seed(seed, i));
+                let background = Self::background_class(w, classes);
+                let mut source = self.trace(w, &at, topo, wseed, first_id)?;
+                let workload = i as u16;
+                sources.push(Box::new(move || {
+                    let mut f = source.next_flow()?;
+                    if let Some((n, class)) = background {
+                        if f.src.is_multiple_of(n) {
+                            f.class = class;
+                        }
+                    }
+                    f.workload = workload;
+                    Some(f)
+                }) as Box<dyn FlowSource>);
+            }
         }
+        Ok(sources)
+    }
+
+    /// The trace source of workload `w` (`at` names its fields in errors), drawn with `wseed`.
+    fn trace(
+        &self,
+        w: &WorkloadSection,
+        at: &str,
+        topo: &Topology,
+        wseed: u64,
+        first_id: u64,
+    ) -> Result<TraceSource, ScenarioError> {
         let cdf_file = w
             .cdf
             .as_ref()
-            .ok_or_else(|| self.err("workload.cdf", "required for type = \"trace\""))?;
+            .ok_or_else(|| self.err(&format!("{at}.cdf"), "required for type = \"trace\""))?;
         let (path, text) = self
             .read_relative(cdf_file)
-            .map_err(|e| self.err("workload.cdf", e))?;
+            .map_err(|e| self.err(&format!("{at}.cdf"), e))?;
         let sizes = SizeCdf::parse(&text)
-            .map_err(|e| self.err("workload.cdf", format!("{}: {e}", path.display())))?;
+            .map_err(|e| self.err(&format!("{at}.cdf"), format!("{}: {e}", path.display())))?;
         let load = w
             .load
-            .ok_or_else(|| self.err("workload.load", "required for a trace, e.g. 0.8"))?;
+            .ok_or_else(|| self.err(&format!("{at}.load"), "required for a trace, e.g. 0.8"))?;
         if !(load.is_finite() && load > 0.0 && load <= 10.0) {
-            return Err(self.err("workload.load", "must be in (0, 10] (1 = line rate)"));
+            return Err(self.err(&format!("{at}.load"), "must be in (0, 10] (1 = line rate)"));
         }
         let oversubscription = w.oversubscription.unwrap_or(1.0);
         if !(oversubscription.is_finite() && oversubscription >= 1.0) {
-            return Err(self.err("workload.oversubscription", "must be at least 1"));
+            return Err(self.err(&format!("{at}.oversubscription"), "must be at least 1"));
         }
         let arrivals = match w.arrivals.as_deref().unwrap_or("poisson") {
             "poisson" => Arrivals::Poisson,
             "back_to_back" => Arrivals::BackToBack,
             other => {
                 return Err(self.err(
-                    "workload.arrivals",
+                    &format!("{at}.arrivals"),
                     format!("unknown '{other}'; allowed: poisson, back_to_back"),
                 ))
             }
@@ -68,7 +101,7 @@ impl LoadedScenario {
         let active = w.hosts.unwrap_or(topo.hosts);
         if active < 2 || active > topo.hosts {
             return Err(self.err(
-                "workload.hosts",
+                &format!("{at}.hosts"),
                 format!("must be in 2..={} (the topology's hosts)", topo.hosts),
             ));
         }
@@ -77,7 +110,6 @@ impl LoadedScenario {
             .iter()
             .map(|&h| topo.links[topo.host_uplink[h as usize] as usize].to)
             .collect();
-        let wseed = w.seed.unwrap_or(seed);
         let destinations = match w.destinations.as_deref().unwrap_or("uniform") {
             "uniform" => Destinations::Uniform,
             "other_racks" => Destinations::OtherRacks(rack),
@@ -88,7 +120,7 @@ impl LoadedScenario {
             },
             other => {
                 return Err(self.err(
-                    "workload.destinations",
+                    &format!("{at}.destinations"),
                     format!("unknown '{other}'; allowed: uniform, other_racks, partner, all_pairs"),
                 ))
             }
@@ -97,18 +129,18 @@ impl LoadedScenario {
         let until = w.duration.map(|d| start + d.0);
         if until.is_none() && w.count.is_none() {
             return Err(self.err(
-                "workload.duration",
+                &format!("{at}.duration"),
                 "a trace needs a duration (e.g. \"10ms\") or a count of flows",
             ));
         }
         if w.count == Some(0) || w.duration.is_some_and(|d| d.0 == 0) {
-            return Err(self.err("workload", "duration and count must be positive"));
+            return Err(self.err(at, "duration and count must be positive"));
         }
         let rates = hosts
             .iter()
             .map(|&h| topo.links[topo.host_uplink[h as usize] as usize].rate_bps)
             .collect();
-        let mut source = TraceSource::new(TraceSpec {
+        TraceSource::new(TraceSpec {
             sizes,
             hosts,
             rates,
@@ -118,17 +150,10 @@ impl LoadedScenario {
             start,
             until,
             max_flows: w.count,
-            first_id: 1,
+            first_id,
             seed: wseed,
         })
-        .map_err(|e| self.err("workload", e))?;
-        Ok(vec![Box::new(move || {
-            let mut f = source.next_flow()?;
-            if let Some(c) = class(f.src) {
-                f.class = c;
-            }
-            Some(f)
-        })])
+        .map_err(|e| self.err(at, e))
     }
 }
 

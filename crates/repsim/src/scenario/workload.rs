@@ -12,89 +12,103 @@
 //! name = "background"
 //! lb = "ecmp"
 //! ```
+//!
+//! Several workloads run side by side as `[[workload]]` entries, each with its own type,
+//! hosts, start and `label`; the label names each flow's workload in the outputs:
+//!
+//! ```toml
+//! [[workload]]
+//! label = "incast"
+//! type = "explicit"
+//! flows = [{ src = "8-23", dst = 0, size = "256KiB", start = "20us" }]
+//!
+//! [[workload]]
+//! label = "background"
+//! type = "permutation"
+//! size = "1MiB"
+//! ```
+use serde::de::{self, Deserializer, MapAccess, SeqAccess};
 use serde::{Deserialize, Serialize};
 
-use super::{LbEntry, LoadedScenario, ScenarioError};
+use super::{FlowEntry, LbEntry, LoadedScenario, ScenarioError};
 use crate::cc::CcSpec;
+use crate::engine::rng::{Rng, Stream};
 use crate::net::Topology;
 use crate::sim::TrafficClass;
 use crate::units::{self, SizeQ, TimeQ};
 use crate::workload::{self, cm::parse_matrix, FlowSpec, Trigger};
 
-/// A `flows` entry of an explicit workload; `src`/`dst` may be a host or a range `"0-7"`.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct FlowEntry {
-    /// Id (single flows only; default: its position, counting from 1).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<u64>,
-    /// Source host or range.
-    pub src: HostSet,
-    /// Destination host or range (same length as `src`).
-    pub dst: HostSet,
-    /// Payload bytes per flow.
-    pub size: SizeQ,
-    /// Start time (default 0).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub start: Option<TimeQ>,
-    /// Ids of flows that must finish first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub after: Vec<u64>,
-    /// How long after the last of `after` it starts.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub delay: Option<TimeQ>,
-    /// A label carried into the outputs.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tag: Option<u64>,
-    /// Traffic class (a `[[class]]` name; default: the run's own).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub class: Option<String>,
-}
-
-/// A host id or an inclusive range written `"a-b"`.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+/// The scenario's traffic: `[workload]` (one table) or `[[workload]]` (several entries, run
+/// side by side; a scenario file writes back in the form it was read in).
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum HostSet {
-    /// One host.
-    One(u32),
-    /// A range such as `"0-7"`.
-    Range(String),
+pub enum Workloads {
+    /// `[workload]`.
+    One(WorkloadSection),
+    /// `[[workload]]`.
+    Many(Vec<WorkloadSection>),
 }
 
-impl HostSet {
-    /// The hosts named, each below `limit` (the topology's host count, checked before a
-    /// range is expanded so that `"0-1000000000"` is an error, not a billion-entry list).
-    fn hosts(&self, limit: u32) -> Result<Vec<u32>, String> {
-        let outside = |h: u32| format!("host {h} is outside the topology (hosts 0..{limit})");
-        match self {
-            HostSet::One(h) if *h >= limit => Err(outside(*h)),
-            HostSet::One(h) => Ok(vec![*h]),
-            HostSet::Range(s) => {
-                let parse = |x: &str| {
-                    x.trim()
-                        .parse::<u32>()
-                        .map_err(|_| format!("'{s}' is not a host or a range like \"0-7\""))
-                };
-                match s.split_once('-') {
-                    Some((a, b)) => {
-                        let (a, b) = (parse(a)?, parse(b)?);
-                        if b < a {
-                            return Err(format!("range '{s}' is empty"));
-                        }
-                        if b >= limit {
-                            return Err(outside(b));
-                        }
-                        Ok((a..=b).collect())
-                    }
-                    None => {
-                        let h = parse(s)?;
-                        if h >= limit {
-                            return Err(outside(h));
-                        }
-                        Ok(vec![h])
-                    }
-                }
+impl<'de> Deserialize<'de> for Workloads {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Dispatching on the value's shape, rather than trying each variant, keeps the
+        // section's own errors (and their positions in the file).
+        struct Shape;
+        impl<'de> de::Visitor<'de> for Shape {
+            type Value = Workloads;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a [workload] table or [[workload]] entries")
             }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Workloads, A::Error> {
+                WorkloadSection::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(Workloads::One)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Workloads, A::Error> {
+                Vec::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Workloads::Many)
+            }
+        }
+        d.deserialize_any(Shape)
+    }
+}
+
+impl Workloads {
+    /// The workload sections, in the file's order.
+    pub fn sections(&self) -> &[WorkloadSection] {
+        match self {
+            Workloads::One(w) => std::slice::from_ref(w),
+            Workloads::Many(ws) => ws,
+        }
+    }
+
+    /// Whether some workload is of type `kind`.
+    pub fn any_is(&self, kind: &str) -> bool {
+        self.sections().iter().any(|w| w.kind == kind)
+    }
+
+    /// Whether every workload is of type `kind`.
+    pub fn all_are(&self, kind: &str) -> bool {
+        self.sections().iter().all(|w| w.kind == kind)
+    }
+
+    /// The workloads' labels when the outputs name each flow's workload (some workload has a
+    /// label, or there are several); empty otherwise. An unlabelled entry is called by its
+    /// position, `workload[i]`.
+    pub fn labels(&self) -> Vec<String> {
+        let ws = self.sections();
+        if ws.len() < 2 && ws.iter().all(|w| w.label.is_none()) {
+            return Vec::new();
+        }
+        ws.iter()
+            .enumerate()
+            .map(|(i, w)| w.label.clone().unwrap_or_else(|| self.field(i).to_string()))
+            .collect()
+    }
+
+    /// How errors name workload `i`'s fields: `workload` or `workload[i]`.
+    pub fn field(&self, i: usize) -> String {
+        match self {
+            Workloads::One(_) => "workload".into(),
+            Workloads::Many(_) => format!("workload[{i}]"),
         }
     }
 }
@@ -103,6 +117,10 @@ impl HostSet {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSection {
+    /// Names this workload's flows in the outputs (`flows.csv`'s `workload` column, the
+    /// summary's `workloads`); unique among the scenario's workloads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// `explicit`, `permutation`, `tornado`, `incast`, `cm` or `trace`.
     #[serde(rename = "type")]
     pub kind: String,
@@ -121,7 +139,8 @@ pub struct WorkloadSection {
     /// incast: the receiving host.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receiver: Option<u32>,
-    /// permutation / incast: seed of the choice (default: the scenario seed).
+    /// permutation / incast / trace / collective: seed of the random choices (default: the
+    /// scenario seed for the first workload, a seed drawn from it for each later one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
     /// cm: path of a reference connection matrix, relative to the scenario file.
@@ -190,7 +209,19 @@ pub struct WorkloadSection {
     pub slices: Option<u32>,
 }
 
-/// The `[workload]` keys each type reads, besides `type`, `ecmp_every` and `slices`.
+/// The workload types.
+const WORKLOAD_TYPES: &[&str] = &[
+    "explicit",
+    "permutation",
+    "tornado",
+    "incast",
+    "cm",
+    "trace",
+    "collective",
+    "external",
+];
+
+/// The `[workload]` keys each type reads, besides `label`, `type`, `ecmp_every` and `slices`.
 const WORKLOAD_KEYS: &[(&str, &[&str])] = &[
     ("explicit", &["flows"]),
     ("external", &[]),
@@ -251,11 +282,50 @@ pub struct ClassSection {
 /// Name of the class `ecmp_every` puts flows in.
 const BACKGROUND: &str = "background";
 
+/// The seed of workload `i` that gives none: the scenario's for the first (so a scenario with
+/// one workload draws as it always has), one drawn from it for each later workload (so two
+/// permutations side by side differ).
+pub(super) fn workload_seed(seed: u64, i: usize) -> u64 {
+    if i == 0 {
+        seed
+    } else {
+        Rng::derive(seed, Stream::Workload, WORKLOAD_SEEDS + i as u64).next_u64()
+    }
+}
+
+/// Where the stream ids of later workloads' seeds start (apart from the generators' own).
+const WORKLOAD_SEEDS: u64 = 1 << 32;
+
+/// Moves a workload's flow and trigger ids past those of the workloads before it.
+fn renumber(flows: &mut [FlowSpec], triggers: &mut [Trigger], ids: u64, trigger_ids: u64) {
+    for f in flows {
+        f.id += ids;
+        for a in &mut f.after {
+            *a += ids;
+        }
+        if let Some(p) = &mut f.slice_of {
+            *p += ids;
+        }
+        if let Some(t) = &mut f.trigger {
+            *t += trigger_ids;
+        }
+        if let Some(t) = &mut f.fires {
+            *t += trigger_ids;
+        }
+    }
+    for t in triggers {
+        t.id += trigger_ids;
+    }
+}
+
 impl LoadedScenario {
-    /// Mixed traffic: `(n, class)` when flows from hosts that are multiples of n go in the
-    /// background class (`ecmp_every`).
-    pub(super) fn background_class(&self, classes: &[TrafficClass]) -> Option<(u32, u16)> {
-        let n = self.scenario.workload.ecmp_every.filter(|&n| n > 0)?;
+    /// Mixed traffic of workload `w`: `(n, class)` when its flows from hosts that are
+    /// multiples of n go in the background class (`ecmp_every`).
+    pub(super) fn background_class(
+        w: &WorkloadSection,
+        classes: &[TrafficClass],
+    ) -> Option<(u32, u16)> {
+        let n = w.ecmp_every.filter(|&n| n > 0)?;
         let i = classes.iter().position(|c| c.name == BACKGROUND)?;
         Some((n, i as u16 + 1))
     }
@@ -301,7 +371,8 @@ impl LoadedScenario {
                 switch_exempt: c.switch_exempt,
             });
         }
-        if s.workload.ecmp_every.is_some() && !out.iter().any(|c| c.name == BACKGROUND) {
+        let mixed = s.workload.sections().iter().any(|w| w.ecmp_every.is_some());
+        if mixed && !out.iter().any(|c| c.name == BACKGROUND) {
             out.push(TrafficClass {
                 name: BACKGROUND.into(),
                 lb: crate::lb::LbSpec::named("ecmp"),
@@ -312,25 +383,104 @@ impl LoadedScenario {
         Ok(out)
     }
 
-    /// The flows of the workload, for a topology and seed, with their classes resolved
-    /// against `classes` (class numbers start at 1 after the main one).
+    /// The flows of every workload, for a topology and seed, with their classes resolved
+    /// against `classes` (class numbers start at 1 after the main one). The first workload's
+    /// flows keep their ids; each later one's ids (and trigger ids) count on past the largest
+    /// before it, so that ids stay unique in the run.
     pub(super) fn flows(
         &self,
         topo: &Topology,
         seed: u64,
         classes: &[TrafficClass],
     ) -> Result<(Vec<FlowSpec>, Vec<Trigger>), ScenarioError> {
-        let w = &self.scenario.workload;
+        let workloads = &self.scenario.workload;
+        self.check_labels()?;
+        let mut flows = Vec::new();
+        let mut triggers = Vec::new();
+        let mut errors = Vec::new();
+        for (i, w) in workloads.sections().iter().enumerate() {
+            let at = workloads.field(i);
+            let wseed = w.seed.unwrap_or_else(|| workload_seed(seed, i));
+            // Each workload is checked whatever the others hold: all their problems at once.
+            let (mut more, mut more_triggers) =
+                match self.workload_flows(w, &at, topo, wseed, classes) {
+                    Ok(made) => made,
+                    Err(e) => {
+                        errors.push(e);
+                        continue;
+                    }
+                };
+            let ids = flows.iter().map(|f: &FlowSpec| f.id).max().unwrap_or(0);
+            let trigger_ids = triggers.iter().map(|t: &Trigger| t.id).max().unwrap_or(0);
+            if i > 0 {
+                renumber(&mut more, &mut more_triggers, ids, trigger_ids);
+            }
+            for f in &mut more {
+                f.workload = i as u16;
+            }
+            flows.append(&mut more);
+            triggers.append(&mut more_triggers);
+        }
+        match ScenarioError::combine(errors) {
+            Some(e) => Err(e),
+            None => Ok((flows, triggers)),
+        }
+    }
+
+    /// Refuses repeated labels, more workloads than flows can name, and more than one trace
+    /// (a trace numbers its flows as they arrive, past every listed flow).
+    fn check_labels(&self) -> Result<(), ScenarioError> {
+        let workloads = &self.scenario.workload;
+        let sections = workloads.sections();
+        if sections.is_empty() {
+            return Err(self.err("workload", "give at least one [[workload]] entry"));
+        }
+        if sections.len() > u16::MAX as usize {
+            return Err(self.err("workload", "too many workloads"));
+        }
+        let labels = workloads.labels();
+        for (i, label) in labels.iter().enumerate() {
+            if labels[..i].contains(label) {
+                return Err(self.err(
+                    &format!("{}.label", workloads.field(i)),
+                    format!("'{label}' is taken: each workload's label is unique"),
+                ));
+            }
+        }
+        if let Some(second) = sections
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.kind == "trace")
+            .nth(1)
+        {
+            return Err(self.err(
+                &format!("{}.type", workloads.field(second.0)),
+                "a scenario holds at most one trace workload",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The flows of one workload, `at` naming its fields in errors, drawn with `wseed`.
+    fn workload_flows(
+        &self,
+        w: &WorkloadSection,
+        at: &str,
+        topo: &Topology,
+        wseed: u64,
+        classes: &[TrafficClass],
+    ) -> Result<(Vec<FlowSpec>, Vec<Trigger>), ScenarioError> {
         let hosts = topo.hosts;
-        let size = |field: &str| -> Result<u64, ScenarioError> {
+        let field = |name: &str| format!("{at}.{name}");
+        let size = || -> Result<u64, ScenarioError> {
             let s = w
                 .size
-                .ok_or_else(|| self.err(field, "required, e.g. \"8MiB\""))?;
+                .ok_or_else(|| self.err(&field("size"), "required, e.g. \"8MiB\""))?;
             match s.0 {
-                units::Size::Bytes(0) => Err(self.err(field, "must be positive")),
+                units::Size::Bytes(0) => Err(self.err(&field("size"), "must be positive")),
                 units::Size::Bytes(b) => Ok(b),
                 units::Size::Packets(_) => {
-                    Err(self.err(field, "give flow sizes in bytes (B, KiB, MiB...)"))
+                    Err(self.err(&field("size"), "give flow sizes in bytes (B, KiB, MiB...)"))
                 }
             }
         };
@@ -347,47 +497,38 @@ impl LoadedScenario {
                     )
                 })
         };
-        self.check_workload_keys()?;
+        self.check_workload_keys(w, at)?;
         let start = w.start.map(|s| s.0).unwrap_or(0);
-        let wseed = w.seed.unwrap_or(seed);
         let mut triggers = Vec::new();
         let mut flows = match w.kind.as_str() {
-            "permutation" => workload::permutation(hosts, size("workload.size")?, start, wseed),
-            "tornado" => workload::tornado(hosts, size("workload.size")?, start),
+            "permutation" => workload::permutation(hosts, size()?, start, wseed),
+            "tornado" => workload::tornado(hosts, size()?, start),
             "incast" => {
                 let senders = w
                     .senders
-                    .ok_or_else(|| self.err("workload.senders", "required for an incast"))?;
+                    .ok_or_else(|| self.err(&field("senders"), "required for an incast"))?;
                 let receiver = w.receiver.unwrap_or(0);
                 if receiver >= hosts {
                     return Err(self.err(
-                        "workload.receiver",
+                        &field("receiver"),
                         format!("host {receiver} does not exist (0..{hosts})"),
                     ));
                 }
                 if senders == 0 || senders >= hosts {
-                    return Err(self.err("workload.senders", format!("must be in 1..{hosts}")));
+                    return Err(self.err(&field("senders"), format!("must be in 1..{hosts}")));
                 }
-                workload::incast(
-                    hosts,
-                    senders,
-                    receiver,
-                    size("workload.size")?,
-                    start,
-                    wseed,
-                )
+                workload::incast(hosts, senders, receiver, size()?, start, wseed)
             }
             "cm" => {
                 let f = w
                     .file
                     .as_ref()
-                    .ok_or_else(|| self.err("workload.file", "required for type = \"cm\""))?;
+                    .ok_or_else(|| self.err(&field("file"), "required for type = \"cm\""))?;
                 let (path, text) = self
                     .read_relative(f)
-                    .map_err(|e| self.err("workload.file", e))?;
-                let m = parse_matrix(&text, hosts).map_err(|e| {
-                    self.err("workload.file", format!("{}: {e}", path.display()))
-                })?;
+                    .map_err(|e| self.err(&field("file"), e))?;
+                let m = parse_matrix(&text, hosts)
+                    .map_err(|e| self.err(&field("file"), format!("{}: {e}", path.display())))?;
                 triggers = m.triggers;
                 m.flows
             }
@@ -395,37 +536,47 @@ impl LoadedScenario {
             // The program driving the simulation adds the flows (`Simulation::add_flow`, the
             // Python package's `Simulation.inject`).
             "external" => Vec::new(),
-            "collective" => self.collective(topo, wseed, size("workload.size")?, start)?,
+            "collective" => self.collective(w, at, topo, wseed, size()?, start)?,
             "explicit" => {
-                let entries = w.flows.as_ref().ok_or_else(|| {
-                    self.err("workload.flows", "required for type = \"explicit\"")
-                })?;
+                let entries = w
+                    .flows
+                    .as_ref()
+                    .ok_or_else(|| self.err(&field("flows"), "required for type = \"explicit\""))?;
                 let mut flows = Vec::new();
+                let mut errors = Vec::new();
                 for (i, e) in entries.iter().enumerate() {
-                    flows.extend(self.explicit_entry(i, e, hosts, flows.len(), &class_of)?);
+                    match self.explicit_entry(at, i, e, hosts, flows.len(), &class_of) {
+                        Ok(made) => flows.extend(made),
+                        Err(e) => errors.push(e),
+                    }
+                }
+                if let Some(e) = ScenarioError::combine(errors) {
+                    return Err(e);
                 }
                 flows
             }
             other => {
                 return Err(self.err(
-                    "workload.type",
+                    &field("type"),
                     format!(
-                    "unknown type '{other}'; allowed: explicit, permutation, tornado, incast, cm, trace, collective, external"
-                ),
+                        "unknown type '{other}'{}; allowed: {}",
+                        crate::engine::registry::suggestion(other, WORKLOAD_TYPES.iter().copied()),
+                        WORKLOAD_TYPES.join(", ")
+                    ),
                 ))
             }
         };
         if flows.is_empty() && w.kind != "trace" && w.kind != "external" {
-            return Err(self.err("workload", "no flows"));
+            return Err(self.err(at, "no flows"));
         }
         if let Some(n) = w.ecmp_every {
             if n == 0 {
                 return Err(self.err(
-                    "workload.ecmp_every",
+                    &field("ecmp_every"),
                     "must be positive (leave it out to turn mixed traffic off)",
                 ));
             }
-            let background = class_of(BACKGROUND, "workload.ecmp_every")?;
+            let background = class_of(BACKGROUND, &field("ecmp_every"))?;
             for f in &mut flows {
                 if f.src.is_multiple_of(n) {
                     f.class = background;
@@ -433,14 +584,14 @@ impl LoadedScenario {
             }
         }
         let flows = match w.slices {
-            Some(0) => return Err(self.err("workload.slices", "must be at least 1")),
+            Some(0) => return Err(self.err(&field("slices"), "must be at least 1")),
             Some(k) if k > 1 && w.kind == "trace" => {
                 return Err(self.err(
-                    "workload.slices",
+                    &field("slices"),
                     "trace flows are generated while the run goes and cannot be sliced yet",
                 ))
             }
-            Some(k) => workload::slice(flows, k).map_err(|e| self.err("workload.slices", e))?,
+            Some(k) => workload::slice(flows, k).map_err(|e| self.err(&field("slices"), e))?,
             None => flows,
         };
         Ok((flows, triggers))
@@ -448,8 +599,7 @@ impl LoadedScenario {
 
     /// Refuses keys the workload's type does not read (they would sit in the resolved
     /// scenario looking as if they had an effect).
-    fn check_workload_keys(&self) -> Result<(), ScenarioError> {
-        let w = &self.scenario.workload;
+    fn check_workload_keys(&self, w: &WorkloadSection, at: &str) -> Result<(), ScenarioError> {
         let Some(uses) = WORKLOAD_KEYS
             .iter()
             .find(|(kind, _)| *kind == w.kind)
@@ -457,17 +607,17 @@ impl LoadedScenario {
         else {
             return Ok(()); // an unknown type is refused with the list of types
         };
-        let given = toml::Value::try_from(w).map_err(|e| self.err("workload", e.to_string()))?;
+        let given = toml::Value::try_from(w).map_err(|e| self.err(at, e.to_string()))?;
         let Some(given) = given.as_table() else {
             return Ok(());
         };
         for key in given.keys() {
-            let every_type = ["type", "ecmp_every", "slices"].contains(&key.as_str());
+            let every_type = ["label", "type", "ecmp_every", "slices"].contains(&key.as_str());
             if !every_type && !uses.contains(&key.as_str()) {
                 return Err(self.err(
-                    &format!("workload.{key}"),
+                    &format!("{at}.{key}"),
                     format!(
-                        "type = \"{}\" does not use it; it reads {} (and every type: ecmp_every, slices)",
+                        "type = \"{}\" does not use it; it reads {} (and every type: label, ecmp_every, slices)",
                         w.kind,
                         uses.join(", ")
                     ),
@@ -475,56 +625,5 @@ impl LoadedScenario {
             }
         }
         Ok(())
-    }
-
-    /// The flows of entry `i` of an explicit workload (`before` flows came earlier).
-    fn explicit_entry(
-        &self,
-        i: usize,
-        e: &FlowEntry,
-        hosts: u32,
-        before: usize,
-        class_of: &dyn Fn(&str, &str) -> Result<u16, ScenarioError>,
-    ) -> Result<Vec<FlowSpec>, ScenarioError> {
-        let f = |n: &str| format!("workload.flows[{i}].{n}");
-        let srcs = e.src.hosts(hosts).map_err(|m| self.err(&f("src"), m))?;
-        let dsts = e.dst.hosts(hosts).map_err(|m| self.err(&f("dst"), m))?;
-        if srcs.len() != dsts.len() {
-            return Err(self.err(
-                &f("dst"),
-                format!("{} sources but {} destinations", srcs.len(), dsts.len()),
-            ));
-        }
-        if e.id.is_some() && srcs.len() > 1 {
-            return Err(self.err(&f("id"), "an id names one flow; this entry makes several"));
-        }
-        let bytes = match e.size.0 {
-            units::Size::Bytes(b) if b > 0 => b,
-            _ => return Err(self.err(&f("size"), "must be a positive number of bytes")),
-        };
-        let class = match &e.class {
-            Some(name) => class_of(name, &f("class"))?,
-            None => 0,
-        };
-        let mut out = Vec::with_capacity(srcs.len());
-        for (s, d) in srcs.into_iter().zip(dsts) {
-            if s >= hosts || d >= hosts {
-                return Err(self.err(
-                    &f("src"),
-                    format!("host {} does not exist (0..{hosts})", s.max(d)),
-                ));
-            }
-            if s == d {
-                return Err(self.err(&f("dst"), format!("host {s} would send to itself")));
-            }
-            let id = e.id.unwrap_or((before + out.len()) as u64 + 1);
-            let mut spec = FlowSpec::new(id, s, d, bytes, e.start.map(|t| t.0).unwrap_or(0));
-            spec.after = e.after.clone();
-            spec.delay = e.delay.map(|t| t.0).unwrap_or(0);
-            spec.tag = e.tag.unwrap_or(0);
-            spec.class = class;
-            out.push(spec);
-        }
-        Ok(out)
     }
 }

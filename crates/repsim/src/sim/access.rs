@@ -72,6 +72,17 @@ impl Simulation {
         &self.classes[self.flows[f as usize].spec.class as usize].name
     }
 
+    /// Labels of the scenario's workloads, by [`crate::workload::FlowSpec::workload`] (empty
+    /// when the outputs do not name workloads).
+    pub fn workload_labels(&self) -> &[String] {
+        &self.workloads
+    }
+
+    /// Label of workload `w` (`None` when the outputs do not name workloads).
+    pub fn workload_label(&self, w: u16) -> Option<&str> {
+        self.workloads.get(w as usize).map(String::as_str)
+    }
+
     /// The connections in the order they were added: all of them, unless streaming dropped
     /// finished ones (then those from index [`Self::first_held_flow`] on).
     pub fn flows(&self) -> &[Flow] {

@@ -243,6 +243,8 @@ pub struct Simulation {
     /// Triggers by id (`.cm` collectives).
     triggers: BTreeMap<u64, triggers::TriggerState>,
     classes: Vec<TrafficClass>,
+    /// Labels of the scenario's workloads (empty: the outputs do not name them).
+    workloads: Vec<String>,
     /// Makes each starting flow's sender and receiver; holds the run's RTO and the finished
     /// connections kept for reuse.
     connections: connect::ConnectionFactory,
@@ -303,6 +305,7 @@ impl Simulation {
             triggers,
             faults,
             classes,
+            workloads,
         } = spec;
         cfg.validate(&topo)?;
         faults.check(topo.links.len())?;
@@ -426,6 +429,7 @@ impl Simulation {
             dependents: BTreeMap::new(),
             triggers: BTreeMap::new(),
             classes: all_classes,
+            workloads,
             // Timed once the network's RTTs are known, below.
             connections: connect::ConnectionFactory::new(cfg.seed, 0, 0, 0),
             switching,

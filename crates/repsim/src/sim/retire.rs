@@ -18,6 +18,8 @@ pub(super) struct RetiredTotals {
     pub(super) slowdown: SlowdownSamples,
     /// Per traffic class: flows dropped and their FCTs (us).
     pub(super) classes: Vec<(usize, Samples)>,
+    /// Per workload (scenarios that name them): flows dropped and their FCTs (us).
+    pub(super) workloads: Vec<(usize, Samples)>,
     pub(super) retransmissions: u64,
     pub(super) timeouts: u64,
     pub(super) rts: u64,
@@ -38,6 +40,7 @@ impl Simulation {
                 fct_us: Samples::default(),
                 slowdown: SlowdownSamples::new(self.slowdown_edges(), EXACT_SAMPLES),
                 classes: vec![(0, Samples::default()); self.classes.len()],
+                workloads: vec![(0, Samples::default()); self.workloads.len()],
                 retransmissions: 0,
                 timeouts: 0,
                 rts: 0,
@@ -93,6 +96,10 @@ impl Simulation {
             let class = &mut totals.classes[f.spec.class as usize];
             class.0 += 1;
             class.1.push(fct);
+            if let Some(workload) = totals.workloads.get_mut(f.spec.workload as usize) {
+                workload.0 += 1;
+                workload.1.push(fct);
+            }
             totals.retransmissions += f.stats.retransmissions;
             totals.timeouts += f.stats.timeouts;
             totals.rts += f.stats.rts;

@@ -140,6 +140,9 @@ pub struct RunSpec {
     pub faults: FaultPlan,
     /// Traffic classes after the main one (class 1, 2, ...).
     pub classes: Vec<TrafficClass>,
+    /// Labels of the scenario's workloads, by [`FlowSpec::workload`]; empty when the outputs
+    /// do not name workloads.
+    pub workloads: Vec<String>,
 }
 
 impl RunSpec {
@@ -154,6 +157,7 @@ impl RunSpec {
             triggers: Vec::new(),
             faults: FaultPlan::default(),
             classes: Vec::new(),
+            workloads: Vec::new(),
         }
     }
 }

@@ -1,12 +1,15 @@
 //! Run summaries and per-flow rows of a (finished or stopped) simulation.
 use std::collections::BTreeMap;
 
+use super::retire::RetiredTotals;
 use super::{Flow, Simulation};
 use crate::engine::time::{to_us, SEC};
 use crate::engine::Time;
 use crate::metrics::reorder;
 use crate::metrics::slowdown::{self, SlowdownBucket};
-use crate::metrics::{freeze_counts, ClassSummary, FctStats, FlowRow, RunSummary};
+use crate::metrics::stream::Samples;
+use crate::metrics::{freeze_counts, ClassSummary, FctStats, FlowRow, RunSummary, WorkloadSummary};
+use crate::workload::FlowSpec;
 
 /// Time to serialize `bytes` at `rate_bps` (rounded up to whole picoseconds).
 fn serialization_bytes(bytes: u64, rate_bps: u64) -> Time {
@@ -34,6 +37,7 @@ impl Simulation {
             fct_us: f.fct().map(to_us),
             retransmissions: f.stats.retransmissions,
             class: self.class_name(self.flows.base() + i as u32),
+            workload: self.workload_label(f.spec.workload),
             tag: f.spec.tag,
             reorder: self
                 .cfg
@@ -148,6 +152,7 @@ impl Simulation {
                 + switch_stats.get("reroutes").copied().unwrap_or(0),
             credits: c.credits_sent,
             classes: (self.classes.len() > 1).then(|| self.class_summaries()),
+            workloads: (!self.workloads.is_empty()).then(|| self.workload_summaries()),
             unreachable: self.unreachable_flows(),
             stalled: self
                 .stalled_flows()
@@ -207,31 +212,12 @@ impl Simulation {
 
     /// Flow statistics per traffic class.
     pub fn class_summaries(&self) -> Vec<ClassSummary> {
-        (0..self.classes.len())
-            .map(|c| {
-                let class = &self.classes[c];
-                let flows: Vec<_> = self
-                    .flows
-                    .iter()
-                    .filter(|f| f.spec.class as usize == c)
-                    .collect();
-                let fcts: Vec<f64> = flows.iter().filter_map(|f| f.fct().map(to_us)).collect();
-                let (flows_total, flows_completed, fct_us) = match self.retired.as_deref() {
-                    None => (
-                        flows.len(),
-                        fcts.len(),
-                        FctStats::with_quantiles(&fcts, self.cfg.metrics.quantiles),
-                    ),
-                    Some(r) => {
-                        let (dropped, samples) = &r.classes[c];
-                        (
-                            dropped + flows.len(),
-                            samples.len() + fcts.len(),
-                            samples.fct_stats(&fcts, self.cfg.metrics.quantiles),
-                        )
-                    }
-                };
-                ClassSummary {
+        let stats = self.group_stats(self.classes.len(), |f| f.class as usize, |r| &r.classes);
+        self.classes
+            .iter()
+            .zip(stats)
+            .map(
+                |(class, (flows_total, flows_completed, fct_us))| ClassSummary {
                     class: class.name.clone(),
                     lb: class
                         .lb
@@ -240,6 +226,58 @@ impl Simulation {
                     flows_total,
                     flows_completed,
                     fct_us,
+                },
+            )
+            .collect()
+    }
+
+    /// Flow statistics per workload (none when the scenario does not name its workloads).
+    pub fn workload_summaries(&self) -> Vec<WorkloadSummary> {
+        let stats = self.group_stats(
+            self.workloads.len(),
+            |f| f.workload as usize,
+            |r| &r.workloads,
+        );
+        self.workloads
+            .iter()
+            .zip(stats)
+            .map(
+                |(label, (flows_total, flows_completed, fct_us))| WorkloadSummary {
+                    workload: label.clone(),
+                    flows_total,
+                    flows_completed,
+                    fct_us,
+                },
+            )
+            .collect()
+    }
+
+    /// (flows offered, flows finished, FCT statistics) of each of `groups` groups of flows,
+    /// `group` placing a flow, `retired` giving the flows streaming dropped by group.
+    fn group_stats(
+        &self,
+        groups: usize,
+        group: impl Fn(&FlowSpec) -> usize,
+        retired: impl Fn(&RetiredTotals) -> &[(usize, Samples)],
+    ) -> Vec<(usize, usize, FctStats)> {
+        (0..groups)
+            .map(|g| {
+                let flows: Vec<_> = self.flows.iter().filter(|f| group(&f.spec) == g).collect();
+                let fcts: Vec<f64> = flows.iter().filter_map(|f| f.fct().map(to_us)).collect();
+                match self.retired.as_deref() {
+                    None => (
+                        flows.len(),
+                        fcts.len(),
+                        FctStats::with_quantiles(&fcts, self.cfg.metrics.quantiles),
+                    ),
+                    Some(r) => {
+                        let (dropped, samples) = &retired(r)[g];
+                        (
+                            dropped + flows.len(),
+                            samples.len() + fcts.len(),
+                            samples.fct_stats(&fcts, self.cfg.metrics.quantiles),
+                        )
+                    }
                 }
             })
             .collect()

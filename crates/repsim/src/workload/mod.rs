@@ -36,6 +36,9 @@ pub struct FlowSpec {
     /// Traffic class: index into the run's classes (0: the run's own load balancer and
     /// congestion control).
     pub class: u16,
+    /// The scenario workload it belongs to (index into the run's workload labels; 0 when the
+    /// scenario has one).
+    pub workload: u16,
     /// The trigger that starts it (the reference's `.cm` `trigger k`), if any; it also waits
     /// for `after` and `start`.
     pub trigger: Option<u64>,
@@ -82,6 +85,7 @@ impl FlowSpec {
             after: Vec::new(),
             delay: 0,
             class: 0,
+            workload: 0,
             trigger: None,
             fires: None,
             slice_of: None,
