@@ -117,6 +117,16 @@ fn the_pages_crate_registers_three_schemes_and_writes_the_standard_files() {
             "finished: {r:?}"
         );
     }
+    // The congestion control's timer fired: windows opened past their 16-packet start.
+    let cwnd = std::fs::read_to_string(results.join("cwnd.csv")).expect("cwnd.csv");
+    let widest = cwnd
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.rsplit(',').next()?.parse::<u64>().ok())
+        .max()
+        .expect("window samples");
+    let mtu = 4150;
+    assert!(widest > 16 * mtu, "the widest window is {widest} B");
     let resolved = std::fs::read_to_string(results.join("scenario.toml")).expect("resolved");
     for name in ["spray-in-turn", "stepped-window", "epoch-hash"] {
         assert!(
