@@ -1,20 +1,78 @@
-//! What the `repsim` command runs, as a library: a scenario's runs and their output files,
-//! sweeps and paper figures. The command line (`main.rs`) and the Python package
-//! (`crates/python`) are thin layers over it.
-pub mod cells;
+//! The `repsim` command line: clap argument structs for each subcommand, each converted into
+//! the plain options of the library that runs it (`repsim_experiment` for run, bench, check,
+//! sweep and report; `repsim_figures` for figure and theory). Nothing here runs a simulation.
+#![warn(missing_docs)]
+
 pub mod figure;
-pub mod files;
-pub mod heap;
 pub mod limits;
-pub mod output;
-#[cfg(feature = "parquet")]
-pub mod parquet_out;
-pub mod plots;
-pub mod prepared;
-pub mod progress;
 pub mod report;
 pub mod run;
-pub mod run_outputs;
-pub mod scale;
-pub mod series;
 pub mod sweep;
+pub mod theory;
+pub mod values;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Packet-level datacenter network simulator for multipath load balancing (REPS and friends).
+#[derive(Parser)]
+#[command(name = "repsim", version, about)]
+pub struct Cli {
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands of `repsim`.
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run a scenario once per load balancer and write flows.csv, summary.json and the resolved
+    /// scenario.
+    Run(run::RunArgs),
+    /// Time a scenario (default: scenarios/permutation-1024.toml with REPS) and report wall time,
+    /// events per second and peak memory.
+    Bench(run::BenchArgs),
+    /// Check a scenario file and print what it would run, without running it.
+    Check {
+        /// Scenario file.
+        scenario: PathBuf,
+        /// Override a scenario field (repeatable), as for `repsim run`.
+        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = repsim::scenario::Override::parse)]
+        set: Vec<repsim::scenario::Override>,
+        /// Also print the memory each large structure takes once set up, and per packet in
+        /// flight.
+        #[arg(long)]
+        memory: bool,
+    },
+    /// Write a self-contained HTML report (plots, tables, scenario) for a run directory.
+    Report(report::ReportArgs),
+    /// Run a scenario over the points of a sweep file in parallel (resumable); `merge DIR`
+    /// combines a sweep's points into sweep.csv; `--emit slurm` writes a Slurm job array.
+    Sweep(sweep::SweepArgs),
+    /// Run a paper figure's sweep and draw it (PNG, SVG, CSV, HTML page beside the paper's
+    /// numbers); `figure list` shows every figure, `figure all --table FIGURES.md` runs them.
+    Figure(figure::FigureArgs),
+    /// Balls-into-bins models behind REPS (paper Section 5): CSV plus PNG/SVG plots.
+    Theory(theory::TheoryArgs),
+}
+
+impl Command {
+    /// Runs the subcommand through its library.
+    pub fn execute(self) -> anyhow::Result<()> {
+        match self {
+            Command::Run(args) => repsim_experiment::run::run_scenario(&args.into_request())
+                .map(drop)
+                .map_err(Into::into),
+            Command::Bench(args) => repsim_experiment::run::bench(args.into_request()),
+            Command::Check {
+                scenario,
+                set,
+                memory,
+            } => repsim_experiment::run::check(&scenario, &set, memory),
+            Command::Report(args) => repsim_experiment::report::report(&args.into_request()),
+            Command::Sweep(args) => args.execute(),
+            Command::Figure(args) => repsim_figures::figure(&args.into_request()),
+            Command::Theory(args) => args.execute(),
+        }
+    }
+}

@@ -1,17 +1,11 @@
-//! Bounded resources for `repsim run`: `--max-events`, `--max-wall`, `--max-memory` stop the
-//! command cleanly (partial outputs marked incomplete), and `--stall-after` ends a run early,
-//! reported as stalled, when its running flows deliver nothing for that much simulated time.
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+//! `--max-events`, `--max-wall`, `--max-memory` and `--stall-after`, flattened into `repsim run`.
+use std::time::Duration;
 
 use clap::Args;
-use repsim::engine::time::{to_us, Time};
-use repsim::sim::Phase;
-use repsim::Simulation;
+use repsim_experiment::limits::{parse_memory, parse_stall, parse_wall, Limits, StallAfter};
 
-/// The resource limits of `repsim run` (flattened into its arguments).
-#[derive(Args, Clone, Debug, Default)]
+/// The resource limits of `repsim run`.
+#[derive(Args, Clone, Debug)]
 pub struct LimitArgs {
     /// Stop after this many events over all runs (checked every 50 us of simulated time);
     /// the outputs so far are written and marked incomplete, and the command fails.
@@ -28,247 +22,16 @@ pub struct LimitArgs {
     /// reached its receiver for this much simulated time (`off`: never).
     #[arg(long, value_name = "DUR", default_value = "100ms", value_parser = parse_stall)]
     pub stall_after: StallAfter,
-    /// Set from outside (the Python package on Ctrl-C) to stop the runs as `--max-wall` does.
-    #[arg(skip)]
-    pub cancel: Option<Arc<AtomicBool>>,
 }
 
-impl LimitArgs {
-    /// The limits of `repsim run` given no flag: none, and stall detection after 100 ms (the
-    /// library's `Default` has stall detection off).
-    pub fn run_defaults() -> Self {
-        LimitArgs {
-            stall_after: StallAfter(Some(100 * repsim::engine::time::MS)),
-            ..Self::default()
+impl From<LimitArgs> for Limits {
+    fn from(a: LimitArgs) -> Self {
+        Limits {
+            max_events: a.max_events,
+            max_wall: a.max_wall,
+            max_memory: a.max_memory,
+            stall_after: a.stall_after,
+            cancel: None,
         }
-    }
-}
-
-/// `--stall-after`: the simulated time without delivery that makes a run stalled (`None`: off).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct StallAfter(pub Option<Time>);
-
-/// Why a run stopped before its end.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Stop {
-    /// A resource limit was reached: the command stops, its outputs are incomplete.
-    Limit(String),
-    /// The run's flows made no progress: the run ends, the next one goes on.
-    Stalled(String),
-}
-
-/// Checks a command's limits as its runs go on.
-pub struct Limiter {
-    args: LimitArgs,
-    started: Instant,
-    /// Events of the runs already finished.
-    events_before: u64,
-    /// Last simulated time a data packet was delivered (or the run started).
-    last_progress: Time,
-    /// Data packets delivered at `last_progress`.
-    delivered: u64,
-}
-
-impl Limiter {
-    /// Whether [`LimitArgs::cancel`] is set.
-    pub fn cancelled(args: &LimitArgs) -> bool {
-        args.cancel
-            .as_ref()
-            .is_some_and(|c| c.load(Ordering::Relaxed))
-    }
-
-    /// Limits counted from now.
-    pub fn new(args: LimitArgs) -> Self {
-        Limiter {
-            args,
-            started: Instant::now(),
-            events_before: 0,
-            last_progress: 0,
-            delivered: 0,
-        }
-    }
-
-    /// No limit at all (`repsim bench`).
-    pub fn none() -> Self {
-        Self::new(LimitArgs::default())
-    }
-
-    /// A new run starts.
-    pub fn start_run(&mut self) {
-        self.last_progress = 0;
-        self.delivered = 0;
-    }
-
-    /// A run ended after `events` events.
-    pub fn end_run(&mut self, events: u64) {
-        self.events_before += events;
-    }
-
-    /// Whether an event or wall-clock limit is set (checked within steps).
-    pub fn checks_finely(&self) -> bool {
-        self.args.max_events.is_some() || self.args.max_wall.is_some() || self.args.cancel.is_some()
-    }
-
-    /// The cheap checks (events, wall clock), made often within a step.
-    pub fn check_fine(&self, sim: &Simulation) -> Option<Stop> {
-        if Self::cancelled(&self.args) {
-            return Some(Stop::Limit(format!(
-                "interrupted at simulated time {:.1} us",
-                to_us(sim.now())
-            )));
-        }
-        let events = self.events_before + sim.counters().events;
-        if let Some(max) = self.args.max_events.filter(|&m| events > m) {
-            return Some(Stop::Limit(format!(
-                "--max-events {max} reached ({events} events, simulated time {:.1} us)",
-                to_us(sim.now())
-            )));
-        }
-        if let Some(max) = self.args.max_wall.filter(|&m| self.started.elapsed() > m) {
-            return Some(Stop::Limit(format!(
-                "--max-wall {max:?} reached ({:.1} s of wall time, simulated time {:.1} us)",
-                self.started.elapsed().as_secs_f64(),
-                to_us(sim.now())
-            )));
-        }
-        None
-    }
-
-    /// Whether `sim` (after a step) must stop, and why: every limit, and stalls.
-    pub fn check(&mut self, sim: &Simulation) -> Option<Stop> {
-        if let Some(stop) = self.check_fine(sim) {
-            return Some(stop);
-        }
-        if let Some(max) = self.args.max_memory {
-            if let Some(rss) = resident_bytes().filter(|&r| r > max) {
-                return Some(Stop::Limit(format!(
-                    "--max-memory {max} bytes reached ({rss} bytes resident, simulated time {:.1} \
-                     us)",
-                    to_us(sim.now())
-                )));
-            }
-        }
-        self.check_stall(sim)
-    }
-
-    fn check_stall(&mut self, sim: &Simulation) -> Option<Stop> {
-        let after = self.args.stall_after.0?;
-        let delivered = sim.counters().data_delivered;
-        if delivered != self.delivered {
-            self.delivered = delivered;
-            self.last_progress = sim.now();
-            return None;
-        }
-        if sim.now().saturating_sub(self.last_progress) < after {
-            return None;
-        }
-        let running: Vec<u64> = sim
-            .flows()
-            .iter()
-            .filter(|f| f.phase == Phase::Running)
-            .map(|f| f.spec.id)
-            .collect();
-        if running.is_empty() {
-            // Nothing is trying to send (flows wait for their start): not a stall.
-            self.last_progress = sim.now();
-            return None;
-        }
-        let shown: Vec<String> = running.iter().take(8).map(|id| id.to_string()).collect();
-        let more = if running.len() > shown.len() {
-            ", ..."
-        } else {
-            ""
-        };
-        Some(Stop::Stalled(format!(
-            "run stalled: no data packet delivered from t = {:.1} us to {:.1} us (--stall-after \
-             {:.1} us) while {} flow(s) were running (ids {}{more}); ended early",
-            to_us(self.last_progress),
-            to_us(sim.now()),
-            to_us(after),
-            running.len(),
-            shown.join(", ")
-        )))
-    }
-}
-
-/// This process's resident memory in bytes (Linux), if known.
-fn resident_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-/// Parses a wall-clock duration: a number with `ms`, `s`, `m` or `h`.
-fn parse_wall(s: &str) -> Result<Duration, String> {
-    let err = || {
-        format!(
-            "invalid duration '{s}': write a number followed by ms, s, m or h (e.g. '90s', '10m')"
-        )
-    };
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(err)?;
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| err())?;
-    let secs = match unit.trim() {
-        "ms" => n / 1e3,
-        "s" => n,
-        "m" | "min" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(err()),
-    };
-    Duration::try_from_secs_f64(secs).map_err(|_| err())
-}
-
-/// Parses a memory size in bytes (`8GiB`, `500MB`; not packets).
-fn parse_memory(s: &str) -> Result<u64, String> {
-    match repsim::units::parse_size(s)? {
-        repsim::units::Size::Bytes(b) if b > 0 => Ok(b),
-        _ => Err(format!(
-            "invalid memory size '{s}': write a positive number of bytes with B, KB, KiB, MB, \
-             MiB, GB or GiB (e.g. '8GiB')"
-        )),
-    }
-}
-
-/// Parses `--stall-after`: a simulated time (`100ms`) or `off`.
-fn parse_stall(s: &str) -> Result<StallAfter, String> {
-    if s.trim() == "off" {
-        return Ok(StallAfter(None));
-    }
-    match repsim::units::parse_time(s)? {
-        0 => Err(format!(
-            "invalid --stall-after '{s}': must be positive, or 'off'"
-        )),
-        t => Ok(StallAfter(Some(t))),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_limits() {
-        assert_eq!(parse_wall("90s").unwrap(), Duration::from_secs(90));
-        assert_eq!(parse_wall("2m").unwrap(), Duration::from_secs(120));
-        assert_eq!(parse_wall("500ms").unwrap(), Duration::from_millis(500));
-        assert!(parse_wall("90").unwrap_err().contains("ms, s, m or h"));
-        assert!(parse_wall("-1s").is_err());
-        assert_eq!(parse_memory("1GiB").unwrap(), 1 << 30);
-        assert!(parse_memory("10pkt").unwrap_err().contains("bytes"));
-        assert_eq!(parse_stall("off").unwrap(), StallAfter(None));
-        // The flag's default is what a library run gets.
-        assert_eq!(
-            parse_stall("100ms").unwrap(),
-            LimitArgs::run_defaults().stall_after
-        );
-        assert!(parse_stall("0ms").unwrap_err().contains("positive"));
-        assert_eq!(
-            parse_stall("1ms").unwrap(),
-            StallAfter(Some(repsim::engine::time::MS))
-        );
     }
 }

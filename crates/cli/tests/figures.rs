@@ -126,6 +126,8 @@ fn every_required_figure_runs_at_small_scale() {
                 other => panic!("{id}: sign {other}"),
             };
             assert!(ours.is_finite() && possible, "{id}: {c}");
+            // Small-scale numbers are not the paper's experiment, and say so.
+            assert_eq!(c["note"], "small scale: not comparable", "{id}: {c}");
             let paper = c["paper"].as_f64().unwrap();
             if paper == 0.0 {
                 assert!(c["ratio"].is_null(), "{id}: {c}");
@@ -135,6 +137,29 @@ fn every_required_figure_runs_at_small_scale() {
             }
         }
     }
+    // Redrawn without --quiet, a small-scale figure says on the console and in its plot
+    // titles that its numbers are not comparable with the paper's.
+    let fig4 = base.join("reps-fig4/small");
+    let redrawn = repsim_ok(&[
+        "figure",
+        "reps-fig4",
+        "--scale",
+        "small",
+        "--redraw",
+        "--out",
+        fig4.to_str().unwrap(),
+    ]);
+    let console = String::from_utf8_lossy(&redrawn.stderr);
+    let claim_lines: Vec<&str> = console.lines().filter(|l| l.contains(", ratio ")).collect();
+    assert!(!claim_lines.is_empty(), "{console}");
+    for line in claim_lines {
+        assert!(line.ends_with("(small scale: not comparable)"), "{line}");
+    }
+    let svg = std::fs::read_to_string(fig4.join("reps-fig4.svg")).unwrap();
+    assert!(
+        svg.contains("small scale: not comparable"),
+        "no note in the title"
+    );
     // Simulated figures keep their data as CSV with one row per point and load balancer.
     let csv = std::fs::read_to_string(base.join("reps-fig15/small/reps-fig15-left.csv")).unwrap();
     assert!(csv.starts_with("point,transport.evs_size,lb,"), "{csv}");

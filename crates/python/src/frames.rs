@@ -4,7 +4,7 @@
 //! `flows` and `summary` are built from the simulator's own records (typed columns: integers,
 //! floats, strings; an unfinished flow's `finish` and `fct_us` are null). Every other table is
 //! the in-memory text `repsim run` writes as its CSV file, each column typed as Parquet output
-//! types it (`repsim_cli::cells::cell_kind`: all integers `Int64`, numbers `Float64`, else and
+//! types it (`repsim_experiment::cells::cell_kind`: all integers `Int64`, numbers `Float64`, else and
 //! a column without a value `Utf8`; an empty cell is null). Column names are the files'
 //! (`docs/output-schema.md`).
 use std::borrow::Borrow;
@@ -19,9 +19,9 @@ use arrow_schema::{ArrowError, Field, Schema};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use repsim::metrics::{FlowRow, RunSummary};
-use repsim_cli::cells::{cell_kind, CellKind};
-use repsim_cli::output::FlowShape;
-use repsim_cli::sweep::merge::column as summary_column;
+use repsim_experiment::cells::{cell_kind, CellKind};
+use repsim_experiment::output::FlowShape;
+use repsim_experiment::sweep::merge::column as summary_column;
 
 /// An Arrow table: one record batch with its schema.
 #[pyclass(module = "repsim._repsim", frozen)]

@@ -4,14 +4,13 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use clap::ValueEnum;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use repsim_cli::limits::LimitArgs;
-use repsim_cli::output::{collectives_csv, slowdown_csv};
-use repsim_cli::prepared::CollectMode;
-use repsim_cli::run::{execute, Completed, RunOptions};
-use repsim_cli::series::{Format, Table};
+use repsim_experiment::limits::Limits;
+use repsim_experiment::output::{collectives_csv, slowdown_csv};
+use repsim_experiment::prepared::CollectMode;
+use repsim_experiment::run::{execute, Completed, RunOptions};
+use repsim_experiment::series::{Format, Table};
 
 use crate::errors::py_err;
 use crate::frames::{self, arrow_err, ArrowTable};
@@ -143,7 +142,7 @@ pub fn run(
     collect: &str,
     quiet: bool,
 ) -> PyResult<RunResult> {
-    let collect = CollectMode::from_str(collect, false).map_err(|_| {
+    let collect = collect.parse::<CollectMode>().map_err(|_| {
         PyValueError::new_err(format!(
             "collect={collect:?}: use \"scenario\", \"all\" or \"none\""
         ))
@@ -156,9 +155,9 @@ pub fn run(
             collect,
             format: Format::Csv,
             jobs,
-            limits: LimitArgs {
+            limits: Limits {
                 cancel: Some(cancel),
-                ..LimitArgs::run_defaults()
+                ..Limits::run_defaults()
             },
             quiet,
             header: !quiet,

@@ -58,7 +58,7 @@ impl Scenario {
         }
         if check {
             // What `repsim check` checks: every run and its simulation built.
-            repsim_cli::run::check_runs(&loaded, |_, _| Ok(())).map_err(py_err)?;
+            repsim_experiment::run::check_runs(&loaded, |_, _| Ok(())).map_err(py_err)?;
         }
         Ok(Scenario {
             loaded,

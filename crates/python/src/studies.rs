@@ -3,11 +3,10 @@
 //! results read back as tables.
 use std::path::{Path, PathBuf};
 
-use clap::ValueEnum;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use repsim_cli::figure::{default_out, run_figure, Reuse, Scale, FIGURES};
-use repsim_cli::sweep::spec::Sweep;
+use repsim_experiment::sweep::spec::Sweep;
+use repsim_figures::{default_out, run_figure, Reuse, Scale, FIGURES};
 
 use crate::errors::py_err;
 use crate::frames::{self, arrow_err, ArrowTable};
@@ -33,12 +32,12 @@ pub fn sweep(
     quiet: bool,
 ) -> PyResult<ArrowTable> {
     let mut sweep = Sweep::load(&file).map_err(py_err)?;
-    repsim_cli::sweep::check_points(&sweep, None).map_err(py_err)?;
+    repsim_experiment::sweep::check_points(&sweep, None).map_err(py_err)?;
     let out = out.unwrap_or_else(|| sweep.out.clone());
-    let jobs = repsim_cli::run::jobs_or_every_core(jobs);
+    let jobs = repsim_experiment::run::jobs_or_every_core(jobs);
     let csv = run_interruptible(py, |cancel| {
         sweep.cancel = Some(cancel);
-        repsim_cli::sweep::run_sweep(&sweep, &out, jobs, quiet)
+        repsim_experiment::sweep::run_sweep(&sweep, &out, jobs, quiet)
     })?
     .map_err(py_err)?;
     csv_file(&csv)
@@ -91,11 +90,11 @@ pub fn figure(
             ids.join(", ")
         )));
     };
-    let scale = Scale::from_str(scale, false).map_err(|_| {
+    let scale = scale.parse::<Scale>().map_err(|_| {
         PyValueError::new_err(format!("scale={scale:?}: use \"small\" or \"paper\""))
     })?;
     let out = out.unwrap_or_else(|| default_out(id, scale));
-    let jobs = repsim_cli::run::jobs_or_every_core(jobs);
+    let jobs = repsim_experiment::run::jobs_or_every_core(jobs);
     let result = run_interruptible(py, |cancel| {
         run_figure(fig, scale, &out, jobs, Reuse::Resume, quiet, Some(cancel))
     })?

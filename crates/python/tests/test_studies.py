@@ -75,4 +75,6 @@ def test_figure_returns_its_data_and_plots(tmp_path):
     assert any(p.suffix == ".svg" for p in plots) and all(p.exists() for p in plots)
     assert fig.page.exists()
     assert {"what", "paper", "ours"} <= set(fig.claims.columns)
+    # At small scale every claim says its ratio to the paper's number means little.
+    assert fig.claims["note"].to_list() == ["small scale: not comparable"] * fig.claims.height
     assert "reps-fig4" in repsim.figures()["id"].to_list()

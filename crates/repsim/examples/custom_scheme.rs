@@ -7,7 +7,8 @@
 //! one of eight uplinks at a quarter of its speed) under it, OPS and REPS, and prints each
 //! run's flow completion times.
 //!
-//! Run it with `cargo run --release -p repsim --example custom_scheme [marks]`.
+//! Run it from the repository root with `cargo run --release -p repsim --example custom_scheme
+//! [marks]`.
 use std::path::Path;
 
 use repsim::engine::time::US;

@@ -3,15 +3,14 @@
 //! * [`ops`]: batched balls-into-bins with uniform placement (oblivious packet spraying).
 //! * [`recycled`]: recycled balls-into-bins (REPS), with optional ACK coalescing.
 //! * [`ev`]: load imbalance of entropy-value sets through the simulator's ECMP hash.
-//! * [`plot`]: PNG + SVG line and bar charts, also used by the simulator's `repsim` plots.
-//! * [`cli`]: the `repsim theory ...` subcommands.
 //! * [`rng`]: the seeded xoshiro256** generator the models draw from.
+//!
+//! The studies that run these models and draw them (`repsim theory <model>`) are
+//! `repsim_figures::models`.
 
 #![warn(missing_docs)]
 
-pub mod cli;
 pub mod ev;
 pub mod ops;
-pub mod plot;
 pub mod recycled;
 pub mod rng;

@@ -59,7 +59,7 @@ pub struct RecycledParams {
 }
 
 /// When a colour that came back from a departure is thrown again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Feedback {
     /// ACK-clocked (default): returned colours wait in a FIFO return buffer (REPS's circular
     /// buffer) and the next balls thrown reuse them, oldest first; a ball is thrown at random with
@@ -71,6 +71,40 @@ pub enum Feedback {
     /// `colours_per_bin`-regular assignment and, starting from empty bins, in practice does not
     /// converge (bins owning too few colours drain empty and the total load only grows).
     RoundRobin,
+}
+
+impl Feedback {
+    /// Every value's name, in declaration order.
+    pub const NAMES: &'static [&'static str] = &["immediate", "round-robin"];
+
+    /// The value's name, as `FromStr` reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Feedback::Immediate => "immediate",
+            Feedback::RoundRobin => "round-robin",
+        }
+    }
+}
+
+impl std::str::FromStr for Feedback {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "immediate" => Ok(Feedback::Immediate),
+            "round-robin" => Ok(Feedback::RoundRobin),
+            _ => Err(format!(
+                "unknown feedback '{s}': expected one of {}",
+                Self::NAMES.join(", ")
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Feedback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl RecycledParams {

@@ -1,5 +1,6 @@
 //! BitMap: STrack-like per-EV penalty scores, the REPS paper's "BitMap" competitor
-//! (behaviour: `specs/htsim-reps.md` section 7.10 and `specs/uet-htsim.md` section 6.2).
+//! (behaviour: the `bitmap` load balancing of the REPS artifact's htsim,
+//! `tommasobo/REPS_EuroSys_Artifact`, and of `ultraethernet/uet-htsim`).
 //!
 //! Each connection keeps a 4-bit penalty per EV (`evs_size` of them, a power of two; 256 by
 //! default, as the paper's scripts run it). A marked ACK adds 1 to its EV's penalty, a NACK

@@ -1,5 +1,5 @@
-//! Incremental: EV = 0, 1, 2, ... mod `evs_size`, packet after packet (`specs/htsim-reps.md`
-//! section 7.11); feedback is ignored. Every EV is used equally often, so the spread of a
+//! Incremental: EV = 0, 1, 2, ... mod `evs_size`, packet after packet (the REPS artifact's
+//! htsim, `tommasobo/REPS_EuroSys_Artifact`, `uec.cpp`: `incremental`); feedback is ignored. Every EV is used equally often, so the spread of a
 //! flow's packets over a switch's ports measures only the hash's balance: the REPS paper's
 //! Figure 14 EV-set-size study (`run_study_entropies.py`).
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,6 @@
-//! Mixed: recycled EVs first, BitMap otherwise (`specs/htsim-reps.md` section 7.11,
-//! `specs/uet-htsim.md` section 6.5, where it is the simulator's default).
+//! Mixed: recycled EVs first, BitMap otherwise (`mixed` in the REPS artifact's htsim,
+//! `tommasobo/REPS_EuroSys_Artifact`, and in `ultraethernet/uet-htsim`, where it is the
+//! simulator's default).
 //!
 //! Each send pops the oldest EV of the REPS-legacy FIFO (EVs echoed by un-marked ACKs) if any,
 //! and otherwise takes the BitMap choice. Every feedback goes to both: an un-marked ACK's EV

@@ -1,6 +1,6 @@
-//! REPS-legacy: the earlier REPS without the 8-entry ring (`specs/htsim-reps.md` section 7.3,
-//! the reference's `reps`; `specs/uet-htsim.md` section 6.4, `reps_legacy`), used by the REPS
-//! paper's Figures 12 and 15.
+//! REPS-legacy: the earlier REPS without the 8-entry ring (the REPS artifact's htsim,
+//! `tommasobo/REPS_EuroSys_Artifact`: `reps`; `ultraethernet/uet-htsim`: `reps_legacy`), used
+//! by the REPS paper's Figures 12 and 15.
 //!
 //! The first window goes out round robin over EVs 1, 2, 3, ... (wrapping at `evs_size`, so 0
 //! comes last). Afterwards each packet takes the oldest EV of an unbounded FIFO of EVs echoed by

@@ -19,7 +19,7 @@
 //!   none). The paper writes the link as two switch ids; a link id carries the same and also
 //!   tells parallel links apart. The header adds no bytes to the packet's size.
 //!
-//! Decisions the paper leaves open (`specs/peers.md` section 4):
+//! Decisions the paper leaves open (it has no public implementation to settle them):
 //! - Sketch (source ToR only, data packets only): counts bytes per 5-tuple (sender, receiver,
 //!   connection), `sketch_width` x `sketch_depth` counters (2,000 x 7, the paper's example) of
 //!   `counter_bits` bits (saturating), row seeds from the scenario seed (through the switch's

@@ -71,7 +71,7 @@ impl Provenance {
         }
         if all.is_empty() {
             // A figure without simulations (a theory model) is computed by this binary.
-            all.insert(env!("REPSIM_COMMIT").to_string());
+            all.insert(repsim_experiment::COMMIT.to_string());
         }
         all.into_iter().collect::<Vec<_>>().join("+")
     }
@@ -90,6 +90,9 @@ mod tests {
             unnamed: 1,
         };
         assert_eq!(p.commit(Some("c3")), "a1+b2+c3");
-        assert_eq!(Provenance::default().commit(None), env!("REPSIM_COMMIT"));
+        assert_eq!(
+            Provenance::default().commit(None),
+            repsim_experiment::COMMIT
+        );
     }
 }

@@ -1,8 +1,10 @@
 //! `repsim figure ID`: runs a paper figure's sweep and draws it as the paper shows it (PNG and
 //! SVG), with the data as CSV and an HTML page of our numbers beside the paper's; `figure list`
 //! lists every row of the reproduction matrix; `figure all --table FIGURES.md` runs them all.
+//! [`models`] runs the balls-into-bins studies behind the theory figures (`repsim theory`).
 mod draw;
 mod model;
+pub mod models;
 mod provenance;
 mod registry;
 mod rows;
@@ -16,60 +18,46 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
-use clap::Args;
 use repsim::scenario::{LoadedScenario, Override};
 
-use crate::plots::{self, RunData};
-use crate::sweep::merge::point_dir;
-use crate::sweep::spec::Sweep;
 use draw::{FigureResult, Rows};
 use model::{Body, Figure, Panel};
 use provenance::{run_records, Provenance};
 pub use registry::FIGURES;
+use repsim_experiment::sweep::merge::point_dir;
+use repsim_experiment::sweep::spec::Sweep;
+use repsim_plot::runs::{self as plots, RunData};
 use table::{copy_plots, wall, write_table};
 
-/// Arguments of `repsim figure`.
-#[derive(Args)]
-pub struct FigureArgs {
+/// Everything `repsim figure` is asked for, as plain options.
+#[derive(Clone, Debug)]
+pub struct FigureRequest {
     /// A figure id (`reps-fig4`), `list` (every row and its state) or `all` (every available
     /// figure).
     pub id: String,
     /// `paper` (the paper's scale, the default) or `small` (reduced, under a minute on 2 cores).
-    #[arg(long, value_enum, default_value = "paper")]
     pub scale: Scale,
     /// Output directory (default: results/figures/<id>/<scale>); for `all`, the parent.
-    #[arg(long)]
     pub out: Option<PathBuf>,
     /// Simulations run at once (default or 0: every core).
-    #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
     /// Write our results against the paper's into this Markdown table (`FIGURES.md`): with
     /// `all` the whole table; with one figure its rows, keeping the other figures' rows.
-    #[arg(long)]
     pub table: Option<PathBuf>,
     /// With `all`: only these figures (comma-separated ids); with `--table`, only their rows
     /// are replaced.
-    #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// Copy each figure's plots (SVG) into this directory (`docs/figures`), where `--table`
     /// shows them.
-    #[arg(long)]
     pub plots: Option<PathBuf>,
-    /// Only redraw from finished points: fail, running nothing, where a point has not run
-    /// (with this binary's definition of the figure).
-    #[arg(long, conflicts_with = "rerun")]
-    pub redraw: bool,
-    /// Discard earlier results of the figure first (by default finished points are kept and
-    /// only the missing ones run, as for a resumed sweep).
-    #[arg(long)]
-    pub rerun: bool,
+    /// What to do with earlier results of the figure.
+    pub reuse: Reuse,
     /// Print nothing but errors.
-    #[arg(long)]
     pub quiet: bool,
 }
 
 /// Figure scales.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scale {
     /// As in the paper.
     Paper,
@@ -77,14 +65,7 @@ pub enum Scale {
     Small,
 }
 
-impl Scale {
-    fn name(self) -> &'static str {
-        match self {
-            Scale::Paper => "paper",
-            Scale::Small => "small",
-        }
-    }
-}
+repsim_experiment::named_values!(Scale, "scale", { Paper => "paper", Small => "small" });
 
 /// The repository root: the current directory if it has `scenarios/`, else the source tree's.
 fn repo_root() -> PathBuf {
@@ -189,9 +170,10 @@ fn panel_sweep(fig: &Figure, p: &Panel, scale: Scale, only: Option<&str>) -> Res
 }
 
 /// How `run_figure` treats earlier results.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Reuse {
     /// Keep finished points, run the others.
+    #[default]
     Resume,
     /// Discard earlier results first.
     Rerun,
@@ -264,7 +246,7 @@ pub fn run_figure(
                     .with_context(|| format!("copying {}", csv.display()))?;
                 data.push(data_csv);
                 let rows = draw::read_rows(&csv)?;
-                let (png, _svg) = draw::draw_panel(fig, p, &rows, out, &stem)?;
+                let (png, _svg) = draw::draw_panel(fig, p, &rows, out, &stem, small)?;
                 images.push((format!("{} ({})", p.title, p.metric.label), png));
                 plots.push(format!("{stem}.svg"));
                 if p.series {
@@ -315,8 +297,9 @@ pub fn run_figure(
     let page = draw::write_page(fig, out, &result, &images, &data)?;
     if !quiet {
         for c in &result.claims {
+            let note = c.note.as_ref().map_or(String::new(), |n| format!(" ({n})"));
             eprintln!(
-                "{}: {}: paper {}, ours {}, ratio {}",
+                "{}: {}: paper {}, ours {}, ratio {}{note}",
                 fig.id,
                 c.what,
                 c.paper_cell(),
@@ -357,7 +340,7 @@ fn run_panel(
     cancel: Option<Arc<AtomicBool>>,
 ) -> Result<PathBuf> {
     let unfinished = |sweep: &Sweep, d: &Path| -> Result<()> {
-        if reuse == Reuse::RedrawOnly && !crate::sweep::all_finished(sweep, d)? {
+        if reuse == Reuse::RedrawOnly && !repsim_experiment::sweep::all_finished(sweep, d)? {
             bail!(
                 "{}: {} has points that have not run (--redraw runs nothing)",
                 fig.id,
@@ -368,23 +351,23 @@ fn run_panel(
     };
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let file = dir.join("sweep.toml");
-    crate::files::write_atomic(&file, definition.as_bytes())?;
+    repsim_experiment::files::write_atomic(&file, definition.as_bytes())?;
     let mut whole = Sweep::load(&file)?;
     whole.cancel = cancel.clone();
     if p.series || p.lbs.len() < 2 {
         unfinished(&whole, dir)?;
-        return crate::sweep::run_sweep(&whole, dir, jobs, quiet);
+        return repsim_experiment::sweep::run_sweep(&whole, dir, jobs, quiet);
     }
     if dir.join("points").exists() {
         // Runs of every scheme in one sweep (this panel's layout before it was split): reuse
         // them if complete, else drop them so that no stale point outlives its replacement.
-        if crate::sweep::all_finished(&whole, dir)? {
-            return crate::sweep::run_sweep(&whole, dir, jobs, quiet);
+        if repsim_experiment::sweep::all_finished(&whole, dir)? {
+            return repsim_experiment::sweep::run_sweep(&whole, dir, jobs, quiet);
         }
         unfinished(&whole, dir)?;
         std::fs::remove_dir_all(dir.join("points"))
             .with_context(|| format!("removing {}", dir.join("points").display()))?;
-        let _ = std::fs::remove_file(dir.join(crate::sweep::merge::MANIFEST));
+        let _ = std::fs::remove_file(dir.join(repsim_experiment::sweep::merge::MANIFEST));
     }
     if let Some(lb) = p
         .lbs
@@ -399,7 +382,10 @@ fn run_panel(
         let sub = dir.join(lb);
         std::fs::create_dir_all(&sub).with_context(|| format!("creating {}", sub.display()))?;
         let file = sub.join("sweep.toml");
-        crate::files::write_atomic(&file, panel_sweep(fig, p, scale, Some(lb))?.as_bytes())?;
+        repsim_experiment::files::write_atomic(
+            &file,
+            panel_sweep(fig, p, scale, Some(lb))?.as_bytes(),
+        )?;
         let mut sweep = Sweep::load(&file)?;
         sweep.cancel = cancel.clone();
         sweeps.push((sweep, sub));
@@ -408,9 +394,12 @@ fn run_panel(
     for (s, d) in &pool {
         unfinished(s, d)?;
     }
-    crate::sweep::run_sweeps(&pool, jobs, quiet)?;
+    repsim_experiment::sweep::run_sweeps(&pool, jobs, quiet)?;
     let csv = dir.join("sweep.csv");
-    crate::files::write_atomic(&csv, crate::sweep::merge::sweeps_csv(&pool)?.as_bytes())?;
+    repsim_experiment::files::write_atomic(
+        &csv,
+        repsim_experiment::sweep::merge::sweeps_csv(&pool)?.as_bytes(),
+    )?;
     Ok(csv)
 }
 
@@ -439,42 +428,57 @@ fn summary(r: &FigureResult) -> String {
     }
 }
 
-/// `repsim figure list`.
-fn list() {
-    println!(
-        "{:<14} {:<14} {:<10} {:<40} what",
-        "id", "paper", "available", "last result"
-    );
+/// `repsim figure list`: every figure and matrix row, one per line, in aligned columns (a
+/// reason a row cannot run goes after its title, so a long one shifts no column).
+fn list_table() -> String {
+    let mut rows: Vec<[String; 5]> = vec![[
+        "id".into(),
+        "paper".into(),
+        "available".into(),
+        "last result".into(),
+        "what".into(),
+    ]];
     for f in FIGURES {
-        let avail = match unavailable(f) {
-            None => "yes".to_string(),
-            Some(why) => format!("no ({why})"),
-        };
         let last = last_result(f.id).map_or("-".into(), |r| summary(&r));
-        println!(
-            "{:<14} {:<14} {:<10} {:<40} {}",
-            f.id, f.paper, avail, last, f.title
-        );
+        let (avail, what) = match unavailable(f) {
+            None => ("yes", f.title.to_string()),
+            Some(why) => ("no", format!("{} (unavailable: {why})", f.title)),
+        };
+        rows.push([f.id.into(), f.paper.into(), avail.into(), last, what]);
     }
     for r in rows::ROWS {
-        println!(
-            "{:<14} {:<14} {:<10} {:<40} {}",
-            r.id, r.paper, "no", r.status, r.title
-        );
+        let what = format!("{} ({})", r.title, r.status);
+        rows.push([r.id.into(), r.paper.into(), "no".into(), "-".into(), what]);
     }
+    aligned(&rows)
+}
+
+/// `rows` as lines of columns padded to their widest cell (the last column unpadded).
+fn aligned(rows: &[[String; 5]]) -> String {
+    let mut widths = [0; 4];
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in rows {
+        for (w, cell) in widths.iter().zip(row) {
+            let _ = write!(out, "{cell:<w$} ");
+        }
+        out += &row[4];
+        out.push('\n');
+    }
+    out
 }
 
 /// `repsim figure`.
-pub fn figure(args: FigureArgs) -> Result<()> {
-    let jobs = crate::run::jobs_or_every_core(args.jobs.unwrap_or(0));
-    let reuse = match (args.rerun, args.redraw) {
-        (true, _) => Reuse::Rerun,
-        (_, true) => Reuse::RedrawOnly,
-        _ => Reuse::Resume,
-    };
+pub fn figure(args: &FigureRequest) -> Result<()> {
+    let jobs = repsim_experiment::run::jobs_or_every_core(args.jobs.unwrap_or(0));
+    let reuse = args.reuse;
     match args.id.as_str() {
         "list" => {
-            list();
+            print!("{}", list_table());
             Ok(())
         }
         "all" => {
@@ -546,5 +550,30 @@ pub fn figure(args: FigureArgs) -> Result<()> {
             }
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod list_tests {
+    use super::*;
+
+    /// Every line's last column starts where the header's `what` does.
+    #[test]
+    fn the_list_is_aligned() {
+        let table = list_table();
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 1 + FIGURES.len() + rows::ROWS.len());
+        let at = lines[0].find("what").expect("a what column");
+        for line in &lines {
+            let chars: Vec<char> = line.chars().collect();
+            assert!(chars.len() > at, "{line}");
+            assert_eq!(chars[at - 1], ' ', "{line}");
+            assert_ne!(chars[at], ' ', "{line}");
+        }
+        let long = "x".repeat(60);
+        let row = |c: &str| [c.into(), c.into(), c.into(), c.into(), c.into()];
+        let t = aligned(&[row("a"), row(&long)]);
+        let first = t.lines().next().expect("a line");
+        assert_eq!(first.len(), 4 * 61 + 1, "{first}");
     }
 }

@@ -19,7 +19,7 @@ use crate::files::{json_bytes, write_atomic};
 pub const MARKER: &str = "run.complete";
 
 /// Output format of the tables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     /// Comma-separated values with a header row.
@@ -27,6 +27,8 @@ pub enum Format {
     /// Apache Parquet (needs the `parquet` cargo feature).
     Parquet,
 }
+
+crate::named_values!(Format, "format", { Csv => "csv", Parquet => "parquet" });
 
 impl Format {
     /// Fails early when the format is not compiled in.

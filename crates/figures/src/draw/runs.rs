@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use repsim_plot::chart::{ChartGrid, LineChart};
 use serde::Deserialize;
-use theory::plot::{ChartGrid, LineChart};
 
-use super::super::model::{EventKind, Figure, Panel, PlotKind};
-use crate::plots::{read_csv, PortCsv, SeriesCsv};
-use crate::sweep::merge::point_dir;
+use super::super::model::{EventKind, Panel, PlotKind};
+use repsim_experiment::sweep::merge::point_dir;
+use repsim_plot::runs::{read_csv, PortCsv, SeriesCsv};
 
 /// Column a panel's rows get: the directory of the row's run (its point's, or with one sweep
 /// per load balancer that load balancer's point directory).
@@ -252,15 +252,15 @@ fn legend(panel: &Panel, lb: &str, at: &str) -> String {
     }
 }
 
-/// Draws a panel of one of the kinds this module knows; `None` for the others.
+/// Draws a panel of one of the kinds this module knows, titled `title`; `None` for the others.
 pub fn draw(
-    fig: &Figure,
     panel: &Panel,
     rows: &[BTreeMap<String, String>],
+    title: &str,
     dir: &Path,
     stem: &str,
 ) -> Option<Result<(PathBuf, PathBuf)>> {
-    let title = format!("{}: {}", fig.paper, panel.title);
+    let title = title.to_string();
     let result = match panel.plot {
         PlotKind::FctCdf => fct_cdf(panel, rows, &title, dir, stem),
         PlotKind::Cumulative(kind) => cumulative_events(panel, rows, kind, &title, dir, stem),

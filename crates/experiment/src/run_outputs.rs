@@ -18,7 +18,7 @@ use repsim::metrics::{FlowRow, RunSummary};
 use repsim::scenario::LoadedScenario;
 use repsim::Simulation;
 
-use crate::limits::{LimitArgs, Limiter, Stop};
+use crate::limits::{Limiter, Limits, Stop};
 use crate::output::{elephant_rows, finished_row, flow_record, pfc_rows, ELEPHANTS, PFC};
 use crate::prepared::Prepared;
 use crate::progress::Bars;
@@ -166,7 +166,7 @@ impl InTurn<'_> {
         &self,
         lbs: &[String],
         prepared: Vec<Prepared>,
-        limits: &LimitArgs,
+        limits: &Limits,
         outputs: &mut RunOutputs,
     ) -> Result<()> {
         let mut limiter = Limiter::new(limits.clone());
@@ -218,7 +218,7 @@ pub fn run_side_by_side(
     scn: &LoadedScenario,
     lbs: &[String],
     prepared: Vec<Prepared>,
-    limits: &LimitArgs,
+    limits: &Limits,
     jobs: usize,
     progress: bool,
     mut outputs: RunOutputs,
@@ -404,7 +404,7 @@ fn caught<T>(lb: &str, work: impl FnOnce() -> Result<T>) -> Result<T> {
 /// if they must: a trace workload streams its flows to one file as they finish, and
 /// `--max-events`, `--max-wall` and `--max-memory` budget the whole command (the message
 /// names those that are set).
-pub fn side_by_side_allowed(streaming: bool, limits: &LimitArgs) -> Result<(), String> {
+pub fn side_by_side_allowed(streaming: bool, limits: &Limits) -> Result<(), String> {
     if streaming {
         return Err("a trace workload streams its finished flows into one flows.csv".into());
     }
@@ -580,23 +580,23 @@ mod tests {
     /// The fallback names what forces it: streaming, or the limits actually set.
     #[test]
     fn the_fallback_names_its_reason() {
-        let none = LimitArgs::default();
+        let none = Limits::default();
         assert!(side_by_side_allowed(false, &none).is_ok());
         assert!(side_by_side_allowed(true, &none)
             .unwrap_err()
             .contains("trace workload"));
-        let wall = LimitArgs {
+        let wall = Limits {
             max_wall: Some(std::time::Duration::from_secs(60)),
-            ..LimitArgs::default()
+            ..Limits::default()
         };
         assert_eq!(
             side_by_side_allowed(false, &wall).unwrap_err(),
             "--max-wall budgets the whole command"
         );
-        let two = LimitArgs {
+        let two = Limits {
             max_events: Some(10),
             max_memory: Some(1 << 30),
-            ..LimitArgs::default()
+            ..Limits::default()
         };
         assert_eq!(
             side_by_side_allowed(false, &two).unwrap_err(),

@@ -1,5 +1,5 @@
-//! The figures `repsim figure` knows: one entry per row of the reproduction matrix
-//! (`specs/reproduction-matrix.md`), each self-contained (scenario, axes, schemes, metric, plot,
+//! The figures `repsim figure` knows: one entry per evaluation figure or table of the REPS,
+//! LAPS and Reunion papers (the rest are in `rows.rs`), each self-contained (scenario, axes, schemes, metric, plot,
 //! the paper's stated numbers and what `--scale small` reduces).
 mod design;
 mod failures;

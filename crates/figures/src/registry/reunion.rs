@@ -7,7 +7,7 @@
 //! instead of 1 ms (its golden tests' reduction: an interval still spans several round trips,
 //! and a flow many intervals); Fig. 12's three intervals are scaled with it.
 use super::*;
-use crate::figure::draw::{
+use crate::draw::{
     LAST_REROUTE_MS, NEW_FLOWLETS, NEW_FLOWLETS_2500US, NEW_FLOWLETS_AFTER_1MS, REROUTES,
     SLOW_ELEPHANTS_PCT,
 };

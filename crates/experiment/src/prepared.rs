@@ -13,7 +13,7 @@ use crate::limits::{Limiter, Stop};
 use crate::progress::{Bars, Progress};
 
 /// What `--collect` asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CollectMode {
     /// The scenario's `[collect]` section (nothing if it has none).
     Scenario,
@@ -22,6 +22,12 @@ pub enum CollectMode {
     /// Nothing.
     None,
 }
+
+crate::named_values!(CollectMode, "collect mode", {
+    Scenario => "scenario",
+    All => "all",
+    None => "none",
+});
 
 impl CollectMode {
     /// The collector configuration for `scn` on `topo`.

@@ -80,16 +80,12 @@ pub(super) const FIG14: Figure = Figure {
         Claim {
             what: "32 flows, 2^16 EVs: median imbalance (paper: < 1 %)",
             paper: 0.01,
-            ours: Ours::AtMost(&Ours::Theory(
-                crate::figure::theory::median_imbalance_32_flows_64k,
-            )),
+            ours: Ours::AtMost(&Ours::Theory(crate::theory::median_imbalance_32_flows_64k)),
         },
         Claim {
             what: "32 flows, 2^7 EVs: median imbalance (paper: > 10 %)",
             paper: 0.10,
-            ours: Ours::AtLeast(&Ours::Theory(
-                crate::figure::theory::median_imbalance_32_flows_128,
-            )),
+            ours: Ours::AtLeast(&Ours::Theory(crate::theory::median_imbalance_32_flows_128)),
         },
     ],
 };
@@ -192,9 +188,7 @@ pub(super) const FIG18: Figure = Figure {
     claims: &[Claim {
         what: "recycled model's largest queue over tau, after round 100 (paper: stays below tau)",
         paper: 1.0,
-        ours: Ours::AtMost(&Ours::Theory(
-            crate::figure::theory::recycled_late_max_over_tau,
-        )),
+        ours: Ours::AtMost(&Ours::Theory(crate::theory::recycled_late_max_over_tau)),
     }],
 };
 

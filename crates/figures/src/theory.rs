@@ -2,18 +2,18 @@
 //! the paper's parameters (fewer trials at `--scale small`) into the figure's directory.
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
-use theory::cli::{
-    run_coalescing, run_ev_imbalance, run_ops, run_recycled, CoalescingArgs, EvImbalanceArgs,
-    ModelArgs, OpsArgs, RecycledArgs,
+use crate::models::{
+    run_coalescing, run_ev_imbalance, run_ops, run_recycled, CoalescingOptions, EvImbalanceOptions,
+    ModelOptions, OpsOptions, RecycledOptions,
 };
+use anyhow::Result;
 use theory::recycled::Feedback;
 
 use super::model::TheoryModel;
 
 /// The recycled model's defaults (lambda 1, tau = 4 ln n, b = 2.4 ln n, ACK-clocked feedback).
-fn model() -> ModelArgs {
-    ModelArgs {
+fn model() -> ModelOptions {
+    ModelOptions {
         lambda: 1.0,
         tau: None,
         b: None,
@@ -26,7 +26,7 @@ pub fn run(m: TheoryModel, out: &Path, small: bool) -> Result<(Vec<String>, Vec<
     let out = out.to_path_buf();
     Ok(match m {
         TheoryModel::Ops => {
-            run_ops(&OpsArgs {
+            run_ops(&OpsOptions {
                 out: out.clone(),
                 seed: 1,
                 n: vec![4, 8, 16, 32, 64, 128],
@@ -37,7 +37,7 @@ pub fn run(m: TheoryModel, out: &Path, small: bool) -> Result<(Vec<String>, Vec<
             (vec!["ops".into()], vec![out.join("ops.csv")])
         }
         TheoryModel::Recycled => {
-            run_recycled(&RecycledArgs {
+            run_recycled(&RecycledOptions {
                 out: out.clone(),
                 seed: 1,
                 n: 5,
@@ -54,7 +54,7 @@ pub fn run(m: TheoryModel, out: &Path, small: bool) -> Result<(Vec<String>, Vec<
             )
         }
         TheoryModel::Coalescing => {
-            run_coalescing(&CoalescingArgs {
+            run_coalescing(&CoalescingOptions {
                 out: out.clone(),
                 seed: 1,
                 n: 32,
@@ -66,7 +66,7 @@ pub fn run(m: TheoryModel, out: &Path, small: bool) -> Result<(Vec<String>, Vec<
             (vec!["coalescing".into()], vec![out.join("coalescing.csv")])
         }
         TheoryModel::EvImbalance => {
-            run_ev_imbalance(&EvImbalanceArgs {
+            run_ev_imbalance(&EvImbalanceOptions {
                 out: out.clone(),
                 seed: 1,
                 flows: vec![1, 32],

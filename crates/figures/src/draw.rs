@@ -7,12 +7,12 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use repsim_plot::chart::{BarChart, LineChart};
 use serde::{Deserialize, Serialize};
-use theory::plot::{BarChart, LineChart};
 
 use super::model::{Claim, Figure, Metric, Ours, Panel, PlotKind, Sel, Sign};
-use crate::files::{json_bytes, write_atomic};
-use crate::report::{esc, SELF_CHECK, STYLE};
+use repsim_experiment::files::{json_bytes, write_atomic};
+use repsim_experiment::report::{esc, SELF_CHECK, STYLE};
 pub use runs::{
     LAST_REROUTE_MS, NEW_FLOWLETS, NEW_FLOWLETS_2500US, NEW_FLOWLETS_AFTER_1MS, REROUTES,
     SLOW_ELEPHANTS_PCT,
@@ -87,6 +87,18 @@ fn pick(panels: &[(&Panel, Rows)], sel: &Sel) -> Option<f64> {
         .and_then(|r| metric_value(r, sel.metric.column))
 }
 
+/// What a figure run at a scale other than the paper's says beside its numbers and in its plot
+/// titles: they are not the paper's experiment, so a ratio to the paper's means little.
+pub const NOT_COMPARABLE: &str = "small scale: not comparable";
+
+/// A panel's plot title: the paper's figure and the panel, marked when run at small scale.
+pub fn panel_title(fig: &Figure, panel: &Panel, small: bool) -> String {
+    match small {
+        true => format!("{}: {} ({NOT_COMPARABLE})", fig.paper, panel.title),
+        false => format!("{}: {}", fig.paper, panel.title),
+    }
+}
+
 /// One claim with our number.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Checked {
@@ -104,6 +116,9 @@ pub struct Checked {
     /// Which values ours can take (how it is computed).
     #[serde(default)]
     pub sign: Sign,
+    /// Why ours and the paper's should not be compared ([`NOT_COMPARABLE`] at small scale).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A claim whose number is a bound.
@@ -260,6 +275,7 @@ pub fn check_claims(
                     _ => None,
                 },
                 sign: c.ours.sign(),
+                note: small.then(|| NOT_COMPARABLE.to_string()),
             }
         })
         .collect()
@@ -298,11 +314,12 @@ pub fn draw_panel(
     rows: &Rows,
     dir: &Path,
     stem: &str,
+    small: bool,
 ) -> Result<(PathBuf, PathBuf)> {
-    if let Some(drawn) = runs::draw(fig, panel, rows, dir, stem) {
+    let title = panel_title(fig, panel, small);
+    if let Some(drawn) = runs::draw(panel, rows, &title, dir, stem) {
         return drawn;
     }
-    let title = format!("{}: {}", fig.paper, panel.title);
     let value = |r: &BTreeMap<String, String>| metric_value(r, panel.metric.column);
     match (&panel.axis, panel.plot) {
         (Some(axis), PlotKind::Lines) => {

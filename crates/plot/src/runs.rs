@@ -2,9 +2,9 @@
 //! bars, per-uplink utilisation and queue depth over time, uplink shares, freeze events.
 use std::path::{Path, PathBuf};
 
+use crate::chart::{BarChart, LineChart};
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
-use theory::plot::{BarChart, LineChart};
 
 /// A row of `flows.csv` (the columns the plots need).
 #[derive(Debug, Deserialize)]
@@ -379,4 +379,53 @@ pub fn write_all(data: &RunData, dir: &Path, switch: Option<&str>) -> Result<Vec
         );
     }
     Ok(plots)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ports(switches: &[&str]) -> Vec<PortCsv> {
+        let mut text = String::from(
+            "lb,link,name,from,direction,rate_gbps,ecn_marks,max_queue_bytes,uplink_share\n",
+        );
+        for (i, s) in switches.iter().enumerate() {
+            text += &format!("reps,{i},{s}->up{i},{s},up,400,0,0,\n");
+        }
+        csv::Reader::from_reader(text.as_bytes())
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .expect("port rows")
+    }
+
+    fn run(switches: &[&str]) -> RunData {
+        RunData {
+            lbs: vec!["reps".into()],
+            flows: Vec::new(),
+            ports: ports(switches),
+            series: Vec::new(),
+            events: Vec::new(),
+            slowdown: Vec::new(),
+        }
+    }
+
+    /// `repsim report --switch` (docs/running.md): the switch asked for, else `tor0` when its
+    /// ports were collected, else the first collected switch with uplinks (`leaf0` on a
+    /// leaf-spine fabric).
+    #[test]
+    fn the_focus_switch_is_tor0_else_the_first_with_uplinks() {
+        assert_eq!(
+            run(&["agg1", "tor0"]).focus_switch(None).as_deref(),
+            Some("tor0")
+        );
+        assert_eq!(
+            run(&["leaf0", "leaf1"]).focus_switch(None).as_deref(),
+            Some("leaf0")
+        );
+        assert_eq!(
+            run(&["leaf0"]).focus_switch(Some("leaf1")).as_deref(),
+            Some("leaf1")
+        );
+        assert_eq!(run(&[]).focus_switch(None), None);
+    }
 }

@@ -1,84 +1,48 @@
-//! The `repsim theory <model>` commands: each runs one model and writes CSV plus a PNG and an SVG.
+//! The balls-into-bins studies behind the paper's theory figures (`repsim theory <model>`): each
+//! runs one model of the `theory` crate and writes CSV plus a PNG and an SVG. Every option
+//! struct's `Default` is the paper's parameters.
 
-use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{ensure, Context, Result};
-use clap::{Args, FromArgMatches, Subcommand};
-
-use crate::ev;
-use crate::ops::{self, TrialSummary};
-use crate::plot::{LineChart, Scale};
-use crate::recycled::{self, Feedback, RecycledParams};
-use crate::rng::sub_seed;
-
-/// Arguments of `repsim theory`.
-#[derive(Args, Debug, Clone)]
-pub struct TheoryArgs {
-    /// Which model to run.
-    #[command(subcommand)]
-    pub model: TheoryModel,
-}
-
-/// One subcommand per model.
-#[derive(Subcommand, Debug, Clone)]
-pub enum TheoryModel {
-    /// Batched balls-into-bins with random placement (OPS): max load over time (Figure 17).
-    Ops(OpsArgs),
-    /// Recycled balls-into-bins vs OPS for a small switch: queue evolution (Figure 18).
-    Recycled(RecycledArgs),
-    /// Recycled balls-into-bins at scale: convergence per seed (Theorem 5.1) vs OPS growth.
-    Convergence(ConvergenceArgs),
-    /// Recycled balls-into-bins with ACK coalescing k:1 vs OPS (Figure 20).
-    Coalescing(CoalescingArgs),
-    /// EV-set load imbalance through the simulator's ECMP hash (Figure 14).
-    EvImbalance(EvImbalanceArgs),
-    /// Every model with its defaults, each into `<out>/<model>`.
-    All(AllArgs),
-}
+use repsim_plot::chart::{LineChart, Scale};
+use theory::ev;
+use theory::ops::{self, TrialSummary};
+use theory::recycled::{self, Feedback, RecycledParams};
+use theory::rng::sub_seed;
 
 /// Options of `theory ops`.
-#[derive(Args, Debug, Clone)]
-pub struct OpsArgs {
+#[derive(Debug, Clone)]
+pub struct OpsOptions {
     /// Output directory.
-    #[arg(long, default_value = "results/theory/ops")]
     pub out: PathBuf,
     /// Experiment seed.
-    #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Numbers of bins (output ports).
-    #[arg(long, value_delimiter = ',', default_value = "8,16,32,64,128")]
     pub n: Vec<usize>,
     /// Arrival rate per bin (lambda * n balls per step).
-    #[arg(long, default_value_t = 0.99)]
     pub lambda: f64,
     /// Steps per run.
-    #[arg(long, default_value_t = 1000)]
     pub rounds: usize,
     /// Independent runs averaged per n.
-    #[arg(long, default_value_t = 500)]
     pub trials: usize,
 }
 
 /// Options of the recycled model shared by `recycled`, `convergence` and `coalescing`.
-#[derive(Args, Debug, Clone, PartialEq)]
-pub struct ModelArgs {
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelOptions {
     /// Arrival rate per bin.
-    #[arg(long, default_value_t = 1.0)]
     pub lambda: f64,
     /// Threshold tau (default 4 ln n; floored).
-    #[arg(long)]
     pub tau: Option<f64>,
     /// Colours per bin b (default 2.4 ln n; rounded up).
-    #[arg(long)]
     pub b: Option<f64>,
     /// When recycled colours are thrown again.
-    #[arg(long, value_enum, default_value_t = Feedback::Immediate)]
     pub feedback: Feedback,
 }
 
-impl ModelArgs {
+impl ModelOptions {
     /// The recycled model's parameters for `n` bins (no ACK coalescing).
     pub fn params(&self, n: usize) -> RecycledParams {
         RecycledParams {
@@ -90,120 +54,168 @@ impl ModelArgs {
 }
 
 /// Options of `theory recycled`.
-#[derive(Args, Debug, Clone)]
-pub struct RecycledArgs {
+#[derive(Debug, Clone)]
+pub struct RecycledOptions {
     /// Output directory.
-    #[arg(long, default_value = "results/theory/recycled")]
     pub out: PathBuf,
     /// Experiment seed.
-    #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Number of bins.
-    #[arg(long, default_value_t = 5)]
     pub n: usize,
     /// Steps.
-    #[arg(long, default_value_t = 200)]
     pub rounds: usize,
     /// Arrival rate, threshold, colours and feedback of the recycled model.
-    #[command(flatten)]
-    pub model: ModelArgs,
+    pub model: ModelOptions,
 }
 
 /// Options of `theory convergence`.
-#[derive(Args, Debug, Clone)]
-pub struct ConvergenceArgs {
+#[derive(Debug, Clone)]
+pub struct ConvergenceOptions {
     /// Output directory.
-    #[arg(long, default_value = "results/theory/convergence")]
     pub out: PathBuf,
     /// Experiment seed.
-    #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Numbers of bins.
-    #[arg(long, value_delimiter = ',', default_value = "16,32,64,128")]
     pub n: Vec<usize>,
     /// Seeds (runs) per n.
-    #[arg(long, default_value_t = 20)]
     pub runs: usize,
     /// Steps per run.
-    #[arg(long, default_value_t = 10_000)]
     pub rounds: usize,
     /// Arrival rate, threshold, colours and feedback of the recycled model.
-    #[command(flatten)]
-    pub model: ModelArgs,
+    pub model: ModelOptions,
 }
 
 /// Options of `theory coalescing`.
-#[derive(Args, Debug, Clone)]
-pub struct CoalescingArgs {
+#[derive(Debug, Clone)]
+pub struct CoalescingOptions {
     /// Output directory.
-    #[arg(long, default_value = "results/theory/coalescing")]
     pub out: PathBuf,
     /// Experiment seed.
-    #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Number of bins.
-    #[arg(long, default_value_t = 32)]
     pub n: usize,
     /// Steps per run.
-    #[arg(long, default_value_t = 1000)]
     pub rounds: usize,
     /// Runs averaged per variant.
-    #[arg(long, default_value_t = 50)]
     pub trials: usize,
     /// Coalescing ratios k (recycle every k-th departure).
-    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8")]
     pub ratios: Vec<usize>,
     /// Arrival rate, threshold, colours and feedback of the recycled model.
-    #[command(flatten)]
-    pub model: ModelArgs,
+    pub model: ModelOptions,
 }
 
 /// Options of `theory ev-imbalance`.
-#[derive(Args, Debug, Clone)]
-pub struct EvImbalanceArgs {
+#[derive(Debug, Clone)]
+pub struct EvImbalanceOptions {
     /// Output directory.
-    #[arg(long, default_value = "results/theory/ev-imbalance")]
     pub out: PathBuf,
     /// Experiment seed (draws the switch salts).
-    #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Numbers of concurrent flows.
-    #[arg(long, value_delimiter = ',', default_value = "1,32")]
     pub flows: Vec<u32>,
     /// Uplinks of the switch.
-    #[arg(long, default_value_t = 32)]
     pub uplinks: u32,
     /// Smallest EV-set size, as a power of two.
-    #[arg(long, default_value_t = 4)]
     pub min_log2: u32,
     /// Largest EV-set size, as a power of two.
-    #[arg(long, default_value_t = 16)]
     pub max_log2: u32,
     /// Salts (switches) sampled per point.
-    #[arg(long, default_value_t = 500)]
     pub salts: usize,
 }
 
 /// Options of `theory all`.
-#[derive(Args, Debug, Clone)]
-pub struct AllArgs {
+#[derive(Debug, Clone)]
+pub struct AllOptions {
     /// Parent output directory; each model writes into a subdirectory named after it.
-    #[arg(long, default_value = "results/theory")]
     pub out: PathBuf,
     /// Experiment seed for every model.
-    #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }
 
-/// Runs the selected model.
-pub fn run(args: TheoryArgs) -> Result<()> {
-    match args.model {
-        TheoryModel::Ops(a) => run_ops(&a),
-        TheoryModel::Recycled(a) => run_recycled(&a),
-        TheoryModel::Convergence(a) => run_convergence(&a),
-        TheoryModel::Coalescing(a) => run_coalescing(&a),
-        TheoryModel::EvImbalance(a) => run_ev_imbalance(&a),
-        TheoryModel::All(a) => run_all(&a),
+impl Default for OpsOptions {
+    fn default() -> Self {
+        OpsOptions {
+            out: "results/theory/ops".into(),
+            seed: 1,
+            n: vec![8, 16, 32, 64, 128],
+            lambda: 0.99,
+            rounds: 1000,
+            trials: 500,
+        }
+    }
+}
+
+impl Default for ModelOptions {
+    /// The paper's recycled model: full rate, `tau` and `b` from `n`, ACK-clocked feedback.
+    fn default() -> Self {
+        ModelOptions {
+            lambda: 1.0,
+            tau: None,
+            b: None,
+            feedback: Feedback::Immediate,
+        }
+    }
+}
+
+impl Default for RecycledOptions {
+    fn default() -> Self {
+        RecycledOptions {
+            out: "results/theory/recycled".into(),
+            seed: 1,
+            n: 5,
+            rounds: 200,
+            model: ModelOptions::default(),
+        }
+    }
+}
+
+impl Default for ConvergenceOptions {
+    fn default() -> Self {
+        ConvergenceOptions {
+            out: "results/theory/convergence".into(),
+            seed: 1,
+            n: vec![16, 32, 64, 128],
+            runs: 20,
+            rounds: 10_000,
+            model: ModelOptions::default(),
+        }
+    }
+}
+
+impl Default for CoalescingOptions {
+    fn default() -> Self {
+        CoalescingOptions {
+            out: "results/theory/coalescing".into(),
+            seed: 1,
+            n: 32,
+            rounds: 1000,
+            trials: 50,
+            ratios: vec![1, 2, 4, 8],
+            model: ModelOptions::default(),
+        }
+    }
+}
+
+impl Default for EvImbalanceOptions {
+    fn default() -> Self {
+        EvImbalanceOptions {
+            out: "results/theory/ev-imbalance".into(),
+            seed: 1,
+            flows: vec![1, 32],
+            uplinks: 32,
+            min_log2: 4,
+            max_log2: 16,
+            salts: 500,
+        }
+    }
+}
+
+impl Default for AllOptions {
+    fn default() -> Self {
+        AllOptions {
+            out: "results/theory".into(),
+            seed: 1,
+        }
     }
 }
 
@@ -259,7 +271,7 @@ fn hline(y: f64, rounds: usize) -> Vec<(f64, f64)> {
 }
 
 /// `theory ops`: mean (over trials) of the max load after each round, per n.
-pub fn run_ops(a: &OpsArgs) -> Result<()> {
+pub fn run_ops(a: &OpsOptions) -> Result<()> {
     ensure!(
         a.rounds > 0 && a.trials > 0,
         "rounds and trials must be positive"
@@ -283,7 +295,7 @@ pub fn run_ops(a: &OpsArgs) -> Result<()> {
 }
 
 /// `theory recycled`: one OPS run and one recycled run on the same small switch, per-bin queues.
-pub fn run_recycled(a: &RecycledArgs) -> Result<()> {
+pub fn run_recycled(a: &RecycledOptions) -> Result<()> {
     ensure!(a.n > 0 && a.rounds > 0, "n and rounds must be positive");
     let p = a.model.params(a.n);
     let mut ops_sim = ops::Ops::new(a.n, p.lambda, sub_seed(a.seed, 0));
@@ -351,7 +363,7 @@ pub struct ConvergenceRow {
 
 /// Run `run` for the `i`-th n of `a`: its row plus the recycled and OPS max-load traces.
 fn convergence_run(
-    a: &ConvergenceArgs,
+    a: &ConvergenceOptions,
     i: usize,
     run: usize,
 ) -> (ConvergenceRow, Vec<u32>, Vec<u32>) {
@@ -374,14 +386,14 @@ fn convergence_run(
 }
 
 /// Runs the recycled model and OPS for each n and `runs` seeds; returns one row per run.
-pub fn convergence_rows(a: &ConvergenceArgs) -> Vec<ConvergenceRow> {
+pub fn convergence_rows(a: &ConvergenceOptions) -> Vec<ConvergenceRow> {
     (0..a.n.len())
         .flat_map(|i| (0..a.runs).map(move |run| convergence_run(a, i, run).0))
         .collect()
 }
 
 /// `theory convergence`: per-run convergence table plus max-load traces of run 0.
-pub fn run_convergence(a: &ConvergenceArgs) -> Result<()> {
+pub fn run_convergence(a: &ConvergenceOptions) -> Result<()> {
     ensure!(
         a.rounds >= 10 && a.runs > 0,
         "need rounds >= 10 and runs > 0"
@@ -431,7 +443,7 @@ pub fn run_convergence(a: &ConvergenceArgs) -> Result<()> {
 }
 
 /// `theory coalescing`: mean max load over time for OPS and recycled with k:1 coalescing.
-pub fn run_coalescing(a: &CoalescingArgs) -> Result<()> {
+pub fn run_coalescing(a: &CoalescingOptions) -> Result<()> {
     ensure!(
         a.rounds > 0 && a.trials > 0,
         "rounds and trials must be positive"
@@ -474,7 +486,7 @@ pub fn run_coalescing(a: &CoalescingArgs) -> Result<()> {
 }
 
 /// `theory ev-imbalance`: imbalance per salt and a summary per (flows, EVs).
-pub fn run_ev_imbalance(a: &EvImbalanceArgs) -> Result<()> {
+pub fn run_ev_imbalance(a: &EvImbalanceOptions) -> Result<()> {
     ensure!(
         a.uplinks > 0 && a.salts > 0,
         "uplinks and salts must be positive"
@@ -528,50 +540,77 @@ pub fn run_ev_imbalance(a: &EvImbalanceArgs) -> Result<()> {
     write_chart(&chart, &a.out, "ev_imbalance")
 }
 
-/// `theory all`: every model with its command-line defaults, each into `<out>/<model>`.
-pub fn run_all(a: &AllArgs) -> Result<()> {
+/// `theory all`: every model with its defaults, each into `<out>/<model>`.
+pub fn run_all(a: &AllOptions) -> Result<()> {
     let dir = |name: &str| a.out.join(name);
-    run_ops(&with_defaults(&dir("ops"), a.seed)?)?;
-    run_recycled(&with_defaults(&dir("recycled"), a.seed)?)?;
-    run_convergence(&with_defaults(&dir("convergence"), a.seed)?)?;
-    run_coalescing(&with_defaults(&dir("coalescing"), a.seed)?)?;
-    run_ev_imbalance(&with_defaults(&dir("ev-imbalance"), a.seed)?)
+    run_ops(&with_defaults::<OpsOptions>(&dir("ops"), a.seed))?;
+    run_recycled(&with_defaults::<RecycledOptions>(&dir("recycled"), a.seed))?;
+    run_convergence(&with_defaults::<ConvergenceOptions>(
+        &dir("convergence"),
+        a.seed,
+    ))?;
+    run_coalescing(&with_defaults::<CoalescingOptions>(
+        &dir("coalescing"),
+        a.seed,
+    ))?;
+    run_ev_imbalance(&with_defaults::<EvImbalanceOptions>(
+        &dir("ev-imbalance"),
+        a.seed,
+    ))
 }
 
-/// A model's options as `theory <model> --out OUT --seed SEED` would parse them, so that `all`
-/// cannot drift from the subcommands' defaults.
-fn with_defaults<A: Args + FromArgMatches>(out: &Path, seed: u64) -> Result<A> {
-    let argv: [OsString; 5] = [
-        "all".into(),
-        "--out".into(),
-        out.into(),
-        "--seed".into(),
-        seed.to_string().into(),
-    ];
-    let matches = A::augment_args(clap::Command::new("all")).try_get_matches_from(argv)?;
-    Ok(A::from_arg_matches(&matches)?)
+/// A model's default options writing into `out` with `seed`.
+fn with_defaults<A: Default + Seeded>(out: &Path, seed: u64) -> A {
+    let mut a = A::default();
+    a.place(out, seed);
+    a
 }
+
+/// Options that name an output directory and a seed.
+trait Seeded {
+    /// Sets the output directory and the seed.
+    fn place(&mut self, out: &Path, seed: u64);
+}
+
+macro_rules! seeded {
+    ($($ty:ty),+) => {
+        $(impl Seeded for $ty {
+            fn place(&mut self, out: &Path, seed: u64) {
+                self.out = out.to_path_buf();
+                self.seed = seed;
+            }
+        })+
+    };
+}
+
+seeded!(
+    OpsOptions,
+    RecycledOptions,
+    ConvergenceOptions,
+    CoalescingOptions,
+    EvImbalanceOptions
+);
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn all_uses_the_subcommand_defaults() {
-        let o: OpsArgs = with_defaults(Path::new("d/ops"), 7).unwrap();
+    fn the_defaults_are_the_papers() {
+        let o: OpsOptions = with_defaults(Path::new("d/ops"), 7);
         assert_eq!((o.out.as_path(), o.seed), (Path::new("d/ops"), 7));
         assert_eq!(o.n, [8, 16, 32, 64, 128]);
         assert_eq!((o.lambda, o.rounds, o.trials), (0.99, 1000, 500));
-        let r: RecycledArgs = with_defaults(Path::new("r"), 1).unwrap();
+        let r: RecycledOptions = with_defaults(Path::new("r"), 1);
         assert_eq!((r.n, r.rounds), (5, 200));
         assert_eq!(r.model.params(5), RecycledParams::paper(5));
-        let c: ConvergenceArgs = with_defaults(Path::new("c"), 1).unwrap();
+        let c: ConvergenceOptions = with_defaults(Path::new("c"), 1);
         assert_eq!((c.n, c.runs, c.rounds), (vec![16, 32, 64, 128], 20, 10_000));
         assert_eq!(c.model, r.model);
-        let k: CoalescingArgs = with_defaults(Path::new("k"), 1).unwrap();
+        let k: CoalescingOptions = with_defaults(Path::new("k"), 1);
         assert_eq!((k.n, k.rounds, k.trials), (32, 1000, 50));
         assert_eq!((k.ratios, k.model), (vec![1, 2, 4, 8], r.model));
-        let e: EvImbalanceArgs = with_defaults(Path::new("e"), 1).unwrap();
+        let e: EvImbalanceOptions = with_defaults(Path::new("e"), 1);
         assert_eq!((e.flows, e.uplinks, e.salts), (vec![1, 32], 32, 500));
         assert_eq!((e.min_log2, e.max_log2), (4, 16));
     }

@@ -12,69 +12,47 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use clap::{Args, Subcommand};
 use repsim::scenario::LoadedScenario;
 
 use crate::files::{json_bytes, write_atomic};
 use crate::prepared::CollectMode;
-use crate::run::{jobs_or_every_core, RunArgs};
+use crate::run::{jobs_or_every_core, RunOptions, RunRequest};
 use crate::series::{Format, MARKER};
 use merge::{point_dir, write_manifest, write_sweep_csv};
 use spec::{Point, Sweep};
 
-/// Arguments of `repsim sweep`.
-#[derive(Args)]
-#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-pub struct SweepArgs {
-    /// `merge DIR`: write DIR/sweep.csv from the finished points (after a Slurm array).
-    #[command(subcommand)]
-    pub action: Option<SweepAction>,
+/// Everything `repsim sweep FILE` is asked for, as plain options (`repsim sweep merge DIR` is
+/// [`merge::merge`]).
+#[derive(Clone, Debug, Default)]
+pub struct SweepRequest {
     /// Sweep file (TOML; see docs/sweeps.md).
-    #[arg(required = true)]
-    pub file: Option<PathBuf>,
-    /// Output directory (default: the file's `out`, else results/sweeps/<name>).
-    #[arg(long)]
+    pub file: PathBuf,
+    /// Output directory (`None`: the file's `out`, else results/sweeps/<name>).
     pub out: Option<PathBuf>,
-    /// Threads (default or 0: every core); with fewer unfinished points than threads, each
-    /// point runs its load balancers side by side on its share. With `--point`: that point's
-    /// load balancers run at once (default 1).
-    #[arg(long, short = 'j')]
+    /// Threads (`None` or 0: every core); with fewer unfinished points than threads, each
+    /// point runs its load balancers side by side on its share. With `point`: that point's
+    /// load balancers run at once (`None`: 1).
     pub jobs: Option<usize>,
     /// Run only this point (0-based; what a Slurm array task does); no sweep.csv is written.
-    #[arg(long)]
     pub point: Option<usize>,
-    /// Instead of running, write a cluster job: `slurm` writes sweep.slurm and manifest.csv.
-    #[arg(long, value_enum)]
+    /// Instead of running, write a cluster job.
     pub emit: Option<Emit>,
     /// Print nothing but errors.
-    #[arg(long)]
     pub quiet: bool,
 }
 
-/// `repsim sweep merge`.
-#[derive(Subcommand)]
-pub enum SweepAction {
-    /// Combine the per-point outputs of a sweep directory into its sweep.csv.
-    Merge {
-        /// The sweep's output directory.
-        dir: PathBuf,
-    },
-}
-
-/// Cluster job formats of `--emit`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// Cluster job formats a sweep can be written as instead of run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Emit {
-    /// A Slurm job-array script (one task per point).
+    /// A Slurm job-array script (one task per point) and its manifest.csv.
     Slurm,
 }
 
+crate::named_values!(Emit, "job format", { Slurm => "slurm" });
+
 /// `repsim sweep`.
-pub fn sweep(args: SweepArgs) -> Result<()> {
-    if let Some(SweepAction::Merge { dir }) = &args.action {
-        return merge::merge(dir);
-    }
-    let file = args.file.as_ref().context("give a sweep file")?;
-    let sweep = Sweep::load(file)?;
+pub fn sweep(args: &SweepRequest) -> Result<()> {
+    let sweep = Sweep::load(&args.file)?;
     // A Slurm array task checks only its own point; everything else checks every point.
     check_points(&sweep, args.point)?;
     let out = args.out.clone().unwrap_or_else(|| sweep.out.clone());
@@ -303,21 +281,25 @@ pub fn run_point(sweep: &Sweep, p: &Point, out: &Path, jobs: usize) -> Result<bo
         "scenario" => CollectMode::Scenario,
         _ => CollectMode::None,
     };
-    crate::run::run(RunArgs {
+    crate::run::run_scenario(&RunRequest {
         scenario,
         out: Some(dir.clone()),
-        lb: sweep.lb.clone(),
-        seed,
-        quiet: true,
-        json: false,
-        collect,
-        format: Format::Csv,
         set,
-        jobs,
-        // Sweeps run every point to its end (a figure may plot a stalled run's end time).
-        limits: crate::limits::LimitArgs {
-            cancel: sweep.cancel.clone(),
-            ..Default::default()
+        json: false,
+        options: RunOptions {
+            lb: sweep.lb.clone(),
+            seed,
+            collect,
+            format: Format::Csv,
+            jobs,
+            // Sweeps run every point to its end (a figure may plot a stalled run's end time).
+            limits: crate::limits::Limits {
+                cancel: sweep.cancel.clone(),
+                ..Default::default()
+            },
+            quiet: true,
+            header: false,
+            progress: false,
         },
     })?;
     Ok(true)

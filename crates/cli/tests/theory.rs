@@ -1,9 +1,11 @@
-//! Runs every `theory` subcommand through `cli::run` with small parameters and checks its files.
+//! Runs every `repsim theory` subcommand as parsed from its arguments, with small parameters, and
+//! checks its files; the flags' defaults are the library's.
 
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
-use theory::cli::{self, TheoryArgs};
+use repsim_cli::theory::{TheoryArgs, TheoryModel};
+use repsim_figures::models;
 use theory::recycled::Feedback;
 
 #[derive(Parser)]
@@ -22,7 +24,7 @@ fn run(args: &[&str]) {
     let mut argv = vec!["theory"];
     argv.extend_from_slice(args);
     let w = Wrapper::try_parse_from(argv).expect("arguments parse");
-    cli::run(w.theory).expect("command runs");
+    w.theory.execute().expect("command runs");
 }
 
 fn check_csv(path: &Path, header: &str, min_rows: usize) {
@@ -177,7 +179,7 @@ fn embeds_as_repsim_subcommand() {
         .expect("parses");
     let Command::Theory(t) = r.command;
     match t.model {
-        cli::TheoryModel::Ops(o) => {
+        TheoryModel::Ops(o) => {
             assert_eq!(o.n, vec![4, 8]);
             assert_eq!((o.lambda, o.rounds, o.trials), (0.99, 1000, 500));
             assert_eq!(o.out, PathBuf::from("x"));
@@ -200,11 +202,12 @@ fn embeds_as_repsim_subcommand() {
         .expect("parses");
         let Command::Theory(t) = r.command;
         let m = match t.model {
-            cli::TheoryModel::Recycled(a) => a.model,
-            cli::TheoryModel::Convergence(a) => a.model,
-            cli::TheoryModel::Coalescing(a) => a.model,
+            TheoryModel::Recycled(a) => a.model,
+            TheoryModel::Convergence(a) => a.model,
+            TheoryModel::Coalescing(a) => a.model,
             other => panic!("parsed as {other:?}"),
         };
+        let m = models::ModelOptions::from(m);
         let p = m.params(8);
         assert_eq!(
             (p.lambda, p.tau, p.feedback),
@@ -212,4 +215,73 @@ fn embeds_as_repsim_subcommand() {
         );
         assert_eq!((m.b, p.ack_every), (None, 1));
     }
+}
+
+/// `repsim theory <model>` with no flag runs the library's default options (the paper's).
+#[test]
+fn the_flags_defaults_are_the_librarys() {
+    let parse = |model: &str| {
+        let Command::Theory(t) = Repsim::try_parse_from(["repsim", "theory", model])
+            .expect("parses")
+            .command;
+        t.model
+    };
+    let TheoryModel::Ops(o) = parse("ops") else {
+        panic!("ops")
+    };
+    let (o, d) = (models::OpsOptions::from(o), models::OpsOptions::default());
+    assert_eq!(
+        (o.out, o.seed, o.n, o.rounds, o.trials),
+        (d.out, d.seed, d.n, d.rounds, d.trials)
+    );
+    assert_eq!(o.lambda, d.lambda);
+    let TheoryModel::Recycled(r) = parse("recycled") else {
+        panic!("recycled")
+    };
+    let (r, d) = (
+        models::RecycledOptions::from(r),
+        models::RecycledOptions::default(),
+    );
+    assert_eq!(
+        (r.out, r.seed, r.n, r.rounds, r.model),
+        (d.out, d.seed, d.n, d.rounds, d.model)
+    );
+    let TheoryModel::Convergence(c) = parse("convergence") else {
+        panic!("convergence")
+    };
+    let (c, d) = (
+        models::ConvergenceOptions::from(c),
+        models::ConvergenceOptions::default(),
+    );
+    assert_eq!(
+        (c.out, c.n, c.runs, c.rounds, c.model),
+        (d.out, d.n, d.runs, d.rounds, d.model)
+    );
+    let TheoryModel::Coalescing(k) = parse("coalescing") else {
+        panic!("coalescing")
+    };
+    let (k, d) = (
+        models::CoalescingOptions::from(k),
+        models::CoalescingOptions::default(),
+    );
+    assert_eq!(
+        (k.out, k.n, k.rounds, k.trials, k.ratios, k.model),
+        (d.out, d.n, d.rounds, d.trials, d.ratios, d.model)
+    );
+    let TheoryModel::EvImbalance(e) = parse("ev-imbalance") else {
+        panic!("ev-imbalance")
+    };
+    let (e, d) = (
+        models::EvImbalanceOptions::from(e),
+        models::EvImbalanceOptions::default(),
+    );
+    assert_eq!(
+        (e.out, e.flows, e.uplinks, e.min_log2, e.max_log2, e.salts),
+        (d.out, d.flows, d.uplinks, d.min_log2, d.max_log2, d.salts)
+    );
+    let TheoryModel::All(a) = parse("all") else {
+        panic!("all")
+    };
+    let (a, d) = (models::AllOptions::from(a), models::AllOptions::default());
+    assert_eq!((a.out, a.seed), (d.out, d.seed));
 }

@@ -289,13 +289,13 @@ pub(super) fn write_table(
     let base = t.parent().unwrap_or(Path::new(""));
     let default_plots = base.join("docs").join("figures");
     let text = finish_table(&text, plots.unwrap_or(&default_plots), base);
-    crate::files::write_atomic(t, text.as_bytes())
+    repsim_experiment::files::write_atomic(t, text.as_bytes())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::figure::model::Figure;
+    use crate::model::Figure;
 
     fn result(id: &str, ours: f64) -> FigureResult {
         FigureResult {
@@ -313,6 +313,7 @@ mod tests {
                 ratio: Some(ours / 2.0),
                 bound: None,
                 sign: Default::default(),
+                note: None,
             }],
         }
     }
@@ -403,6 +404,7 @@ mod tests {
             ratio: Some(ours),
             bound,
             sign: Default::default(),
+            note: None,
         };
         let at_most = c(0.39, Some(draw::Bound::AtMost));
         assert_eq!(

@@ -1,6 +1,6 @@
-//! Records the commit the binary is built from (`REPSIM_COMMIT`: short hash, `-dirty` when
-//! tracked files differ from it, `unknown` outside a git checkout), so that a figure's results
-//! name the code that produced them.
+//! Records the commit the libraries and the binary are built from (`REPSIM_COMMIT`: short hash,
+//! `-dirty` when tracked files differ from it, `unknown` outside a git checkout), so that a
+//! run's and a figure's results name the code that produced them.
 use std::process::Command;
 
 fn git(args: &[&str]) -> Option<String> {
@@ -22,7 +22,15 @@ fn main() {
         println!("cargo:rerun-if-changed={dir}/refs/heads");
     }
     // Any source change may make the tree dirty (or clean again).
-    for src in ["src", "../repsim/src", "../theory/src", "../reps/src"] {
+    for src in [
+        "src",
+        "../repsim/src",
+        "../theory/src",
+        "../reps/src",
+        "../plot/src",
+        "../figures/src",
+        "../cli/src",
+    ] {
         println!("cargo:rerun-if-changed={src}");
     }
     println!("cargo:rerun-if-changed=build.rs");
