@@ -63,9 +63,9 @@ impl Derived {
         let queue_bytes = match args.queue_pkts {
             Some(q) => u64::from(q) * u64::from(args.mtu),
             None => {
-                let factor = args
-                    .queue_bdp_factor
-                    .unwrap_or(if args.disable_trim { 5.0 } else { 1.0 });
+                let factor =
+                    args.queue_bdp_factor
+                        .unwrap_or(if args.disable_trim { 5.0 } else { 1.0 });
                 (bdp_pkts as f64 * factor) as u64 * u64::from(args.mtu)
             }
         };
@@ -293,6 +293,16 @@ fn lb_entry(args: &HtsimArgs) -> Result<String> {
         ));
     }
     let mut entry = format!("{{ scheme = \"{scheme}\"");
+    if matches!(args.lb, LbAlgo::Bitmap | LbAlgo::Mixed) {
+        // These keep their own EV-set size (default 256); the reference's is `-paths`.
+        if !args.paths.is_power_of_two() {
+            return Err(HtsimError::new(format!(
+                "-paths {}: bitmap and mixed need a power of two",
+                args.paths
+            )));
+        }
+        let _ = write!(entry, ", evs_size = {}", args.paths);
+    }
     if let Some(ps) = args.exit_freeze_ps {
         let _ = write!(entry, ", freeze = \"{ps}ps\"");
     }
@@ -310,7 +320,9 @@ fn cc_section(args: &HtsimArgs) -> Result<String> {
         s.push_str("algo = \"eqds\"\npull_size = \"16384B\"\npull_ends_speculation = true\n");
         return Ok(s);
     }
-    let cwnd = args.cwnd_pkts.map(|c| format!("initial_cwnd = \"{c}pkt\"\n"));
+    let cwnd = args
+        .cwnd_pkts
+        .map(|c| format!("initial_cwnd = \"{c}pkt\"\n"));
     match args.sender_cc {
         SenderCc::Nscc => {
             s.push_str("algo = \"nscc\"\n");
@@ -446,6 +458,35 @@ mod tests {
         assert_eq!(degraded[0], "\"core0->agg0\"");
         assert_eq!(degraded[7], "\"core56->agg0\"");
         assert!(b.toml.contains("speed = \"25000Mbps\""));
+    }
+
+    #[test]
+    fn bitmap_and_mixed_take_the_paths_flag_as_their_ev_set() {
+        let m = matrix::parse("Nodes 16\nConnections 1\n0->1 start 0 size 10\n", false).unwrap();
+        let b = scenario(&args(&["-paths", "1"]), &m, None).unwrap();
+        assert!(
+            b.toml
+                .contains("lb = [{ scheme = \"mixed\", evs_size = 1 }]"),
+            "{}",
+            b.toml
+        );
+        let b = scenario(
+            &args(&["-load_balancing_algo", "bitmap", "-paths", "128"]),
+            &m,
+            None,
+        );
+        assert!(b
+            .unwrap()
+            .toml
+            .contains("scheme = \"bitmap\", evs_size = 128"));
+        let e = scenario(&args(&["-paths", "100"]), &m, None).unwrap_err();
+        assert!(e.0.starts_with("-paths 100"), "{e}");
+        let b = scenario(
+            &args(&["-load_balancing_algo", "oblivious", "-paths", "100"]),
+            &m,
+            None,
+        );
+        assert!(b.unwrap().toml.contains("evs_size = 100\n"));
     }
 
     #[test]

@@ -56,7 +56,9 @@ pub fn parse(text: &str, conn_reuse: bool) -> Result<UecMatrix> {
         let first = tokens[0];
         if let Some((s, d)) = first.split_once("->") {
             let src: u32 = s.parse().map_err(|_| at(format!("bad source '{s}'")))?;
-            let dst: u32 = d.parse().map_err(|_| at(format!("bad destination '{d}'")))?;
+            let dst: u32 = d
+                .parse()
+                .map_err(|_| at(format!("bad destination '{d}'")))?;
             let (mut id, mut start, mut size, mut msg) = (None, None, None, false);
             let mut i = 1;
             while i < tokens.len() {
@@ -103,9 +105,10 @@ pub fn parse(text: &str, conn_reuse: bool) -> Result<UecMatrix> {
             lines_read += 1;
             let id = id.unwrap_or(u64::from(lines_read));
             if conn_reuse && msg {
-                let same = flows.iter().zip(&is_msg).rposition(|(f, &m)| {
-                    m && f.src == src && f.dst == dst && f.id == id
-                });
+                let same = flows
+                    .iter()
+                    .zip(&is_msg)
+                    .rposition(|(f, &m)| m && f.src == src && f.dst == dst && f.id == id);
                 if let Some(k) = same {
                     if flows[k].start_us != start_us {
                         return Err(at(format!(

@@ -78,8 +78,7 @@ pub fn parse_plan(text: &str) -> Result<Vec<Experiment>> {
             if p.contains("Binary") {
                 e.binary = rest.to_string();
             } else if p.contains("Param") {
-                e.params
-                    .extend(rest.split_whitespace().map(str::to_string));
+                e.params.extend(rest.split_whitespace().map(str::to_string));
             } else if p.contains("tailFCT") {
                 e.tail_target_us = number(rest)?;
             } else if p.contains("FCT") {
@@ -225,7 +224,14 @@ mod tests {
         assert_eq!(e[1].tail_target_us, 0);
         assert_eq!(
             e[1].argv(),
-            ["-tm", "connection_matrices/one.cm", "-end", "1000", "-paths", "128"]
+            [
+                "-tm",
+                "connection_matrices/one.cm",
+                "-end",
+                "1000",
+                "-paths",
+                "128"
+            ]
         );
         assert!(parse_plan("!Param -end 5\n").is_err());
         assert!(parse_plan("m.cm\n!tailFCT soon\n").is_err());
@@ -240,12 +246,24 @@ mod tests {
         assert_eq!(
             o[0].verdicts,
             [
-                Verdict { what: "FCT Uec_1_0".into(), pass: false },
-                Verdict { what: "tail FCT".into(), pass: true },
-                Verdict { what: "connection count".into(), pass: true },
+                Verdict {
+                    what: "FCT Uec_1_0".into(),
+                    pass: false
+                },
+                Verdict {
+                    what: "tail FCT".into(),
+                    pass: true
+                },
+                Verdict {
+                    what: "connection count".into(),
+                    pass: true
+                },
             ]
         );
-        assert_eq!((o[0].tail_us, o[0].min_us, o[0].connections), (1637.76, 235.068, 21));
+        assert_eq!(
+            (o[0].tail_us, o[0].min_us, o[0].connections),
+            (1637.76, 235.068, 21)
+        );
         assert_eq!(o[0].counters.unwrap().pulls, 42288);
         assert_eq!(o[1].connections, 3);
         assert_eq!(o[1].counters.unwrap().nacks, 5);

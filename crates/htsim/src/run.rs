@@ -185,7 +185,11 @@ pub fn run(args: &HtsimArgs, roots: &[PathBuf]) -> Result<HtsimRun> {
             rts: s.rts,
         });
     }
-    finishes.sort_by(|a, b| a.finish_us.total_cmp(&b.finish_us).then(a.index.cmp(&b.index)));
+    finishes.sort_by(|a, b| {
+        a.finish_us
+            .total_cmp(&b.finish_us)
+            .then(a.index.cmp(&b.index))
+    });
     Ok(HtsimRun {
         finishes,
         unfinished,
@@ -214,11 +218,7 @@ pub fn print(run: &HtsimRun, out: &mut impl Write) -> std::io::Result<()> {
     }
     writeln!(out, "Done")?;
     if run.unfinished > 0 {
-        writeln!(
-            out,
-            "{} flows did not finish before -end",
-            run.unfinished
-        )?;
+        writeln!(out, "{} flows did not finish before -end", run.unfinished)?;
     }
     writeln!(out, "{}", run.counters.line())
 }

@@ -128,7 +128,11 @@ fn within_share(ours: f64, reference: f64, share: f64) -> bool {
 }
 
 /// Sets our outcome beside the reference's under the tolerances of the module docs.
-pub fn compare(e: &Experiment, ours: &Outcome, reference: &Outcome) -> (Vec<Comparison>, Vec<String>) {
+pub fn compare(
+    e: &Experiment,
+    ours: &Outcome,
+    reference: &Outcome,
+) -> (Vec<Comparison>, Vec<String>) {
     let fct_share = if e.degrades_links() { 0.10 } else { 0.05 };
     let mut c = vec![
         Comparison {
@@ -223,10 +227,7 @@ fn run_one(e: &Experiment, roots: &[PathBuf]) -> (std::result::Result<Outcome, S
         .unwrap_or_default();
     if binary != "htsim_uec" {
         return (
-            Err(format!(
-                "binary {}: only htsim_uec is modelled",
-                e.binary
-            )),
+            Err(format!("binary {}: only htsim_uec is modelled", e.binary)),
             0.0,
         );
     }
@@ -241,9 +242,8 @@ fn run_one(e: &Experiment, roots: &[PathBuf]) -> (std::result::Result<Outcome, S
 /// Runs a plan (in parallel) and compares it with the reference's output when given.
 /// Progress goes to standard error.
 pub fn validate(options: &ValidateOptions) -> Result<PlanReport> {
-    let text = std::fs::read_to_string(&options.plan).map_err(|e| {
-        HtsimError::new(format!("{}: cannot read: {e}", options.plan.display()))
-    })?;
+    let text = std::fs::read_to_string(&options.plan)
+        .map_err(|e| HtsimError::new(format!("{}: cannot read: {e}", options.plan.display())))?;
     let experiments = plan::parse_plan(&text)
         .map_err(|e| HtsimError::new(format!("{}: {e}", options.plan.display())))?;
     let reference = match &options.against {
@@ -315,7 +315,10 @@ pub fn validate(options: &ValidateOptions) -> Result<PlanReport> {
                     i + 1,
                     e.name,
                     wall,
-                    result.as_ref().err().map_or(String::new(), |m| format!(", error: {m}"))
+                    result
+                        .as_ref()
+                        .err()
+                        .map_or(String::new(), |m| format!(", error: {m}"))
                 );
                 *slots[k].lock().expect("no worker panics holding it") = Some((result, wall));
             });
@@ -369,7 +372,11 @@ fn signed_share(ours: f64, reference: f64) -> String {
 pub fn print(report: &PlanReport, out: &mut impl Write) -> std::io::Result<()> {
     for r in &report.results {
         let e = &r.experiment;
-        writeln!(out, "\nExperiment: {}\n==========================================", e.name)?;
+        writeln!(
+            out,
+            "\nExperiment: {}\n==========================================",
+            e.name
+        )?;
         writeln!(out, "Running {} {}", e.binary, e.argv().join(" "))?;
         let ours = match &r.ours {
             Ok(o) => o,
@@ -525,7 +532,11 @@ mod tests {
     fn tolerances_are_the_acceptance_ones() {
         let reference = outcome(200.0, 100.0, 1000, 100, 1000, true);
         let e = experiment(&[]);
-        let (c, d) = compare(&e, &outcome(209.0, 104.0, 1000, 124, 1049, true), &reference);
+        let (c, d) = compare(
+            &e,
+            &outcome(209.0, 104.0, 1000, 124, 1049, true),
+            &reference,
+        );
         assert!(d.is_empty());
         assert!(c.iter().all(|c| c.within != Some(false)), "{c:?}");
         let (c, _) = compare(&e, &outcome(211.0, 100.0, 999, 126, 1051, true), &reference);
@@ -551,7 +562,11 @@ mod tests {
     #[test]
     fn new_must_match_without_losses_and_verdicts_must_agree() {
         let reference = outcome(200.0, 100.0, 1000, 0, 1000, false);
-        let (c, d) = compare(&experiment(&[]), &outcome(200.0, 100.0, 1001, 0, 1000, true), &reference);
+        let (c, d) = compare(
+            &experiment(&[]),
+            &outcome(200.0, 100.0, 1001, 0, 1000, true),
+            &reference,
+        );
         assert_eq!(judged(&c, "New"), Some(false));
         assert_eq!(d, ["tail FCT: ours PASS, reference FAIL"]);
     }
