@@ -84,7 +84,7 @@ pub fn parse(text: &str, conn_reuse: bool) -> Result<UecMatrix> {
                     "size" => size = Some(int("size")?),
                     "start" => {
                         let t: f64 = val.parse().map_err(|_| at(format!("bad start '{val}'")))?;
-                        if !(t >= 0.0) {
+                        if t.is_nan() || t < 0.0 {
                             return Err(at(format!("start must be >= 0, not {val}")));
                         }
                         // The reference truncates start times to whole microseconds.

@@ -220,7 +220,10 @@ pub fn roots(options: &ValidateOptions) -> Vec<PathBuf> {
     }
 }
 
-fn run_one(e: &Experiment, roots: &[PathBuf]) -> (std::result::Result<Outcome, String>, f64) {
+/// One experiment's outcome (or why it could not run) and its wall-clock seconds.
+type RunOutcome = (std::result::Result<Outcome, String>, f64);
+
+fn run_one(e: &Experiment, roots: &[PathBuf]) -> RunOutcome {
     let binary = Path::new(&e.binary)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -295,8 +298,7 @@ pub fn validate(options: &ValidateOptions) -> Result<PlanReport> {
     }
     .min(chosen.len().max(1));
     let next = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<(std::result::Result<Outcome, String>, f64)>>> =
-        chosen.iter().map(|_| Mutex::new(None)).collect();
+    let slots: Vec<Mutex<Option<RunOutcome>>> = chosen.iter().map(|_| Mutex::new(None)).collect();
     let done = AtomicUsize::new(0);
     let started = Instant::now();
     std::thread::scope(|s| {
@@ -406,8 +408,8 @@ pub fn print(report: &PlanReport, out: &mut impl Write) -> std::io::Result<()> {
         if r.reference.is_some() {
             writeln!(
                 out,
-                "  {:<15} {:>12} {:>12} {:>10}  {}",
-                "quantity", "ours", "reference", "diff", "within"
+                "  {:<15} {:>12} {:>12} {:>10}  within",
+                "quantity", "ours", "reference", "diff"
             )?;
             for c in &r.comparisons {
                 writeln!(
