@@ -54,6 +54,31 @@ pub enum Command {
     Figure(figure::FigureArgs),
     /// Balls-into-bins models behind REPS (paper Section 5): CSV plus PNG/SVG plots.
     Theory(theory::TheoryArgs),
+    /// Run an htsim_uec command line as it is (`repsim htsim -tm m.cm -sender_cc_only`) and print
+    /// what the reference prints that its validation reads; `--emit-scenario FILE` writes the TOML.
+    Htsim {
+        /// The htsim flags.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// Run a uet-htsim validation plan and, with `--against`, compare it with the reference's
+    /// committed output (exit status 1 when a verdict or number differs).
+    ValidatePlan {
+        /// The plan (`validate_*.txt`).
+        plan: PathBuf,
+        /// The reference's output (`validate_outputs/*.out`).
+        #[arg(long)]
+        against: Option<PathBuf>,
+        /// Folder the plan's paths resolve against (default: the plan's, then data/uet-htsim/).
+        #[arg(long)]
+        root: Option<PathBuf>,
+        /// Experiments run at once (0: one per core).
+        #[arg(short = 'j', long, default_value_t = 1)]
+        jobs: usize,
+        /// Only these experiments (positions in the plan, from 1; comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<usize>,
+    },
 }
 
 impl Command {
@@ -73,6 +98,21 @@ impl Command {
             Command::Sweep(args) => args.execute(),
             Command::Figure(args) => repsim_figures::figure(&args.into_request()),
             Command::Theory(args) => args.execute(),
+            Command::Htsim { args } => repsim_htsim::run::main(&args).map_err(Into::into),
+            Command::ValidatePlan {
+                plan,
+                against,
+                root,
+                jobs,
+                only,
+            } => repsim_htsim::validate::main(&repsim_htsim::ValidateOptions {
+                plan,
+                against,
+                root,
+                jobs,
+                only,
+            })
+            .map_err(Into::into),
         }
     }
 }

@@ -1,0 +1,73 @@
+//! The small experiments of uet-htsim's own validation plans, run against the reference's
+//! committed outputs with the acceptance tolerances (the full plans are a command in
+//! docs/fidelity.md).
+use std::path::PathBuf;
+
+use repsim_htsim::validate::{self, ValidateOptions};
+
+fn data() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/uet-htsim")
+}
+
+fn check(plan: &str, only: &[usize]) {
+    let options = ValidateOptions {
+        plan: data().join(format!("{plan}.txt")),
+        against: Some(data().join(format!("validate_outputs/{plan}.out"))),
+        root: None,
+        jobs: 2,
+        only: only.to_vec(),
+    };
+    let report = validate::validate(&options).unwrap();
+    assert_eq!(report.results.len(), only.len());
+    for r in &report.results {
+        let mut text = Vec::new();
+        validate::print(&report, &mut text).unwrap();
+        assert!(
+            r.agrees(),
+            "{plan} experiment {} differs:\n{}",
+            r.position,
+            String::from_utf8_lossy(&text)
+        );
+        // Every judged number was compared.
+        assert!(r.comparisons.iter().filter(|c| c.within.is_some()).count() >= 6);
+    }
+}
+
+#[test]
+fn connection_reuse_with_nscc_matches_the_reference() {
+    check("validate_uec_connreuse", &[1, 2, 3, 7, 8, 9]);
+}
+
+#[test]
+fn single_and_bidirectional_connections_match_the_reference() {
+    check("validate_uec_sender", &[1, 2, 7, 8]);
+}
+
+#[test]
+fn a_plan_resolves_its_paths_against_root() {
+    let copy = std::env::temp_dir().join(format!("repsim-htsim-plan-{}.txt", std::process::id()));
+    std::fs::copy(data().join("validate_uec_connreuse.txt"), &copy).unwrap();
+    let options = ValidateOptions {
+        plan: copy.clone(),
+        against: None,
+        root: Some(data()),
+        jobs: 1,
+        only: vec![1],
+    };
+    let report = validate::validate(&options).unwrap();
+    std::fs::remove_file(&copy).unwrap();
+    let ours = report.results[0].ours.as_ref().unwrap();
+    assert_eq!(ours.connections, 1);
+    assert!(ours.verdicts.iter().all(|v| v.pass));
+    // Without the root the matrix is not found, and the error names it.
+    let missing = ValidateOptions {
+        root: Some(std::env::temp_dir()),
+        ..options
+    };
+    std::fs::copy(data().join("validate_uec_connreuse.txt"), &copy).unwrap();
+    let report = validate::validate(&missing).unwrap();
+    std::fs::remove_file(&copy).unwrap();
+    let err = report.results[0].ours.as_ref().unwrap_err();
+    assert!(err.contains("test_cr_1f1m10p.cm"), "{err}");
+    assert!(!report.agrees());
+}
