@@ -417,7 +417,7 @@ impl RepsState {
             self.set_explore_counter(left);
             let forced_random = match cfg.explore_mode {
                 ExploreMode::Reference => true,
-                ExploreMode::PaperPseudocode => left % (BUFFER_SLOTS as u16) == 0,
+                ExploreMode::PaperPseudocode => left.is_multiple_of(BUFFER_SLOTS as u16),
             };
             if forced_random {
                 return random_ev(cfg.evs_size, rng);
