@@ -340,6 +340,18 @@ pub fn summary_json(runs: &[RunSummary], incomplete: Option<&str>) -> Result<Vec
     json_bytes(&Summary { incomplete, runs })
 }
 
+/// Column name of a summary field given as a dotted path: a field nested in a time keeps the
+/// unit last (`fct_us.p99` is `fct_p99_us`); other nesting joins with `_`.
+pub fn column(field: &str) -> String {
+    match field.split_once('.') {
+        Some((parent, child)) => match parent.strip_suffix("_us") {
+            Some(stem) => format!("{stem}_{}_us", child.replace('.', "_")),
+            None => field.replace('.', "_"),
+        },
+        None => field.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

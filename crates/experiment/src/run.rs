@@ -10,12 +10,11 @@ use repsim::Simulation;
 
 use crate::files::write_atomic;
 use crate::limits::{Limiter, Limits};
-use crate::output::{collectives_csv, flow_columns, flows_csv, slowdown_csv, summary_json};
+use crate::output::{collectives_csv, column, flow_columns, flows_csv, slowdown_csv, summary_json};
 use crate::prepared::{peak_rss, CollectMode, Prepared};
 use crate::progress::Bars;
 use crate::run_outputs::{run_side_by_side, side_by_side_allowed, InTurn, RunOutputs};
 use crate::series::{self, Format, RunInfo, Table, Tables};
-use crate::sweep::merge::column;
 
 /// Everything `repsim run` is asked for, as plain options: the scenario file, where its files
 /// go, how its summary is printed, and how it runs ([`RunOptions`]).

@@ -20,8 +20,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use repsim::metrics::{FlowRow, RunSummary};
 use repsim_experiment::cells::{cell_kind, CellKind};
+use repsim_experiment::output::column as summary_column;
 use repsim_experiment::output::FlowShape;
-use repsim_experiment::sweep::merge::column as summary_column;
 
 /// An Arrow table: one record batch with its schema.
 #[pyclass(module = "repsim._repsim", frozen)]

@@ -7,6 +7,7 @@ use anyhow::{bail, Context, Result};
 
 use super::spec::Sweep;
 use crate::files::{json_bytes, write_atomic};
+use crate::output::column;
 use crate::series::MARKER;
 
 /// Name of the manifest a sweep writes into its output directory (read by `merge`).
@@ -159,18 +160,6 @@ fn derived(dir: &Path, run: &serde_json::Value, lb: &str) -> Vec<String> {
         }
     }));
     cells
-}
-
-/// Column name of a summary field given as a dotted path: a field nested in a time keeps the
-/// unit last (`fct_us.p99` is `fct_p99_us`); other nesting joins with `_`.
-pub fn column(field: &str) -> String {
-    match field.split_once('.') {
-        Some((parent, child)) => match parent.strip_suffix("_us") {
-            Some(stem) => format!("{stem}_{}_us", child.replace('.', "_")),
-            None => field.replace('.', "_"),
-        },
-        None => field.to_string(),
-    }
 }
 
 /// A CSV cell: quoted when it holds a comma, quote or newline.
