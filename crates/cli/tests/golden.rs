@@ -204,6 +204,7 @@ golden! {
     failures_extreme_50 => "failures-extreme-50",
     failures_incremental => "failures-incremental",
     failures_one_cable_32 => "failures-one-cable-32",
+    incast_with_background => "incast-with-background",
     laps_dragonfly_hdp => "laps-dragonfly-hdp",
     laps_dragonfly_rpc => "laps-dragonfly-rpc",
     laps_llm_allscatter => "laps-llm-allscatter",

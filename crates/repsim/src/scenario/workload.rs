@@ -43,8 +43,8 @@ use crate::workload::{self, cm::parse_matrix, FlowSpec, Trigger};
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Workloads {
-    /// `[workload]`.
-    One(WorkloadSection),
+    /// `[workload]` (boxed: the section is large beside the array's pointer).
+    One(Box<WorkloadSection>),
     /// `[[workload]]`.
     Many(Vec<WorkloadSection>),
 }
@@ -61,7 +61,7 @@ impl<'de> Deserialize<'de> for Workloads {
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Workloads, A::Error> {
                 WorkloadSection::deserialize(de::value::MapAccessDeserializer::new(map))
-                    .map(Workloads::One)
+                    .map(|w| Workloads::One(Box::new(w)))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Workloads, A::Error> {
                 Vec::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Workloads::Many)
@@ -75,7 +75,7 @@ impl Workloads {
     /// The workload sections, in the file's order.
     pub fn sections(&self) -> &[WorkloadSection] {
         match self {
-            Workloads::One(w) => std::slice::from_ref(w),
+            Workloads::One(w) => std::slice::from_ref(&**w),
             Workloads::Many(ws) => ws,
         }
     }
