@@ -117,6 +117,12 @@ fn the_pages_crate_registers_three_schemes_and_writes_the_standard_files() {
             "finished: {r:?}"
         );
     }
+    // The load balancer's timer fired: its jumps are recorded under the scheme's own name.
+    let events = std::fs::read_to_string(results.join("lb_events.csv")).expect("lb_events.csv");
+    assert!(
+        events.lines().skip(1).any(|l| l.contains(",hopped")),
+        "no hopped event in lb_events.csv:\n{events}"
+    );
     // The congestion control's timer fired: windows opened past their 16-packet start.
     let cwnd = std::fs::read_to_string(results.join("cwnd.csv")).expect("cwnd.csv");
     let widest = cwnd
