@@ -1,7 +1,7 @@
 //! The simulator's module structure, read from the sources so that a bad import fails here
 //! rather than in review: no module names a module of a higher layer (`docs/architecture.md`),
 //! and the simulation names no scheme.
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Rows of `docs/architecture.md`, bottom (0) to top.
