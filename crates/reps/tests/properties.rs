@@ -314,7 +314,8 @@ fn replay(cfg: Config, start: u32, seed: u32, events: Vec<Event>) -> Result<(), 
                             prop_assert!(random, "Reference exploration must be random")
                         }
                         ExploreMode::PaperPseudocode => {
-                            let must_random = (explore - 1).is_multiple_of(8) || before.valid_count() == 0;
+                            let must_random =
+                                (explore - 1).is_multiple_of(8) || before.valid_count() == 0;
                             prop_assert_eq!(random, must_random);
                             if !random {
                                 prop_assert_eq!(Some(ev), model.take(max_uses(&cfg)));
