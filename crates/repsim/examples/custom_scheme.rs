@@ -9,6 +9,7 @@
 //!
 //! Run it from the repository root with `cargo run --release -p repsim --example custom_scheme
 //! [marks]`.
+use repsim::ConfigError;
 use std::path::Path;
 
 use repsim::engine::time::US;
@@ -34,9 +35,9 @@ impl Default for EcnRehashConfig {
 }
 
 impl LbScheme for EcnRehashConfig {
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         if self.marks == 0 {
-            return Err("marks: must be positive".into());
+            return Err(ConfigError::new("marks", "must be positive"));
         }
         Ok(())
     }

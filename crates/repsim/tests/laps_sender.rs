@@ -1,8 +1,8 @@
 //! The LAPS transport: window, AIMD rules, per-path loss detection and per-path timeout.
 use repsim::engine::time::{MS, NS, US};
 use repsim::engine::{Rng, Time};
-use repsim::lb::laps::{LapsConfig, LapsDecreaseGuard, LapsTransport};
-use repsim::lb::{LbContext, LbSpec, OwnTransport, PathSignal, Route};
+use repsim::lb::laps::{LapsConfig, LapsDecreaseGuard, LapsTransport, PathSignal};
+use repsim::lb::{LbContext, LbSpec, OwnTransport, Route};
 use repsim::transport::sender::*;
 use repsim::transport::{FlowStats, Sizes};
 
@@ -12,14 +12,16 @@ const LINE: u64 = 200_000_000_000;
 /// T: the largest idle baseline of [`routes`].
 const T: Time = 9 * US;
 
+/// Four 4-link routes: a lone packet takes T - 2 us, and each link's slowest serialisation
+/// (500 ns of a full packet at 16.768 Gb/s) brings the idle baseline to T.
 fn routes() -> Vec<Route> {
     (0..4)
         .map(|i| Route {
             id: 10 + i,
             hops: 4,
             base_rtt: 2 * T,
-            idle_latency: T - i as Time * US,
-            unloaded_latency: T - 2 * US,
+            one_way: T - 2 * US,
+            slowest_rate: 16_768_000_000,
         })
         .collect()
 }

@@ -5,12 +5,14 @@
 //! scenario's `[routing] switch` names it.
 mod common;
 
+use repsim::ConfigError;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use repsim::cc::{AckSample, CcParams, CcScheme, CongestionControl};
 use repsim::engine::time::US;
 use repsim::engine::{Handle, Rng, Time};
 use repsim::lb::{LbContext, LbEvent, LbScheme, LoadBalancer, PathChoice};
+use repsim::net::packet::{Kind, Packet};
 use repsim::net::RunContext;
 use repsim::routing::{Ingress, RoutingScheme, SchemeSetup, SchemeTimer, SwitchCtx, SwitchScheme};
 use repsim::{Registry, Simulation};
@@ -24,6 +26,10 @@ static PROBE_ANSWERS: AtomicU64 = AtomicU64::new(0);
 static CC_TIMERS: AtomicU64 = AtomicU64::new(0);
 /// Switch-scheme timers that fired.
 static SWITCH_TIMERS: AtomicU64 = AtomicU64::new(0);
+/// Notifications of the switch scheme's own that reached the switch they were sent to.
+static NOTES_DELIVERED: AtomicU64 = AtomicU64::new(0);
+/// What the switch scheme writes in its notifications' scheme field.
+const NOTE_MARK: u16 = 0x5a5a;
 
 /// `lb = { scheme = "test-rotate", every_us = 5 }`: one EV at a time, a new one each period
 /// (its own timer), and a probe on the new EV with the first packet after each move.
@@ -41,9 +47,9 @@ impl Default for RotateConfig {
 }
 
 impl LbScheme for RotateConfig {
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         if self.every_us == 0 {
-            return Err("every_us: must be positive".into());
+            return Err(ConfigError::new("every_us", "must be positive"));
         }
         Ok(())
     }
@@ -102,7 +108,7 @@ impl LoadBalancer for Rotate {
         std::mem::take(&mut self.probe).then_some(PathChoice::ev(self.ev))
     }
 
-    fn on_one_way(&mut self, _ev: u16, one_way: Time, _now: Time) {
+    fn on_probe_answer(&mut self, _ev: u16, one_way: Time, _now: Time) {
         assert!(one_way > 0, "a probe takes time");
         PROBE_ANSWERS.fetch_add(1, Ordering::Relaxed);
     }
@@ -114,7 +120,7 @@ impl LoadBalancer for Rotate {
 struct TickingConfig {}
 
 impl CcScheme for TickingConfig {
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         Ok(())
     }
 
@@ -151,13 +157,14 @@ impl CongestionControl for Ticking {
 }
 
 /// `[routing] switch = "test-first-port"`: always the first candidate, and a timer every
-/// 20 us while packets pass (armed by the first one).
+/// 20 us while packets pass (armed by the first one), on which the switch sends a notification
+/// of its own to the next switch.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 struct FirstPortConfig {}
 
 impl RoutingScheme for FirstPortConfig {
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         Ok(())
     }
 
@@ -170,31 +177,45 @@ struct FirstPort {
     armed: bool,
 }
 
-const TICK: SchemeTimer = SchemeTimer {
-    kind: 0,
-    gen: 0,
-    id: 0,
-};
+/// The scheme's one timer kind.
+const TICK: u8 = 0;
 
 impl SwitchScheme for FirstPort {
     fn ingress(
         &mut self,
         ctx: &mut SwitchCtx,
-        _switch: u32,
-        _h: Handle,
+        switch: u32,
+        h: Handle,
         candidates: &[u32],
     ) -> Ingress {
+        let pkt = *ctx.packet(h);
+        if pkt.kind == Kind::Notify && pkt.dst == ctx.topology().switch_node(switch) {
+            assert_eq!(pkt.scheme, NOTE_MARK, "its own notification, as sent");
+            NOTES_DELIVERED.fetch_add(1, Ordering::Relaxed);
+            return Ingress::Consume;
+        }
         if !self.armed {
             self.armed = true;
             let at = ctx.now() + 20 * US;
-            ctx.set_timer(at, TICK);
+            let timer = SchemeTimer {
+                kind: TICK,
+                gen: 0,
+                id: switch,
+            };
+            ctx.set_timer(at, timer);
         }
         Ingress::Forward(candidates[0])
     }
 
-    fn on_timer(&mut self, _ctx: &mut SwitchCtx, timer: SchemeTimer) {
-        assert_eq!(timer, TICK, "its own timer comes back as set");
+    fn on_timer(&mut self, ctx: &mut SwitchCtx, timer: SchemeTimer) {
+        assert_eq!(timer.kind, TICK, "its own timer comes back as set");
         SWITCH_TIMERS.fetch_add(1, Ordering::Relaxed);
+        let topo = ctx.topology();
+        let next = (timer.id + 1) % topo.switches.len() as u32;
+        let mut note = Packet::blank(Kind::Notify, 64);
+        note.dst = topo.switch_node(next);
+        note.scheme = NOTE_MARK;
+        ctx.originate(timer.id, note);
         // Armed again by the next packet, so that an idle network runs out of events.
         self.armed = false;
     }
@@ -252,8 +273,11 @@ flows = [{}]
         CC_TIMERS.load(Ordering::Relaxed) > 0,
         "the controllers ticked"
     );
+    let ticks = SWITCH_TIMERS.load(Ordering::Relaxed);
+    assert!(ticks > 0, "the switch scheme ticked");
+    let notes = NOTES_DELIVERED.load(Ordering::Relaxed);
     assert!(
-        SWITCH_TIMERS.load(Ordering::Relaxed) > 0,
-        "the switch scheme ticked"
+        notes > 0 && notes <= ticks,
+        "its notifications reached their switches ({notes} of {ticks})"
     );
 }

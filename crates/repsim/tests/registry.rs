@@ -12,6 +12,7 @@ use repsim::net::topology::builder::FileReader;
 use repsim::net::topology::fat_tree::FatTreeSpec;
 use repsim::net::topology::{BuildError, TopologyBuilder};
 use repsim::net::{RunContext, Topology};
+use repsim::ConfigError;
 use repsim::Registry;
 use serde::{Deserialize, Serialize};
 
@@ -29,9 +30,9 @@ impl Default for RoundRobinConfig {
 }
 
 impl LbScheme for RoundRobinConfig {
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         if self.evs == 0 {
-            return Err("evs: must be positive".into());
+            return Err(ConfigError::new("evs", "must be positive"));
         }
         Ok(())
     }
@@ -72,9 +73,9 @@ impl Default for FixedWindowConfig {
 }
 
 impl CcScheme for FixedWindowConfig {
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         if self.packets == 0 {
-            return Err("packets: must be positive".into());
+            return Err(ConfigError::new("packets", "must be positive"));
         }
         Ok(())
     }

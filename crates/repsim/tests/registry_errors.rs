@@ -4,6 +4,7 @@ use repsim::engine::{Rng, Time};
 use repsim::lb::{LbContext, LbScheme, LoadBalancer, PathChoice};
 use repsim::net::RunContext;
 use repsim::registry::RegistryError;
+use repsim::ConfigError;
 use repsim::Registry;
 use serde::{Deserialize, Serialize};
 
@@ -13,7 +14,7 @@ use serde::{Deserialize, Serialize};
 struct FixedEvConfig {}
 
 impl LbScheme for FixedEvConfig {
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         Ok(())
     }
 

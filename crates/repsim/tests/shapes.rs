@@ -92,10 +92,14 @@ fn dragonfly_spraying_over_explicit_routes_of_different_lengths() {
             paths::round_trip(sim.topology(), &links, 4150, 64)
         );
         assert_eq!(
-            r.idle_latency,
-            candidates::idle_latency(sim.topology(), &links, 4150)
+            r.one_way,
+            candidates::unloaded_latency(sim.topology(), &links, 4150)
         );
-        assert!(r.unloaded_latency < r.idle_latency);
+        assert_eq!(
+            r.slowest_rate,
+            candidates::slowest_rate(sim.topology(), &links)
+        );
+        assert!(r.one_way < repsim::lb::laps::idle_latency(r, 4150));
     }
     // They are LAPS's candidates (minimal, then one through each other group: 7 links at
     // most, and some route that long), not Yen's 8 shortest.

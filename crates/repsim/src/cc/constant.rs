@@ -1,6 +1,7 @@
 //! A constant window and/or pacing rate that nothing changes, not even losses (the reference
 //! simulator's `constant`): the baseline for checking what a load balancer or the network does
 //! on its own, and for rate-paced senders in tests.
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CcParams, CcScheme, CongestionControl};
@@ -34,12 +35,12 @@ impl CcScheme for ConstantConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, ctx: &RunContext) -> Result<(), ConfigError> {
         if self.window.is_some_and(|w| w.0.bytes(ctx.mtu) == 0) {
-            return Err("window: must be positive".into());
+            return Err(ConfigError::new("window", "must be positive"));
         }
         if self.rate.is_some_and(|r| r.0 == 0) {
-            return Err("rate: must be positive".into());
+            return Err(ConfigError::new("rate", "must be positive"));
         }
         Ok(())
     }

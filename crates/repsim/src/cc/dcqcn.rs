@@ -28,6 +28,7 @@
 //! updates of the periods since it was last read are applied when it is read, with the same
 //! result as a 1 us timer); a decrease check is scheduled only when a CNP is waiting for one;
 //! the increase timer stops once the rate is back at line rate.
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CcParams, CcScheme, CongestionControl};
@@ -98,9 +99,9 @@ impl CcScheme for DcqcnConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, ctx: &RunContext) -> Result<(), ConfigError> {
         if !(self.g > 0.0 && self.g <= 1.0) {
-            return Err("g: must be in (0, 1]".into());
+            return Err(ConfigError::new("g", "must be in (0, 1]"));
         }
         for (name, t) in [
             ("alpha_interval", self.alpha_interval),
@@ -108,17 +109,17 @@ impl CcScheme for DcqcnConfig {
             ("increase_interval", self.increase_interval),
         ] {
             if t.0 == 0 {
-                return Err(format!("{name}: must be positive"));
+                return Err(ConfigError::new(name, "must be positive"));
             }
         }
         if !(self.rate_on_first_cnp > 0.0 && self.rate_on_first_cnp <= 1.0) {
-            return Err("rate_on_first_cnp: must be in (0, 1]".into());
+            return Err(ConfigError::new("rate_on_first_cnp", "must be in (0, 1]"));
         }
         if self.window.is_some_and(|w| w.0.bytes(ctx.mtu) == 0) {
-            return Err("window: must be positive".into());
+            return Err(ConfigError::new("window", "must be positive"));
         }
         if self.start_rate.is_some_and(|r| r.0 == 0) {
-            return Err("start_rate: must be positive".into());
+            return Err(ConfigError::new("start_rate", "must be positive"));
         }
         Ok(())
     }

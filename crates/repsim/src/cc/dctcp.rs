@@ -20,6 +20,7 @@
 //! In both, a NACK or a timeout removes the lost packet's size (the reference's generic rule),
 //! and the window never drops below one MTU. The window starts at `initial_cwnd` (default: the
 //! maximum window, `max_cwnd_bdp` = 1.5 bandwidth-delay products of the path, as MPRDMA).
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CcParams, CcScheme, CongestionControl};
@@ -74,18 +75,18 @@ impl CcScheme for DctcpConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, ctx: &RunContext) -> Result<(), ConfigError> {
         if !(self.g > 0.0 && self.g <= 1.0) {
-            return Err("g: must be in (0, 1]".into());
+            return Err(ConfigError::new("g", "must be in (0, 1]"));
         }
         if !(0.0..=1.0).contains(&self.initial_alpha) {
-            return Err("initial_alpha: must be in [0, 1]".into());
+            return Err(ConfigError::new("initial_alpha", "must be in [0, 1]"));
         }
         if self.max_cwnd_bdp.is_nan() || self.max_cwnd_bdp <= 0.0 {
-            return Err("max_cwnd_bdp: must be positive".into());
+            return Err(ConfigError::new("max_cwnd_bdp", "must be positive"));
         }
         if self.initial_cwnd.is_some_and(|c| c.0.bytes(ctx.mtu) == 0) {
-            return Err("initial_cwnd: must be positive".into());
+            return Err(ConfigError::new("initial_cwnd", "must be positive"));
         }
         Ok(())
     }
@@ -399,6 +400,7 @@ mod tests {
             assert!(c
                 .validate(&RunContext::new(4150, 64))
                 .unwrap_err()
+                .to_string()
                 .starts_with(field));
         }
     }

@@ -20,6 +20,7 @@
 //! too (in the RoCE modes every NACK carries one; in `uec` CNPs come only with
 //! `cnp_interval`). The rate starts at line rate; there is no window unless `window` sets one
 //! (the LAPS runs put a window of one network BDP on every scheme).
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CcParams, CcScheme, CongestionControl};
@@ -77,15 +78,15 @@ impl CcScheme for DctcpRateConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, ctx: &RunContext) -> Result<(), ConfigError> {
         if !(self.g > 0.0 && self.g <= 1.0) {
-            return Err("g: must be in (0, 1]".into());
+            return Err(ConfigError::new("g", "must be in (0, 1]"));
         }
         if !(0.0..=1.0).contains(&self.initial_alpha) {
-            return Err("initial_alpha: must be in [0, 1]".into());
+            return Err(ConfigError::new("initial_alpha", "must be in [0, 1]"));
         }
         if self.window.is_some_and(|w| w.0.bytes(ctx.mtu) == 0) {
-            return Err("window: must be positive".into());
+            return Err(ConfigError::new("window", "must be positive"));
         }
         Ok(())
     }

@@ -60,6 +60,7 @@
 //! header lane); one lost to a fault is made good by the next, but if it was a connection's last
 //! and nothing of the connection is in flight, nothing re-sends it (the reference has no timer for
 //! that either) and the flow stays unfinished.
+use crate::ConfigError;
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
@@ -135,19 +136,25 @@ impl CcScheme for EqdsConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, ctx: &RunContext) -> Result<(), ConfigError> {
         if !(self.max_credit_bdp.is_finite() && self.max_credit_bdp > 0.0) {
-            return Err("max_credit_bdp: must be positive".into());
+            return Err(ConfigError::new("max_credit_bdp", "must be positive"));
         }
         if self.initial_credit.is_some_and(|c| c.0.bytes(ctx.mtu) == 0) {
-            return Err("initial_credit: must be positive (a first packet asks for credit)".into());
+            return Err(ConfigError::new(
+                "initial_credit",
+                "must be positive (a first packet asks for credit)",
+            ));
         }
         let pull = self.pull_size.0.bytes(ctx.mtu);
         if pull == 0 || pull > 1 << 30 {
-            return Err("pull_size: must be between 1 byte and 1 GiB".into());
+            return Err(ConfigError::new(
+                "pull_size",
+                "must be between 1 byte and 1 GiB",
+            ));
         }
         if !(self.pull_rate > 0.0 && self.pull_rate <= 1.0) {
-            return Err("pull_rate: must be in (0, 1]".into());
+            return Err(ConfigError::new("pull_rate", "must be in (0, 1]"));
         }
         Ok(())
     }

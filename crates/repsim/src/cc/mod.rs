@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 use crate::engine::registry::{self, AsAny, Entry, Implements, Kind, Spec, Table};
 use crate::engine::Time;
 use crate::net::RunContext;
+use crate::ConfigError;
 use credit::ReceiverPacing;
 pub use credit::{CreditGate, PullRequest};
 
@@ -137,7 +138,7 @@ pub trait CongestionControl: Send {
 /// the run and makes one [`CongestionControl`] per connection.
 pub trait CcScheme: AsAny + fmt::Debug + Send + Sync {
     /// Checks the parameters; the message names the field.
-    fn validate(&self, ctx: &RunContext) -> Result<(), String>;
+    fn validate(&self, ctx: &RunContext) -> Result<(), ConfigError>;
     /// A controller for one connection.
     fn build(&self, p: &CcParams) -> Box<dyn CongestionControl>;
     /// When the algorithm's timed switch turns on for every connection of the run (at the

@@ -25,6 +25,7 @@
 //! reference). `fast_increase_after` is the reference's timed switch of its Fig. 7 scenario:
 //! every sender, running or later, gets fast increase from the first switch-queue arrival after
 //! that time.
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CcParams, CcScheme, CongestionControl};
@@ -78,13 +79,13 @@ impl CcScheme for MprdmaConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, ctx: &RunContext) -> Result<(), ConfigError> {
         if self.max_cwnd_bdp.is_nan() || self.max_cwnd_bdp <= 0.0 {
-            return Err("max_cwnd_bdp: must be positive".into());
+            return Err(ConfigError::new("max_cwnd_bdp", "must be positive"));
         }
         if let Some(c) = self.initial_cwnd {
             if c.0.bytes(ctx.mtu) == 0 {
-                return Err("initial_cwnd: must be positive".into());
+                return Err(ConfigError::new("initial_cwnd", "must be positive"));
             }
         }
         Ok(())

@@ -41,6 +41,7 @@
 //! Not modelled: the reference lowers the base RTT on a NACK's RTT too (a NACK carries no
 //! sample here), and a NACK's quick adapt ignores the marks of the bytes in flight at the
 //! last ACK (the reference takes them at the NACK).
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CcParams, CcScheme, CongestionControl};
@@ -119,33 +120,33 @@ impl CcScheme for NsccConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, ctx: &RunContext) -> Result<(), ConfigError> {
         if self.target_delay.is_some_and(|t| t.0 == 0) {
-            return Err("target_delay: must be positive".into());
+            return Err(ConfigError::new("target_delay", "must be positive"));
         }
         if self
             .target_delay_rtt
             .is_some_and(|t| !(t.is_finite() && t > 0.0))
         {
-            return Err("target_delay_rtt: must be positive".into());
+            return Err(ConfigError::new("target_delay_rtt", "must be positive"));
         }
         if self.initial_cwnd.is_some_and(|c| c.0.bytes(ctx.mtu) == 0) {
-            return Err("initial_cwnd: must be positive".into());
+            return Err(ConfigError::new("initial_cwnd", "must be positive"));
         }
         if !(self.max_cwnd_bdp.is_finite() && self.max_cwnd_bdp > 0.0) {
-            return Err("max_cwnd_bdp: must be positive".into());
+            return Err(ConfigError::new("max_cwnd_bdp", "must be positive"));
         }
         if self.qa_gate > 63 {
-            return Err("qa_gate: must be at most 63".into());
+            return Err(ConfigError::new("qa_gate", "must be at most 63"));
         }
         if !(self.gamma > 0.0 && self.gamma <= 1.0) {
-            return Err("gamma: must be in (0, 1]".into());
+            return Err(ConfigError::new("gamma", "must be in (0, 1]"));
         }
         if self.adjust_period.is_some_and(|t| t.0 == 0) {
-            return Err("adjust_period: must be positive".into());
+            return Err(ConfigError::new("adjust_period", "must be positive"));
         }
         if self.adjust_bytes.is_some_and(|s| s.0.bytes(ctx.mtu) == 0) {
-            return Err("adjust_bytes: must be positive".into());
+            return Err(ConfigError::new("adjust_bytes", "must be positive"));
         }
         Ok(())
     }

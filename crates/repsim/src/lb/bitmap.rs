@@ -27,6 +27,7 @@
 //!   packet's own EV to 15. The sender here knows that EV, so it is the one penalised.
 //! * uet-htsim treats a NACK for a packet trimmed at the last hop as good news; the sender here
 //!   does not say where a packet was trimmed, so every NACK adds 4 (as in htsim-reps).
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{check_evs_size, AckFeedback, LbContext, LbScheme, LoadBalancer, PathChoice};
@@ -80,18 +81,19 @@ impl LbScheme for BitmapConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         check_power_of_two_evs(self.evs_size)
     }
 }
 
 /// Checks an optional own EV-set size for a bitmap generator: in range and a power of two.
-pub(crate) fn check_power_of_two_evs(evs_size: Option<u32>) -> Result<(), String> {
+pub(crate) fn check_power_of_two_evs(evs_size: Option<u32>) -> Result<(), ConfigError> {
     let Some(n) = evs_size else { return Ok(()) };
     check_evs_size(n)?;
     if !n.is_power_of_two() {
-        return Err(format!(
-            "evs_size: must be a power of two for the bitmap EV generator, not {n}"
+        return Err(ConfigError::new(
+            "evs_size",
+            format!("must be a power of two for the bitmap EV generator, not {n}"),
         ));
     }
     Ok(())
@@ -504,7 +506,7 @@ mod tests {
         .validate(&RunContext::new(4150, 64))
         .unwrap_err();
         assert!(
-            e.starts_with("evs_size:") && e.contains("power of two"),
+            e.to_string().starts_with("evs_size:") && e.to_string().contains("power of two"),
             "{e}"
         );
         assert!(BitmapConfig {

@@ -1,5 +1,6 @@
 //! ECMP: one EV for the whole connection (`flow_index mod evs_size`, as the reference does), so
 //! every packet of a flow follows one hashed path and collisions between flows persist.
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{check_evs_override, LbContext, LbScheme, LoadBalancer, PathChoice};
@@ -24,7 +25,7 @@ impl LbScheme for EcmpConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         check_evs_override(self.evs_size)
     }
 }

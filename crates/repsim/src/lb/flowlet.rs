@@ -18,6 +18,7 @@
 //!
 //! Re-paths happen when a packet is sent, which no hook reports, so flowlet switches are not
 //! recorded as `rerouted` events.
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -74,10 +75,10 @@ impl LbScheme for FlowletConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         check_evs_override(self.evs_size)?;
         if self.gap.is_some_and(|g| g.0 == 0) {
-            return Err("gap: must be positive".into());
+            return Err(ConfigError::new("gap", "must be positive"));
         }
         Ok(())
     }
@@ -340,6 +341,7 @@ mod tests {
         assert!(zero
             .validate(&RunContext::new(4150, 64))
             .unwrap_err()
+            .to_string()
             .starts_with("gap:"));
         assert!(toml::from_str::<FlowletConfig>("timeout = \"3us\"").is_err());
     }

@@ -2,6 +2,7 @@
 //! htsim, `tommasobo/REPS_EuroSys_Artifact`, `uec.cpp`: `incremental`); feedback is ignored. Every EV is used equally often, so the spread of a
 //! flow's packets over a switch's ports measures only the hash's balance: the REPS paper's
 //! Figure 14 EV-set-size study (`run_study_entropies.py`).
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{check_evs_override, LbContext, LbScheme, LoadBalancer, PathChoice};
@@ -27,7 +28,7 @@ impl LbScheme for IncrementalConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         check_evs_override(self.evs_size)
     }
 }

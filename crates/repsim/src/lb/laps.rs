@@ -8,8 +8,10 @@
 //! The path-information table (PIT) lives here, one record per candidate route: its idle
 //! baseline (`idleVal`), its last one-way latency (`realVal`), when that was measured
 //! (`time`), when a packet or probe last went on it, and whether a probe answer is awaited.
-//! Latencies come from every data ACK and probe answer ([`LoadBalancer::on_one_way`]); the
-//! receiver echoes arrival minus send time (simulated time is global, so no clock sync).
+//! Latencies come from every data ACK ([`AckFeedback::one_way`]) and probe answer
+//! ([`LoadBalancer::on_probe_answer`]); the receiver echoes arrival minus send time (simulated
+//! time is global, so no clock sync). The idle baseline of a route is LAPS's
+//! `theoreticalSmallestLatency` ([`idle_latency`]).
 //!
 //! Defaults: the sender that produced the paper's numbers. The paper (section 3.7's footnote)
 //! sends its readers to the reference code (`Laps-ns3`, `peers.md` 1.9) for every setting, and
@@ -44,11 +46,15 @@
 //!   (the code's are unseeded), so a run repeats bit for bit.
 //! - **PIT scope**: per connection (the code shares it between the flows of a host pair);
 //!   with `[transport] reuse_connections` the next flow of a pair inherits it.
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
-use super::{LbContext, LbScheme, LoadBalancer, OwnConnection, PathChoice, PathSignal, Route};
+use super::{
+    AckFeedback, LbContext, LbEvent, LbScheme, LoadBalancer, OwnConnection, PathChoice, Route,
+};
 use crate::engine::time::MS;
 use crate::engine::{Rng, Time};
+use crate::net::candidates::whole_ns;
 use crate::net::paths::PathId;
 use crate::net::RunContext;
 use crate::units::{RateQ, TimeQ};
@@ -149,17 +155,40 @@ impl LapsConfig {
         }
     }
 
-    /// T, the target delay: the largest idle baseline of the candidate routes.
-    pub fn target(routes: &[Route]) -> Time {
-        routes.iter().map(|r| r.idle_latency).max().unwrap_or(0)
+    /// T, the target delay: the largest idle baseline of the candidate routes, for packets of
+    /// `mtu` bytes.
+    pub fn target(routes: &[Route], mtu: u32) -> Time {
+        routes
+            .iter()
+            .map(|r| idle_latency(r, mtu))
+            .max()
+            .unwrap_or(0)
     }
+}
+
+/// LAPS's idle baseline of `route` (`theoreticalSmallestLatency`) for `packet`-byte packets:
+/// its unloaded one-way latency (per link propagation and serialisation, plus every switch's
+/// forwarding latency) plus, per link, one more serialisation at the route's slowest speed,
+/// serialisations truncated to whole nanoseconds as the reference code computes them (1,048 B:
+/// 83 ns at 100 Gb/s).
+pub fn idle_latency(route: &Route, packet: u32) -> Time {
+    route.one_way + route.hops as Time * whole_ns(packet, route.slowest_rate)
+}
+
+/// What the LAPS transport reads from its connection's [`Laps`] after each data ACK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathSignal {
+    /// Every valid candidate route's latency exceeds the target delay.
+    pub congested: bool,
+    /// The largest latency over the candidate routes.
+    pub max_latency: Time,
 }
 
 impl LbScheme for LapsConfig {
     /// The LAPS transport, over the candidate routes, with the per-path timeout `rto`.
     fn own_transport(&self, routes: &[Route], line_rate: u64, mtu: u32) -> Option<OwnConnection> {
-        let transport =
-            LapsTransport::new(self, routes.len(), Self::target(routes), line_rate, mtu);
+        let target = Self::target(routes, mtu);
+        let transport = LapsTransport::new(self, routes.len(), target, line_rate, mtu);
         Some(OwnConnection {
             transport: Box::new(transport),
             route_header: self.route_header,
@@ -169,27 +198,33 @@ impl LbScheme for LapsConfig {
 
     /// A load balancer for one connection.
     fn build(&self, ctx: &LbContext, _rng: &mut Rng) -> Box<dyn LoadBalancer> {
-        Box::new(Laps::new(self, ctx.routes))
+        Box::new(Laps::new(self, ctx.routes, ctx.mtu))
     }
 
     /// Checks the parameters.
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         if self.paths == 0 || self.paths > 64 {
-            return Err(format!("paths: must be in 1..=64, not {}", self.paths));
+            return Err(ConfigError::new(
+                "paths",
+                format!("must be in 1..=64, not {}", self.paths),
+            ));
         }
         if !(self.beta.is_finite() && self.beta >= 0.0) {
-            return Err(format!("beta: must be finite and >= 0, not {}", self.beta));
+            return Err(ConfigError::new(
+                "beta",
+                format!("must be finite and >= 0, not {}", self.beta),
+            ));
         }
         if self.rto.0 == 0 {
-            return Err("rto: must be positive".into());
+            return Err(ConfigError::new("rto", "must be positive"));
         }
         if self.min_rate.0 == 0 {
-            return Err("min_rate: must be positive".into());
+            return Err(ConfigError::new("min_rate", "must be positive"));
         }
         if self.route_header > 1000 {
-            return Err(format!(
-                "route_header: must be at most 1000 bytes, not {}",
-                self.route_header
+            return Err(ConfigError::new(
+                "route_header",
+                format!("must be at most 1000 bytes, not {}", self.route_header),
             ));
         }
         Ok(())
@@ -229,8 +264,9 @@ pub struct Laps {
 }
 
 impl Laps {
-    /// A chooser over `routes` (at least one, at most 64: `paths` is validated to 64).
-    pub fn new(config: &LapsConfig, routes: &[Route]) -> Self {
+    /// A chooser over `routes` (at least one, at most 64: `paths` is validated to 64) for
+    /// packets of `mtu` bytes.
+    pub fn new(config: &LapsConfig, routes: &[Route], mtu: u32) -> Self {
         assert!(!routes.is_empty(), "LAPS needs candidate routes");
         assert!(routes.len() <= 64, "LAPS takes at most 64 candidate routes");
         Laps {
@@ -238,7 +274,7 @@ impl Laps {
                 .iter()
                 .map(|r| PathRecord {
                     route: r.id,
-                    latency: r.unloaded_latency,
+                    latency: r.one_way,
                     updated: 0,
                     last_sent: 0,
                     waiting: false,
@@ -246,7 +282,7 @@ impl Laps {
                 .collect(),
             beta: config.beta,
             probing: config.probing,
-            target: LapsConfig::target(routes),
+            target: LapsConfig::target(routes, mtu),
             weights: vec![0.0; routes.len()],
             probe: None,
         }
@@ -326,6 +362,27 @@ impl Laps {
     pub fn latency(&self, i: usize) -> Time {
         self.paths[i].latency
     }
+
+    /// A one-way latency of candidate `ev` measured at `now` (a data ACK's echo or a probe
+    /// answer): the PIT record's latency and time, and the record is valid again.
+    pub fn on_one_way(&mut self, ev: u16, one_way: Time, now: Time) {
+        if let Some(p) = self.paths.get_mut(ev as usize) {
+            p.latency = one_way;
+            p.updated = now;
+            p.waiting = false;
+        }
+    }
+
+    /// Whether every valid route is over the target delay, and the largest latency: what the
+    /// LAPS transport's rate control reads after each data ACK.
+    pub fn path_signal(&self) -> PathSignal {
+        let mut valid = self.paths.iter().filter(|p| !p.waiting).peekable();
+        let congested = valid.peek().is_some() && valid.all(|p| p.latency > self.target);
+        PathSignal {
+            congested,
+            max_latency: self.paths.iter().map(|p| p.latency).max().unwrap_or(0),
+        }
+    }
 }
 
 impl LoadBalancer for Laps {
@@ -351,21 +408,15 @@ impl LoadBalancer for Laps {
         })
     }
 
-    fn on_one_way(&mut self, ev: u16, one_way: Time, now: Time) {
-        if let Some(p) = self.paths.get_mut(ev as usize) {
-            p.latency = one_way;
-            p.updated = now;
-            p.waiting = false;
+    fn on_ack(&mut self, ack: &AckFeedback) -> Option<LbEvent> {
+        if let Some(one_way) = ack.one_way {
+            self.on_one_way(ack.ev, one_way, ack.now);
         }
+        None
     }
 
-    fn path_signal(&self) -> Option<PathSignal> {
-        let mut valid = self.paths.iter().filter(|p| !p.waiting).peekable();
-        let congested = valid.peek().is_some() && valid.all(|p| p.latency > self.target);
-        Some(PathSignal {
-            congested,
-            max_latency: self.paths.iter().map(|p| p.latency).max().unwrap_or(0),
-        })
+    fn on_probe_answer(&mut self, ev: u16, one_way: Time, now: Time) {
+        self.on_one_way(ev, one_way, now);
     }
 }
 

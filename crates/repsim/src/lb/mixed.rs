@@ -12,6 +12,7 @@
 //! The htsim-reps reference's own `mixed` crashes on its first packet, so this follows the
 //! specification's description (and uet-htsim's working version) rather than any observed run.
 //! The bitmap's paper-vs-reference choice ([`SkipRule`]) applies here too.
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::bitmap::{check_power_of_two_evs, BitmapState, SkipRule};
@@ -51,7 +52,7 @@ impl LbScheme for MixedConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         check_power_of_two_evs(self.evs_size)
     }
 }
@@ -169,6 +170,6 @@ mod tests {
         }
         .validate(&RunContext::new(4150, 64))
         .unwrap_err();
-        assert!(e.starts_with("evs_size:"), "{e}");
+        assert!(e.to_string().starts_with("evs_size:"), "{e}");
     }
 }

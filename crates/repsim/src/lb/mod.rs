@@ -5,6 +5,7 @@
 //! switches hash (with the flow key and their salt) to pick among equal-cost ports, or an
 //! explicit route the switches follow. It learns from every ACK (with the EVs of every packet
 //! the ACK covers), NACK and retransmission timeout.
+use crate::ConfigError;
 use std::fmt;
 use std::sync::LazyLock;
 
@@ -57,13 +58,11 @@ pub struct Route {
     pub hops: u32,
     /// Unloaded round-trip time (a full packet out, a header back).
     pub base_rtt: Time,
-    /// Idle one-way baseline of a full packet (propagation and serialization per link:
-    /// [`crate::net::candidates::idle_latency`]), for schemes that compare measured latency
-    /// with it.
-    pub idle_latency: Time,
-    /// One-way latency of a lone full packet
-    /// ([`crate::net::candidates::unloaded_latency`]), a starting latency estimate.
-    pub unloaded_latency: Time,
+    /// One-way latency of a lone full packet, serialisations in whole nanoseconds
+    /// ([`crate::net::candidates::unloaded_latency`]).
+    pub one_way: Time,
+    /// The slowest link's rate on the route, in bits per second.
+    pub slowest_rate: u64,
 }
 
 /// What a load balancer knows about its connection when it is created.
@@ -127,6 +126,7 @@ impl AckFeedback<'_> {
             ev,
             ecn: false,
             rtt: None,
+            one_way: None,
             now,
             covered: &[],
             cwnd_before: 100 * 4150,
@@ -145,6 +145,9 @@ pub struct AckFeedback<'a> {
     pub ecn: bool,
     /// Round-trip sample of the acknowledged PSN's latest transmission, if still outstanding.
     pub rtt: Option<Time>,
+    /// The one-way delay of the acknowledged packet, on connections whose transport has the
+    /// receiver echo it (a scheme's own transport, [`LbScheme::own_transport`]).
+    pub one_way: Option<Time>,
     /// Arrival time.
     pub now: Time,
     /// EVs of every packet this ACK newly acknowledges, the triggering packet's last (one entry
@@ -235,18 +238,11 @@ pub struct LbRecord {
     pub event: LbEvent,
 }
 
-/// What a load balancer that measures its paths tells the transport it supplies
-/// ([`LbScheme::own_transport`]) after each data ACK.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PathSignal {
-    /// Every valid candidate route's latency exceeds the target delay.
-    pub congested: bool,
-    /// The largest latency over the candidate routes.
-    pub max_latency: Time,
-}
-
 /// A sender-side path chooser for one connection.
-pub trait LoadBalancer: Send {
+///
+/// It is [`AsAny`] so that a transport its scheme brings ([`LbScheme::own_transport`]) can
+/// read the state of its own load balancer.
+pub trait LoadBalancer: AsAny + Send {
     /// The path of the next packet (new data, retransmission or RTS).
     fn next(&mut self, now: Time, rng: &mut Rng) -> PathChoice;
     /// Whether it reads [`AckFeedback::covered`] (asked once; listing every covered EV costs
@@ -297,7 +293,7 @@ pub trait LoadBalancer: Send {
     /// Whether it sends path probes (asked once, so others cost nothing per packet). A probe
     /// is a small packet on a path of the load balancer's choice, in the data lane at switches
     /// so that it measures queueing; the receiver answers it at once with its one-way delay,
-    /// which comes back through [`Self::on_one_way`].
+    /// which comes back through [`Self::on_probe_answer`].
     fn sends_probes(&self) -> bool {
         false
     }
@@ -305,15 +301,10 @@ pub trait LoadBalancer: Send {
     fn take_probe(&mut self) -> Option<PathChoice> {
         None
     }
-    /// A one-way latency of the path of `ev` arrived (a probe answer, or a data ACK of a
-    /// receiver that echoes delays).
-    fn on_one_way(&mut self, ev: u16, one_way: Time, now: Time) {
+    /// The answer to a probe sent on the path of `ev` arrived at `now`: the probe's one-way
+    /// delay.
+    fn on_probe_answer(&mut self, ev: u16, one_way: Time, now: Time) {
         let _ = (ev, one_way, now);
-    }
-    /// What it tells the transport its scheme supplies ([`LbScheme::own_transport`]) after
-    /// each data ACK, if anything.
-    fn path_signal(&self) -> Option<PathSignal> {
-        None
     }
 }
 
@@ -322,7 +313,7 @@ pub trait LoadBalancer: Send {
 /// against the run and makes one [`LoadBalancer`] per connection.
 pub trait LbScheme: AsAny + fmt::Debug + Send + Sync {
     /// Checks the parameters; the message names the field (`"freeze: must be positive"`).
-    fn validate(&self, ctx: &RunContext) -> Result<(), String>;
+    fn validate(&self, ctx: &RunContext) -> Result<(), ConfigError>;
     /// A load balancer for one connection.
     fn build(&self, ctx: &LbContext, rng: &mut Rng) -> Box<dyn LoadBalancer>;
     /// How many explicit routes per connection the scheme wants (0, the default: it hashes
@@ -371,8 +362,10 @@ pub trait OwnTransport: Send {
         sent_at: Time,
         lost: &mut dyn FnMut(u32, Time),
     );
-    /// After a data ACK: the load balancer's latest path signal.
-    fn on_path_signal(&mut self, now: Time, signal: &PathSignal);
+    /// After a data ACK, once the connection's load balancer has seen it: the transport may
+    /// read that load balancer's state (its scheme's own type, through
+    /// [`AsAny::as_any`]).
+    fn after_ack(&mut self, now: Time, lb: &dyn LoadBalancer);
     /// When the connection timer should next fire (the earliest path deadline), if ever.
     fn next_deadline(&self) -> Option<Time>;
     /// The PSN a timeout reports: the oldest listed packet.
@@ -431,15 +424,18 @@ impl Default for Spec<LbKind> {
 }
 
 /// The number of entropy values of an EV-hashing scheme: `evs_size` in 1..=65536.
-pub fn check_evs_size(evs_size: u32) -> Result<(), String> {
+pub fn check_evs_size(evs_size: u32) -> Result<(), ConfigError> {
     if evs_size == 0 || evs_size > 65536 {
-        return Err(format!("evs_size: must be in 1..=65536, not {evs_size}"));
+        return Err(ConfigError::new(
+            "evs_size",
+            format!("must be in 1..=65536, not {evs_size}"),
+        ));
     }
     Ok(())
 }
 
 /// A scheme's optional own `evs_size`, checked when given.
-pub(crate) fn check_evs_override(evs_size: Option<u32>) -> Result<(), String> {
+pub(crate) fn check_evs_override(evs_size: Option<u32>) -> Result<(), ConfigError> {
     evs_size.map_or(Ok(()), check_evs_size)
 }
 

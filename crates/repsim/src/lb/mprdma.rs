@@ -23,6 +23,7 @@
 //! stalls. `random_after_timeout = true` makes a timeout clear the verdict instead: what is
 //! sent before the next ACK that leaves room (the retransmission first) takes random EVs, as a
 //! packet no ACK released would under strict ACK clocking.
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -56,7 +57,7 @@ impl LbScheme for MprdmaLbConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         check_evs_override(self.evs_size)
     }
 }
@@ -279,6 +280,7 @@ mod tests {
         }
         .validate(&RunContext::new(4150, 64))
         .unwrap_err()
+        .to_string()
         .starts_with("evs_size:"));
     }
 }

@@ -7,6 +7,7 @@
 //! with the next subflow's EV. There is no per-subflow window, feedback or state (ACKs, NACKs
 //! and timeouts are ignored), so a congested subflow slows every subflow equally; this is how
 //! the reference runs it, unlike real MPTCP with its coupled per-subflow windows.
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{check_evs_override, LbContext, LbScheme, LoadBalancer, PathChoice};
@@ -40,12 +41,12 @@ impl LbScheme for MptcpConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         check_evs_override(self.evs_size)?;
         if self.subflows == 0 || self.subflows > 65536 {
-            return Err(format!(
-                "subflows: must be in 1..=65536, not {}",
-                self.subflows
+            return Err(ConfigError::new(
+                "subflows",
+                format!("must be in 1..=65536, not {}", self.subflows),
             ));
         }
         Ok(())
@@ -158,6 +159,7 @@ mod tests {
         }
         .validate(&RunContext::new(4150, 64))
         .unwrap_err()
+        .to_string()
         .starts_with("subflows:"));
         assert!(toml::from_str::<MptcpConfig>("flows = 4").is_err());
     }

@@ -1,5 +1,6 @@
 //! OPS (oblivious packet spraying): a fresh uniformly random EV for every packet; feedback is
 //! ignored.
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{check_evs_override, random_ev, LbContext, LbScheme, LoadBalancer, PathChoice};
@@ -24,7 +25,7 @@ impl LbScheme for OpsConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         check_evs_override(self.evs_size)
     }
 }

@@ -45,6 +45,7 @@
 //! **Next hops.** Its EVs are hashed by the switches over their shortest-path groups, or, in a
 //! run whose `lb` entry says `next_hops = "laps-candidates"` (the LAPS runs), over the next
 //! links of the LAPS candidate routes ([`crate::net::candidate_hops`]).
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -121,15 +122,15 @@ impl LbScheme for PlbConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         check_evs_override(self.evs_size)?;
         if self.rounds == 0 {
-            return Err("rounds: must be at least 1".into());
+            return Err(ConfigError::new("rounds", "must be at least 1"));
         }
         if !(self.threshold >= 0.0 && self.threshold < 1.0) {
-            return Err(format!(
-                "threshold: must be at least 0 and below 1, not {}",
-                self.threshold
+            return Err(ConfigError::new(
+                "threshold",
+                format!("must be at least 0 and below 1, not {}", self.threshold),
             ));
         }
         Ok(())
@@ -659,18 +660,21 @@ mod tests {
             rounds: 0,
             ..PlbConfig::default()
         })
+        .to_string()
         .starts_with("rounds:"));
         for threshold in [-0.1, 1.0, f64::NAN] {
             assert!(bad(PlbConfig {
                 threshold,
                 ..PlbConfig::default()
             })
+            .to_string()
             .starts_with("threshold:"));
         }
         assert!(bad(PlbConfig {
             evs_size: Some(0),
             ..PlbConfig::default()
         })
+        .to_string()
         .starts_with("evs_size:"));
         assert!(PlbConfig::default()
             .validate(&RunContext::new(4150, 64))

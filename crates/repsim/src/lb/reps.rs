@@ -13,6 +13,7 @@
 //! behaviour) caches the EV the ACK echoes; `carry_evs` caches the EVs of every packet the ACK
 //! covers; `reuse_evs` caches the echoed EV for several sends (default: as many as packets per
 //! ACK).
+use crate::ConfigError;
 use ::reps::{Coalescing, Config, RepsState, Transition};
 use serde::{Deserialize, Serialize};
 
@@ -130,16 +131,19 @@ impl LbScheme for RepsConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         check_evs_override(self.evs_size)?;
         if self.freeze.0 / NS > i32::MAX as u64 {
-            return Err("freeze: must be below about 2.1 s (32-bit nanosecond clock)".into());
+            return Err(ConfigError::new(
+                "freeze",
+                "must be below about 2.1 s (32-bit nanosecond clock)",
+            ));
         }
         if let Some(u) = self.reuse_uses {
             if u == 0 || u > ::reps::MAX_REUSE_USES {
-                return Err(format!(
-                    "reuse_uses: must be in 1..={}, not {u}",
-                    ::reps::MAX_REUSE_USES
+                return Err(ConfigError::new(
+                    "reuse_uses",
+                    format!("must be in 1..={}, not {u}", ::reps::MAX_REUSE_USES),
                 ));
             }
         }

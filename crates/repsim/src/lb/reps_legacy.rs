@@ -13,6 +13,7 @@
 //! handed out, retransmissions and RTS included, since it cannot tell them from new data (the
 //! reference counts the highest PSN sent; the two differ only when losses are recovered
 //! within the first window).
+use crate::ConfigError;
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
@@ -40,7 +41,7 @@ impl LbScheme for RepsLegacyConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         check_evs_override(self.evs_size)
     }
 }

@@ -2,6 +2,7 @@
 //! routes (round robin, or a uniformly random one), whatever their lengths; feedback is
 //! ignored. On unequal-cost fabrics (Dragonfly, rail) this is OPS over explicit paths, the
 //! oblivious baseline of latency-aware schemes such as LAPS.
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{LbContext, LbScheme, LoadBalancer, PathChoice};
@@ -49,9 +50,12 @@ impl LbScheme for SprayConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         if self.paths == 0 || self.paths > 64 {
-            return Err(format!("paths: must be in 1..=64, not {}", self.paths));
+            return Err(ConfigError::new(
+                "paths",
+                format!("must be in 1..=64, not {}", self.paths),
+            ));
         }
         Ok(())
     }

@@ -23,9 +23,9 @@
 //! minimal before via-group, groups in increasing offset from the source's group, rails in
 //! increasing index), so that "the first k" means "the k shortest of the set".
 //!
-//! [`idle_latency`] is LAPS's `theoreticalSmallestLatency` of a route, the one-way latency
-//! below which a path counts as idle; [`unloaded_latency`] is the one-way latency of a lone
-//! packet, LAPS's initial latency estimate.
+//! [`unloaded_latency`] is the one-way latency of a lone packet along a route and
+//! [`slowest_rate`] its bottleneck speed, from which a latency-aware scheme derives its own
+//! baselines.
 use super::paths;
 use super::topology::{Family, Topology};
 use crate::engine::time::{serialization, NS};
@@ -45,23 +45,18 @@ pub fn candidate_routes(topo: &Topology, src: u32, dst: u32, k: usize) -> Vec<Ve
     routes
 }
 
-/// LAPS's idle baseline of `route` (`theoreticalSmallestLatency`): per link its propagation
-/// plus the serialisation of a `packet`-byte packet at its speed, plus, per link, one more
-/// serialisation at the slowest speed of the route, plus the forwarding latency of every
-/// switch crossed (0 in the LAPS fabrics, which have none). Serialisation times are truncated
-/// to whole nanoseconds as the reference code does (1,048 B: 83 ns at 100 Gb/s).
-pub fn idle_latency(topo: &Topology, route: &[u32], packet: u32) -> Time {
-    let slowest = route
+/// The slowest link's rate along `route`, in bits per second (1 for an empty route).
+pub fn slowest_rate(topo: &Topology, route: &[u32]) -> u64 {
+    route
         .iter()
         .map(|&l| topo.links[l as usize].rate_bps)
         .min()
-        .unwrap_or(1);
-    unloaded_latency(topo, route, packet) + route.len() as Time * whole_ns(packet, slowest)
+        .unwrap_or(1)
 }
 
 /// One-way latency of a lone `packet`-byte packet along `route`: per link its propagation and
-/// its serialisation (truncated to whole nanoseconds), plus every switch's forwarding latency.
-/// LAPS starts each path's latency estimate here.
+/// its serialisation (truncated to whole nanoseconds, as source-routing schemes' reference
+/// codes compute it), plus every switch's forwarding latency.
 pub fn unloaded_latency(topo: &Topology, route: &[u32], packet: u32) -> Time {
     route
         .iter()
@@ -73,8 +68,8 @@ pub fn unloaded_latency(topo: &Topology, route: &[u32], packet: u32) -> Time {
         .sum()
 }
 
-/// Serialisation time truncated to whole nanoseconds (LAPS computes it in integer ns).
-fn whole_ns(bytes: u32, rate_bps: u64) -> Time {
+/// Serialisation time of `bytes` at `rate_bps`, truncated to whole nanoseconds.
+pub fn whole_ns(bytes: u32, rate_bps: u64) -> Time {
     // `serialization` rounds up to the picosecond; truncating that to ns equals truncating the
     // exact value unless it is a whole number of ns plus less than 1 ps, which is exact anyway.
     serialization(bytes, rate_bps) / NS * NS
@@ -285,26 +280,13 @@ mod tests {
     }
 
     #[test]
-    fn idle_latency_matches_the_laps_target_delays() {
-        // peers.md 6.1 and 6.2: T = 8,162 ns (7 links at 100G), 4,664 ns intra-group (4
-        // links), 2,332 ns same switch; rail inter-cluster 9,244 ns, intra-cluster 4,580 ns.
+    fn a_lone_packet_crosses_each_link_once() {
+        // The 2-link route inside one Dragonfly router: 2 x (1 us + 83 ns at 100G).
         let d = DragonflySpec::example().build().unwrap();
-        let longest = |t: &Topology, s: u32, x: u32| {
-            candidate_routes(t, s, x, 64)
-                .iter()
-                .map(|r| idle_latency(t, r, 1048))
-                .max()
-                .unwrap()
-        };
-        assert_eq!(longest(&d, 0, 143), 8_162 * NS);
-        assert_eq!(longest(&d, 0, 4), 4_664 * NS);
-        assert_eq!(longest(&d, 0, 1), 2_332 * NS);
-        let r = RailSpec::example().build().unwrap();
-        assert_eq!(longest(&r, 0, 63), 9_244 * NS);
-        assert_eq!(longest(&r, 0, 5), 4_580 * NS);
-        // A lone packet on the 2-link route: 2 x (1 us + 83 ns).
         let one = &candidate_routes(&d, 0, 1, 1)[0];
         assert_eq!(unloaded_latency(&d, one, 1048), 2 * (US + 83 * NS));
+        assert_eq!(slowest_rate(&d, one), 100_000_000_000);
+        assert_eq!(whole_ns(1048, 100_000_000_000), 83 * NS);
     }
 
     #[test]

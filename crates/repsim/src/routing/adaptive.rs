@@ -7,6 +7,7 @@
 //! Packets flagged [`flags::SWITCH_EXEMPT`] (traffic classes with `switch_exempt`, such as the
 //! ECMP background flows of `[workload] ecmp_every`, the reference's `-mixed_lb_traffic`) are
 //! hashed as ECMP would instead of routed adaptively, as the reference exempts them.
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{Ingress, RoutingScheme, SchemeSetup, SwitchCtx, SwitchScheme};
@@ -28,7 +29,7 @@ impl RoutingScheme for AdaptiveConfig {
     }
 
     /// Checks the parameters (there are none).
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         Ok(())
     }
 }

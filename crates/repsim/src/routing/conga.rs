@@ -47,6 +47,7 @@
 //! - Flowlets of data packets are counted, and those that move their flow to another path
 //!   count as the run's `reroutes`; `events = true` records each as a `flowlet` event with the
 //!   old and new path index ([`super::flowlet_log`]).
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::flowlet_log::FlowletLog;
@@ -129,21 +130,21 @@ impl RoutingScheme for CongaConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         if self.flowlet.0 == 0 {
-            return Err("flowlet: must be positive".into());
+            return Err(ConfigError::new("flowlet", "must be positive"));
         }
         if self.dre_period.0 == 0 {
-            return Err("dre_period: must be positive".into());
+            return Err(ConfigError::new("dre_period", "must be positive"));
         }
         if !(self.alpha > 0.0 && self.alpha <= 1.0) {
-            return Err("alpha: must be in (0, 1]".into());
+            return Err(ConfigError::new("alpha", "must be in (0, 1]"));
         }
         if !(1..=8).contains(&self.bits) {
-            return Err("bits: must be between 1 and 8".into());
+            return Err(ConfigError::new("bits", "must be between 1 and 8"));
         }
         if self.aging.0 == 0 {
-            return Err("aging: must be positive".into());
+            return Err(ConfigError::new("aging", "must be positive"));
         }
         Ok(())
     }
@@ -594,6 +595,7 @@ mod tests {
         assert!(bad
             .validate(&RunContext::new(4150, 64))
             .unwrap_err()
+            .to_string()
             .starts_with("alpha:"));
     }
 }

@@ -28,6 +28,7 @@
 //!
 //! A single candidate (explicit routes, the last hop) is forwarded without sampling; the
 //! memory is left as it was.
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{Ingress, RoutingScheme, SchemeSetup, SwitchCtx, SwitchScheme};
@@ -66,16 +67,16 @@ impl RoutingScheme for DrillConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         if self.d == 0 {
             // Without samples the memory never learns a port it has not already chosen.
-            return Err("d: must be at least 1".into());
+            return Err(ConfigError::new("d", "must be at least 1"));
         }
         if self.d > MAX_D {
-            return Err(format!("d: must be at most {MAX_D}"));
+            return Err(ConfigError::new("d", format!("must be at most {MAX_D}")));
         }
         if self.m > MAX_M {
-            return Err(format!("m: must be at most {MAX_M}"));
+            return Err(ConfigError::new("m", format!("must be at most {MAX_M}")));
         }
         Ok(())
     }
@@ -387,9 +388,9 @@ mod tests {
                 .validate(&RunContext::new(4150, 64))
                 .unwrap_err()
         };
-        assert!(bad(0, 1).starts_with("d:"));
-        assert!(bad(MAX_D + 1, 1).starts_with("d:"));
-        assert!(bad(2, MAX_M + 1).starts_with("m:"));
+        assert!(bad(0, 1).to_string().starts_with("d:"));
+        assert!(bad(MAX_D + 1, 1).to_string().starts_with("d:"));
+        assert!(bad(2, MAX_M + 1).to_string().starts_with("m:"));
         assert_eq!(
             DrillConfig { d: MAX_D, m: MAX_M }.validate(&RunContext::new(4150, 64)),
             Ok(())

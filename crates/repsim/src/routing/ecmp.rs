@@ -1,6 +1,7 @@
 //! ECMP, the default switch scheme: hash (flow key, EV, switch salt) and take that candidate
 //! (Bob Jenkins' lookup2, see [`crate::net::hash`]). The simulation calls [`pick`] inline on
 //! its hot path; the [`Ecmp`] scheme is the same rule behind the trait.
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{Ingress, RoutingScheme, SchemeSetup, SwitchCtx, SwitchScheme};
@@ -28,7 +29,7 @@ impl RoutingScheme for EcmpSwitchConfig {
     }
 
     /// Checks the parameters (there are none).
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         Ok(())
     }
 }

@@ -32,6 +32,7 @@
 //! - Flowlets of data packets are counted, and those that move their flow count as the run's
 //!   `reroutes`; `events = true` records each as a `flowlet` event with its old and new path
 //!   ([`super::flowlet_log`]; every-switch mode: the port's place among the candidates).
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::flowlet_log::FlowletLog;
@@ -99,9 +100,9 @@ impl RoutingScheme for LetFlowConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         if self.timeout.0 == 0 {
-            return Err("timeout: must be positive".into());
+            return Err(ConfigError::new("timeout", "must be positive"));
         }
         Ok(())
     }
@@ -443,6 +444,7 @@ mod tests {
         assert!(bad
             .validate(&RunContext::new(4150, 64))
             .unwrap_err()
+            .to_string()
             .starts_with("timeout:"));
     }
 }

@@ -23,6 +23,7 @@ use crate::net::port::{Port, PortClass};
 use crate::net::world::{Owner, Timer, World};
 use crate::net::RunContext;
 use crate::net::{Packet, Topology};
+use crate::ConfigError;
 
 pub mod adaptive;
 pub mod conga;
@@ -277,7 +278,7 @@ pub struct LinkSample {
 /// [`SwitchScheme`].
 pub trait RoutingScheme: AsAny + fmt::Debug + Send + Sync {
     /// Checks the parameters; the message names the field.
-    fn validate(&self, ctx: &RunContext) -> Result<(), String>;
+    fn validate(&self, ctx: &RunContext) -> Result<(), ConfigError>;
     /// The scheme for a run.
     fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme>;
     /// True for schemes that record path changes as load-balancer events (events with an

@@ -25,6 +25,7 @@
 //!   at every decision (a control plane that rewrites the tables at once); weights then use the
 //!   finest unit the cap allows (the fastest port at start weighs `max_weight`), so that a
 //!   slowed link still gets a weight in proportion, and a link sped up past it is capped.
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{Ingress, RoutingScheme, SchemeSetup, SwitchCtx, SwitchScheme};
@@ -61,10 +62,11 @@ impl RoutingScheme for WcmpConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         if !(1..=MAX_WEIGHT_LIMIT).contains(&self.max_weight) {
-            return Err(format!(
-                "max_weight: must be between 1 and {MAX_WEIGHT_LIMIT}"
+            return Err(ConfigError::new(
+                "max_weight",
+                format!("must be between 1 and {MAX_WEIGHT_LIMIT}"),
             ));
         }
         Ok(())
@@ -381,9 +383,10 @@ mod tests {
             }
             .validate(&RunContext::new(4150, 64))
         };
-        assert!(bad(0).unwrap_err().starts_with("max_weight:"));
+        assert!(bad(0).unwrap_err().to_string().starts_with("max_weight:"));
         assert!(bad(MAX_WEIGHT_LIMIT + 1)
             .unwrap_err()
+            .to_string()
             .starts_with("max_weight:"));
         assert_eq!(bad(1), Ok(()));
         assert_eq!(bad(MAX_WEIGHT_LIMIT), Ok(()));

@@ -147,10 +147,7 @@ impl LoadedScenario {
             )),
         };
         spec.validate(&self.scheme_context()?)
-            .map_err(|e| match e.split_once(": ") {
-                Some((f, m)) => self.err(&format!("{field}.{f}"), m),
-                None => self.err(field, e),
-            })?;
+            .map_err(|e| self.err(&format!("{field}.{}", e.field), e.message))?;
         Ok(LbRun {
             label,
             spec,
@@ -198,10 +195,7 @@ impl LoadedScenario {
             }
         };
         spec.validate(&self.scheme_context()?)
-            .map_err(|e| match e.split_once(": ") {
-                Some((f, m)) => self.err(&format!("{field}.{f}"), m),
-                None => self.err(field, e),
-            })?;
+            .map_err(|e| self.err(&format!("{field}.{}", e.field), e.message))?;
         Ok(spec)
     }
 
@@ -284,7 +278,7 @@ impl LoadedScenario {
             }
         };
         spec.validate(&self.scheme_context()?)
-            .map_err(|e| self.err(field, e))?;
+            .map_err(|e| self.err(&format!("{field}.{}", e.field), e.message))?;
         Ok(spec)
     }
 

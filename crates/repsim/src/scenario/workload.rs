@@ -362,7 +362,7 @@ impl LoadedScenario {
             };
             if let Some(cc) = &c.cc {
                 cc.validate(&self.scheme_context()?)
-                    .map_err(|e| self.err(&format!("class[{i}].cc"), e))?;
+                    .map_err(|e| self.err(&format!("class[{i}].cc.{}", e.field), e.message))?;
             }
             out.push(TrafficClass {
                 name: c.name.clone(),

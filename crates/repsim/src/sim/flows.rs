@@ -246,8 +246,8 @@ impl Simulation {
                     .expect("candidate routes are valid routes"),
                 hops: r.len() as u32,
                 base_rtt: paths::round_trip(&self.world.topo, &r, t.mtu, t.header),
-                idle_latency: candidates::idle_latency(&self.world.topo, &r, t.mtu),
-                unloaded_latency: candidates::unloaded_latency(&self.world.topo, &r, t.mtu),
+                one_way: candidates::unloaded_latency(&self.world.topo, &r, t.mtu),
+                slowest_rate: candidates::slowest_rate(&self.world.topo, &r),
             })
             .collect();
         self.routes.insert((src, dst, k as u32), routes.clone());

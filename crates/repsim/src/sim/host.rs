@@ -244,7 +244,7 @@ impl Simulation {
             return;
         }
         if let Some(s) = flow.sender.as_mut() {
-            s.on_probe_ack(now, pkt.ev, pkt.aux);
+            s.on_probe_answer(now, pkt.ev, pkt.aux);
         }
     }
 

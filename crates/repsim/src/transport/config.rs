@@ -111,8 +111,7 @@ impl TransportConfig {
         positive("transport.ack_every", Some(every_bytes))?;
         positive("transport.rto", self.rto.map(|r| r.0))?;
         if let Err(e) = crate::lb::check_evs_size(self.evs_size) {
-            let message = e.split_once(": ").map_or(e.as_str(), |(_, m)| m);
-            return Err(ConfigError::new("transport.evs_size", message));
+            return Err(ConfigError::new("transport.evs_size", e.message));
         }
         positive("transport.nack_interval", self.nack_interval.map(|i| i.0))?;
         positive("transport.irn_rto_low", self.irn_rto_low.map(|i| i.0))?;

@@ -525,9 +525,6 @@ impl Sender {
                 stats.ecn_acks += 1;
             }
             if self.own.is_some() {
-                if let Some(one_way) = ack.one_way {
-                    self.lb.on_one_way(ack.ev, one_way, now);
-                }
                 // Absorbed first: a packet whose own ACK was lost but that the cumulative
                 // point now covers is not declared lost.
                 let event = self.absorb_ack(now, ack, true);
@@ -542,6 +539,11 @@ impl Sender {
             lb_event,
             finished: self.finished(),
         }
+    }
+
+    /// The answer to a probe sent on the path of `ev` arrived at `now`, with its one-way delay.
+    pub fn on_probe_answer(&mut self, now: Time, ev: u16, one_way: Time) {
+        self.lb.on_probe_answer(ev, one_way, now);
     }
 
     /// What an ACK tells, and the NACKs of the RoCE modes too (they acknowledge cumulatively,
@@ -596,6 +598,7 @@ impl Sender {
                 ev: ack.ev,
                 ecn: ack.ecn,
                 rtt,
+                one_way: ack.one_way,
                 now,
                 covered: &self.covered,
                 cwnd_before,

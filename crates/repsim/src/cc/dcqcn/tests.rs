@@ -181,6 +181,7 @@ fn config_checks_name_the_field() {
     assert!(bad
         .validate(&RunContext::new(4150, 64))
         .unwrap_err()
+        .to_string()
         .starts_with("g:"));
     let bad = DcqcnConfig {
         decrease_interval: TimeQ(0),
@@ -189,6 +190,7 @@ fn config_checks_name_the_field() {
     assert!(bad
         .validate(&RunContext::new(4150, 64))
         .unwrap_err()
+        .to_string()
         .starts_with("decrease_interval:"));
     assert!(DcqcnConfig::default()
         .validate(&RunContext::new(4150, 64))
@@ -227,5 +229,6 @@ fn a_connection_below_line_rate_stays_there_until_its_first_cnp() {
     assert!(bad
         .validate(&RunContext::new(4150, 64))
         .unwrap_err()
+        .to_string()
         .starts_with("start_rate:"));
 }

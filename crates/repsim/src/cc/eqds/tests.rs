@@ -288,21 +288,25 @@ fn config_checks_name_the_field() {
         max_credit_bdp: 0.0,
         ..d.clone()
     })
+    .to_string()
     .starts_with("max_credit_bdp:"));
     assert!(bad(EqdsConfig {
         pull_size: SizeQ(Size::Bytes(0)),
         ..d.clone()
     })
+    .to_string()
     .starts_with("pull_size:"));
     assert!(bad(EqdsConfig {
         pull_rate: 1.5,
         ..d.clone()
     })
+    .to_string()
     .starts_with("pull_rate:"));
     assert!(bad(EqdsConfig {
         initial_credit: Some(SizeQ(Size::Bytes(0))),
         ..d.clone()
     })
+    .to_string()
     .starts_with("initial_credit:"));
     let built = d.build(&CcParams::example());
     let cc = built.credit_gate().expect("credit gated");

@@ -451,6 +451,7 @@ fn checks_name_the_field() {
         assert!(
             c.validate(&RunContext::new(4150, 64))
                 .unwrap_err()
+                .to_string()
                 .starts_with(field),
             "{field}"
         );

@@ -3,23 +3,63 @@
 use super::*;
 use crate::engine::time::{NS, US};
 
-/// Three routes: idle baselines 3, 5 and 9 us, unloaded latencies 2, 4 and 8 us.
+/// Packet size of the test routes.
+const MTU: u32 = 4150;
+
+/// Three routes: idle baselines 3, 5 and 9 us, unloaded latencies 2, 4 and 8 us (2, 4 and 5
+/// links, each slowest rate making the extra serialisations 1 us in all).
 fn routes() -> Vec<Route> {
-    [(3, 2), (5, 4), (9, 8)]
+    [(2, 2), (4, 4), (8, 5)]
         .iter()
         .enumerate()
-        .map(|(i, &(idle, unloaded))| Route {
+        .map(|(i, &(unloaded, hops))| Route {
             id: 100 + i as PathId,
-            hops: 2 + 2 * i as u32,
-            base_rtt: 2 * idle * US,
-            idle_latency: idle * US,
-            unloaded_latency: unloaded * US,
+            hops,
+            base_rtt: 2 * (unloaded + 1) * US,
+            one_way: unloaded * US,
+            slowest_rate: MTU as u64 * 8 * hops as u64 * 1_000_000,
         })
         .collect()
 }
 
 fn laps(config: LapsConfig) -> Laps {
-    Laps::new(&config, &routes())
+    Laps::new(&config, &routes(), MTU)
+}
+
+#[test]
+fn idle_baselines_add_a_serialisation_per_link_at_the_slowest_speed() {
+    let idle: Vec<Time> = routes().iter().map(|r| idle_latency(r, MTU)).collect();
+    assert_eq!(idle, [3 * US, 5 * US, 9 * US]);
+    assert_eq!(LapsConfig::target(&routes(), MTU), 9 * US);
+}
+
+#[test]
+fn target_delays_match_the_laps_fabrics() {
+    use crate::net::candidates::{candidate_routes, slowest_rate, unloaded_latency};
+    use crate::net::topology::Topology;
+    use crate::net::{DragonflySpec, RailSpec};
+    // peers.md 6.1 and 6.2: T = 8,162 ns (7 links at 100G), 4,664 ns intra-group (4 links),
+    // 2,332 ns same switch; rail inter-cluster 9,244 ns, intra-cluster 4,580 ns.
+    let target = |t: &Topology, src: u32, dst: u32| {
+        let routes: Vec<Route> = candidate_routes(t, src, dst, 64)
+            .iter()
+            .map(|r| Route {
+                id: 0,
+                hops: r.len() as u32,
+                base_rtt: 0,
+                one_way: unloaded_latency(t, r, 1048),
+                slowest_rate: slowest_rate(t, r),
+            })
+            .collect();
+        LapsConfig::target(&routes, 1048)
+    };
+    let d = DragonflySpec::example().build().unwrap();
+    assert_eq!(target(&d, 0, 143), 8_162 * NS);
+    assert_eq!(target(&d, 0, 4), 4_664 * NS);
+    assert_eq!(target(&d, 0, 1), 2_332 * NS);
+    let r = RailSpec::example().build().unwrap();
+    assert_eq!(target(&r, 0, 63), 9_244 * NS);
+    assert_eq!(target(&r, 0, 5), 4_580 * NS);
 }
 
 /// How often each route is chosen in `draws` packets sent at time `now`.
@@ -129,22 +169,19 @@ fn a_probed_route_is_not_valid_until_its_answer() {
     l.on_one_way(0, 20 * US, 100 * US);
     l.on_one_way(1, 20 * US, 110 * US);
     l.on_one_way(2, 20 * US, 110 * US);
-    assert!(
-        l.path_signal().unwrap().congested,
-        "every route over T = 9 us"
-    );
+    assert!(l.path_signal().congested, "every route over T = 9 us");
     // Route 0 goes stale (not updated for more than 2 x 20 us) and is probed: waiting.
     assert_eq!(probes_at(&mut l, &[141 * US]).first().map(|p| p.1), Some(0));
     assert_eq!(l.latency(0), 40 * US, "its latency doubles while waiting");
     // Routes 1 and 2 still over T: the valid ones are all congested.
-    assert!(l.path_signal().unwrap().congested);
+    assert!(l.path_signal().congested);
     // Route 1 answers under T: not congested.
     l.on_one_way(1, 4 * US, 142 * US);
-    assert!(!l.path_signal().unwrap().congested);
+    assert!(!l.path_signal().congested);
     // The probe answer clears route 0's wait.
     l.on_one_way(0, 30 * US, 143 * US);
     l.on_one_way(1, 30 * US, 143 * US);
-    assert!(l.path_signal().unwrap().congested);
+    assert!(l.path_signal().congested);
 }
 
 #[test]
@@ -180,6 +217,7 @@ fn validation_names_the_field() {
     assert!(bad
         .validate(&RunContext::new(4150, 64))
         .unwrap_err()
+        .to_string()
         .starts_with("beta:"));
     let bad = LapsConfig {
         paths: 0,
@@ -188,6 +226,7 @@ fn validation_names_the_field() {
     assert!(bad
         .validate(&RunContext::new(4150, 64))
         .unwrap_err()
+        .to_string()
         .starts_with("paths:"));
     assert!(LapsConfig::default()
         .validate(&RunContext::new(4150, 64))

@@ -27,10 +27,10 @@
 //!   ignores ECN and CNPs in LAPS mode); RTS are never sent.
 use std::collections::VecDeque;
 
-use super::{LapsConfig, LapsDecreaseGuard};
+use super::{Laps, LapsConfig, LapsDecreaseGuard, PathSignal};
 use crate::engine::time::SEC;
 use crate::engine::Time;
-use crate::lb::{OwnTransport, PathSignal};
+use crate::lb::{LoadBalancer, OwnTransport};
 
 /// The LAPS transport state of one connection.
 #[derive(Clone, Debug)]
@@ -115,6 +115,40 @@ impl LapsTransport {
     pub fn increases(&self) -> u32 {
         self.inc_stage
     }
+
+    /// AIMD on one data ACK, given the load balancer's signal.
+    pub fn on_path_signal(&mut self, now: Time, signal: &PathSignal) {
+        if signal.congested {
+            if now > self.next_dec {
+                self.tgt_rate = self.cur_rate.max(self.min_rate);
+                self.cur_rate = (self.cur_rate / 2).max(self.min_rate);
+                self.inc_stage = 0;
+                match self.decrease_guard {
+                    LapsDecreaseGuard::Target => {
+                        // One adjustment of either kind per 2T: the halving must show in the
+                        // latencies before the rate moves again.
+                        self.next_dec = now + 2 * self.target;
+                        self.next_inc = self.next_dec;
+                    }
+                    LapsDecreaseGuard::Latency => self.next_dec = now + 2 * signal.max_latency,
+                }
+            }
+        } else if now > self.next_inc {
+            if self.inc_stage >= self.hyper_after {
+                self.tgt_rate = (2 * self.tgt_rate).clamp(self.min_rate, self.line_rate);
+            }
+            let halfway = (self.cur_rate + self.tgt_rate) / 2;
+            self.cur_rate = (self.cur_rate + self.additive_step)
+                .max(halfway)
+                .min(self.line_rate);
+            self.tgt_rate = self.tgt_rate.max(self.cur_rate);
+            self.inc_stage += 1;
+            self.next_inc = now + 2 * self.target;
+            if self.decrease_guard == LapsDecreaseGuard::Target {
+                self.next_dec = self.next_dec.max(self.next_inc);
+            }
+        }
+    }
 }
 
 impl OwnTransport for LapsTransport {
@@ -166,37 +200,10 @@ impl OwnTransport for LapsTransport {
         }
     }
 
-    /// AIMD on one data ACK, after the latency table saw it.
-    fn on_path_signal(&mut self, now: Time, signal: &PathSignal) {
-        if signal.congested {
-            if now > self.next_dec {
-                self.tgt_rate = self.cur_rate.max(self.min_rate);
-                self.cur_rate = (self.cur_rate / 2).max(self.min_rate);
-                self.inc_stage = 0;
-                match self.decrease_guard {
-                    LapsDecreaseGuard::Target => {
-                        // One adjustment of either kind per 2T: the halving must show in the
-                        // latencies before the rate moves again.
-                        self.next_dec = now + 2 * self.target;
-                        self.next_inc = self.next_dec;
-                    }
-                    LapsDecreaseGuard::Latency => self.next_dec = now + 2 * signal.max_latency,
-                }
-            }
-        } else if now > self.next_inc {
-            if self.inc_stage >= self.hyper_after {
-                self.tgt_rate = (2 * self.tgt_rate).clamp(self.min_rate, self.line_rate);
-            }
-            let halfway = (self.cur_rate + self.tgt_rate) / 2;
-            self.cur_rate = (self.cur_rate + self.additive_step)
-                .max(halfway)
-                .min(self.line_rate);
-            self.tgt_rate = self.tgt_rate.max(self.cur_rate);
-            self.inc_stage += 1;
-            self.next_inc = now + 2 * self.target;
-            if self.decrease_guard == LapsDecreaseGuard::Target {
-                self.next_dec = self.next_dec.max(self.next_inc);
-            }
+    /// AIMD on one data ACK, after the connection's [`Laps`] updated its latency table.
+    fn after_ack(&mut self, now: Time, lb: &dyn LoadBalancer) {
+        if let Some(laps) = lb.as_any().downcast_ref::<Laps>() {
+            self.on_path_signal(now, &laps.path_signal());
         }
     }
 

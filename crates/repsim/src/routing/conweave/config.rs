@@ -1,6 +1,7 @@
 //! ConWeave's parameters: the `switch = { scheme = "conweave", ... }` table, its presets (the
 //! code's fat-tree and leaf-spine constants, LAPS's), the resolved [`Params`] the switches run
 //! with, and the checks.
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::ConWeave;
@@ -153,14 +154,14 @@ impl RoutingScheme for ConWeaveConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         let p = self.params();
         if p.tx_expiry == 0 {
-            return Err("tx_expiry: must be positive".into());
+            return Err(ConfigError::new("tx_expiry", "must be positive"));
         }
         if p.aging < p.tx_expiry {
             // Forgetting a flow before its epoch expires would restart epochs mid-flowlet.
-            return Err("aging: must be at least tx_expiry".into());
+            return Err(ConfigError::new("aging", "must be at least tx_expiry"));
         }
         Ok(())
     }

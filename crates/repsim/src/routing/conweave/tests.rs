@@ -343,5 +343,6 @@ fn presets_and_overrides() {
     assert!(bad
         .validate(&RunContext::new(4150, 64))
         .unwrap_err()
+        .to_string()
         .starts_with("aging:"));
 }

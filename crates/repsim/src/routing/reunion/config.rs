@@ -1,5 +1,6 @@
 //! Reunion's parameters as a scenario gives them (`switch = { scheme = "reunion", ... }`),
 //! their defaults and their checks; the module documentation says how each is used.
+use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::Reunion;
@@ -81,37 +82,43 @@ impl RoutingScheme for ReunionConfig {
     }
 
     /// Checks the parameters.
-    fn validate(&self, _ctx: &RunContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
         if self.interval.0 == 0 {
-            return Err("interval: must be positive".into());
+            return Err(ConfigError::new("interval", "must be positive"));
         }
         if !(1..=8).contains(&self.tolerance) {
-            return Err("tolerance: must be between 1 and 8".into());
+            return Err(ConfigError::new("tolerance", "must be between 1 and 8"));
         }
         if self.sketch_width == 0 {
-            return Err("sketch_width: must be positive".into());
+            return Err(ConfigError::new("sketch_width", "must be positive"));
         }
         if !(1..=16).contains(&self.sketch_depth) {
-            return Err("sketch_depth: must be between 1 and 16".into());
+            return Err(ConfigError::new("sketch_depth", "must be between 1 and 16"));
         }
         if !(8..=32).contains(&self.counter_bits) {
-            return Err("counter_bits: must be between 8 and 32".into());
+            return Err(ConfigError::new("counter_bits", "must be between 8 and 32"));
         }
         if !self.sketch_seeds.is_empty() && self.sketch_seeds.len() != self.sketch_depth as usize {
-            return Err(format!(
-                "sketch_seeds: {} seeds for {} rows",
-                self.sketch_seeds.len(),
-                self.sketch_depth
+            return Err(ConfigError::new(
+                "sketch_seeds",
+                format!(
+                    "{} seeds for {} rows",
+                    self.sketch_seeds.len(),
+                    self.sketch_depth
+                ),
             ));
         }
         if self.elephant_rate.0 == 0 {
-            return Err("elephant_rate: must be positive".into());
+            return Err(ConfigError::new("elephant_rate", "must be positive"));
         }
         if self.floor_bytes() > u32::MAX as u64 {
-            return Err("elephant_rate: times the interval must stay below 4 GB".into());
+            return Err(ConfigError::new(
+                "elephant_rate",
+                "times the interval must stay below 4 GB",
+            ));
         }
         if self.flowlet.0 == 0 {
-            return Err("flowlet: must be positive".into());
+            return Err(ConfigError::new("flowlet", "must be positive"));
         }
         Ok(())
     }

@@ -425,16 +425,19 @@ fn parses_by_name_and_as_a_table() {
         tolerance: 0,
         ..ReunionConfig::default()
     })
+    .to_string()
     .starts_with("tolerance:"));
     assert!(bad(ReunionConfig {
         sketch_seeds: vec![1, 2],
         ..ReunionConfig::default()
     })
+    .to_string()
     .starts_with("sketch_seeds:"));
     assert!(bad(ReunionConfig {
         interval: TimeQ(0),
         ..ReunionConfig::default()
     })
+    .to_string()
     .starts_with("interval:"));
 }
 

@@ -1,7 +1,7 @@
 //! A sender under a transport its load balancer supplies ([`crate::lb::OwnTransport`]): the
 //! transport's window and rate replace the congestion control's, its per-path lists declare
-//! losses from ACK order and per-path timeouts, and the load balancer's path signal drives its
-//! rate after every data ACK.
+//! losses from ACK order and per-path timeouts, and after every data ACK it reads what it needs
+//! from the connection's load balancer.
 use super::{AckInfo, FlowStats, RtoCheck, Sender, Timeout};
 use crate::engine::Time;
 use crate::lb::{LbEvent, OwnTransport};
@@ -29,19 +29,11 @@ impl Sender {
         self.own = Some(own);
     }
 
-    /// After a data ACK was absorbed: the rate update from the load balancer's latencies.
+    /// After a data ACK was absorbed (the load balancer has seen it).
     pub(super) fn own_after_ack(&mut self, now: Time) {
-        let Some(signal) = self.lb.path_signal() else {
-            return;
-        };
         if let Some(own) = self.own.as_mut() {
-            own.on_path_signal(now, &signal);
+            own.after_ack(now, &*self.lb);
         }
-    }
-
-    /// A probe answer (or any one-way latency sample) for path `ev` arrived.
-    pub fn on_probe_ack(&mut self, now: Time, ev: u16, one_way: Time) {
-        self.lb.on_one_way(ev, one_way, now);
     }
 
     /// The connection timer fired: the earliest path deadline, if any.
