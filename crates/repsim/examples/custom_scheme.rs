@@ -9,7 +9,6 @@
 //!
 //! Run it from the repository root with `cargo run --release -p repsim --example custom_scheme
 //! [marks]`.
-use repsim::ConfigError;
 use std::path::Path;
 
 use repsim::engine::time::US;
@@ -17,6 +16,7 @@ use repsim::engine::{Rng, Time};
 use repsim::lb::{AckFeedback, LbContext, LbEvent, LbScheme, LoadBalancer, PathChoice};
 use repsim::net::RunContext;
 use repsim::scenario::LoadedScenario;
+use repsim::ConfigError;
 use repsim::{Registry, Simulation};
 use serde::{Deserialize, Serialize};
 

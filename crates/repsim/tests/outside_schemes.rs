@@ -1,21 +1,21 @@
 //! Schemes defined outside the crate do what built-ins do: a load balancer, a congestion
 //! control and a switch scheme, each registered by name and each with a timer of its own (the
 //! load balancer also probes its paths), run a scenario that names them, and every flow
-//! completes. The switch scheme goes through the registry (`Registry::add_switch`), so the
-//! scenario's `[routing] switch` names it.
+//! completes; a load balancer brings a transport of its own. The switch scheme goes through
+//! the registry (`Registry::add_switch`), so the scenario's `[routing] switch` names it.
 mod common;
 
-use repsim::ConfigError;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use repsim::cc::{AckSample, CcParams, CcScheme, CongestionControl};
 use repsim::engine::time::US;
 use repsim::engine::{Handle, Rng, Time};
-use repsim::lb::{LbContext, LbEvent, LbScheme, LoadBalancer, PathChoice};
+use repsim::lb::{AckFeedback, LbContext, LbEvent, LbScheme, LoadBalancer, PathChoice};
+use repsim::lb::{OwnConnection, OwnTransport, Route};
 use repsim::net::packet::{Kind, Packet};
 use repsim::net::RunContext;
 use repsim::routing::{Ingress, RoutingScheme, SchemeSetup, SchemeTimer, SwitchCtx, SwitchScheme};
-use repsim::{Registry, Simulation};
+use repsim::{ConfigError, Registry, Simulation};
 use serde::{Deserialize, Serialize};
 
 /// Load-balancer timers that fired (every connection of every run of this test).
@@ -279,5 +279,161 @@ flows = [{}]
     assert!(
         notes > 0 && notes <= ticks,
         "its notifications reached their switches ({notes} of {ticks})"
+    );
+}
+
+/// Data ACKs whose one-way delay the receiver echoed to an outside load balancer.
+static ECHOED: AtomicU64 = AtomicU64::new(0);
+/// Times an outside transport read its own load balancer after a data ACK.
+static TRANSPORT_READS: AtomicU64 = AtomicU64::new(0);
+
+/// `lb = "test-own-window"`: one EV per connection, and a transport of its own (a fixed
+/// 32-packet window, losses declared when the oldest listed packet is `rto` old) in place of
+/// the run's congestion control.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct OwnWindowConfig {}
+
+impl LbScheme for OwnWindowConfig {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
+        Ok(())
+    }
+
+    fn build(&self, ctx: &LbContext, rng: &mut Rng) -> Box<dyn LoadBalancer> {
+        Box::new(OneEv {
+            ev: rng.below(ctx.evs(None)) as u16,
+            largest_delay: 0,
+        })
+    }
+
+    fn own_transport(&self, _routes: &[Route], _line_rate: u64, mtu: u32) -> Option<OwnConnection> {
+        Some(OwnConnection {
+            transport: Box::new(FixedWindow {
+                window: 32 * mtu as u64,
+                listed: Vec::new(),
+                rto: 200 * US,
+                largest_seen: 0,
+            }),
+            route_header: 0,
+            rto: 200 * US,
+        })
+    }
+}
+
+/// The load balancer: one EV, and the largest one-way delay the ACKs echoed.
+struct OneEv {
+    ev: u16,
+    largest_delay: Time,
+}
+
+impl LoadBalancer for OneEv {
+    fn next(&mut self, _now: Time, _rng: &mut Rng) -> PathChoice {
+        PathChoice::ev(self.ev)
+    }
+
+    fn on_ack(&mut self, ack: &AckFeedback) -> Option<LbEvent> {
+        if let Some(delay) = ack.one_way {
+            ECHOED.fetch_add(1, Ordering::Relaxed);
+            self.largest_delay = self.largest_delay.max(delay);
+        }
+        None
+    }
+}
+
+/// The transport: a fixed window and one list of (PSN, send time) in sending order.
+struct FixedWindow {
+    window: u64,
+    listed: Vec<(u32, Time)>,
+    rto: Time,
+    /// The largest one-way delay its load balancer had heard of, read after each ACK.
+    largest_seen: Time,
+}
+
+impl OwnTransport for FixedWindow {
+    fn window(&self) -> u64 {
+        self.window
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+
+    fn on_send(&mut self, _path: u16, psn: u32, now: Time) {
+        self.listed.push((psn, now));
+    }
+
+    fn on_ack(
+        &mut self,
+        _now: Time,
+        _path: u16,
+        psn: u32,
+        sent_at: Time,
+        _lost: &mut dyn FnMut(u32, Time),
+    ) {
+        self.listed.retain(|&entry| entry != (psn, sent_at));
+    }
+
+    fn after_ack(&mut self, _now: Time, lb: &dyn LoadBalancer) {
+        let own = lb
+            .as_any()
+            .downcast_ref::<OneEv>()
+            .expect("its own load balancer");
+        assert!(own.largest_delay >= self.largest_seen, "delays only grow");
+        self.largest_seen = own.largest_delay;
+        TRANSPORT_READS.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn next_deadline(&self) -> Option<Time> {
+        self.listed.first().map(|&(_, sent)| sent + self.rto)
+    }
+
+    fn oldest_listed(&self) -> Option<u32> {
+        self.listed.first().map(|&(psn, _)| psn)
+    }
+
+    fn time_out(&mut self, now: Time, lost: &mut dyn FnMut(u16, Option<(u32, Time)>)) {
+        let (late, kept): (Vec<_>, Vec<_>) = self
+            .listed
+            .iter()
+            .partition(|&&(_, sent)| sent + self.rto <= now);
+        self.listed = kept;
+        for entry in late {
+            lost(0, Some(entry));
+        }
+        lost(0, None);
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.listed.capacity() * std::mem::size_of::<(u32, Time)>()
+    }
+}
+
+#[test]
+fn a_load_balancer_from_outside_brings_its_own_transport() {
+    Registry::add_lb::<OwnWindowConfig>("test-own-window").expect("a new load balancer name");
+    let flows: Vec<String> = (0..4)
+        .map(|s| format!("{{ src = {s}, dst = {}, size = \"256KiB\" }}", 16 + s))
+        .collect();
+    let text = format!(
+        "seed = 5\nlb = \"test-own-window\"\n{}\n[workload]\ntype = \"explicit\"\nflows = [{}]\n",
+        common::TREE_32,
+        flows.join(", ")
+    );
+    let scenario = common::parse(&text);
+    let run = scenario.runs().expect("one run").remove(0);
+    let mut sim =
+        Simulation::new(scenario.build_run(&run, None).expect("builds")).expect("a simulation");
+    sim.run_until_idle();
+    assert!(
+        sim.flows().iter().all(|f| f.fct().is_some()),
+        "every flow completed"
+    );
+    let echoed = ECHOED.load(Ordering::Relaxed);
+    // 256 KiB in full packets, each answered at once with its one-way delay.
+    assert!(echoed >= 4 * 60, "the receiver echoed delays ({echoed})");
+    assert_eq!(
+        TRANSPORT_READS.load(Ordering::Relaxed),
+        echoed,
+        "the transport read its load balancer after every data ACK"
     );
 }

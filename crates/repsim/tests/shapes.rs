@@ -5,11 +5,13 @@ mod common;
 
 use repsim::engine::time::{serialization, MS, US};
 use repsim::engine::Handle;
+use repsim::net::RunContext;
 use repsim::net::{candidates, paths};
 use repsim::net::{Kind, Packet};
-use repsim::routing::{Ingress, SchemeTimer, SwitchCtx, SwitchScheme, TimerSlot};
+use repsim::routing::{Ingress, RoutingScheme, SchemeSetup, SchemeTimer, SwitchCtx};
+use repsim::routing::{SwitchScheme, TimerSlot};
 use repsim::sim::Phase;
-use repsim::Simulation;
+use repsim::{ConfigError, Registry, Simulation};
 
 /// A scenario on `topology` (a `[topology]` body) running `workload` (a `[workload]` body).
 fn scenario(lb: &str, topology: &str, workload: &str, extra: &str) -> String {
@@ -243,40 +245,62 @@ impl SwitchScheme for HoldAndNotify {
     }
 }
 
-#[test]
-fn a_switch_scheme_holds_releases_and_notifies() {
-    let text = scenario(
-        "\"ecmp\"",
-        "type = \"fat_tree\"\ntiers = 2\nhosts = 16\nhosts_per_tor = 4\nlink_speed = \"400Gbps\"",
-        "type = \"explicit\"\nflows = [{ src = \"0-3\", dst = \"12-15\", size = \"512KiB\" }]",
-        "",
-    );
-    let mut sim = build(&text);
-    let scheme = std::sync::Arc::new(std::sync::Mutex::new(None::<(u32, u32)>));
-    struct Shared(
-        HoldAndNotify,
-        std::sync::Arc<std::sync::Mutex<Option<(u32, u32)>>>,
-    );
-    impl SwitchScheme for Shared {
-        fn ingress(&mut self, ctx: &mut SwitchCtx, s: u32, h: Handle, c: &[u32]) -> Ingress {
-            let d = self.0.ingress(ctx, s, h, c);
-            *self.1.lock().unwrap() = Some((self.0.notified, self.0.received));
-            d
-        }
-        fn on_timer(&mut self, ctx: &mut SwitchCtx, t: SchemeTimer) {
-            self.0.on_timer(ctx, t);
-            *self.1.lock().unwrap() = Some((self.0.notified, self.0.received));
-        }
+/// What the last [`HoldAndNotify`] built counted: (notified, received).
+static HOLD_COUNTS: std::sync::Mutex<Option<(u32, u32)>> = std::sync::Mutex::new(None);
+
+/// `[routing] switch = "test-hold-notify"`: [`HoldAndNotify`], publishing its counts to
+/// [`HOLD_COUNTS`] as it runs.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HoldConfig {}
+
+impl RoutingScheme for HoldConfig {
+    fn validate(&self, _ctx: &RunContext) -> Result<(), ConfigError> {
+        Ok(())
     }
-    sim.set_switch_scheme(Box::new(Shared(
-        HoldAndNotify {
+
+    fn build(&self, _setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
+        Box::new(Published(HoldAndNotify {
             held: Vec::new(),
             slot: TimerSlot::default(),
             notified: 0,
             received: 0,
-        },
-        scheme.clone(),
-    )));
+        }))
+    }
+}
+
+/// A [`HoldAndNotify`] whose counts the test reads after the run.
+struct Published(HoldAndNotify);
+
+impl Published {
+    fn publish(&self) {
+        *HOLD_COUNTS.lock().unwrap() = Some((self.0.notified, self.0.received));
+    }
+}
+
+impl SwitchScheme for Published {
+    fn ingress(&mut self, ctx: &mut SwitchCtx, s: u32, h: Handle, c: &[u32]) -> Ingress {
+        let d = self.0.ingress(ctx, s, h, c);
+        self.publish();
+        d
+    }
+    fn on_timer(&mut self, ctx: &mut SwitchCtx, t: SchemeTimer) {
+        self.0.on_timer(ctx, t);
+        self.publish();
+    }
+}
+
+#[test]
+fn a_switch_scheme_holds_releases_and_notifies() {
+    // Registered like any scheme, so the run's configuration names it.
+    Registry::add_switch::<HoldConfig>("test-hold-notify").expect("a new switch name");
+    let topology =
+        "type = \"fat_tree\"\ntiers = 2\nhosts = 16\nhosts_per_tor = 4\nlink_speed = \"400Gbps\"";
+    let workload =
+        "type = \"explicit\"\nflows = [{ src = \"0-3\", dst = \"12-15\", size = \"512KiB\" }]";
+    let text = scenario("\"ecmp+test-hold-notify\"", topology, workload, "");
+    let mut sim = build(&text);
+    assert_eq!(sim.config().switch.name(), "test-hold-notify");
     // While packets are held, the books still balance.
     let mut saw_held = false;
     for step in 1..200 {
@@ -287,7 +311,7 @@ fn a_switch_scheme_holds_releases_and_notifies() {
     assert!(saw_held);
     sim.run_until_idle();
     common::assert_all_delivered(&sim);
-    let (notified, received) = scheme.lock().unwrap().expect("the scheme ran");
+    let (notified, received) = HOLD_COUNTS.lock().unwrap().expect("the scheme ran");
     assert!(
         notified > 0,
         "the timer released packets and sent notifications"
@@ -298,7 +322,7 @@ fn a_switch_scheme_holds_releases_and_notifies() {
     assert_eq!(c.scheme_consumed, received as u64);
     // Holding cost time: the flows take at least the holds longer than without the scheme.
     let plain = {
-        let mut s = build(&text);
+        let mut s = build(&scenario("\"ecmp\"", topology, workload, ""));
         s.run_until_idle();
         s.flows().iter().map(|f| f.fct().unwrap()).max().unwrap()
     };

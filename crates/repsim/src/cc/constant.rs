@@ -1,13 +1,13 @@
 //! A constant window and/or pacing rate that nothing changes, not even losses (the reference
 //! simulator's `constant`): the baseline for checking what a load balancer or the network does
 //! on its own, and for rate-paced senders in tests.
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CcParams, CcScheme, CongestionControl};
 use crate::engine::Time;
 use crate::net::RunContext;
 use crate::units::{RateQ, SizeQ};
+use crate::ConfigError;
 
 /// `cc = { algo = "constant", window = "100pkt", rate = "100Gbps" }`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

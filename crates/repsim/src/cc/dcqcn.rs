@@ -28,7 +28,6 @@
 //! updates of the periods since it was last read are applied when it is read, with the same
 //! result as a 1 us timer); a decrease check is scheduled only when a CNP is waiting for one;
 //! the increase timer stops once the rate is back at line rate.
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CcParams, CcScheme, CongestionControl};
@@ -36,6 +35,7 @@ use crate::engine::time::US;
 use crate::engine::Time;
 use crate::net::RunContext;
 use crate::units::{RateQ, SizeQ, TimeQ};
+use crate::ConfigError;
 
 /// `cc = { algo = "dcqcn", ... }`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -20,13 +20,13 @@
 //! In both, a NACK or a timeout removes the lost packet's size (the reference's generic rule),
 //! and the window never drops below one MTU. The window starts at `initial_cwnd` (default: the
 //! maximum window, `max_cwnd_bdp` = 1.5 bandwidth-delay products of the path, as MPRDMA).
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CcParams, CcScheme, CongestionControl};
 use crate::engine::Time;
 use crate::net::RunContext;
 use crate::units::SizeQ;
+use crate::ConfigError;
 
 /// Which DCTCP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -20,13 +20,13 @@
 //! too (in the RoCE modes every NACK carries one; in `uec` CNPs come only with
 //! `cnp_interval`). The rate starts at line rate; there is no window unless `window` sets one
 //! (the LAPS runs put a window of one network BDP on every scheme).
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CcParams, CcScheme, CongestionControl};
 use crate::engine::Time;
 use crate::net::RunContext;
 use crate::units::{RateQ, SizeQ};
+use crate::ConfigError;
 
 /// `cc = { algo = "dctcp-rate", ... }`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

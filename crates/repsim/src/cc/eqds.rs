@@ -60,7 +60,6 @@
 //! header lane); one lost to a fault is made good by the next, but if it was a connection's last
 //! and nothing of the connection is in flight, nothing re-sends it (the reference has no timer for
 //! that either) and the flow stays unfinished.
-use crate::ConfigError;
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
@@ -71,6 +70,7 @@ use crate::engine::time::serialization;
 use crate::engine::Time;
 use crate::net::RunContext;
 use crate::units::{Size, SizeQ};
+use crate::ConfigError;
 
 /// `cc = { algo = "eqds", ... }`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

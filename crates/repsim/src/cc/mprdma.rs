@@ -25,7 +25,6 @@
 //! reference). `fast_increase_after` is the reference's timed switch of its Fig. 7 scenario:
 //! every sender, running or later, gets fast increase from the first switch-queue arrival after
 //! that time.
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CcParams, CcScheme, CongestionControl};
@@ -33,6 +32,7 @@ use crate::engine::time::US;
 use crate::engine::Time;
 use crate::net::RunContext;
 use crate::units::{SizeQ, TimeQ};
+use crate::ConfigError;
 
 /// `cc = { algo = "mprdma", ... }`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

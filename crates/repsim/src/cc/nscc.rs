@@ -41,7 +41,6 @@
 //! Not modelled: the reference lowers the base RTT on a NACK's RTT too (a NACK carries no
 //! sample here), and a NACK's quick adapt ignores the marks of the bytes in flight at the
 //! last ACK (the reference takes them at the NACK).
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CcParams, CcScheme, CongestionControl};
@@ -49,6 +48,7 @@ use crate::engine::time::{SEC, US};
 use crate::engine::Time;
 use crate::net::RunContext;
 use crate::units::{SizeQ, TimeQ};
+use crate::ConfigError;
 
 /// Which NSCC.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

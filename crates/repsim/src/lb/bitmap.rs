@@ -27,12 +27,12 @@
 //!   packet's own EV to 15. The sender here knows that EV, so it is the one penalised.
 //! * uet-htsim treats a NACK for a packet trimmed at the last hop as good news; the sender here
 //!   does not say where a packet was trimmed, so every NACK adds 4 (as in htsim-reps).
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{check_evs_size, AckFeedback, LbContext, LbScheme, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
+use crate::ConfigError;
 
 /// The highest penalty an EV can carry.
 pub const MAX_PENALTY: u8 = 15;

@@ -1,11 +1,11 @@
 //! ECMP: one EV for the whole connection (`flow_index mod evs_size`, as the reference does), so
 //! every packet of a flow follows one hashed path and collisions between flows persist.
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{check_evs_override, LbContext, LbScheme, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
+use crate::ConfigError;
 
 /// `lb = { scheme = "ecmp", evs_size = 65536 }`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -18,7 +18,6 @@
 //!
 //! Re-paths happen when a packet is sent, which no hook reports, so flowlet switches are not
 //! recorded as `rerouted` events.
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -28,6 +27,7 @@ use super::{
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
 use crate::units::TimeQ;
+use crate::ConfigError;
 
 /// What the flowlet gap is measured from before the connection's first ACK or NACK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

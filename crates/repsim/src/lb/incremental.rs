@@ -2,12 +2,12 @@
 //! htsim, `tommasobo/REPS_EuroSys_Artifact`, `uec.cpp`: `incremental`); feedback is ignored. Every EV is used equally often, so the spread of a
 //! flow's packets over a switch's ports measures only the hash's balance: the REPS paper's
 //! Figure 14 EV-set-size study (`run_study_entropies.py`).
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{check_evs_override, LbContext, LbScheme, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
+use crate::ConfigError;
 
 /// `lb = { scheme = "incremental", evs_size = 256 }`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

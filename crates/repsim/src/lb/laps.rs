@@ -46,7 +46,6 @@
 //!   (the code's are unseeded), so a run repeats bit for bit.
 //! - **PIT scope**: per connection (the code shares it between the flows of a host pair);
 //!   with `[transport] reuse_connections` the next flow of a pair inherits it.
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -58,6 +57,7 @@ use crate::net::candidates::whole_ns;
 use crate::net::paths::PathId;
 use crate::net::RunContext;
 use crate::units::{RateQ, TimeQ};
+use crate::ConfigError;
 
 pub mod transport;
 pub use transport::LapsTransport;

@@ -12,7 +12,6 @@
 //! The htsim-reps reference's own `mixed` crashes on its first packet, so this follows the
 //! specification's description (and uet-htsim's working version) rather than any observed run.
 //! The bitmap's paper-vs-reference choice ([`SkipRule`]) applies here too.
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::bitmap::{check_power_of_two_evs, BitmapState, SkipRule};
@@ -20,6 +19,7 @@ use super::reps_legacy::EvFifo;
 use super::{AckFeedback, LbContext, LbEvent, LbScheme, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
+use crate::ConfigError;
 
 /// `lb = { scheme = "mixed", evs_size = 256, skip = "guaranteed" }`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

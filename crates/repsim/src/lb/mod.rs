@@ -5,7 +5,6 @@
 //! switches hash (with the flow key and their salt) to pick among equal-cost ports, or an
 //! explicit route the switches follow. It learns from every ACK (with the EVs of every packet
 //! the ACK covers), NACK and retransmission timeout.
-use crate::ConfigError;
 use std::fmt;
 use std::sync::LazyLock;
 
@@ -14,6 +13,7 @@ use crate::engine::{Rng, Time};
 use crate::net::packet::NO_ROUTE;
 use crate::net::paths::PathId;
 use crate::net::RunContext;
+use crate::ConfigError;
 
 pub mod bitmap;
 pub mod ecmp;

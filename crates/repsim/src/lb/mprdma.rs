@@ -23,7 +23,6 @@
 //! stalls. `random_after_timeout = true` makes a timeout clear the verdict instead: what is
 //! sent before the next ACK that leaves room (the retransmission first) takes random EVs, as a
 //! packet no ACK released would under strict ACK clocking.
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -32,6 +31,7 @@ use super::{
 };
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
+use crate::ConfigError;
 
 /// Bytes the reference subtracts from the MTU when it asks whether a window has room for
 /// another packet (its header constant).

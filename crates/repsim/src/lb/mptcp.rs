@@ -7,12 +7,12 @@
 //! with the next subflow's EV. There is no per-subflow window, feedback or state (ACKs, NACKs
 //! and timeouts are ignored), so a congested subflow slows every subflow equally; this is how
 //! the reference runs it, unlike real MPTCP with its coupled per-subflow windows.
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{check_evs_override, LbContext, LbScheme, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
+use crate::ConfigError;
 
 /// `lb = { scheme = "mptcp", subflows = 8 }`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,11 +1,11 @@
 //! OPS (oblivious packet spraying): a fresh uniformly random EV for every packet; feedback is
 //! ignored.
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{check_evs_override, random_ev, LbContext, LbScheme, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
+use crate::ConfigError;
 
 /// `lb = { scheme = "ops", evs_size = 65536 }`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -45,7 +45,6 @@
 //! **Next hops.** Its EVs are hashed by the switches over their shortest-path groups, or, in a
 //! run whose `lb` entry says `next_hops = "laps-candidates"` (the LAPS runs), over the next
 //! links of the LAPS candidate routes ([`crate::net::candidate_hops`]).
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -54,6 +53,7 @@ use super::{
 };
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
+use crate::ConfigError;
 
 /// How the congestion threshold `threshold` is applied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -13,7 +13,6 @@
 //! behaviour) caches the EV the ACK echoes; `carry_evs` caches the EVs of every packet the ACK
 //! covers; `reuse_evs` caches the echoed EV for several sends (default: as many as packets per
 //! ACK).
-use crate::ConfigError;
 use ::reps::{Coalescing, Config, RepsState, Transition};
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +23,7 @@ use crate::engine::time::{MS, NS};
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
 use crate::units::TimeQ;
+use crate::ConfigError;
 
 /// How REPS behaves right after it leaves freezing mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

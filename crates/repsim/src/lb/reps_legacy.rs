@@ -13,7 +13,6 @@
 //! handed out, retransmissions and RTS included, since it cannot tell them from new data (the
 //! reference counts the highest PSN sent; the two differ only when losses are recovered
 //! within the first window).
-use crate::ConfigError;
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
@@ -24,6 +23,7 @@ use super::{
 };
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
+use crate::ConfigError;
 
 /// `lb = { scheme = "reps-legacy", evs_size = 65536 }`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

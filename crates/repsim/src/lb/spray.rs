@@ -2,13 +2,13 @@
 //! routes (round robin, or a uniformly random one), whatever their lengths; feedback is
 //! ignored. On unequal-cost fabrics (Dragonfly, rail) this is OPS over explicit paths, the
 //! oblivious baseline of latency-aware schemes such as LAPS.
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{LbContext, LbScheme, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
 use crate::net::paths::PathId;
 use crate::net::RunContext;
+use crate::ConfigError;
 
 /// How the next route is picked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,13 +7,13 @@
 //! Packets flagged [`flags::SWITCH_EXEMPT`] (traffic classes with `switch_exempt`, such as the
 //! ECMP background flows of `[workload] ecmp_every`, the reference's `-mixed_lb_traffic`) are
 //! hashed as ECMP would instead of routed adaptively, as the reference exempts them.
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{Ingress, RoutingScheme, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::Handle;
 use crate::net::packet::flags;
 use crate::net::RunContext;
+use crate::ConfigError;
 
 /// `[routing] switch = "adaptive"` (no parameters).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -47,7 +47,6 @@
 //! - Flowlets of data packets are counted, and those that move their flow to another path
 //!   count as the run's `reroutes`; `events = true` records each as a `flowlet` event with the
 //!   old and new path index ([`super::flowlet_log`]).
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::flowlet_log::FlowletLog;
@@ -59,6 +58,7 @@ use crate::net::packet::NO_ROUTE;
 use crate::net::RunContext;
 use crate::net::{Kind, Packet};
 use crate::units::TimeQ;
+use crate::ConfigError;
 
 /// `Packet::scheme` bit saying the packet carries a path code in its low byte.
 const TAGGED: u16 = 0x8000;

@@ -28,12 +28,12 @@
 //!
 //! A single candidate (explicit routes, the last hop) is forwarded without sampling; the
 //! memory is left as it was.
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{Ingress, RoutingScheme, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::Handle;
 use crate::net::RunContext;
+use crate::ConfigError;
 
 /// Largest `d` accepted: beyond it, sampling costs more than comparing a switch's whole group.
 pub const MAX_D: u32 = 16;

@@ -1,7 +1,6 @@
 //! ECMP, the default switch scheme: hash (flow key, EV, switch salt) and take that candidate
 //! (Bob Jenkins' lookup2, see [`crate::net::hash`]). The simulation calls [`pick`] inline on
 //! its hot path; the [`Ecmp`] scheme is the same rule behind the trait.
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{Ingress, RoutingScheme, SchemeSetup, SwitchCtx, SwitchScheme};
@@ -9,6 +8,7 @@ use crate::engine::Handle;
 use crate::net::hash::{ecmp_pick, murmur3_ecmp_pick};
 use crate::net::RunContext;
 use crate::net::{Packet, Topology};
+use crate::ConfigError;
 
 /// `[routing] switch = "ecmp"` (no parameters).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

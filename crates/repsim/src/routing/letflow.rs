@@ -32,7 +32,6 @@
 //! - Flowlets of data packets are counted, and those that move their flow count as the run's
 //!   `reroutes`; `events = true` records each as a `flowlet` event with its old and new path
 //!   ([`super::flowlet_log`]; every-switch mode: the port's place among the candidates).
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::flowlet_log::FlowletLog;
@@ -43,6 +42,7 @@ use crate::net::packet::NO_ROUTE;
 use crate::net::Kind;
 use crate::net::RunContext;
 use crate::units::TimeQ;
+use crate::ConfigError;
 
 /// Switches with a choice remembered per flow and direction (every-switch mode).
 pub const WAYS: usize = 4;

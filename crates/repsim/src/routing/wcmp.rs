@@ -25,13 +25,13 @@
 //!   at every decision (a control plane that rewrites the tables at once); weights then use the
 //!   finest unit the cap allows (the fastest port at start weighs `max_weight`), so that a
 //!   slowed link still gets a weight in proportion, and a link sped up past it is capped.
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::{Ingress, RoutingScheme, SchemeSetup, SwitchCtx, SwitchScheme};
 use crate::engine::Handle;
 use crate::net::hash::ecmp_hash;
 use crate::net::RunContext;
+use crate::ConfigError;
 
 /// Largest `max_weight` accepted (entries per port in a group's table).
 pub const MAX_WEIGHT_LIMIT: u32 = 4096;

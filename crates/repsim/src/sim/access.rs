@@ -132,16 +132,6 @@ impl Simulation {
         self.collector.as_deref()
     }
 
-    /// Replaces the configured switch scheme with `scheme` (a library user's own; see
-    /// [`crate::routing::SwitchScheme`]). Call it before running.
-    pub fn set_switch_scheme(&mut self, scheme: Box<dyn SwitchScheme>) {
-        self.switching = Switching::Scheme {
-            egress_hook: scheme.hooks().egress,
-            scheme,
-            rng: Rng::derive(self.cfg.seed, Stream::SwitchScheme, 0),
-        };
-    }
-
     /// Attaches an observer, told of completions, load-balancer events and drops as they
     /// happen; replaces any earlier one.
     pub fn set_observer(&mut self, observer: Box<dyn Observer>) {

@@ -1,7 +1,6 @@
 //! ConWeave's parameters: the `switch = { scheme = "conweave", ... }` table, its presets (the
 //! code's fat-tree and leaf-spine constants, LAPS's), the resolved [`Params`] the switches run
 //! with, and the checks.
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::ConWeave;
@@ -10,6 +9,7 @@ use crate::engine::Time;
 use crate::net::RunContext;
 use crate::routing::{RoutingScheme, SchemeSetup, SwitchScheme};
 use crate::units::TimeQ;
+use crate::ConfigError;
 
 /// A named set of ConWeave constants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

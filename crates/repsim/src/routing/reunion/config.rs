@@ -1,6 +1,5 @@
 //! Reunion's parameters as a scenario gives them (`switch = { scheme = "reunion", ... }`),
 //! their defaults and their checks; the module documentation says how each is used.
-use crate::ConfigError;
 use serde::{Deserialize, Serialize};
 
 use super::Reunion;
@@ -8,6 +7,7 @@ use crate::engine::time::{MS, US};
 use crate::net::RunContext;
 use crate::routing::{RoutingScheme, SchemeSetup, SwitchScheme};
 use crate::units::{RateQ, TimeQ};
+use crate::ConfigError;
 
 /// `[routing] switch = "reunion"` or `switch = { scheme = "reunion", interval = "1000us",
 /// tolerance = 1, ... }`.
