@@ -6,7 +6,9 @@
 //! cumulative point, so a 1 GiB flow costs what an 8 MiB flow with the same window costs.
 //!
 //! The RoCE NIC modes' recovery (go-back-N and IRN, see [`super::mode`]) lives in `gbn.rs` and
-//! `irn.rs`; the per-PSN records and the values the methods return in `records.rs`.
+//! `irn.rs`; the per-PSN records and the values the methods return in `records.rs`; the
+//! congestion control's and load balancer's own timers and probe answers in
+//! `scheme_events.rs`.
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -160,41 +162,6 @@ impl Sender {
     /// The load balancer.
     pub fn lb(&self) -> &dyn LoadBalancer {
         self.lb.as_ref()
-    }
-
-    /// Whether the congestion control or the load balancer uses timers of its own (cached at
-    /// creation, so connections without them pay one test).
-    #[inline]
-    pub fn has_control_timers(&self) -> bool {
-        self.cc_timers || self.lb_timers
-    }
-
-    /// The earliest time the congestion control or the load balancer wants to be woken.
-    pub fn next_control_timer(&self) -> Option<Time> {
-        let cc = self.cc_timers.then(|| self.cc.next_timer()).flatten();
-        let lb = self.lb_timers.then(|| self.lb.next_timer()).flatten();
-        match (cc, lb) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    }
-
-    /// Wakes, at `now`, the controls whose timers are due (timers they have since moved are
-    /// stale and ignored). Returns whether any woke, and what the load balancer did worth
-    /// recording.
-    pub fn on_control_timer(&mut self, now: Time) -> (bool, Option<LbEvent>) {
-        let due = |at: Option<Time>| at.is_some_and(|at| at <= now);
-        let mut woke = false;
-        if self.cc_timers && due(self.cc.next_timer()) {
-            self.cc.on_timer(now);
-            woke = true;
-        }
-        let mut event = None;
-        if self.lb_timers && due(self.lb.next_timer()) {
-            event = self.lb.on_timer(now, &mut self.rng);
-            woke = true;
-        }
-        (woke, event)
     }
 
     /// Bytes in flight (see the field's note on RTS accounting).
@@ -541,11 +508,6 @@ impl Sender {
         }
     }
 
-    /// The answer to a probe sent on the path of `ev` arrived at `now`, with its one-way delay.
-    pub fn on_probe_answer(&mut self, now: Time, ev: u16, one_way: Time) {
-        self.lb.on_probe_answer(ev, one_way, now);
-    }
-
     /// What an ACK tells, and the NACKs of the RoCE modes too (they acknowledge cumulatively,
     /// IRN's also selectively): marks PSNs acknowledged (`own`: the PSN it answers as well),
     /// advances the cumulative point and tells the congestion control and load balancer.
@@ -731,3 +693,4 @@ mod gbn;
 mod irn;
 mod own;
 mod records;
+mod scheme_events;
