@@ -306,3 +306,28 @@ fn the_checker_rejects_bad_snippets() {
     assert_eq!(blocks.len(), 1);
     assert_eq!(blocks[0].line, 2);
 }
+
+#[test]
+fn the_readme_says_what_each_first_build_costs() {
+    // A newcomer meets three builds before a first result of their own; the README names each
+    // and how long it takes, next to the commands that start them.
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let intro: String = readme
+        .split("**repsim** is")
+        .next()
+        .expect("the README opens with its commands")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for expected in [
+        "minutes",
+        "`cargo run` compiles the workspace",
+        "`pip install` compiles it again",
+        "a crate of your own",
+    ] {
+        assert!(
+            intro.contains(expected),
+            "the README's opening should say {expected:?}: {intro}"
+        );
+    }
+}
