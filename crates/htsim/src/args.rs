@@ -344,7 +344,8 @@ impl HtsimArgs {
                     "{flag}: a uet-htsim flag the REPS artifact's htsim does not have (drop --artifact reps to run a uet-htsim line)"
                 )));
             }
-            let Some(&(_, arity)) = FLAGS.iter().chain(artifact_flag).find(|(f, _)| *f == flag) else {
+            let Some(&(_, arity)) = FLAGS.iter().chain(artifact_flag).find(|(f, _)| *f == flag)
+            else {
                 return Err(HtsimError::new(format!(
                     "{flag}: not an htsim_uec flag this front end models; the modelled flags are {}",
                     FLAGS

@@ -99,7 +99,8 @@ fn shape(args: &HtsimArgs, topo: Option<&PathBuf>, nodes: u32) -> Result<Shape> 
     };
     let text = std::fs::read_to_string(path)
         .map_err(|e| HtsimError::new(format!("-topo {}: cannot read: {e}", path.display())))?;
-    let spec = parse_topo(&text).map_err(|e| HtsimError::new(format!("-topo {}: {e}", path.display())))?;
+    let spec =
+        parse_topo(&text).map_err(|e| HtsimError::new(format!("-topo {}: {e}", path.display())))?;
     // The artifact runs smaller matrices on larger trees (its 32-host traces on 128 hosts).
     if spec.hosts < nodes {
         return Err(HtsimError::new(format!(
@@ -162,7 +163,10 @@ fn degraded_links(args: &HtsimArgs, s: &Shape) -> Result<Vec<(String, u64)>> {
             if links.len() as u32 == n {
                 break 'tors;
             }
-            links.push((format!("tor{tor}->agg{}", first_agg + j), scale(s.uplink_mbps)));
+            links.push((
+                format!("tor{tor}->agg{}", first_agg + j),
+                scale(s.uplink_mbps),
+            ));
         }
     }
     if s.tiers == 3 {
@@ -278,7 +282,11 @@ pub fn scenario(args: &HtsimArgs, files: &ArtifactFiles) -> Result<Built> {
         "\n[queue]\nsize = \"{queue_pkts}pkt\"\necn_min = \"{}pkt\"\necn_max = \"{}pkt\"\ntrimming = {}",
         derived.ecn_pkts.0, derived.ecn_pkts.1, !args.disable_trim
     );
-    let evs = if args.paths == ALL_EVS { 65536 } else { args.paths };
+    let evs = if args.paths == ALL_EVS {
+        65536
+    } else {
+        args.paths
+    };
     let _ = writeln!(
         s,
         "\n[transport]\nmtu = \"{}B\"\nheader = \"64B\"\nack_every = \"{}B\"\nack_counter_16bit = true\nevs_size = {evs}\nreuse_connections = {}",

@@ -38,8 +38,8 @@ pub struct Finish {
     pub index: usize,
     /// Absolute finish time in microseconds (the number the validation reads as the FCT).
     pub finish_us: f64,
-    /// When it started, in microseconds (its trigger's time for triggered flows).
-    pub start_us: f64,
+    /// From its start (its trigger's time for triggered flows) to its finish, microseconds.
+    pub fct_us: f64,
     /// Payload bytes.
     pub size: u64,
     /// In the ECMP background class (`-mixed_lb_traffic`).
@@ -170,7 +170,8 @@ pub fn artifact_files(args: &HtsimArgs, roots: &[PathBuf]) -> Result<ArtifactFil
             Err(HtsimError::new(format!(
                 "{flag} {}: not found (nor as data/htsim/{folder}/{})",
                 path.display(),
-                path.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned())
+                path.file_name()
+                    .map_or(String::new(), |n| n.to_string_lossy().into_owned())
             )))
         }
     };
@@ -252,7 +253,7 @@ pub fn run(args: &HtsimArgs, roots: &[PathBuf]) -> Result<HtsimRun> {
             id: f.spec.id,
             index,
             finish_us: to_us(finish),
-            start_us: to_us(f.start()),
+            fct_us: to_us(finish - f.start()),
             size: f.spec.bytes,
             background: f.spec.class != 0,
             messages,
@@ -297,7 +298,7 @@ pub fn print_artifact(
             f.name,
             f.id,
             f.index,
-            format_us(f.finish_us - f.start_us),
+            format_us(f.fct_us),
             f.size,
             f.packets,
             f.rts,
