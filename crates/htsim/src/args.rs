@@ -546,4 +546,56 @@ mod tests {
         assert!(e.0.contains("spray"), "{e}");
         assert!(HtsimArgs::parse(&["-end", "5"]).is_err());
     }
+
+    #[test]
+    fn the_artifact_mode_is_chosen_on_the_line() {
+        let e = HtsimArgs::parse(&["-tm", "x.cm", "-mixed_lb_traffic"]).unwrap_err();
+        assert!(
+            e.0.starts_with("-mixed_lb_traffic:") && e.0.contains("--artifact reps"),
+            "{e}"
+        );
+        let e =
+            HtsimArgs::parse(&["--artifact", "reps", "-tm", "x.cm", "-conn_reuse"]).unwrap_err();
+        assert!(e.0.starts_with("-conn_reuse:"), "{e}");
+        let e = HtsimArgs::parse(&["--artifact", "ns3", "-tm", "x.cm"]).unwrap_err();
+        assert!(e.0.starts_with("--artifact ns3:"), "{e}");
+        let e = HtsimArgs::parse(&["--artifact", "reps", "-tm", "x.cm", "-skip_asy"]).unwrap_err();
+        assert!(e.0.starts_with("-skip_asy:"), "{e}");
+        let a = HtsimArgs::parse(&[
+            "-tm",
+            "x.cm",
+            "-failures_input",
+            "f.txt",
+            "-collect_data",
+            "--artifact",
+            "reps",
+        ])
+        .unwrap();
+        assert_eq!(a.dialect, Dialect::RepsArtifact);
+        assert_eq!(a.failures_input, Some(PathBuf::from("f.txt")));
+        // Without -sender_cc_only the artifact runs receiver credit.
+        assert_eq!(a.cc, CcMode::Receiver);
+        assert_eq!((a.queue_pkts, a.end_us), (Some(35), 100_000));
+    }
+
+    #[test]
+    fn the_two_forks_name_their_load_balancers_differently() {
+        let lb = |dialect: &[&str], name: &str| {
+            let mut argv = dialect.to_vec();
+            argv.extend(["-tm", "x.cm", "-load_balancing_algo", name]);
+            HtsimArgs::parse(&argv).map(|a| a.lb)
+        };
+        let artifact = &["--artifact", "reps"][..];
+        assert_eq!(lb(&[], "reps").unwrap(), LbAlgo::Reps);
+        assert_eq!(lb(artifact, "reps").unwrap(), LbAlgo::RepsLegacy);
+        assert_eq!(lb(artifact, "freezing").unwrap().scheme(), "reps");
+        assert_eq!(lb(artifact, "plb").unwrap(), LbAlgo::Plb);
+        assert!(lb(&[], "plb").is_err());
+        assert!(lb(artifact, "reps_legacy").is_err());
+        let e = HtsimArgs::parse(&["--artifact", "reps", "-tm", "x.cm", "-sender_cc"]).unwrap_err();
+        assert!(e.0.starts_with("-sender_cc:"), "{e}");
+        let e = HtsimArgs::parse(&["--artifact", "reps", "-tm", "x.cm", "-down_ratio", "2"])
+            .unwrap_err();
+        assert!(e.0.starts_with("-down_ratio 2:"), "{e}");
+    }
 }

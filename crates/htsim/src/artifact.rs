@@ -314,3 +314,172 @@ pub fn scenario(args: &HtsimArgs, files: &ArtifactFiles) -> Result<Built> {
         network,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(path: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../data/htsim")
+            .join(path)
+    }
+
+    fn build(extra: &[&str], topo: &str) -> Result<Built> {
+        let mut argv = vec!["--artifact", "reps", "-tm", "x.cm", "-sender_cc_only"];
+        argv.extend_from_slice(extra);
+        let args = HtsimArgs::parse(&argv)?;
+        let files = ArtifactFiles {
+            tm: data("connection_matrices/perm_n128_s8388608.cm"),
+            topo: Some(data(&format!("topologies/{topo}"))),
+            failures: None,
+        };
+        scenario(&args, &files)
+    }
+
+    fn degraded(toml: &str) -> Vec<(String, String)> {
+        let lines: Vec<&str> = toml.lines().collect();
+        lines
+            .windows(2)
+            .filter_map(|w| {
+                let link = w[0].strip_prefix("link = ")?;
+                let speed = w[1].strip_prefix("speed = ")?;
+                Some((
+                    link.trim_matches('"').into(),
+                    speed.trim_matches('"').into(),
+                ))
+            })
+            .collect()
+    }
+
+    const TWO_TIER: &str = "fat_tree_128_1os_2t_400g.topo";
+    const THREE_TIER: &str = "fat_tree_128_1os_3t_400g.topo";
+
+    #[test]
+    fn failed_n_halves_the_first_tors_first_uplinks() {
+        let b = build(&["-linkspeed", "400000", "-failed", "4"], TWO_TIER).unwrap();
+        let links = degraded(&b.toml);
+        let names: Vec<&str> = links.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(
+            names,
+            ["tor0->agg0", "tor0->agg1", "tor0->agg2", "tor0->agg3"]
+        );
+        assert!(links.iter().all(|(_, s)| s == "200000Mbps"));
+        let b = build(
+            &[
+                "-linkspeed",
+                "400000",
+                "-failed",
+                "2",
+                "-down_ratio",
+                "0.25",
+            ],
+            TWO_TIER,
+        )
+        .unwrap();
+        assert_eq!(
+            degraded(&b.toml),
+            [
+                ("tor0->agg0".into(), "100000Mbps".into()),
+                ("tor0->agg1".into(), "100000Mbps".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn failed_n_on_three_tiers_also_slows_core_downlinks() {
+        let b = build(&["-linkspeed", "400000", "-failed", "1"], THREE_TIER).unwrap();
+        let names: Vec<String> = degraded(&b.toml).into_iter().map(|(l, _)| l).collect();
+        assert_eq!(names, ["tor0->agg0", "core0->agg0"]);
+        // 32 ToRs, 8 failed links: every 4th ToR from 0, up to 4 uplinks each (its pod's Aggs).
+        let b = build(&["-linkspeed", "400000", "-failed", "8"], THREE_TIER).unwrap();
+        let names: Vec<String> = degraded(&b.toml).into_iter().map(|(l, _)| l).collect();
+        assert_eq!(
+            &names[..8],
+            [
+                "tor0->agg0",
+                "tor0->agg1",
+                "tor0->agg2",
+                "tor0->agg3",
+                "tor4->agg4",
+                "tor4->agg5",
+                "tor4->agg6",
+                "tor4->agg7"
+            ]
+        );
+        assert!(names[8..].iter().all(|n| n.starts_with("core")));
+    }
+
+    #[test]
+    fn failed_42_is_the_timed_outage_scenario_and_checks_its_preconditions() {
+        let ok = ["-linkspeed", "400000", "-q", "100", "-failed", "42"];
+        let b = build(&ok, THREE_TIER).unwrap();
+        assert!(b.toml.contains("link = \"tor0->agg1\""), "{}", b.toml);
+        assert!(b.toml.contains("start = \"350us\"\nduration = \"250us\""));
+        assert!(b.toml.contains("fast_increase_after = \"650us\""));
+        assert!(degraded(&b.toml).is_empty());
+        let e = build(
+            &["-linkspeed", "400000", "-q", "50", "-failed", "42"],
+            THREE_TIER,
+        )
+        .unwrap_err();
+        assert!(e.0.starts_with("-failed 42:"), "{e}");
+    }
+
+    #[test]
+    fn the_artifacts_defaults_and_mappings() {
+        let b = build(&["-linkspeed", "400000", "-paths", "65535"], TWO_TIER).unwrap();
+        assert!(b
+            .toml
+            .contains("size = \"35pkt\"\necn_min = \"7pkt\"\necn_max = \"28pkt\""));
+        assert!(b.toml.contains("evs_size = 65536"));
+        assert!(b.toml.contains("end = \"100000us\""));
+        assert!(b
+            .toml
+            .contains("ack_every = \"16384B\"\nack_counter_16bit = true"));
+        // 2-tier, 400 G, 100 packets: 8.33712 us plus four drains of 415,000 B.
+        let b = build(&["-linkspeed", "400000", "-q", "100"], TWO_TIER).unwrap();
+        assert_eq!(b.derived.network_rtt_ps, 8_337_120);
+        assert_eq!(b.derived.rto_ps, 8_337_120 + 33_200_000);
+        let e = build(&["-linkspeed", "100000"], TWO_TIER).unwrap_err();
+        assert!(e.0.starts_with("-linkspeed 100000:"), "{e}");
+        let e = build(
+            &[
+                "-linkspeed",
+                "400000",
+                "-exit_freeze",
+                "5",
+                "-load_balancing_algo",
+                "reps",
+            ],
+            TWO_TIER,
+        )
+        .unwrap_err();
+        assert!(e.0.contains("freezing"), "{e}");
+    }
+
+    #[test]
+    fn the_built_scenario_loads() {
+        let b = build(
+            &[
+                "-linkspeed",
+                "400000",
+                "-failed",
+                "4",
+                "-mixed_lb_traffic",
+                "-load_balancing_algo",
+                "plb",
+            ],
+            TWO_TIER,
+        )
+        .unwrap();
+        let scn = repsim::scenario::LoadedScenario::parse(&b.toml, Path::new("x.toml"))
+            .unwrap_or_else(|e| panic!("{e}\n{}", b.toml));
+        let runs = scn.runs().unwrap();
+        let spec = scn
+            .build_run(&runs[0], None)
+            .unwrap_or_else(|e| panic!("{e}\n{}", b.toml));
+        assert_eq!(spec.flows.len(), 128);
+        assert!(spec.flows.iter().any(|f| f.class != 0));
+    }
+}
