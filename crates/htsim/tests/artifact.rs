@@ -195,7 +195,7 @@ fn fig6_tornado_with_ecmp_background() {
     for (lb, ours) in [("freezing", "reps"), ("ecmp", "ecmp")] {
         let run = same(
             &format!("{line} {lb}"),
-            &[dir.clone()],
+            std::slice::from_ref(&dir),
             "scenarios/baselines-permutation-128.toml",
             ours,
             &sets,
