@@ -156,7 +156,7 @@ pub struct HtsimArgs {
     pub down_ratio: f64,
     /// `-failures_input FILE` (REPS artifact): a failure-generator file.
     pub failures_input: Option<PathBuf>,
-    /// `-mixed_lb_traffic` (REPS artifact): every 10th connection runs ECMP as background.
+    /// `-mixed_lb_traffic` (REPS artifact): ECMP background traffic from every 10th sender.
     pub mixed_lb_traffic: bool,
     /// `-paths`: the entropy-value space (default 64).
     pub paths: u32,

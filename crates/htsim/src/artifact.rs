@@ -1,8 +1,8 @@
 //! The REPS paper's artifact htsim (`--artifact reps`): its command line as a repsim scenario.
 //!
 //! The artifact (`tommasobo/REPS_EuroSys_Artifact`) is a fork of htsim whose flags overlap
-//! uet-htsim's but mean other things (`/work/shared/specs/htsim-reps.md` describes it). Its
-//! scenario is written the way the repository's own REPS scenarios are (`scenarios/*.toml`):
+//! uet-htsim's but mean other things (`reps` is its older REPS, `-failed N` halves ToR uplinks).
+//! Its scenario is written the way the repository's own REPS scenarios are (`scenarios/*.toml`):
 //! the topology file and connection matrix by path, queues and ECN in packets, the transport's
 //! timeout left to repsim's default, which is the artifact's (largest unloaded RTT plus four
 //! queue drain times). So a figure's scenario and the artifact line it came from build the same
@@ -13,10 +13,10 @@
 //! | `-failed N` (not 42) | `[[degrade]]`: ToRs `t` with `t mod (ToRs / N) = 0`, in order, their uplinks to the first Aggs of their pod until N are degraded; 3 tiers also Core -> Agg links `core(a mod P + P l) -> agg a` for `l + a P < N` (P Aggs per pod); speed and buffer x `-down_ratio` |
 //! | `-failed 42` | ToR 0's uplink to Agg 1 drops data packets from 100 to 200 us, to Agg 3 from 350 to 600 us (silently); MPRDMA fast increase from 650 us |
 //! | `-failures_input F` | `[[fault]] kind = "file"` (the import of failure-generator files) |
-//! | `-mixed_lb_traffic` | `ecmp_every = 10`: flows from every 10th host in the ECMP background class |
+//! | `-mixed_lb_traffic` | `ecmp_every = 10`: flows from every 10th host in the ECMP background class (the artifact takes every 10th connection; the same where connection i leaves host i) |
 //! | `-load_balancing_algo` | `freezing` -> `reps`, `reps` -> `reps-legacy`, `oblivious` -> `ops`, `ecmp`, `plb`, `bitmap`, `mixed` |
 //! | `-paths P` | `transport.evs_size` (65,535, the artifact's "every EV", as 65,536); BitMap and mixed take P when it is a power of two, else their own 256 |
-//! | `-sack_threshold B` | `ack_every = "B B"`, counted in 16 bits |
+//! | `-sack_threshold B` | `ack_every` of B bytes, counted in 16 bits |
 //! | `-collect_data`, `-log_link`, `-other_location`, `-enable_qa_gate` | nothing: they change files the artifact writes (or an NSCC gate that is on already) |
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,5 @@
-//! Running a command line and printing what `htsim_uec` prints that its validation reads.
+//! Running a command line and printing what `htsim_uec` prints that its validation reads
+//! (for the REPS artifact's lines, what its figure scripts read: [`print_artifact`]).
 //!
 //! The reference prints, per flow, `Flow <name> flowId <id> uecSrc <n> finished at <us> total
 //! messages <m> ...` when the sender sees the last byte acknowledged, and at the end a line of
