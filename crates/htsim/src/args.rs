@@ -158,6 +158,8 @@ pub struct HtsimArgs {
     pub failures_input: Option<PathBuf>,
     /// `-mixed_lb_traffic` (REPS artifact): ECMP background traffic from every 10th sender.
     pub mixed_lb_traffic: bool,
+    /// `-skip_asy` (REPS artifact): `-failed N` degrades one uplink per chosen ToR.
+    pub skip_asy: bool,
     /// `-paths`: the entropy-value space (default 64).
     pub paths: u32,
     /// `-load_balancing_algo` (default mixed).
@@ -211,6 +213,7 @@ impl Default for HtsimArgs {
             down_ratio: 0.5,
             failures_input: None,
             mixed_lb_traffic: false,
+            skip_asy: false,
             paths: 64,
             lb: LbAlgo::Mixed,
             cc: CcMode::Sender,
@@ -277,6 +280,7 @@ pub const ARTIFACT_FLAGS: &[(&str, usize)] = &[
     ("-failures_input", 1),
     ("-mixed_lb_traffic", 0),
     ("-down_ratio", 1),
+    ("-skip_asy", 0),
     ("-collect_data", 0),
     ("-log_link", 0),
     ("-other_location", 0),
@@ -427,6 +431,7 @@ impl HtsimArgs {
                 "--artifact" => {}
                 "-failures_input" => a.failures_input = Some(PathBuf::from(v)),
                 "-mixed_lb_traffic" => a.mixed_lb_traffic = true,
+                "-skip_asy" => a.skip_asy = true,
                 "-down_ratio" => {
                     a.down_ratio = number(flag, v)?;
                     if !(a.down_ratio > 0.0 && a.down_ratio <= 1.0) {
@@ -559,8 +564,9 @@ mod tests {
         assert!(e.0.starts_with("-conn_reuse:"), "{e}");
         let e = HtsimArgs::parse(&["--artifact", "ns3", "-tm", "x.cm"]).unwrap_err();
         assert!(e.0.starts_with("--artifact ns3:"), "{e}");
-        let e = HtsimArgs::parse(&["--artifact", "reps", "-tm", "x.cm", "-skip_asy"]).unwrap_err();
-        assert!(e.0.starts_with("-skip_asy:"), "{e}");
+        let e = HtsimArgs::parse(&["--artifact", "reps", "-tm", "x.cm", "-num_disabled", "1"])
+            .unwrap_err();
+        assert!(e.0.starts_with("-num_disabled:"), "{e}");
         let a = HtsimArgs::parse(&[
             "-tm",
             "x.cm",

@@ -10,7 +10,7 @@
 //!
 //! | artifact flag | scenario |
 //! |---|---|
-//! | `-failed N` (not 42) | `[[degrade]]`: ToRs `t` with `t mod (ToRs / N) = 0`, in order, their uplinks to the first Aggs of their pod until N are degraded; 3 tiers also Core -> Agg links `core(a mod P + P l) -> agg a` for `l + a P < N` (P Aggs per pod); speed and buffer x `-down_ratio` |
+//! | `-failed N` (not 42) | `[[degrade]]`: ToRs `t` with `t mod (ToRs / N) = 0`, in order, their uplinks to the first Aggs of their pod (with `-skip_asy` the first only) until N are degraded; 3 tiers also Core -> Agg links `core(a mod P + P l) -> agg a` for `l + a P < N` (P Aggs per pod); speed and buffer x `-down_ratio` |
 //! | `-failed 42` | ToR 0's uplink to Agg 1 drops data packets from 100 to 200 us, to Agg 3 from 350 to 600 us (silently); MPRDMA fast increase from 650 us |
 //! | `-failures_input F` | `[[fault]] kind = "file"` (the import of failure-generator files) |
 //! | `-mixed_lb_traffic` | `ecmp_every = 10`: flows from every 10th host in the ECMP background class (the artifact takes every 10th connection; the same where connection i leaves host i) |
@@ -159,7 +159,12 @@ fn degraded_links(args: &HtsimArgs, s: &Shape) -> Result<Vec<(String, u64)>> {
     let mut links = Vec::new();
     'tors: for tor in (0..tors).filter(|t| t % step == 0) {
         let first_agg = tor / tors_per_pod * s.aggs_per_pod;
-        for j in 0..s.aggs_per_pod.min(n) {
+        let per_tor = if args.skip_asy {
+            1
+        } else {
+            s.aggs_per_pod.min(n)
+        };
+        for j in 0..per_tor {
             if links.len() as u32 == n {
                 break 'tors;
             }
@@ -383,6 +388,17 @@ mod tests {
                 ("tor0->agg0".into(), "100000Mbps".into()),
                 ("tor0->agg1".into(), "100000Mbps".into())
             ]
+        );
+        // Fig. 4's asymmetry: one uplink each of ToRs 0, 4, 8 and 12.
+        let b = build(
+            &["-linkspeed", "400000", "-failed", "4", "-skip_asy"],
+            TWO_TIER,
+        )
+        .unwrap();
+        let names: Vec<String> = degraded(&b.toml).into_iter().map(|(l, _)| l).collect();
+        assert_eq!(
+            names,
+            ["tor0->agg0", "tor4->agg0", "tor8->agg0", "tor12->agg0"]
         );
     }
 

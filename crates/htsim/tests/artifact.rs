@@ -173,6 +173,21 @@ fn fig5_websearch_with_degraded_uplinks() {
 }
 
 #[test]
+fn fig5_permutation_with_one_slow_uplink_per_fourth_tor() {
+    // Not quoted in docs/fidelity.md: the artifact's synthetic asymmetric runs (`-skip_asy`).
+    let line = "-failed 4 -skip_asy -connections_mapping -disable_trim -enable_qa_gate -sack_threshold 4000 -end 90000 -seed 42 -paths 65535 -sender_cc_only -sender_cc_algo mprdma -topo topologies/reps/fat_tree_128_1os_2t_400g.topo -linkspeed 400000 -ecn 25 76 -q 101 -cwnd 151 -tm connection_matrices/perm_n128_s8388608.cm -load_balancing_algo ecmp";
+    let degraded = "degrade=[{ link = \"tor0->spine0\", speed = \"200Gbps\" }, { link = \"tor4->spine0\", speed = \"200Gbps\" }, { link = \"tor8->spine0\", speed = \"200Gbps\" }, { link = \"tor12->spine0\", speed = \"200Gbps\" }]";
+    same(
+        line,
+        &[],
+        "scenarios/baselines-permutation-128.toml",
+        "ecmp",
+        &[degraded],
+        128,
+    );
+}
+
+#[test]
 fn fig6_tornado_with_ecmp_background() {
     // The tornado matrix the artifact's generator writes: host i to i + N/2 (mod N).
     let dir = scratch("fig6");
