@@ -31,7 +31,7 @@ use crate::error::{HtsimError, Result};
 const ALL_EVS: u32 = 65535;
 /// The `-failed` value of the artifact's hard-coded timed-outage scenario (paper Fig. 7).
 const TIMED_OUTAGES: u32 = 42;
-/// Every this many connections, `-mixed_lb_traffic` puts one on ECMP.
+/// `-mixed_lb_traffic` puts the flows of every this many hosts on ECMP.
 const MIXED_ECMP_EVERY: u32 = 10;
 
 /// The files an artifact command line names, resolved to paths that exist.
