@@ -54,8 +54,9 @@ pub enum Command {
     Figure(figure::FigureArgs),
     /// Balls-into-bins models behind REPS (paper Section 5): CSV plus PNG/SVG plots.
     Theory(theory::TheoryArgs),
-    /// Run an htsim_uec command line as it is (`repsim htsim -tm m.cm -sender_cc_only`) and print
-    /// what the reference prints that its validation reads; `--emit-scenario FILE` writes the TOML.
+    /// Run an htsim_uec command line as it is (`repsim htsim -tm m.cm -sender_cc_only`; the REPS
+    /// artifact's with `--artifact reps`) and print what the reference prints that its
+    /// validation reads; `--emit-scenario FILE` writes the TOML.
     Htsim {
         /// The htsim flags.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]

@@ -3,6 +3,11 @@
 //! htsim's flags are single-dash words (`-tm FILE`, `-sender_cc_only`). Every flag the front
 //! end models is listed in [`FLAGS`]; any other is an error that names it, so a command line is
 //! never run with a setting silently dropped.
+//!
+//! Two forks of htsim share the program name `htsim_uec` and most flags, but not their meanings:
+//! uet-htsim (the default here) and the REPS paper's artifact, chosen with `--artifact reps`
+//! anywhere on the line. The artifact's own flags ([`ARTIFACT_FLAGS`]) are errors without it, and
+//! the flags only uet-htsim has ([`UET_ONLY_FLAGS`]) are errors with it.
 use std::path::PathBuf;
 
 use crate::error::{HtsimError, Result};
@@ -14,6 +19,15 @@ pub enum CcMode {
     Sender,
     /// Receiver credit (RCCC) alone.
     Receiver,
+}
+
+/// Which fork of htsim the command line is written for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// uet-htsim, the Ultra Ethernet Consortium's simulator (the default).
+    Uet,
+    /// The REPS paper's artifact (`tommasobo/REPS_EuroSys_Artifact`), `--artifact reps`.
+    RepsArtifact,
 }
 
 /// `-load_balancing_algo`.
@@ -33,21 +47,31 @@ pub enum LbAlgo {
     Freezing,
     /// Recycled EVs first, bitmap otherwise: the reference's default.
     Mixed,
+    /// Protective Load Balancing (the REPS artifact only).
+    Plb,
 }
 
 impl LbAlgo {
-    fn parse(value: &str) -> Result<Self> {
-        Ok(match value {
-            "ecmp" => LbAlgo::Ecmp,
-            "oblivious" => LbAlgo::Oblivious,
-            "bitmap" => LbAlgo::Bitmap,
-            "reps" => LbAlgo::Reps,
-            "reps_legacy" => LbAlgo::RepsLegacy,
-            "freezing" => LbAlgo::Freezing,
-            "mixed" => LbAlgo::Mixed,
-            other => {
+    fn parse(value: &str, dialect: Dialect) -> Result<Self> {
+        Ok(match (value, dialect) {
+            ("ecmp", _) => LbAlgo::Ecmp,
+            ("oblivious", _) => LbAlgo::Oblivious,
+            ("bitmap", _) => LbAlgo::Bitmap,
+            ("freezing", _) => LbAlgo::Freezing,
+            ("mixed", _) => LbAlgo::Mixed,
+            ("reps", Dialect::Uet) => LbAlgo::Reps,
+            ("reps_legacy", Dialect::Uet) => LbAlgo::RepsLegacy,
+            // The artifact's `reps` is its older variant (no freezing, unbounded EV list).
+            ("reps", Dialect::RepsArtifact) => LbAlgo::RepsLegacy,
+            ("plb", Dialect::RepsArtifact) => LbAlgo::Plb,
+            (other, Dialect::Uet) => {
                 return Err(HtsimError::new(format!(
-                    "-load_balancing_algo {other}: not modelled (allowed: ecmp, oblivious, bitmap, reps, reps_legacy, freezing, mixed)"
+                    "-load_balancing_algo {other}: not modelled (allowed: ecmp, oblivious, bitmap, reps, reps_legacy, freezing, mixed; plb with --artifact reps)"
+                )))
+            }
+            (other, Dialect::RepsArtifact) => {
+                return Err(HtsimError::new(format!(
+                    "-load_balancing_algo {other}: not modelled with --artifact reps (allowed: ecmp, oblivious, bitmap, reps, freezing, plb, mixed)"
                 )))
             }
         })
@@ -62,6 +86,7 @@ impl LbAlgo {
             LbAlgo::Reps | LbAlgo::Freezing => "reps",
             LbAlgo::RepsLegacy => "reps-legacy",
             LbAlgo::Mixed => "mixed",
+            LbAlgo::Plb => "plb",
         }
     }
 }
@@ -98,6 +123,8 @@ impl SenderCc {
 /// Everything an `htsim_uec` command line sets; fields not given hold the reference's defaults.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HtsimArgs {
+    /// Which fork's flags and defaults the line is read with (`--artifact reps`).
+    pub dialect: Dialect,
     /// `-tm`: the connection matrix.
     pub tm: Option<PathBuf>,
     /// `-topo`: a topology file (absent: the fat tree the node count implies).
@@ -122,8 +149,17 @@ pub struct HtsimArgs {
     pub ecn_pkts: Option<(u32, u32)>,
     /// `-disable_trim`.
     pub disable_trim: bool,
-    /// `-failed N`: links degraded to a quarter of their speed.
+    /// `-failed N`: uet-htsim degrades links to a quarter of their speed; the REPS artifact
+    /// degrades N ToR uplinks by `-down_ratio`, or with 42 runs its timed-outage scenario.
     pub failed: u32,
+    /// `-down_ratio` (REPS artifact): speed and buffer share a `-failed` link keeps (default 0.5).
+    pub down_ratio: f64,
+    /// `-failures_input FILE` (REPS artifact): a failure-generator file.
+    pub failures_input: Option<PathBuf>,
+    /// `-mixed_lb_traffic` (REPS artifact): ECMP background traffic from every 10th sender.
+    pub mixed_lb_traffic: bool,
+    /// `-skip_asy` (REPS artifact): `-failed N` degrades one uplink per chosen ToR.
+    pub skip_asy: bool,
     /// `-paths`: the entropy-value space (default 64).
     pub paths: u32,
     /// `-load_balancing_algo` (default mixed).
@@ -160,6 +196,7 @@ impl Default for HtsimArgs {
     /// The reference's defaults (`htsim_uec` with no flag but `-tm`).
     fn default() -> Self {
         HtsimArgs {
+            dialect: Dialect::Uet,
             tm: None,
             topo: None,
             nodes: None,
@@ -173,6 +210,10 @@ impl Default for HtsimArgs {
             ecn_pkts: None,
             disable_trim: false,
             failed: 0,
+            down_ratio: 0.5,
+            failures_input: None,
+            mixed_lb_traffic: false,
+            skip_asy: false,
             paths: 64,
             lb: LbAlgo::Mixed,
             cc: CcMode::Sender,
@@ -228,7 +269,51 @@ pub const FLAGS: &[(&str, usize)] = &[
     ("-exit_freeze", 1),
     ("-freezeoff", 0),
     ("--emit-scenario", 1),
+    ("--artifact", 1),
 ];
+
+/// Flags only the REPS artifact's htsim has, each with the number of values it takes. The
+/// last four change only what the artifact writes to files (or, for `-enable_qa_gate`, an NSCC
+/// gate that is on by default), never a number `repsim htsim` prints: they are accepted and
+/// have no effect.
+pub const ARTIFACT_FLAGS: &[(&str, usize)] = &[
+    ("-failures_input", 1),
+    ("-mixed_lb_traffic", 0),
+    ("-down_ratio", 1),
+    ("-skip_asy", 0),
+    ("-collect_data", 0),
+    ("-log_link", 0),
+    ("-other_location", 0),
+    ("-enable_qa_gate", 0),
+];
+
+/// Flags of uet-htsim that the REPS artifact's htsim does not have (or names otherwise).
+pub const UET_ONLY_FLAGS: &[&str] = &[
+    "-conn_reuse",
+    "-qa_gate",
+    "-enable_accurate_base_rtt",
+    "-receiver_cc",
+    "-target_q_delay",
+];
+
+/// The dialect a command line asks for with `--artifact NAME` (uet-htsim without it).
+fn dialect_of<S: AsRef<str>>(argv: &[S]) -> Result<Dialect> {
+    let mut dialect = Dialect::Uet;
+    for (i, a) in argv.iter().enumerate() {
+        if a.as_ref() == "--artifact" {
+            dialect = match argv.get(i + 1).map(|v| v.as_ref()) {
+                Some("reps") => Dialect::RepsArtifact,
+                Some(other) => {
+                    return Err(HtsimError::new(format!(
+                        "--artifact {other}: unknown (the one modelled is `reps`, the REPS paper's artifact)"
+                    )))
+                }
+                None => return Err(HtsimError::new("--artifact: needs 1 value")),
+            };
+        }
+    }
+    Ok(dialect)
+}
 
 fn number<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T> {
     value
@@ -240,14 +325,31 @@ impl HtsimArgs {
     /// Reads a command line (without the program name). A flag the front end does not model,
     /// a missing value or a malformed number is an error naming the flag.
     pub fn parse<S: AsRef<str>>(argv: &[S]) -> Result<Self> {
-        let mut a = HtsimArgs::default();
+        let dialect = dialect_of(argv)?;
+        let mut a = match dialect {
+            Dialect::Uet => HtsimArgs::default(),
+            Dialect::RepsArtifact => HtsimArgs::reps_artifact(),
+        };
         let mut sender_only = false;
         let mut receiver_only = false;
         let mut receiver_too = false;
+        let mut sender_too = false;
         let mut i = 0;
         while i < argv.len() {
             let flag = argv[i].as_ref();
-            let Some(&(_, arity)) = FLAGS.iter().find(|(f, _)| *f == flag) else {
+            let artifact_flag = ARTIFACT_FLAGS.iter().find(|(f, _)| *f == flag);
+            if artifact_flag.is_some() && dialect == Dialect::Uet {
+                return Err(HtsimError::new(format!(
+                    "{flag}: a flag of the REPS paper's artifact htsim, not of uet-htsim; give --artifact reps to run an artifact command line"
+                )));
+            }
+            if dialect == Dialect::RepsArtifact && UET_ONLY_FLAGS.contains(&flag) {
+                return Err(HtsimError::new(format!(
+                    "{flag}: a uet-htsim flag the REPS artifact's htsim does not have (drop --artifact reps to run a uet-htsim line)"
+                )));
+            }
+            let Some(&(_, arity)) = FLAGS.iter().chain(artifact_flag).find(|(f, _)| *f == flag)
+            else {
                 return Err(HtsimError::new(format!(
                     "{flag}: not an htsim_uec flag this front end models; the modelled flags are {}",
                     FLAGS
@@ -302,9 +404,9 @@ impl HtsimArgs {
                         return Err(HtsimError::new(format!("-paths {v}: must be 1..=65536")));
                     }
                 }
-                "-load_balancing_algo" => a.lb = LbAlgo::parse(v)?,
+                "-load_balancing_algo" => a.lb = LbAlgo::parse(v, dialect)?,
                 "-sender_cc_only" => sender_only = true,
-                "-sender_cc" => {}
+                "-sender_cc" => sender_too = true,
                 "-receiver_cc_only" => receiver_only = true,
                 "-receiver_cc" => receiver_too = true,
                 "-sender_cc_algo" => a.sender_cc = SenderCc::parse(v)?,
@@ -326,6 +428,19 @@ impl HtsimArgs {
                 "-exit_freeze" => a.exit_freeze_ps = Some(number(flag, v)?),
                 "-freezeoff" => a.freeze_off = true,
                 "--emit-scenario" => a.emit_scenario = Some(PathBuf::from(v)),
+                "--artifact" => {}
+                "-failures_input" => a.failures_input = Some(PathBuf::from(v)),
+                "-mixed_lb_traffic" => a.mixed_lb_traffic = true,
+                "-skip_asy" => a.skip_asy = true,
+                "-down_ratio" => {
+                    a.down_ratio = number(flag, v)?;
+                    if !(a.down_ratio > 0.0 && a.down_ratio <= 1.0) {
+                        return Err(HtsimError::new(format!(
+                            "-down_ratio {v}: must be in (0, 1]"
+                        )));
+                    }
+                }
+                "-collect_data" | "-log_link" | "-other_location" | "-enable_qa_gate" => {}
                 _ => unreachable!("every flag of FLAGS is handled"),
             }
             i += 1 + arity;
@@ -343,12 +458,35 @@ impl HtsimArgs {
         if receiver_only {
             a.cc = CcMode::Receiver;
         }
+        if dialect == Dialect::RepsArtifact {
+            // The artifact runs receiver credit unless told otherwise; `-sender_cc` adds the
+            // sender's window to it.
+            if sender_too && !sender_only {
+                return Err(HtsimError::new(
+                    "-sender_cc: the sender's window and receiver credit together are not modelled (use -sender_cc_only, or neither for receiver credit alone)",
+                ));
+            }
+            if !sender_only {
+                a.cc = CcMode::Receiver;
+            }
+        }
         if a.tm.is_none() {
             return Err(HtsimError::new(
                 "-tm FILE is required (reading the matrix from standard input is not supported)",
             ));
         }
         Ok(a)
+    }
+
+    /// The REPS artifact's defaults (its `main_uec.cpp`), where they differ from uet-htsim's:
+    /// queues of 35 packets, a 100 ms end.
+    pub fn reps_artifact() -> Self {
+        HtsimArgs {
+            dialect: Dialect::RepsArtifact,
+            queue_pkts: Some(35),
+            end_us: 100_000,
+            ..HtsimArgs::default()
+        }
     }
 
     /// The host link rate in bits per second.
@@ -412,5 +550,58 @@ mod tests {
         let e = HtsimArgs::parse(&["-tm", "x.cm", "-load_balancing_algo", "spray"]).unwrap_err();
         assert!(e.0.contains("spray"), "{e}");
         assert!(HtsimArgs::parse(&["-end", "5"]).is_err());
+    }
+
+    #[test]
+    fn the_artifact_mode_is_chosen_on_the_line() {
+        let e = HtsimArgs::parse(&["-tm", "x.cm", "-mixed_lb_traffic"]).unwrap_err();
+        assert!(
+            e.0.starts_with("-mixed_lb_traffic:") && e.0.contains("--artifact reps"),
+            "{e}"
+        );
+        let e =
+            HtsimArgs::parse(&["--artifact", "reps", "-tm", "x.cm", "-conn_reuse"]).unwrap_err();
+        assert!(e.0.starts_with("-conn_reuse:"), "{e}");
+        let e = HtsimArgs::parse(&["--artifact", "ns3", "-tm", "x.cm"]).unwrap_err();
+        assert!(e.0.starts_with("--artifact ns3:"), "{e}");
+        let e = HtsimArgs::parse(&["--artifact", "reps", "-tm", "x.cm", "-num_disabled", "1"])
+            .unwrap_err();
+        assert!(e.0.starts_with("-num_disabled:"), "{e}");
+        let a = HtsimArgs::parse(&[
+            "-tm",
+            "x.cm",
+            "-failures_input",
+            "f.txt",
+            "-collect_data",
+            "--artifact",
+            "reps",
+        ])
+        .unwrap();
+        assert_eq!(a.dialect, Dialect::RepsArtifact);
+        assert_eq!(a.failures_input, Some(PathBuf::from("f.txt")));
+        // Without -sender_cc_only the artifact runs receiver credit.
+        assert_eq!(a.cc, CcMode::Receiver);
+        assert_eq!((a.queue_pkts, a.end_us), (Some(35), 100_000));
+    }
+
+    #[test]
+    fn the_two_forks_name_their_load_balancers_differently() {
+        let lb = |dialect: &[&str], name: &str| {
+            let mut argv = dialect.to_vec();
+            argv.extend(["-tm", "x.cm", "-load_balancing_algo", name]);
+            HtsimArgs::parse(&argv).map(|a| a.lb)
+        };
+        let artifact = &["--artifact", "reps"][..];
+        assert_eq!(lb(&[], "reps").unwrap(), LbAlgo::Reps);
+        assert_eq!(lb(artifact, "reps").unwrap(), LbAlgo::RepsLegacy);
+        assert_eq!(lb(artifact, "freezing").unwrap().scheme(), "reps");
+        assert_eq!(lb(artifact, "plb").unwrap(), LbAlgo::Plb);
+        assert!(lb(&[], "plb").is_err());
+        assert!(lb(artifact, "reps_legacy").is_err());
+        let e = HtsimArgs::parse(&["--artifact", "reps", "-tm", "x.cm", "-sender_cc"]).unwrap_err();
+        assert!(e.0.starts_with("-sender_cc:"), "{e}");
+        let e = HtsimArgs::parse(&["--artifact", "reps", "-tm", "x.cm", "-down_ratio", "2"])
+            .unwrap_err();
+        assert!(e.0.starts_with("-down_ratio 2:"), "{e}");
     }
 }

@@ -117,7 +117,7 @@ pub fn fat_tree_radix(nodes: u32, tiers: u32) -> Result<u32> {
 }
 
 /// What a topology file says about tiers and latencies (the rest is left to repsim's importer).
-fn read_topo_file(path: &Path) -> Result<(u32, Network)> {
+pub(crate) fn read_topo_file(path: &Path) -> Result<(u32, Network)> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| HtsimError::new(format!("-topo {}: cannot read: {e}", path.display())))?;
     let (mut nodes, mut tiers) = (None, None);
@@ -161,7 +161,7 @@ fn read_topo_file(path: &Path) -> Result<(u32, Network)> {
 }
 
 /// A TOML string literal.
-fn quoted(s: &str) -> String {
+pub(crate) fn quoted(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
         match c {
@@ -198,8 +198,6 @@ pub fn scenario(args: &HtsimArgs, matrix: &UecMatrix, topo: Option<&PathBuf>) ->
             )));
         }
     }
-    let link_ps = us_to_ps(args.hop_latency_us);
-    let switch_ps = us_to_ps(args.switch_latency_us);
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -226,30 +224,7 @@ pub fn scenario(args: &HtsimArgs, matrix: &UecMatrix, topo: Option<&PathBuf>) ->
             );
             net
         }
-        None => {
-            let k = fat_tree_radix(matrix.nodes, args.tiers)?;
-            let _ = writeln!(
-                s,
-                "\n[topology]\ntype = \"fat_tree\"\ntiers = {}\nhosts = {}\nhosts_per_tor = {}",
-                args.tiers,
-                matrix.nodes,
-                k / 2
-            );
-            if args.tiers == 3 {
-                let _ = writeln!(s, "pod_size = {}", k * k / 4);
-            }
-            let _ = writeln!(
-                s,
-                "link_speed = \"{}Mbps\"\nlink_latency = \"{link_ps}ps\"\nswitch_latency = \"{switch_ps}ps\"",
-                args.linkspeed_mbps
-            );
-            let hops = u64::from(2 * args.tiers);
-            Network {
-                tiers: args.tiers,
-                diameter_latency_ps: link_ps * hops + switch_ps * (hops - 1),
-                radix: Some(k),
-            }
-        }
+        None => generated_fat_tree(&mut s, args, matrix.nodes)?,
     };
     let derived = Derived::new(args, &network);
     write_degraded(&mut s, args, &network)?;
@@ -284,6 +259,34 @@ pub fn scenario(args: &HtsimArgs, matrix: &UecMatrix, topo: Option<&PathBuf>) ->
     })
 }
 
+/// Writes the `[topology]` of the fat tree the reference generates for `nodes` hosts (no
+/// `-topo`), and returns its network.
+pub(crate) fn generated_fat_tree(s: &mut String, args: &HtsimArgs, nodes: u32) -> Result<Network> {
+    let link_ps = us_to_ps(args.hop_latency_us);
+    let switch_ps = us_to_ps(args.switch_latency_us);
+    let k = fat_tree_radix(nodes, args.tiers)?;
+    let _ = writeln!(
+        s,
+        "\n[topology]\ntype = \"fat_tree\"\ntiers = {}\nhosts = {nodes}\nhosts_per_tor = {}",
+        args.tiers,
+        k / 2
+    );
+    if args.tiers == 3 {
+        let _ = writeln!(s, "pod_size = {}", k * k / 4);
+    }
+    let _ = writeln!(
+        s,
+        "link_speed = \"{}Mbps\"\nlink_latency = \"{link_ps}ps\"\nswitch_latency = \"{switch_ps}ps\"",
+        args.linkspeed_mbps
+    );
+    let hops = u64::from(2 * args.tiers);
+    Ok(Network {
+        tiers: args.tiers,
+        diameter_latency_ps: link_ps * hops + switch_ps * (hops - 1),
+        radix: Some(k),
+    })
+}
+
 fn lb_entry(args: &HtsimArgs) -> Result<String> {
     let scheme = args.lb.scheme();
     let freezing_flags = args.exit_freeze_ps.is_some() || args.freeze_off;
@@ -313,7 +316,7 @@ fn lb_entry(args: &HtsimArgs) -> Result<String> {
     Ok(entry)
 }
 
-fn cc_section(args: &HtsimArgs) -> Result<String> {
+pub(crate) fn cc_section(args: &HtsimArgs) -> Result<String> {
     let mut s = String::from("\n[cc]\n");
     if args.cc == CcMode::Receiver {
         // The UEC reference's RCCC: 16 KiB per PULL, and a PULL ends speculation too.

@@ -3,6 +3,7 @@
 //!
 //! - [`args`] reads an `htsim_uec` command line with the reference's defaults;
 //! - [`matrix`] reads its connection matrices as that simulator reads them;
+//! - [`artifact`] does the same for the REPS paper's artifact htsim (`--artifact reps`);
 //! - [`build`] turns both into a repsim scenario (TOML the scenario loader accepts), with the
 //!   queue sizes, ECN thresholds and timeout the reference derives written out;
 //! - [`run`] simulates it and prints the lines the reference's validation reads;
@@ -11,6 +12,7 @@
 //!
 //! The `repsim` binary exposes them as `repsim htsim ARGS...` and `repsim validate-plan`.
 pub mod args;
+pub mod artifact;
 pub mod build;
 pub mod error;
 pub mod matrix;

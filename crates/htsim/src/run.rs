@@ -1,4 +1,5 @@
-//! Running a command line and printing what `htsim_uec` prints that its validation reads.
+//! Running a command line and printing what `htsim_uec` prints that its validation reads
+//! (for the REPS artifact's lines, what its figure scripts read: [`print_artifact`]).
 //!
 //! The reference prints, per flow, `Flow <name> flowId <id> uecSrc <n> finished at <us> total
 //! messages <m> ...` when the sender sees the last byte acknowledged, and at the end a line of
@@ -21,7 +22,8 @@ use repsim::engine::time::to_us;
 use repsim::scenario::LoadedScenario;
 use repsim::Simulation;
 
-use crate::args::HtsimArgs;
+use crate::args::{Dialect, HtsimArgs};
+use crate::artifact::{self, ArtifactFiles};
 use crate::build::{self, Built};
 use crate::error::{HtsimError, Result};
 use crate::matrix::{self, UecMatrix};
@@ -37,6 +39,12 @@ pub struct Finish {
     pub index: usize,
     /// Absolute finish time in microseconds (the number the validation reads as the FCT).
     pub finish_us: f64,
+    /// From its start (its trigger's time for triggered flows) to its finish, microseconds.
+    pub fct_us: f64,
+    /// Payload bytes.
+    pub size: u64,
+    /// In the ECMP background class (`-mixed_lb_traffic`).
+    pub background: bool,
     /// Connections (messages) it completes.
     pub messages: u32,
     /// Data packets of the flow (its cumulative ACK at the end).
@@ -94,6 +102,8 @@ pub struct HtsimRun {
     pub connections: u32,
     /// Summary counters.
     pub counters: Counters,
+    /// Data packets the faults dropped (the artifact's `Total number of dropped packets`).
+    pub fault_drops: u64,
     /// Wall-clock seconds the simulation took.
     pub wall_s: f64,
     /// The scenario it ran.
@@ -128,8 +138,68 @@ pub fn resolve(path: &Path, roots: &[PathBuf]) -> PathBuf {
         .unwrap_or_else(|| roots[0].join(path))
 }
 
+/// The repository's `data/htsim/` as this binary was built from it.
+fn built_in_data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/htsim")
+}
+
+/// A file an artifact command line names: as given (against `roots`) when it exists, else the
+/// file of that name in `data/htsim/<folder>/` (under the current directory, then the
+/// repository this binary was built from), where the artifact's inputs are committed.
+pub fn resolve_artifact(path: &Path, roots: &[PathBuf], folder: &str) -> PathBuf {
+    let given = resolve(path, roots);
+    if given.exists() {
+        return std::fs::canonicalize(&given).unwrap_or(given);
+    }
+    let Some(name) = path.file_name() else {
+        return given;
+    };
+    [PathBuf::from("data/htsim"), built_in_data()]
+        .iter()
+        .map(|d| d.join(folder).join(name))
+        .find(|p| p.exists())
+        .map_or(given, |p| std::fs::canonicalize(&p).unwrap_or(p))
+}
+
+/// The files of an artifact command line, each resolved (an error names a missing one).
+pub fn artifact_files(args: &HtsimArgs, roots: &[PathBuf]) -> Result<ArtifactFiles> {
+    let find = |flag: &str, path: &Path, folder: &str| {
+        let p = resolve_artifact(path, roots, folder);
+        if p.exists() {
+            Ok(p)
+        } else {
+            Err(HtsimError::new(format!(
+                "{flag} {}: not found (nor as data/htsim/{folder}/{})",
+                path.display(),
+                path.file_name()
+                    .map_or(String::new(), |n| n.to_string_lossy().into_owned())
+            )))
+        }
+    };
+    let tm = args.tm.as_ref().expect("parse requires -tm");
+    Ok(ArtifactFiles {
+        tm: find("-tm", tm, "connection_matrices")?,
+        topo: args
+            .topo
+            .as_ref()
+            .map(|t| find("-topo", t, "topologies"))
+            .transpose()?,
+        failures: args
+            .failures_input
+            .as_ref()
+            .map(|f| find("-failures_input", f, "failures"))
+            .transpose()?,
+    })
+}
+
 /// Reads the matrix and builds the scenario of a command line; paths resolve against `roots`.
-pub fn prepare(args: &HtsimArgs, roots: &[PathBuf]) -> Result<(UecMatrix, Built)> {
+/// The REPS artifact's matrices are read by the scenario itself (triggers included), so its
+/// lines give no matrix here.
+pub fn prepare(args: &HtsimArgs, roots: &[PathBuf]) -> Result<(Option<UecMatrix>, Built)> {
+    if args.dialect == Dialect::RepsArtifact {
+        let files = artifact_files(args, roots)?;
+        return Ok((None, artifact::scenario(args, &files)?));
+    }
     let tm = args.tm.as_ref().expect("parse requires -tm");
     let tm_path = resolve(tm, roots);
     let text = std::fs::read_to_string(&tm_path)
@@ -141,7 +211,7 @@ pub fn prepare(args: &HtsimArgs, roots: &[PathBuf]) -> Result<(UecMatrix, Built)
         std::fs::canonicalize(&p).unwrap_or(p)
     });
     let built = build::scenario(args, &matrix, topo.as_ref())?;
-    Ok((matrix, built))
+    Ok((Some(matrix), built))
 }
 
 /// Runs a command line to its `-end` and collects what the reference would print.
@@ -175,12 +245,19 @@ pub fn run(args: &HtsimArgs, roots: &[PathBuf]) -> Result<HtsimRun> {
             unfinished += 1;
             continue;
         };
+        let messages = matrix
+            .as_ref()
+            .and_then(|m| m.flows.get(index))
+            .map_or(1, |m| m.messages);
         finishes.push(Finish {
             name: format!("Uec_{}_{}", f.spec.src, f.spec.dst),
             id: f.spec.id,
             index,
             finish_us: to_us(finish),
-            messages: matrix.flows.get(index).map_or(1, |m| m.messages),
+            fct_us: to_us(finish - f.start()),
+            size: f.spec.bytes,
+            background: f.spec.class != 0,
+            messages,
             packets: f.spec.bytes.div_ceil(mss) + s.rts,
             rts: s.rts,
         });
@@ -190,14 +267,56 @@ pub fn run(args: &HtsimArgs, roots: &[PathBuf]) -> Result<HtsimRun> {
             .total_cmp(&b.finish_us)
             .then(a.index.cmp(&b.index))
     });
+    let connections = matrix
+        .as_ref()
+        .map_or(sim.flows().len() as u32, |m| m.connections);
+    let fault_drops = sim.fault_stats().map_or(0, |f| f.data_dropped);
     Ok(HtsimRun {
         finishes,
         unfinished,
-        connections: matrix.connections,
+        connections,
         counters,
+        fault_drops,
         wall_s,
         built,
     })
+}
+
+/// Prints the run as the REPS artifact's `htsim_uec` prints the lines its scripts read: per
+/// flow the FCT after `finished at` (from the flow's start) and the absolute time after
+/// `sim time`; then our counters (the artifact's own `New: ..` line is always zeros) and, with
+/// `-failures_input` or `-failed 42`, the data packets the failures dropped (the artifact
+/// prints that total for the former, and a `Dropping a PKT` per drop for the latter).
+pub fn print_artifact(
+    run: &HtsimRun,
+    args: &HtsimArgs,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    for f in &run.finishes {
+        writeln!(
+            out,
+            "Flow {} flowId {} uecSrc {} finished at {} flowSize {} total packets {} RTS {} total bytes {} sim time {} bg traffic {}",
+            f.name,
+            f.id,
+            f.index,
+            format_us(f.fct_us),
+            f.size,
+            f.packets,
+            f.rts,
+            f.packets * u64::from(args.mtu),
+            format_us(f.finish_us),
+            u8::from(f.background)
+        )?;
+    }
+    writeln!(out, "Done")?;
+    if run.unfinished > 0 {
+        writeln!(out, "{} flows did not finish before -end", run.unfinished)?;
+    }
+    writeln!(out, "{}", run.counters.line())?;
+    if args.failures_input.is_some() || args.failed == 42 {
+        writeln!(out, "Total number of dropped packets: {}", run.fault_drops)?;
+    }
+    Ok(())
 }
 
 /// Prints the run as `htsim_uec` prints the lines its validation reads.
@@ -235,7 +354,11 @@ pub fn main(argv: &[String]) -> Result<()> {
     }
     let run = run(&args, &roots)?;
     let stdout = std::io::stdout();
-    print(&run, &mut stdout.lock()).map_err(|e| HtsimError::new(format!("stdout: {e}")))?;
+    let printed = match args.dialect {
+        Dialect::Uet => print(&run, &mut stdout.lock()),
+        Dialect::RepsArtifact => print_artifact(&run, &args, &mut stdout.lock()),
+    };
+    printed.map_err(|e| HtsimError::new(format!("stdout: {e}")))?;
     Ok(())
 }
 
