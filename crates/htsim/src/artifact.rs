@@ -15,7 +15,7 @@
 //! | `-failures_input F` | `[[fault]] kind = "file"` (the import of failure-generator files) |
 //! | `-mixed_lb_traffic` | `ecmp_every = 10`: flows from every 10th host in the ECMP background class (the artifact takes every 10th connection; the same where connection i leaves host i) |
 //! | `-load_balancing_algo` | `freezing` -> `reps`, `reps` -> `reps-legacy`, `oblivious` -> `ops`, `ecmp`, `plb`, `bitmap`, `mixed` |
-//! | `-paths P` | `transport.evs_size` (65,535, the artifact's "every EV", as 65,536); BitMap and mixed take P when it is a power of two, else their own 256 |
+//! | `-paths P` | `transport.evs_size` (65,535, the artifact's "every EV", as 65,536); BitMap and mixed take P when it is a power of two, 65,536 for 65,535 (the artifact masks its EVs with 65,534, so its generator walks 32,768 of them and a penalised EV comes back as rarely as among 65,536), else their own 256 |
 //! | `-sack_threshold B` | `ack_every` of B bytes, counted in 16 bits |
 //! | `-collect_data`, `-log_link`, `-other_location`, `-enable_qa_gate` | nothing: they change files the artifact writes (or an NSCC gate that is on already) |
 use std::fmt::Write as _;
@@ -221,8 +221,12 @@ fn lb_entry(args: &HtsimArgs) -> Result<String> {
         ));
     }
     let mut entry = format!("{{ scheme = \"{}\"", args.lb.scheme());
-    if matches!(args.lb, LbAlgo::Bitmap | LbAlgo::Mixed) && args.paths.is_power_of_two() {
-        let _ = write!(entry, ", evs_size = {}", args.paths);
+    if matches!(args.lb, LbAlgo::Bitmap | LbAlgo::Mixed) {
+        if args.paths.is_power_of_two() {
+            let _ = write!(entry, ", evs_size = {}", args.paths);
+        } else if args.paths == ALL_EVS {
+            entry.push_str(", evs_size = 65536");
+        }
     }
     if let Some(ps) = args.exit_freeze_ps {
         let _ = write!(entry, ", freeze = \"{ps}ps\"");

@@ -47,13 +47,17 @@ impl CcScheme for ConstantConfig {
 }
 
 /// Constant window and rate.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Constant {
     window: u64,
     rate: Option<u64>,
 }
 
 impl CongestionControl for Constant {
+    fn copy_state(&self) -> Option<Box<dyn CongestionControl>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn cwnd(&self) -> u64 {
         self.window
     }

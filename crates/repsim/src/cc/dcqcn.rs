@@ -126,7 +126,7 @@ impl CcScheme for DcqcnConfig {
 }
 
 /// One connection's DCQCN state.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Dcqcn {
     alpha_interval: Time,
     g: f64,
@@ -284,6 +284,10 @@ impl Dcqcn {
 }
 
 impl CongestionControl for Dcqcn {
+    fn copy_state(&self) -> Option<Box<dyn CongestionControl>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn cwnd(&self) -> u64 {
         self.window
     }

@@ -93,7 +93,7 @@ impl CcScheme for DctcpConfig {
 }
 
 /// DCTCP window state.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Dctcp {
     variant: DctcpVariant,
     cwnd: u64,
@@ -194,6 +194,10 @@ impl Dctcp {
 }
 
 impl CongestionControl for Dctcp {
+    fn copy_state(&self) -> Option<Box<dyn CongestionControl>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn cwnd(&self) -> u64 {
         self.cwnd
     }

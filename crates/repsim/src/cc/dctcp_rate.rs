@@ -93,7 +93,7 @@ impl CcScheme for DctcpRateConfig {
 }
 
 /// One connection's rate-based DCTCP state.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct DctcpRate {
     g: f64,
     ai: f64,
@@ -156,6 +156,10 @@ impl DctcpRate {
 }
 
 impl CongestionControl for DctcpRate {
+    fn copy_state(&self) -> Option<Box<dyn CongestionControl>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn cwnd(&self) -> u64 {
         self.window
     }

@@ -119,6 +119,12 @@ pub trait CongestionControl: Send {
     fn on_timer(&mut self, now: Time) {
         let _ = now;
     }
+    /// A copy of its state for another connection between the same hosts (connection reuse
+    /// by record, `[transport] reuse = "record"`); `None` (the default): that connection
+    /// starts with a new controller.
+    fn copy_state(&self) -> Option<Box<dyn CongestionControl>> {
+        None
+    }
     /// The run's timed switch turned on ([`CcScheme::timed_switch_at`]); controllers
     /// without one ignore it.
     fn on_timed_switch(&mut self) {}

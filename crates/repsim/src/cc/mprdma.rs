@@ -96,7 +96,7 @@ impl CcScheme for MprdmaConfig {
 const DELAY_GAIN: f64 = 0.0125;
 
 /// MPRDMA window state.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Mprdma {
     cwnd: u64,
     mtu: u64,
@@ -164,6 +164,10 @@ impl Mprdma {
 }
 
 impl CongestionControl for Mprdma {
+    fn copy_state(&self) -> Option<Box<dyn CongestionControl>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn cwnd(&self) -> u64 {
         self.cwnd
     }

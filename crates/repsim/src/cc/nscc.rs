@@ -169,7 +169,7 @@ fn bdp(rtt: Time, line_rate: u64) -> u64 {
 }
 
 /// NSCC window state.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Nscc {
     reps2024: bool,
     line_rate: u64,
@@ -393,6 +393,10 @@ impl Nscc {
 }
 
 impl CongestionControl for Nscc {
+    fn copy_state(&self) -> Option<Box<dyn CongestionControl>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn cwnd(&self) -> u64 {
         self.cwnd
     }

@@ -100,6 +100,7 @@ pub(crate) fn check_power_of_two_evs(evs_size: Option<u32>) -> Result<(), Config
 }
 
 /// One connection's penalties and EV generator, shared by `bitmap` and `mixed`.
+#[derive(Clone)]
 pub struct BitmapState {
     /// Penalty per EV (low bits), 0..=[`MAX_PENALTY`].
     penalty: Vec<u8>,
@@ -232,6 +233,7 @@ impl BitmapState {
 }
 
 /// BitMap over one connection.
+#[derive(Clone)]
 pub struct Bitmap {
     state: BitmapState,
 }
@@ -244,6 +246,10 @@ impl Bitmap {
 }
 
 impl LoadBalancer for Bitmap {
+    fn copy_state(&self) -> Option<Box<dyn LoadBalancer>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn next(&mut self, _now: Time, rng: &mut Rng) -> PathChoice {
         PathChoice::ev(self.state.next_ev(rng))
     }

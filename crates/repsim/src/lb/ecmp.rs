@@ -31,11 +31,16 @@ impl LbScheme for EcmpConfig {
 }
 
 /// Fixed-path ECMP.
+#[derive(Clone)]
 pub struct Ecmp {
     ev: u16,
 }
 
 impl LoadBalancer for Ecmp {
+    fn copy_state(&self) -> Option<Box<dyn LoadBalancer>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn next(&mut self, _now: Time, _rng: &mut Rng) -> PathChoice {
         PathChoice::ev(self.ev)
     }

@@ -85,6 +85,7 @@ impl LbScheme for FlowletConfig {
 }
 
 /// One connection's flowlet state.
+#[derive(Clone)]
 pub struct Flowlet {
     evs_size: u32,
     ev: u16,
@@ -129,6 +130,10 @@ impl Flowlet {
 }
 
 impl LoadBalancer for Flowlet {
+    fn copy_state(&self) -> Option<Box<dyn LoadBalancer>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn next(&mut self, now: Time, rng: &mut Rng) -> PathChoice {
         if now > self.quiet_since(now) + self.gap && now > self.hold_until {
             self.ev = random_ev(rng, self.evs_size);

@@ -34,12 +34,17 @@ impl LbScheme for IncrementalConfig {
 }
 
 /// A per-connection EV counter.
+#[derive(Clone)]
 pub struct Incremental {
     next: u32,
     evs: u32,
 }
 
 impl LoadBalancer for Incremental {
+    fn copy_state(&self) -> Option<Box<dyn LoadBalancer>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn next(&mut self, _now: Time, _rng: &mut Rng) -> PathChoice {
         let ev = self.next;
         self.next = if ev + 1 == self.evs { 0 } else { ev + 1 };

@@ -251,6 +251,7 @@ struct PathRecord {
 }
 
 /// The LAPS path chooser of one connection.
+#[derive(Clone)]
 pub struct Laps {
     paths: Vec<PathRecord>,
     beta: f64,
@@ -386,6 +387,10 @@ impl Laps {
 }
 
 impl LoadBalancer for Laps {
+    fn copy_state(&self) -> Option<Box<dyn LoadBalancer>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn next(&mut self, now: Time, rng: &mut Rng) -> PathChoice {
         let i = self.softmax(rng);
         self.paths[i].last_sent = now;

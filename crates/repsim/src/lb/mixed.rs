@@ -58,12 +58,17 @@ impl LbScheme for MixedConfig {
 }
 
 /// Mixed over one connection.
+#[derive(Clone)]
 pub struct Mixed {
     fifo: EvFifo,
     bitmap: BitmapState,
 }
 
 impl LoadBalancer for Mixed {
+    fn copy_state(&self) -> Option<Box<dyn LoadBalancer>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn next(&mut self, _now: Time, rng: &mut Rng) -> PathChoice {
         let ev = match self.fifo.pop() {
             Some(ev) => ev,

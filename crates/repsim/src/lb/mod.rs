@@ -290,6 +290,13 @@ pub trait LoadBalancer: AsAny + Send {
         let _ = (now, rng);
         None
     }
+    /// A copy of its state for another connection between the same hosts: connection reuse
+    /// by record (`[transport] reuse = "record"`) starts every flow of a pair from a copy of
+    /// the record the pair's last finished flow left. `None` (the default): that flow starts
+    /// with a new load balancer.
+    fn copy_state(&self) -> Option<Box<dyn LoadBalancer>> {
+        None
+    }
     /// Whether it sends path probes (asked once, so others cost nothing per packet). A probe
     /// is a small packet on a path of the load balancer's choice, in the data lane at switches
     /// so that it measures queueing; the receiver answers it at once with its one-way delay,

@@ -63,6 +63,7 @@ impl LbScheme for MprdmaLbConfig {
 }
 
 /// One connection's ACK-clocking state.
+#[derive(Clone)]
 pub struct MprdmaLb {
     evs_size: u32,
     /// Room a window needs for one more packet: MTU minus the header allowance.
@@ -90,6 +91,10 @@ impl MprdmaLb {
 }
 
 impl LoadBalancer for MprdmaLb {
+    fn copy_state(&self) -> Option<Box<dyn LoadBalancer>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn next(&mut self, _now: Time, rng: &mut Rng) -> PathChoice {
         match self.ack_ev {
             Some(ev) if self.can_send => PathChoice::ev(ev),

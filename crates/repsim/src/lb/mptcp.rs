@@ -54,6 +54,7 @@ impl LbScheme for MptcpConfig {
 }
 
 /// One connection's subflow cycle.
+#[derive(Clone)]
 pub struct Mptcp {
     evs_size: u32,
     /// EV of subflow 0.
@@ -77,6 +78,10 @@ impl Mptcp {
 }
 
 impl LoadBalancer for Mptcp {
+    fn copy_state(&self) -> Option<Box<dyn LoadBalancer>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn next(&mut self, _now: Time, _rng: &mut Rng) -> PathChoice {
         let j = self.next;
         self.next = (self.next + 1) % self.subflows;

@@ -31,11 +31,16 @@ impl LbScheme for OpsConfig {
 }
 
 /// Oblivious spraying.
+#[derive(Clone)]
 pub struct Ops {
     evs_size: u32,
 }
 
 impl LoadBalancer for Ops {
+    fn copy_state(&self) -> Option<Box<dyn LoadBalancer>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn next(&mut self, _now: Time, rng: &mut Rng) -> PathChoice {
         PathChoice::ev(random_ev(rng, self.evs_size))
     }

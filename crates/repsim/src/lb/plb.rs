@@ -138,6 +138,7 @@ impl LbScheme for PlbConfig {
 }
 
 /// One connection's PLB state.
+#[derive(Clone)]
 pub struct Plb {
     evs_size: u32,
     ev: u16,
@@ -154,6 +155,7 @@ pub struct Plb {
 }
 
 /// The two kinds of round (see [`RoundMode`]).
+#[derive(Clone)]
 enum Rounds {
     /// One base RTT each.
     BaseRtt(TimedRounds),
@@ -162,6 +164,7 @@ enum Rounds {
 }
 
 /// The state of base-RTT rounds.
+#[derive(Clone)]
 struct TimedRounds {
     base_rtt: Time,
     rto: Time,
@@ -174,6 +177,7 @@ struct TimedRounds {
 }
 
 /// The state of window rounds.
+#[derive(Clone)]
 struct WindowRounds {
     mtu: u64,
     /// The current round began then: an ACK of a packet sent at or after it closes the round.
@@ -280,6 +284,10 @@ impl Plb {
 }
 
 impl LoadBalancer for Plb {
+    fn copy_state(&self) -> Option<Box<dyn LoadBalancer>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn next(&mut self, _now: Time, rng: &mut Rng) -> PathChoice {
         if self.repath_pending {
             self.repath_pending = false;

@@ -152,6 +152,7 @@ impl LbScheme for RepsConfig {
 }
 
 /// One connection's REPS state plus the failure-detection bookkeeping around it.
+#[derive(Clone)]
 pub struct Reps {
     state: RepsState,
     config: Config,
@@ -210,6 +211,10 @@ impl Reps {
 }
 
 impl LoadBalancer for Reps {
+    fn copy_state(&self) -> Option<Box<dyn LoadBalancer>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn next(&mut self, _now: Time, rng: &mut Rng) -> PathChoice {
         PathChoice::ev(self.state.next_ev(&self.config, rng))
     }

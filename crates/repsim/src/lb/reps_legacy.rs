@@ -47,6 +47,7 @@ impl LbScheme for RepsLegacyConfig {
 }
 
 /// The unbounded FIFO of EVs from un-marked ACKs, shared by `reps-legacy` and `mixed`.
+#[derive(Clone)]
 pub struct EvFifo {
     evs: VecDeque<u16>,
 }
@@ -96,6 +97,7 @@ impl EvFifo {
 }
 
 /// REPS-legacy over one connection.
+#[derive(Clone)]
 pub struct RepsLegacy {
     fifo: EvFifo,
     evs: u32,
@@ -130,6 +132,10 @@ impl RepsLegacy {
 }
 
 impl LoadBalancer for RepsLegacy {
+    fn copy_state(&self) -> Option<Box<dyn LoadBalancer>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn next(&mut self, _now: Time, rng: &mut Rng) -> PathChoice {
         let ev = if self.in_first_window() {
             self.rr = (self.rr + 1) % self.evs;

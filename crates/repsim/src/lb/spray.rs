@@ -67,6 +67,7 @@ impl LbScheme for SprayConfig {
 }
 
 /// Spraying over explicit routes.
+#[derive(Clone)]
 pub struct Spray {
     routes: Vec<PathId>,
     order: SprayOrder,
@@ -74,6 +75,10 @@ pub struct Spray {
 }
 
 impl LoadBalancer for Spray {
+    fn copy_state(&self) -> Option<Box<dyn LoadBalancer>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn next(&mut self, _now: Time, rng: &mut Rng) -> PathChoice {
         let i = match self.order {
             SprayOrder::RoundRobin => {

@@ -12,7 +12,8 @@ use crate::engine::time::SEC;
 use crate::engine::{Rng, Time};
 use crate::lb::{LbContext, LbSpec, Route};
 use crate::transport::{
-    AckPolicy, ConnectionState, Receiver, Recovery, Sender, Sizes, TransportMode, TransportParams,
+    AckPolicy, ConnectionState, Receiver, Recovery, ReuseMode, Sender, Sizes, TransportMode,
+    TransportParams,
 };
 
 /// One flow's start, as the factory needs it.
@@ -82,6 +83,24 @@ impl ConnectionFactory {
         self.idle.insert(pair, state);
     }
 
+    /// The state a starting flow of `pair` continues with, if a finished flow left one: a
+    /// copy of it (the record stays for the pair's other flows), or the state itself when it is
+    /// handed over or its schemes cannot copy it.
+    fn reused(&mut self, pair: (u32, u32, u16), mode: ReuseMode) -> Option<ConnectionState> {
+        if mode == ReuseMode::Record {
+            let copy = self.idle.get(&pair).and_then(|record| {
+                Some(ConnectionState {
+                    cc: record.cc.copy_state()?,
+                    lb: record.lb.copy_state()?,
+                })
+            });
+            if copy.is_some() {
+                return copy;
+            }
+        }
+        self.idle.remove(&pair)
+    }
+
     /// The sender and receiver of a starting flow.
     pub fn open(&mut self, req: &ConnectionRequest) -> Connection {
         let t = req.transport;
@@ -129,7 +148,7 @@ impl ConnectionFactory {
         );
         // Per-pair reuse: a finished flow's controller and load balancer carry on (except
         // credit-paced ones, whose grants count from each flow's start at the receiver).
-        let (cc, lb) = match self.idle.remove(&req.pair) {
+        let (cc, lb) = match self.reused(req.pair, t.reuse_mode) {
             Some(state) if state.cc.credit_gate().is_none() => (state.cc, state.lb),
             _ => (cc, lb),
         };

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::mode::{DEFAULT_IRN_RTO_HIGH, DEFAULT_IRN_RTO_LOW};
-use super::{AckPolicy, GbnRewind, TransportMode, TransportParams};
+use super::{AckPolicy, GbnRewind, ReuseMode, TransportMode, TransportParams};
 use crate::cc::CcSpec;
 use crate::error::ConfigError;
 use crate::units::{Size, SizeQ, TimeQ};
@@ -42,6 +42,11 @@ pub struct TransportConfig {
     /// Successive flows between the same pair (and class) continue with the previous flow's
     /// congestion control and load balancer, as the reference's `-connections_mapping` does.
     pub reuse_connections: bool,
+    /// How reused connections continue: "record" (the reference's, the default: every flow of
+    /// a pair starts from a copy of the pair's last finished state) or "handover" (the state
+    /// passes from a finished flow to the next one that starts).
+    #[serde(skip_serializing_if = "ReuseMode::is_default")]
+    pub reuse_mode: ReuseMode,
     /// Loss recovery: "uec", "gbn" (go-back-N RoCE) or "irn" (selective-repeat RoCE).
     pub mode: TransportMode,
     /// gbn: at most one NACK per this interval for the same expected PSN (default 4us).
@@ -75,6 +80,7 @@ impl Default for TransportConfig {
             rts: true,
             evs_size: crate::lb::DEFAULT_EVS_SIZE,
             reuse_connections: false,
+            reuse_mode: ReuseMode::Record,
             mode: TransportMode::Uec,
             nack_interval: None,
             gbn_rewind: None,
@@ -159,6 +165,7 @@ impl TransportConfig {
             rts: self.rts,
             evs_size: self.evs_size,
             reuse_connections: self.reuse_connections,
+            reuse_mode: self.reuse_mode,
             mode: self.mode,
             gbn_rewind: self.gbn_rewind.unwrap_or(GbnRewind::Fresh),
             irn_bdp,

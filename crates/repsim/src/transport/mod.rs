@@ -16,7 +16,7 @@ pub mod receiver;
 pub mod sender;
 
 pub use config::TransportConfig;
-pub use mode::{GbnRewind, Recovery, TransportMode};
+pub use mode::{GbnRewind, Recovery, ReuseMode, TransportMode};
 pub use receiver::{AckPolicy, DataArrival, Receiver, Reply, RxOutcome};
 pub use sender::{
     record_flags, AckInfo, AckOutcome, ConnectionState, PsnRecord, PsnState, RtoCheck, Sender,
@@ -46,6 +46,8 @@ pub struct TransportParams {
     /// with that flow's congestion control and load balancer, as the reference does with
     /// `-connections_mapping` (collectives).
     pub reuse_connections: bool,
+    /// How a reused connection continues (a copy of the pair's record, or a handover).
+    pub reuse_mode: ReuseMode,
     /// Loss recovery and acknowledgement style (the receiver's half is in `ack`).
     pub mode: TransportMode,
     /// Go-back-N: which NACKs rewind the sender.

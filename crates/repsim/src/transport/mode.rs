@@ -164,3 +164,26 @@ impl Recovery {
         }
     }
 }
+
+/// How a flow continues an earlier flow's connection between the same hosts and class
+/// (`[transport] reuse_mode`, with `reuse_connections = true`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReuseMode {
+    /// The reference's `-connections_mapping` (the default): the pair keeps a record that each
+    /// of its flows writes when it finishes, and every flow that starts, even while others of
+    /// the pair still run, starts from a copy of it (its load balancer's and congestion
+    /// control's `copy_state`; a scheme that cannot copy hands its state over instead).
+    #[default]
+    Record,
+    /// One connection state per pair, handed from a finished flow to the next flow that
+    /// starts; a flow that starts while none is waiting starts fresh.
+    Handover,
+}
+
+impl ReuseMode {
+    /// True for the default, which resolved scenarios leave out.
+    pub fn is_default(&self) -> bool {
+        *self == ReuseMode::default()
+    }
+}
