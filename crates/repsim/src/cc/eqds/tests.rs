@@ -4,8 +4,13 @@ use crate::engine::Rng;
 const MTU: u32 = 4150;
 const RATE: u64 = 400_000_000_000;
 
+/// Pacers that grant only what targets ask for (slow pulls have their own tests).
 fn pacers(hosts: usize) -> PullPacers {
-    EqdsConfig::default().pacers(&vec![RATE; hosts], MTU)
+    EqdsConfig {
+        slow_pulls: false,
+        ..EqdsConfig::default()
+    }
+    .pacers(&vec![RATE; hosts], MTU)
 }
 
 fn arrival(flow: u32, target: u64, used: u64) -> PullArrival {
