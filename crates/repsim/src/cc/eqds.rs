@@ -15,7 +15,8 @@
 //! Each data packet (and RTS) carries a [`PullRequest`]: the pull *target* of the UEC reference
 //! (what is left to send, new and queued for retransmission, capped at the maximum credit, minus
 //! the credit held, plus the pulls received so far; while speculating, at least one MTU as long as
-//! new data is left) and the pull credit *used* (pulls received minus the positive credit held).
+//! new data is left; rounded up to a multiple of `pull_quantum`) and the pull credit *used* (pulls
+//! received minus the positive credit held).
 //!
 //! **Receiver** ([`PullPacers`]): one pull pacer per receiving host. A connection is *active* while
 //! its grants are below its highest target and below its cap; active connections are served round
@@ -57,21 +58,24 @@
 //! **Reference choices.** The paper says nothing beyond "EQDS"; the defaults follow the REPS
 //! paper's reference (4,096 B per PULL, a speculative window of the maximum credit, speculation
 //! ends on ACK, NACK or timeout). The UEC reference's variant is a parameter away: `pull_size =
-//! "16KiB"` and `pull_ends_speculation = true`. Not modelled: the UEC reference's division of the
-//! target among a NIC's active senders, its oversubscription and
-//! PCIe pull-rate controls, running a sender window at the same time, the low host-queue priority
-//! of speculative packets (hosts here serve their flows round robin), and a global maximum credit
+//! "16KiB"`, `pull_ends_speculation = true` and `pull_quantum = "256B"` (its senders round their
+//! targets up to 256-byte quanta, so a PULL grants a little more than a packet needs and the
+//! credit rarely falls to zero, which is what sets a packet's ACK request). Not modelled: the UEC
+//! reference's division of the target among a NIC's active senders, its oversubscription and PCIe
+//! pull-rate controls, running a sender window at the same time, the low host-queue priority of
+//! speculative packets (hosts here serve their flows round robin), and a global maximum credit
 //! (the UEC reference uses the last connection's; here each connection's own path BDP sets it). The
 //! pacer's rate is the rate of the receiving host's link; a PULL takes the EV (and, for
-//! source-routed flows, the reverse route) of the connection's latest packet, as ACKs do. In credit
-//! mode an RTS follows a timeout when the sender holds no credit (at most one per RTO), since only
-//! a packet can tell the receiver it needs more. A sender that holds no credit and has nothing in
-//! flight sends no RTS, as in the UEC reference: every packet it sent, or its trimmed header,
-//! reached the receiver, whose pacer has the demand (a NACKed packet's header raised its target);
-//! `rts_while_starved = true` sends one every RTO while it waits. PULLs are never lost to queues (they travel in the
-//! header lane); one lost to a fault is made good by the next, but if it was a connection's last
-//! and nothing of the connection is in flight, nothing re-sends it (the reference has no timer for
-//! that either) and the flow stays unfinished.
+//! source-routed flows, the reverse route) of the connection's latest packet, as ACKs do.
+//!
+//! **RTS.** In credit mode an RTS follows a timeout when the sender holds no credit (at most one
+//! per RTO), since only a packet can tell the receiver it needs more. A sender that holds no credit
+//! and has nothing in flight sends no RTS, as in the UEC reference: every packet it sent, or its
+//! trimmed header, reached the receiver, whose pacer has the demand (a NACKed packet's header
+//! raised its target); `rts_while_starved = true` sends one every RTO while it waits. PULLs are
+//! never lost to queues (they travel in the header lane); one lost to a fault is made good by the
+//! next, but if it was a connection's last and nothing of the connection is in flight, nothing
+//! re-sends it (the reference has no timer for that either) and the flow stays unfinished.
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
