@@ -34,8 +34,20 @@ fn check(plan: &str, only: &[usize]) {
 }
 
 #[test]
-fn connection_reuse_with_nscc_matches_the_reference() {
-    check("validate_uec_connreuse", &[1, 2, 3, 7, 8, 9]);
+fn connection_reuse_matches_the_reference() {
+    // 10-12: a lone 100-packet flow under receiver credit, 46.8907 us with 26 ACKs, needs
+    // slow pulls and 256-byte pull quanta.
+    check(
+        "validate_uec_connreuse",
+        &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+    );
+}
+
+#[test]
+fn receiver_credit_connections_and_incasts_match_the_reference() {
+    // 4: the 128-node incast's ACKs match only without an RTS every RTO while waiting for a
+    // PULL.
+    check("validate_uec_rcv", &[1, 2, 3, 4]);
 }
 
 #[test]

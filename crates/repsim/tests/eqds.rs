@@ -186,6 +186,43 @@ fn a_permutation_completes_under_credit_with_trimming_and_with_drops() {
 }
 
 #[test]
+fn a_connection_waiting_for_its_pull_sends_no_rts_unless_asked_to() {
+    // A pacer at 5 % of the link serves each of eight connections once every 13 us, longer
+    // than the 10 us RTO: connections whose packets were all trimmed wait with nothing in
+    // flight. Their headers told the receiver, so by default an RTS only follows a timeout.
+    let run = |extra: &str| {
+        let cc = format!("algo = \"eqds\"\npull_rate = 0.05\n{extra}\n[transport]\nrto = \"10us\"");
+        let mut sim = build(&incast(&cc, true).replace("2MiB", "512KiB"), "reps");
+        sim.run_until_idle();
+        common::assert_all_delivered(&sim);
+        assert_credits_balance(&sim.counters());
+        sim
+    };
+    let waiting = run("");
+    assert!(
+        waiting.counters().trims > 0,
+        "the first windows are trimmed"
+    );
+    for f in waiting.flows() {
+        let s = &f.stats;
+        assert!(s.rts <= s.timeouts, "flow {}: {s:?}", f.spec.id);
+    }
+    // Asked to, a starved connection sends an RTS every RTO while it waits.
+    let retrying = run("rts_while_starved = true");
+    let extra: u64 = retrying
+        .flows()
+        .iter()
+        .map(|f| f.stats.rts.saturating_sub(f.stats.timeouts))
+        .sum();
+    assert!(
+        extra > 0 && retrying.counters().rts_sent > waiting.counters().rts_sent,
+        "RTS without a timeout {extra}; in all {} against {}",
+        retrying.counters().rts_sent,
+        waiting.counters().rts_sent
+    );
+}
+
+#[test]
 fn the_scenario_names_eqds_and_its_parameters() {
     let scn = common::parse(&incast(
         r#"algo = "eqds"

@@ -30,6 +30,10 @@ pub trait CreditGate {
     /// What the next packet asks of the pull pacer, with `backlog` bytes still to send (new
     /// and queued for retransmission) after it.
     fn pull_request(&self, backlog: u64) -> PullRequest;
+    /// Whether a sender holding no credit, with data waiting and nothing in flight, sends an
+    /// RTS every RTO until credit comes (otherwise it waits for the PULL that its trimmed
+    /// headers or last RTS already asked for).
+    fn rts_while_starved(&self) -> bool;
 }
 
 /// A data packet, trimmed header or RTS of a credit-paced connection at its receiver.

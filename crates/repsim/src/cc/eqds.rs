@@ -15,7 +15,8 @@
 //! Each data packet (and RTS) carries a [`PullRequest`]: the pull *target* of the UEC reference
 //! (what is left to send, new and queued for retransmission, capped at the maximum credit, minus
 //! the credit held, plus the pulls received so far; while speculating, at least one MTU as long as
-//! new data is left) and the pull credit *used* (pulls received minus the positive credit held).
+//! new data is left; rounded up to a multiple of `pull_quantum`) and the pull credit *used* (pulls
+//! received minus the positive credit held).
 //!
 //! **Receiver** ([`PullPacers`]): one pull pacer per receiving host. A connection is *active* while
 //! its grants are below its highest target and below its cap; active connections are served round
@@ -23,8 +24,17 @@
 //! next PULL waits until the last one's bytes would have crossed the host's link at `pull_rate` of
 //! its rate: with the defaults one 4,096-byte PULL every 82.75 ns at 400 Gb/s, as in the REPS
 //! paper's reference. A trimmed header raises the target by one MTU (its retransmission needs
-//! credit that no target announced yet); an RTS updates the target like data. The pacer stops when
-//! nobody is active.
+//! credit that no target announced yet); an RTS updates the target like data.
+//!
+//! **Slow pulls** (`slow_pulls`, on by default, as in htsim's EQDS and the UEC reference's pacer):
+//! a connection whose target the pacer has met moves to the host's *idle* list. While no connection
+//! is active, the pacer grants the head of that list a full PULL regardless of its target, and
+//! keeps it idle while its target stays met and its slow credit (granted beyond the target) is
+//! below its cap. A lone sender thus finds credit waiting instead of running dry and asking for
+//! more with every packet. The pacer stops when nobody is active or idle. (The UEC reference lets
+//! a connection sit in its idle list more than once and sends slow pulls that the sender's cap
+//! discards; here a connection is listed once and slow pulls, like any PULL, keep the credit
+//! invariant below.)
 //!
 //! **The credit invariant**: the pacer grants a connection only while `granted - used`, with the
 //! highest `used` any of its packets reported, stays within the connection's cap (the maximum
@@ -48,18 +58,24 @@
 //! **Reference choices.** The paper says nothing beyond "EQDS"; the defaults follow the REPS
 //! paper's reference (4,096 B per PULL, a speculative window of the maximum credit, speculation
 //! ends on ACK, NACK or timeout). The UEC reference's variant is a parameter away: `pull_size =
-//! "16KiB"` and `pull_ends_speculation = true`. Not modelled: the UEC reference's "slow pulls" to
-//! idle senders, its division of the target among a NIC's active senders, its oversubscription and
-//! PCIe pull-rate controls, running a sender window at the same time, the low host-queue priority
-//! of speculative packets (hosts here serve their flows round robin), and a global maximum credit
+//! "16KiB"`, `pull_ends_speculation = true` and `pull_quantum = "256B"` (its senders round their
+//! targets up to 256-byte quanta, so a PULL grants a little more than a packet needs and the
+//! credit rarely falls to zero, which is what sets a packet's ACK request). Not modelled: the UEC
+//! reference's division of the target among a NIC's active senders, its oversubscription and PCIe
+//! pull-rate controls, running a sender window at the same time, the low host-queue priority of
+//! speculative packets (hosts here serve their flows round robin), and a global maximum credit
 //! (the UEC reference uses the last connection's; here each connection's own path BDP sets it). The
 //! pacer's rate is the rate of the receiving host's link; a PULL takes the EV (and, for
-//! source-routed flows, the reverse route) of the connection's latest packet, as ACKs do. In credit
-//! mode an RTS follows a timeout when the sender holds no credit (at most one per RTO), since only
-//! a packet can tell the receiver it needs more. PULLs are never lost to queues (they travel in the
-//! header lane); one lost to a fault is made good by the next, but if it was a connection's last
-//! and nothing of the connection is in flight, nothing re-sends it (the reference has no timer for
-//! that either) and the flow stays unfinished.
+//! source-routed flows, the reverse route) of the connection's latest packet, as ACKs do.
+//!
+//! **RTS.** In credit mode an RTS follows a timeout when the sender holds no credit (at most one
+//! per RTO), since only a packet can tell the receiver it needs more. A sender that holds no credit
+//! and has nothing in flight sends no RTS, as in the UEC reference: every packet it sent, or its
+//! trimmed header, reached the receiver, whose pacer has the demand (a NACKed packet's header
+//! raised its target); `rts_while_starved = true` sends one every RTO while it waits. PULLs are
+//! never lost to queues (they travel in the header lane); one lost to a fault is made good by the
+//! next, but if it was a connection's last and nothing of the connection is in flight, nothing
+//! re-sends it (the reference has no timer for that either) and the flow stays unfinished.
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
@@ -91,6 +107,18 @@ pub struct EqdsConfig {
     pub pull_ends_speculation: bool,
     /// ECN marking on switch ports facing hosts (the reference turns it off in this mode).
     pub ecn_at_last_hop: bool,
+    /// A pacer with no active connection grants its idle ones full PULLs beyond their targets,
+    /// up to the maximum credit each, so a sender that runs dry has credit waiting (as htsim's
+    /// EQDS and the UEC reference do; `false` grants only what the targets ask for).
+    pub slow_pulls: bool,
+    /// A sender holding no credit, with data waiting and nothing in flight, sends an RTS every
+    /// RTO until credit comes. Off, as in the UEC reference: with nothing in flight every packet
+    /// or its trimmed header reached the receiver, whose pacer already has the demand.
+    pub rts_while_starved: bool,
+    /// Pull targets are rounded up to a multiple of this (the UEC reference counts credit in
+    /// 256-byte quanta, so a sender is granted up to a quantum more than it asked for; default
+    /// one byte: exact targets).
+    pub pull_quantum: SizeQ,
 }
 
 impl Default for EqdsConfig {
@@ -102,6 +130,9 @@ impl Default for EqdsConfig {
             pull_rate: 0.99,
             pull_ends_speculation: false,
             ecn_at_last_hop: false,
+            slow_pulls: true,
+            rts_while_starved: false,
+            pull_quantum: SizeQ(Size::Bytes(1)),
         }
     }
 }
@@ -110,7 +141,13 @@ impl EqdsConfig {
     /// The pull pacers of a run: one per host, at `pull_rate` of each host's link rate
     /// (`link_rates[h]`, the link into host h).
     pub fn pacers(&self, link_rates: &[u64], mtu: u32) -> PullPacers {
-        PullPacers::new(link_rates, self.pull_size.0.bytes(mtu), self.pull_rate, mtu)
+        PullPacers::new(
+            link_rates,
+            self.pull_size.0.bytes(mtu),
+            self.pull_rate,
+            mtu,
+            self.slow_pulls,
+        )
     }
 }
 
@@ -129,6 +166,8 @@ impl CcScheme for EqdsConfig {
     fn build(&self, p: &CcParams) -> Box<dyn CongestionControl> {
         let max_credit = ((p.bdp as f64 * self.max_credit_bdp) as u64).max(p.mtu as u64);
         let mut cc = Eqds::new(max_credit, p.mtu, self.pull_ends_speculation);
+        cc.rts_while_starved = self.rts_while_starved;
+        cc.quantum = self.pull_quantum.0.bytes(p.mtu).max(1);
         if let Some(c) = self.initial_credit {
             cc.credit = c.0.bytes(p.mtu).min(max_credit) as i64;
         }
@@ -156,6 +195,13 @@ impl CcScheme for EqdsConfig {
         if !(self.pull_rate > 0.0 && self.pull_rate <= 1.0) {
             return Err(ConfigError::new("pull_rate", "must be in (0, 1]"));
         }
+        let quantum = self.pull_quantum.0.bytes(ctx.mtu);
+        if quantum == 0 || quantum > pull {
+            return Err(ConfigError::new(
+                "pull_quantum",
+                "must be between 1 byte and the pull size",
+            ));
+        }
         Ok(())
     }
 }
@@ -172,6 +218,9 @@ pub struct Eqds {
     max_credit: u64,
     mtu: u64,
     pull_ends_speculation: bool,
+    rts_while_starved: bool,
+    /// Pull targets are rounded up to a multiple of this many bytes.
+    quantum: u64,
 }
 
 impl Eqds {
@@ -184,6 +233,8 @@ impl Eqds {
             max_credit,
             mtu: mtu as u64,
             pull_ends_speculation,
+            rts_while_starved: false,
+            quantum: 1,
         }
     }
 
@@ -259,9 +310,13 @@ impl CreditGate for Eqds {
             want = self.mtu as i64;
         }
         PullRequest {
-            target: (self.pulled as i64 + want).max(0) as u64,
+            target: ((self.pulled as i64 + want).max(0) as u64).next_multiple_of(self.quantum),
             used: self.pulled.saturating_sub(self.credit.max(0) as u64),
         }
+    }
+
+    fn rts_while_starved(&self) -> bool {
+        self.rts_while_starved
     }
 }
 
@@ -280,6 +335,8 @@ struct Sink {
     used: u64,
     /// In its host's active list.
     listed: bool,
+    /// In its host's idle list (slow pulls).
+    idle: bool,
     ev: u16,
     route: u32,
 }
@@ -293,6 +350,7 @@ impl Sink {
         target: 0,
         used: 0,
         listed: false,
+        idle: false,
         ev: 0,
         route: u32::MAX,
     };
@@ -304,6 +362,19 @@ impl Sink {
         pull.min(self.target.saturating_sub(self.granted))
             .min(self.cap.saturating_sub(unused))
     }
+
+    /// Bytes a slow pull may grant: a full PULL whatever the target, within the cap.
+    #[inline]
+    fn slow_grantable(&self, pull: u64) -> u64 {
+        pull.min(self.cap.saturating_sub(self.granted - self.used))
+    }
+
+    /// Its target is met and its slow credit (granted beyond the target) is below its cap:
+    /// it belongs in the idle list.
+    #[inline]
+    fn idles(&self) -> bool {
+        self.cap > 0 && self.target <= self.granted && self.granted - self.target < self.cap
+    }
 }
 
 /// One receiving host's pacer.
@@ -311,6 +382,9 @@ impl Sink {
 struct HostPacer {
     /// Active connections, served round robin.
     active: VecDeque<u32>,
+    /// Connections whose targets are met, granted slow pulls round robin while no connection
+    /// is active.
+    idle: VecDeque<u32>,
     /// Pull rate in bits per second.
     rate: u64,
     /// No PULL before this time.
@@ -328,17 +402,20 @@ pub struct PullPacers {
     sinks: Vec<Sink>,
     pull: u64,
     mtu: u64,
+    slow_pulls: bool,
 }
 
 impl PullPacers {
     /// Pacers for hosts whose links run at `link_rates`, pacing at `fraction` of them, each
-    /// PULL granting `pull` bytes at most.
-    pub fn new(link_rates: &[u64], pull: u64, fraction: f64, mtu: u32) -> Self {
+    /// PULL granting `pull` bytes at most; with `slow_pulls`, idle connections get PULLs
+    /// while no connection is active.
+    pub fn new(link_rates: &[u64], pull: u64, fraction: f64, mtu: u32, slow_pulls: bool) -> Self {
         PullPacers {
             hosts: link_rates
                 .iter()
                 .map(|&r| HostPacer {
                     active: VecDeque::new(),
+                    idle: VecDeque::new(),
                     rate: ((r as f64 * fraction) as u64).max(1),
                     next_free: 0,
                     armed: false,
@@ -347,6 +424,7 @@ impl PullPacers {
             sinks: Vec::new(),
             pull: pull.max(1),
             mtu: mtu as u64,
+            slow_pulls,
         }
     }
 }
@@ -390,12 +468,19 @@ impl ReceiverPacing for PullPacers {
         }
         s.ev = a.ev;
         s.route = a.route;
-        if s.listed || s.grantable(pull) == 0 {
+        if s.listed {
             return None;
         }
-        s.listed = true;
         let host = &mut self.hosts[s.host as usize];
-        host.active.push_back(a.flow);
+        if s.grantable(pull) > 0 {
+            s.listed = true;
+            host.active.push_back(a.flow);
+        } else if self.slow_pulls && !s.idle && s.idles() && s.slow_grantable(pull) > 0 {
+            s.idle = true;
+            host.idle.push_back(a.flow);
+        } else {
+            return None;
+        }
         if host.armed {
             return None;
         }
@@ -403,43 +488,73 @@ impl ReceiverPacing for PullPacers {
         Some(host.next_free.max(now))
     }
 
-    /// Host `host`'s pacer wakes at `now`: the next active connection gets a PULL.
+    /// Host `host`'s pacer wakes at `now`: the next active connection gets a PULL, or, if
+    /// none is active and slow pulls are on, the next idle one.
     fn on_timer(&mut self, host: u32, now: Time) -> PacerStep {
         let pull = self.pull;
+        let slow_pulls = self.slow_pulls;
         let hp = &mut self.hosts[host as usize];
         hp.armed = false;
+        let mut grant = None;
         while let Some(f) = hp.active.pop_front() {
             let s = &mut self.sinks[f as usize];
             s.listed = false;
             let bytes = s.grantable(pull);
-            if bytes == 0 {
-                continue;
+            if bytes > 0 {
+                s.granted += bytes;
+                grant = Some((f, bytes));
+                if s.grantable(pull) > 0 {
+                    s.listed = true;
+                    hp.active.push_back(f);
+                }
             }
-            s.granted += bytes;
-            let grant = Grant {
+            // Demand met: idle, for slow pulls.
+            if slow_pulls && !s.listed && !s.idle && s.idles() {
+                s.idle = true;
+                hp.idle.push_back(f);
+            }
+            if grant.is_some() {
+                break;
+            }
+        }
+        if grant.is_none() {
+            while let Some(f) = hp.idle.pop_front() {
+                let s = &mut self.sinks[f as usize];
+                s.idle = false;
+                let bytes = s.slow_grantable(pull);
+                if s.listed || !s.idles() || bytes == 0 {
+                    continue;
+                }
+                s.granted += bytes;
+                grant = Some((f, bytes));
+                if s.idles() {
+                    s.idle = true;
+                    hp.idle.push_back(f);
+                }
+                break;
+            }
+        }
+        let Some((f, bytes)) = grant else {
+            return PacerStep {
+                grant: None,
+                rearm: None,
+            };
+        };
+        let s = &self.sinks[f as usize];
+        hp.next_free = now + serialization(bytes as u32, hp.rate);
+        let rearm = (!hp.active.is_empty() || !hp.idle.is_empty()).then(|| {
+            hp.armed = true;
+            hp.next_free
+        });
+        PacerStep {
+            grant: Some(Grant {
                 flow: f,
                 bytes,
                 granted: s.granted,
                 ev: s.ev,
                 route: s.route,
-            };
-            if s.grantable(pull) > 0 {
-                s.listed = true;
-                hp.active.push_back(f);
-            }
-            hp.next_free = now + serialization(bytes as u32, hp.rate);
-            let rearm = (!hp.active.is_empty()).then(|| {
-                hp.armed = true;
-                hp.next_free
-            });
-            return PacerStep {
-                grant: Some(grant),
-                rearm,
-            };
-        }
-        PacerStep {
-            grant: None,
-            rearm: None,
+            }),
+            rearm,
         }
     }
 

@@ -273,7 +273,7 @@ impl Simulation {
         let s = flow.sender.as_mut().expect("running flows have a sender");
         let psn = match s.check_rto(now, rto) {
             RtoCheck::Idle => {
-                if s.credit_starved() {
+                if s.rts_retry_due() {
                     self.credit_rts(f);
                 }
                 return;
@@ -306,18 +306,16 @@ impl Simulation {
     }
 
     /// Credit gated: the RTS is what tells the receiver that the sender needs credit. Sends
-    /// one if it may go now; a connection still starved afterwards (the RTS was rate limited)
-    /// gets its timer woken when the next may go.
+    /// one if it may go now; a connection still starved afterwards gets its timer woken when
+    /// the next may go if its controller re-sends RTS while starved.
     fn credit_rts(&mut self, f: u32) {
         self.maybe_send_rts(f, 0);
         let now = self.world.now;
         let flow = &mut self.flows[f as usize];
         let rto = flow.rto;
         let s = flow.sender.as_mut().expect("running flows have a sender");
-        if s.credit_starved() {
-            if let Some(at) = s.arm_rts_retry(now, rto) {
-                self.world.set_timer(at, connection_timer(timer::RTO, f));
-            }
+        if let Some(at) = s.arm_rts_retry(now, rto) {
+            self.world.set_timer(at, connection_timer(timer::RTO, f));
         }
     }
 

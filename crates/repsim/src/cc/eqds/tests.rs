@@ -4,8 +4,13 @@ use crate::engine::Rng;
 const MTU: u32 = 4150;
 const RATE: u64 = 400_000_000_000;
 
+/// Pacers that grant only what targets ask for (slow pulls have their own tests).
 fn pacers(hosts: usize) -> PullPacers {
-    EqdsConfig::default().pacers(&vec![RATE; hosts], MTU)
+    EqdsConfig {
+        slow_pulls: false,
+        ..EqdsConfig::default()
+    }
+    .pacers(&vec![RATE; hosts], MTU)
 }
 
 fn arrival(flow: u32, target: u64, used: u64) -> PullArrival {
@@ -62,6 +67,60 @@ fn one_pull_of_4096_bytes_every_82_75_ns_up_to_the_target() {
     q.on_arrival(0, &arrival(0, 8192, 0));
     q.on_arrival(0, &arrival(0, 4096, 0));
     assert_eq!(drain(&mut q, 1, 0, u64::MAX).len(), 2);
+}
+
+#[test]
+fn idle_connections_get_slow_pulls_up_to_their_cap_while_none_is_active() {
+    let cap = 40_000;
+    let slow = |on: bool| {
+        EqdsConfig {
+            pull_size: SizeQ(Size::Bytes(16_384)),
+            slow_pulls: on,
+            ..EqdsConfig::default()
+        }
+        .pacers(&[RATE, RATE], MTU)
+    };
+    let mut p = slow(true);
+    p.add_sink(0, 0, cap);
+    p.on_arrival(0, &arrival(0, 5000, 0));
+    let bytes: Vec<u64> = drain16k(&mut p, 0, cap).iter().map(|g| g.bytes).collect();
+    // The target, then full PULLs beyond it until the unused credit reaches the cap.
+    assert_eq!(bytes, [5000, 16_384, 16_384, 2232]);
+    // The sender reports 16,384 bytes spent without asking for more: its slow credit
+    // (35,000 beyond the target) is still below the cap, so one more slow pull, the last.
+    let at = p.on_arrival(1_000_000, &arrival(0, 5000, 16_384));
+    let bytes: Vec<u64> = drain16k(&mut p, 0, cap).iter().map(|g| g.bytes).collect();
+    assert!(at.is_some());
+    assert_eq!(bytes, [16_384]);
+    assert_eq!(p.on_arrival(2_000_000, &arrival(0, 5000, 32_768)), None);
+    // An active connection goes before idle ones; then both are idle and served in turn.
+    p.add_sink(1, 0, cap);
+    p.on_arrival(3_000_000, &arrival(0, 56_384, 32_768));
+    p.on_arrival(3_000_000, &arrival(1, 4096, 0));
+    let order: Vec<u32> = drain16k(&mut p, 0, cap).iter().map(|g| g.flow).collect();
+    assert_eq!(&order[..3], [1, 0, 1], "{order:?}");
+    // Off: only the target.
+    let mut p = slow(false);
+    p.add_sink(0, 0, cap);
+    p.on_arrival(0, &arrival(0, 5000, 0));
+    assert_eq!(drain16k(&mut p, 0, cap).len(), 1);
+}
+
+/// Wakes host `host`'s pacer (16 KiB PULLs) until it stops, checking the cap at every grant.
+fn drain16k(p: &mut PullPacers, host: u32, cap: u64) -> Vec<Grant> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    loop {
+        let step = p.on_timer(host, at);
+        if let Some(g) = step.grant {
+            assert!(p.outstanding(g.flow) <= cap, "cap exceeded: {g:?}");
+            out.push(g);
+        }
+        match step.rearm {
+            Some(next) => at = next,
+            None => return out,
+        }
+    }
 }
 
 #[test]
@@ -263,6 +322,13 @@ fn pull_requests_follow_the_reference_formula() {
     let r = cc.pull_request(10_000);
     assert_eq!(r.used, 20_000);
     assert_eq!(r.target, 20_000 + 10_000 + 6 * 4150 - 20_000);
+    // In 256-byte quanta (the UEC reference) the target rounds up.
+    cc.quantum = 256;
+    assert_eq!(
+        cc.pull_request(10_000).target,
+        34_900_u64.next_multiple_of(256)
+    );
+    assert_eq!(cc.pull_request(10_000).target, 35_072);
 }
 
 #[test]
@@ -308,6 +374,13 @@ fn config_checks_name_the_field() {
     })
     .to_string()
     .starts_with("initial_credit:"));
+    assert!(bad(EqdsConfig {
+        pull_quantum: SizeQ(Size::Bytes(8192)),
+        pull_size: SizeQ(Size::Bytes(4096)),
+        ..d.clone()
+    })
+    .to_string()
+    .starts_with("pull_quantum:"));
     let built = d.build(&CcParams::example());
     let cc = built.credit_gate().expect("credit gated");
     assert_eq!(cc.credit_cap(), 625_284);

@@ -58,11 +58,13 @@ impl Sender {
         true
     }
 
-    /// Credit starved with nothing in flight to time out: wakes the retransmission timer when
-    /// the next RTS may go (one RTO after the last), if it is idle. Without this a connection
-    /// whose every packet and request was lost would wait forever (the reference has the
-    /// same hole).
+    /// Credit starved and its controller re-sends RTS while starved
+    /// ([`CreditGate::rts_while_starved`]): wakes the retransmission timer when the next RTS
+    /// may go (one RTO after the last), if it is idle.
     pub fn arm_rts_retry(&mut self, now: Time, rto: Time) -> Option<Time> {
+        if !self.rts_retry_due() {
+            return None;
+        }
         let at = self.last_rts.map_or(now, |t| (t + rto).max(now));
         self.arm_timer(at)
     }
@@ -71,5 +73,12 @@ impl Sender {
     /// its way) can get it going again.
     pub fn credit_starved(&self) -> bool {
         self.credit_gated && self.gate().credit() <= 0 && !self.finished() && self.backlog() > 0
+    }
+
+    /// Credit starved, and its controller asks for an RTS every RTO while it is (with nothing
+    /// in flight the receiver already saw every packet or its header, so by default the
+    /// sender waits for the PULL those asked for).
+    pub fn rts_retry_due(&self) -> bool {
+        self.credit_starved() && self.gate().rts_while_starved()
     }
 }
