@@ -3,11 +3,13 @@
 //! `-connections_mapping` does for collectives.
 mod common;
 
-fn fcts(reuse: bool) -> (f64, f64) {
-    let scn = common::parse(&format!(
+/// A 16-host 2-tier tree running `lb` under MPRDMA from a 4-packet window, with `transport`
+/// (`[transport]` lines) and `flows` (the explicit workload's entries).
+fn scenario(lb: &str, transport: &str, flows: &str) -> repsim::scenario::LoadedScenario {
+    common::parse(&format!(
         r#"
 seed = 1
-lb = "reps"
+lb = "{lb}"
 [topology]
 type = "fat_tree"
 tiers = 2
@@ -16,20 +18,28 @@ hosts_per_tor = 4
 link_speed = "400Gbps"
 link_latency = "1us"
 [transport]
-reuse_connections = {reuse}
+{transport}
 [cc]
 algo = "mprdma"
 initial_cwnd = "4pkt"
 [workload]
 type = "explicit"
-flows = [
-  {{ id = 1, src = 0, dst = 9, size = "2MiB" }},
-  {{ id = 2, src = 0, dst = 9, size = "2MiB", after = [1] }},
-  {{ id = 3, src = 1, dst = 10, size = "2MiB" }},
-  {{ id = 4, src = 10, dst = 1, size = "2MiB", after = [3] }},
-]
+flows = [{flows}]
 "#
-    ));
+    ))
+}
+
+fn fcts(reuse: bool) -> (f64, f64) {
+    let scn = scenario(
+        "reps",
+        &format!("reuse_connections = {reuse}"),
+        r#"
+  { id = 1, src = 0, dst = 9, size = "2MiB" },
+  { id = 2, src = 0, dst = 9, size = "2MiB", after = [1] },
+  { id = 3, src = 1, dst = 10, size = "2MiB" },
+  { id = 4, src = 10, dst = 1, size = "2MiB", after = [3] },
+"#,
+    );
     let sim = common::run(&scn, "reps", None);
     common::assert_all_delivered(&sim);
     let f = common::fcts(&sim);
@@ -54,32 +64,15 @@ fn a_second_flow_between_a_pair_keeps_the_grown_window() {
 /// The windows flows 2 and 3 of pair 0 -> 9 start with, both started by flow 1's end, under
 /// `mode`; and flow 1's window when it finished.
 fn starting_windows(mode: &str) -> (u64, u64, u64) {
-    let scn = common::parse(&format!(
+    let scn = scenario(
+        "ecmp",
+        &format!("reuse_connections = true\nreuse_mode = \"{mode}\""),
         r#"
-seed = 1
-lb = "ecmp"
-[topology]
-type = "fat_tree"
-tiers = 2
-hosts = 16
-hosts_per_tor = 4
-link_speed = "400Gbps"
-link_latency = "1us"
-[transport]
-reuse_connections = true
-reuse_mode = "{mode}"
-[cc]
-algo = "mprdma"
-initial_cwnd = "4pkt"
-[workload]
-type = "explicit"
-flows = [
-  {{ id = 1, src = 0, dst = 9, size = "2MiB" }},
-  {{ id = 2, src = 0, dst = 9, size = "2MiB", after = [1] }},
-  {{ id = 3, src = 0, dst = 9, size = "2MiB", after = [1] }},
-]
-"#
-    ));
+  { id = 1, src = 0, dst = 9, size = "2MiB" },
+  { id = 2, src = 0, dst = 9, size = "2MiB", after = [1] },
+  { id = 3, src = 0, dst = 9, size = "2MiB", after = [1] },
+"#,
+    );
     let spec = scn.build("ecmp", None).unwrap_or_else(|e| panic!("{e}"));
     let mut sim = repsim::Simulation::new(spec).unwrap_or_else(|e| panic!("{e}"));
     let mut first_window = 0;
