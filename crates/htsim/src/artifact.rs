@@ -247,15 +247,12 @@ pub fn scenario(args: &HtsimArgs, files: &ArtifactFiles) -> Result<Built> {
         )));
     }
     let shape = shape(args, files.topo.as_ref(), nodes)?;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "# Built by `repsim htsim --artifact reps` from a command line of the REPS paper's artifact htsim."
+    let mut s = build::scenario_head(
+        "Built by `repsim htsim --artifact reps` from a command line of the REPS paper's artifact htsim.",
+        "htsim-artifact",
+        args,
+        &lb_entry(args)?,
     );
-    let _ = writeln!(s, "name = \"htsim-artifact\"");
-    let _ = writeln!(s, "seed = {}", args.seed);
-    let _ = writeln!(s, "end = \"{}us\"", args.end_us);
-    let _ = writeln!(s, "lb = [{}]", lb_entry(args)?);
     let network = match &files.topo {
         Some(path) => {
             let _ = writeln!(

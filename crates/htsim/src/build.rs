@@ -198,15 +198,12 @@ pub fn scenario(args: &HtsimArgs, matrix: &UecMatrix, topo: Option<&PathBuf>) ->
             )));
         }
     }
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "# Built by `repsim htsim` from an htsim_uec command line; every value the reference\n# derives (queues, ECN, RTO) is written out."
+    let mut s = scenario_head(
+        "Built by `repsim htsim` from an htsim_uec command line; every value the reference\n# derives (queues, ECN, RTO) is written out.",
+        "htsim",
+        args,
+        &lb_entry(args)?,
     );
-    let _ = writeln!(s, "name = \"htsim\"");
-    let _ = writeln!(s, "seed = {}", args.seed);
-    let _ = writeln!(s, "end = \"{}us\"", args.end_us);
-    let _ = writeln!(s, "lb = [{}]", lb_entry(args)?);
     let network = match topo {
         Some(path) => {
             let (nodes, net) = read_topo_file(path)?;
@@ -408,6 +405,18 @@ fn write_degraded(s: &mut String, args: &HtsimArgs, net: &Network) -> Result<()>
         let _ = writeln!(s, "\n[[degrade]]\nlink = \"{link}\"\nspeed = \"{speed}\"");
     }
     Ok(())
+}
+
+/// The top of a built scenario: a comment saying where it came from, its name, the line's
+/// seed and end, and its one load-balancer entry.
+pub(crate) fn scenario_head(comment: &str, name: &str, args: &HtsimArgs, lb: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# {comment}");
+    let _ = writeln!(s, "name = \"{name}\"");
+    let _ = writeln!(s, "seed = {}", args.seed);
+    let _ = writeln!(s, "end = \"{}us\"", args.end_us);
+    let _ = writeln!(s, "lb = [{lb}]");
+    s
 }
 
 #[cfg(test)]
