@@ -2,6 +2,7 @@
 //! the packet arena. Nothing here knows about networks.
 pub mod arena;
 pub mod hugepage;
+pub mod order;
 pub mod prefetch;
 pub mod queue;
 pub mod registry;
@@ -9,6 +10,7 @@ pub mod rng;
 pub mod time;
 
 pub use arena::{Arena, Handle};
+pub use order::EventOrder;
 pub use queue::EventQueue;
 pub use rng::Rng;
 pub use time::Time;

@@ -1,13 +1,16 @@
 //! The future-event list.
 //!
-//! Events are ordered by (time, sequence number): equal times fire in the order they were
-//! scheduled, so runs are deterministic. Simulated time never goes backwards and almost every
-//! event lands within a few microseconds of "now" (serialization, propagation), so the list is a
-//! *bucket queue*: a ring of 2^20 buckets, each 64 ps wide, covering the next ~67 us, plus a
-//! binary heap for anything further out (timers, late flow starts). Pushing is O(1) (appended to
-//! the bucket's storage); the bucket being drained is sorted once, and a bitmap of non-empty
-//! buckets lets the queue skip idle stretches quickly. Buckets are narrow so that each holds
-//! few events: at 400 Gb/s a full packet takes 83 ns to serialise.
+//! Events are ordered by (time, order): the caller gives each event an `order`, a tie-break
+//! below 2^[`ORDER_BITS`] that is unique among pending events (the simulator's is the
+//! scheduling entity and that entity's own count, see [`super::order`]), so runs are
+//! deterministic and same-time events do not come out in push order but in the callers'.
+//! Simulated time never goes backwards and almost every event lands within a few microseconds
+//! of "now" (serialization, propagation), so the list is a *bucket queue*: a ring of 2^20
+//! buckets, each 64 ps wide, covering the next ~67 us, plus a binary heap for anything further
+//! out (timers, late flow starts). Pushing is O(1) (appended to the bucket's storage); the
+//! bucket being drained is sorted once, and a bitmap of non-empty buckets lets the queue skip
+//! idle stretches quickly. Buckets are narrow so that each holds few events: at 400 Gb/s a
+//! full packet takes 83 ns to serialise.
 //!
 //! A bucket's events are stored contiguously, in fixed-size chunks of [`CHUNK`] entries taken
 //! from a shared pool (a bucket is a short list of chunks, newest first), so that draining a
@@ -15,13 +18,10 @@
 //! which matters once the pending events no longer fit in the caches. While one bucket is
 //! drained, the next occupied bucket's chunk list is walked one chunk per pop into the cache.
 //! An entry is 16 bytes (for 8-byte events): the time's offset inside its bucket and the
-//! sequence number share one `u64` key, which orders entries of one bucket exactly as
-//! (time, sequence) does. A drained bucket's entries come out in descending sequence order
-//! (newest chunk first, each read backwards), so a stable counting sort on the 6-bit time
-//! offset orders a crowded bucket in two linear passes; buckets of fewer than
-//! `COUNTING_SORT_FROM` entries are sorted by comparison, which is cheaper for a few entries.
-//! Chunks return to the pool as soon as their bucket is drained and are reused last-in
-//! first-out, so memory follows the number of pending events and the chunks in use stay warm.
+//! order share one `u64` key, which orders entries of one bucket exactly as (time, order)
+//! does, so a drained bucket is sorted on that key alone. Chunks return to the pool as soon as
+//! their bucket is drained and are reused last-in first-out, so memory follows the number of
+//! pending events and the chunks in use stay warm.
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
@@ -31,19 +31,16 @@ const BUCKET_SHIFT: u32 = 6;
 const RING_BITS: u32 = 20;
 const RING: usize = 1 << RING_BITS;
 const MASK: u64 = RING as u64 - 1;
-/// Bits of a bucket entry's key below the time offset: room for 2^58 sequence numbers.
-const SEQ_BITS: u32 = 64 - BUCKET_SHIFT;
+/// Bits of an event's order (its tie-break among events of the same time): what a bucket
+/// entry's key keeps below the time offset.
+pub const ORDER_BITS: u32 = 64 - BUCKET_SHIFT;
 /// Entries per chunk: with 8-byte events, 15 entries of 16 bytes plus the chunk's 8-byte
 /// header fill four cache lines (chunks are cache-line aligned).
 pub const CHUNK: usize = 15;
 
-/// Buckets with fewer entries are sorted by comparison, which is cheap for a few entries
-/// while the counting sort always walks its 64 counters (the value is a choice, not tuned).
-const COUNTING_SORT_FROM: usize = 24;
-
 #[inline]
-fn key_of(at: Time, seq: u64) -> u128 {
-    ((at as u128) << 64) | seq as u128
+fn key_of(at: Time, order: u64) -> u128 {
+    ((at as u128) << 64) | order as u128
 }
 
 #[inline]
@@ -51,21 +48,18 @@ fn time_of(key: u128) -> Time {
     (key >> 64) as Time
 }
 
-/// The full (time, sequence) key of `entry`, an entry of the bucket starting at time `base`.
+/// The full (time, order) key of `entry`, an entry of the bucket starting at time `base`.
 #[inline]
 fn full_key<E>(base: Time, (key, event): (u64, E)) -> (u128, E) {
-    let at = base | (key >> SEQ_BITS);
-    (key_of(at, key & ((1 << SEQ_BITS) - 1)), event)
+    let at = base | (key >> ORDER_BITS);
+    (key_of(at, key & ((1 << ORDER_BITS) - 1)), event)
 }
 
-/// The key of an entry inside its bucket: time offset in the bucket, then sequence number.
+/// The key of an entry inside its bucket: time offset in the bucket, then order.
 #[inline]
-fn bucket_key(at: Time, seq: u64) -> u64 {
-    debug_assert!(
-        seq < 1 << SEQ_BITS,
-        "sequence numbers fit below the time offset"
-    );
-    ((at & ((1 << BUCKET_SHIFT) - 1)) << SEQ_BITS) | seq
+fn bucket_key(at: Time, order: u64) -> u64 {
+    debug_assert!(order < 1 << ORDER_BITS, "orders fit below the time offset");
+    ((at & ((1 << BUCKET_SHIFT) - 1)) << ORDER_BITS) | order
 }
 
 struct Far<E>(u128, E);
@@ -114,7 +108,6 @@ pub struct EventQueue<E: Copy> {
     head: Vec<u32>,
     occupied: Vec<u64>,
     far: BinaryHeap<Reverse<Far<E>>>,
-    next_seq: u64,
     len: usize,
     /// The chunk of the next occupied bucket to bring into the cache next (see
     /// [`Self::warm_step`]).
@@ -139,28 +132,27 @@ impl<E: Copy> EventQueue<E> {
             head: vec![NIL; RING],
             occupied: vec![0; RING / 64],
             far: BinaryHeap::new(),
-            next_seq: 0,
             len: 0,
             warm: NIL,
         }
     }
 
-    /// Schedules `event` at absolute time `at` (never earlier than the last popped event).
+    /// Schedules `event` at absolute time `at` (never earlier than the last popped event),
+    /// after the pending events of that time whose `order` is lower (below 2^[`ORDER_BITS`];
+    /// two pending events of one time with the same order pop in either order).
     #[inline]
-    pub fn push(&mut self, at: Time, event: E) {
-        let seq = self.next_seq;
-        self.next_seq += 1;
+    pub fn push(&mut self, at: Time, order: u64, event: E) {
         self.len += 1;
         let bucket = at >> BUCKET_SHIFT;
         if bucket <= self.current_bucket {
             // Same bucket as the one being drained: keep `current` sorted (descending).
-            let key = key_of(at, seq);
+            let key = key_of(at, order);
             let pos = self.current.partition_point(|(k, _)| *k > key);
             self.current.insert(pos, (key, event));
         } else if bucket < self.current_bucket + RING as u64 {
-            self.append(bucket, bucket_key(at, seq), event);
+            self.append(bucket, bucket_key(at, order), event);
         } else {
-            self.far.push(Reverse(Far(key_of(at, seq), event)));
+            self.far.push(Reverse(Far(key_of(at, order), event)));
         }
     }
 
@@ -222,7 +214,6 @@ impl<E: Copy> EventQueue<E> {
                 let slot = (bucket & MASK) as usize;
                 let base = bucket << BUCKET_SHIFT;
                 let mut c = self.head[slot];
-                // Newest chunk first, each read backwards: what `sort_gathered` relies on.
                 self.gathered.clear();
                 while c != NIL {
                     let chunk = &self.chunks[c as usize];
@@ -252,54 +243,21 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Moves the entries gathered from a bucket starting at time `base` into `current`,
-    /// sorted by key descending: a stable counting sort by time offset, which is the whole
-    /// sort when each offset's entries came in descending sequence order (appended in push
-    /// order, far events pulled in key order, read newest first), and a comparison sort when
-    /// the result is not in order (entries already in `current`, or an append order nothing
-    /// produces today: the check keeps the order right regardless).
+    /// sorted by key descending, with a sort of the whole when they do not join what
+    /// `current` already held in order (far events pulled into the bucket being drained).
+    /// The bucket is sorted by comparison on its entries' `u64` keys: when many hosts run in
+    /// step one picosecond holds hundreds of events in no useful order, so a counting sort on
+    /// the time offset first does not pay.
     #[inline]
     fn sort_gathered(&mut self, base: Time) {
         let before = self.current.len();
-        if self.gathered.len() >= COUNTING_SORT_FROM {
-            self.append_by_offset(base);
-            let joined = &self.current[before.saturating_sub(1)..];
-            if joined.windows(2).all(|w| w[0].0 > w[1].0) {
-                return;
-            }
-        } else {
-            let gathered = self.gathered.iter();
-            self.current
-                .extend(gathered.map(|&entry| full_key(base, entry)));
-        }
+        self.gathered.sort_unstable_by_key(|e| Reverse(e.0));
+        let gathered = self.gathered.iter();
         self.current
-            .sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
-    }
-
-    /// Appends the gathered entries (of the bucket starting at time `base`) to `current`,
-    /// highest time offset first and in gathered order within an offset: a stable counting
-    /// sort on the offset.
-    fn append_by_offset(&mut self, base: Time) {
-        let Some(&first) = self.gathered.first() else {
-            return;
-        };
-        let before = self.current.len();
-        // Where each offset's entries go, highest offset first.
-        let mut next = [0u32; 1 << BUCKET_SHIFT];
-        for &(key, _) in &self.gathered {
-            next[(key >> SEQ_BITS) as usize] += 1;
-        }
-        let mut at = before as u32;
-        for slot in next.iter_mut().rev() {
-            let n = *slot;
-            *slot = at;
-            at += n;
-        }
-        self.current
-            .resize(before + self.gathered.len(), full_key(base, first));
-        for &entry in &self.gathered {
-            let at = &mut next[(entry.0 >> SEQ_BITS) as usize];
-            self.current[*at as usize] = full_key(base, entry);
-            *at += 1;
+            .extend(gathered.map(|&entry| full_key(base, entry)));
+        let joined = &self.current[before.saturating_sub(1)..];
+        if !joined.windows(2).all(|w| w[0].0 > w[1].0) {
+            self.current.sort_unstable_by_key(|e| Reverse(e.0));
         }
     }
 
@@ -432,12 +390,13 @@ mod tests {
     use super::*;
     use crate::engine::Rng;
 
-    /// The queue under test beside a reference binary heap of (time, sequence number); each
-    /// event is its sequence number.
+    /// The queue under test beside a reference binary heap of (time, order); each event is
+    /// its order. Orders are unique but unrelated to push order (the push count times an odd
+    /// constant, modulo 2^ORDER_BITS: a bijection), as per-entity orders are.
     struct Mirrored {
         q: EventQueue<u64>,
         reference: BinaryHeap<Reverse<(u64, u64)>>,
-        seq: u64,
+        pushed: u64,
     }
 
     impl Mirrored {
@@ -445,14 +404,15 @@ mod tests {
             Mirrored {
                 q: EventQueue::new(),
                 reference: BinaryHeap::new(),
-                seq: 0,
+                pushed: 0,
             }
         }
 
         fn push(&mut self, at: u64) {
-            self.q.push(at, self.seq);
-            self.reference.push(Reverse((at, self.seq)));
-            self.seq += 1;
+            let order = self.pushed.wrapping_mul(0x9E37_79B9_7F4A_7C15) & ((1 << ORDER_BITS) - 1);
+            self.q.push(at, order, order);
+            self.reference.push(Reverse((at, order)));
+            self.pushed += 1;
         }
 
         /// Pops both, asserting they agree (`what` names the pop in a failure).
@@ -464,18 +424,18 @@ mod tests {
     }
 
     #[test]
-    fn pops_in_time_then_insertion_order() {
+    fn pops_in_time_then_order_not_push_order() {
         let mut q = EventQueue::new();
-        q.push(10, 'a');
-        q.push(5, 'b');
-        q.push(10, 'c');
-        q.push(5, 'd');
-        q.push(0, 'e');
-        let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
-        assert_eq!(order, vec!['e', 'b', 'd', 'a', 'c']);
+        q.push(10, 1, 'a');
+        q.push(5, 7, 'b');
+        q.push(10, 0, 'c');
+        q.push(5, 3, 'd');
+        q.push(0, 9, 'e');
+        let popped: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(popped, vec!['e', 'd', 'b', 'c', 'a']);
     }
 
-    /// Same order as a reference binary heap of (time, seq) over a random hold-model workload
+    /// Same order as a reference binary heap of (time, order) over a random hold-model workload
     /// with near (ns), mid (us) and far (ms) increments and same-time ties.
     #[test]
     fn matches_reference_order() {
@@ -506,20 +466,20 @@ mod tests {
     }
 
     /// A crowded bucket whose first entries came from the far heap (pushed beyond the ring's
-    /// horizon, pulled into the ring in key order) pops in (time, sequence) order.
+    /// horizon, pulled into the ring in key order) pops in (time, order) order.
     #[test]
     fn far_events_in_a_crowded_bucket_keep_their_order() {
         let horizon = (RING as u64) << BUCKET_SHIFT;
         let mut m = Mirrored::new();
         let target = horizon + 5_000;
-        // Far events first (older sequence numbers), all in the target bucket.
+        // Far events first, all in the target bucket.
         for i in 0..10 {
             m.push(target + (i * 7) % 64);
         }
         m.push(10);
         // Pop the early event so that the target bucket comes inside the horizon, then crowd
         // it with newer events at the same times.
-        assert_eq!(m.pop("the early event"), Some((10, 10)));
+        assert_eq!(m.pop("the early event").map(|(t, _)| t), Some(10));
         for i in 0..60 {
             m.push(target - (target % 64) + (i * 13) % 64);
         }
@@ -527,37 +487,36 @@ mod tests {
         assert!(m.q.pop().is_none());
     }
 
-    /// Gathered entries that are not in descending sequence order within an offset (which
-    /// appending in push order never produces) still come out sorted: the order check falls
-    /// back to the comparison sort; entries already in `current` are merged too.
+    /// Entries already in `current` with a lower key than some gathered ones are merged in:
+    /// the order check falls back to sorting the whole.
     #[test]
-    fn counting_sort_falls_back_when_the_order_is_not_what_it_expects() {
+    fn gathered_entries_merge_with_what_current_holds() {
         let mut q: EventQueue<u64> = EventQueue::new();
         let base = 7 << BUCKET_SHIFT;
-        q.current.push((key_of(base + 63, 1_000), 1_000));
-        for seq in 0..40u64 {
-            // Ascending sequence numbers: the reverse of what the counting sort relies on.
-            q.gathered.push((bucket_key(base + seq % 3, seq), seq));
+        q.current.push((key_of(base + 1, 20), 1_000));
+        for order in 0..40u64 {
+            q.gathered.push((bucket_key(base + order % 3, order), order));
         }
         q.sort_gathered(base);
         assert_eq!(q.current.len(), 41);
         assert!(q.current.windows(2).all(|w| w[0].0 > w[1].0));
-        assert_eq!(q.current[0].1, 1_000, "the latest time first");
+        assert_eq!(q.current[0].1, 38, "the latest time, highest order first");
     }
 
-    /// The counting sort alone orders entries gathered as appending leaves them (descending
-    /// sequence numbers, offsets in any order), after what `current` already holds.
+    /// A bucket's entries of random offsets and orders come out sorted, after what `current`
+    /// already holds.
     #[test]
-    fn counting_sort_orders_entries_in_descending_sequence_order() {
+    fn a_bucket_sorts_entries_of_any_offset_and_order() {
         let mut rng = Rng::new(5);
         let mut q: EventQueue<u64> = EventQueue::new();
         let base = 3 << BUCKET_SHIFT;
         q.current.push((key_of(base + 100, 0), 0));
-        for seq in (1..=300u64).rev() {
+        for i in 1..=300u64 {
+            let order = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) & ((1 << ORDER_BITS) - 1);
             q.gathered
-                .push((bucket_key(base + rng.below(64) as u64, seq), seq));
+                .push((bucket_key(base + rng.below(64) as u64, order), order));
         }
-        q.append_by_offset(base);
+        q.sort_gathered(base);
         assert_eq!(q.current.len(), 301);
         assert!(q.current.windows(2).all(|w| w[0].0 > w[1].0));
     }
@@ -565,7 +524,7 @@ mod tests {
     /// Crowded buckets (many chunks each, times inside one bucket out of order, pushes into the
     /// bucket being drained) pop exactly as a reference heap does, and `pending` sees them all.
     #[test]
-    fn crowded_buckets_keep_time_then_insertion_order() {
+    fn crowded_buckets_keep_time_then_order() {
         let mut rng = Rng::new(3);
         let mut m = Mirrored::new();
         for _ in 0..5_000 {

@@ -2,7 +2,7 @@
 //! table. It moves packets (serialisation, propagation, admission to queues) and holds timers;
 //! it knows no transport, load balancer or switch scheme. Components act on it through the
 //! simulation, which routes every event to its owner.
-use crate::engine::{Arena, EventQueue, Handle, Time};
+use crate::engine::{Arena, EventOrder, EventQueue, Handle, Time};
 use crate::net::lane::Queued;
 use crate::net::paths::PathTable;
 use crate::net::port::{Admission, Port, PortClass, PortClasses, PortCold, PortStats};
@@ -190,6 +190,9 @@ pub struct World {
     pub(crate) now: Time,
     /// Pending events.
     pub(crate) events: EventQueue<Event>,
+    /// The tie-break of same-time events: the entity running now and each entity's count
+    /// (entities are the topology's nodes, then the control; see [`World::enter`]).
+    pub(crate) order: EventOrder,
     /// Every packet alive.
     pub(crate) pkts: Arena<Packet>,
     /// Egress ports (index = link id).
@@ -201,6 +204,8 @@ pub struct World {
     pub(crate) port_classes: PortClasses,
     /// The node at the far end of every port (compact copy for the arrival path).
     pub(crate) port_to: Vec<u32>,
+    /// The node every port belongs to (compact copy, for the entity of a port's events).
+    pub(crate) port_from: Vec<u32>,
     /// The network graph and its forwarding tables.
     pub(crate) topo: Topology,
     /// Explicit routes packets may carry.
@@ -212,11 +217,26 @@ pub struct World {
 }
 
 impl World {
-    /// Schedules `event` at `at` (never before now).
+    /// Schedules `event` at `at` (never before now), ordered among same-time events by the
+    /// entity running now and its count.
     #[inline]
     pub fn schedule(&mut self, at: Time, event: Event) {
         debug_assert!(at >= self.now);
-        self.events.push(at, event);
+        self.events.push(at, self.order.next(), event);
+    }
+
+    /// The entity that stands for everything outside the nodes: the setup, faults and
+    /// reconvergence, workload sources, the switch scheme's timers and the caller's calls
+    /// between runs.
+    pub fn control_entity(&self) -> u32 {
+        self.topo.nodes()
+    }
+
+    /// Makes `entity` (a node, or [`Self::control_entity`]) the one whose events are
+    /// scheduled from now on: the simulation enters an event's entity before running it.
+    #[inline]
+    pub fn enter(&mut self, entity: u32) {
+        self.order.enter(entity);
     }
 
     /// The class (speed, latency, queue parameters) port `port` has now.
@@ -295,8 +315,9 @@ impl World {
         p.busy_until = now + ser;
         p.count_tx(q.size, &mut self.port_cold[port as usize]);
         if deliver {
+            let order = self.order.next();
             self.events
-                .push(now + ser + class.latency, Event::arrive(q.handle, port));
+                .push(now + ser + class.latency, order, Event::arrive(q.handle, port));
         }
         ser
     }

@@ -375,7 +375,7 @@ impl TimerSlot {
 /// egress port per entry of `rates` (port i links to node i), 1 MiB buffers, salt `salt`.
 #[cfg(test)]
 pub(crate) fn test_world(rates: &[u64], salt: u32) -> World {
-    use crate::engine::{Arena, EventQueue};
+    use crate::engine::{Arena, EventOrder, EventQueue};
     use crate::net::paths::PathTable;
     use crate::net::port::{PortCold, QueueParams};
     use crate::net::world::Counters;
@@ -407,11 +407,13 @@ pub(crate) fn test_world(rates: &[u64], salt: u32) -> World {
     World {
         now: 0,
         events: EventQueue::new(),
+        order: EventOrder::new(topo.nodes() + 1),
         pkts: Arena::new(),
         ports,
         port_cold,
         port_classes,
         port_to: (0..rates.len() as u32).collect(),
+        port_from: vec![0; rates.len()],
         topo,
         paths: PathTable::new(),
         salts: vec![salt],

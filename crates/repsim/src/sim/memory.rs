@@ -52,7 +52,7 @@ impl Simulation {
             MemoryItem {
                 name: "event queue",
                 count: w.events.len(),
-                bytes: w.events.heap_bytes(),
+                bytes: w.events.heap_bytes() + w.order.heap_bytes(),
             },
             MemoryItem {
                 name: "packet arena",
@@ -65,6 +65,7 @@ impl Simulation {
                 bytes: w.ports.capacity() * size_of::<Port>()
                     + w.port_cold.capacity() * size_of::<PortCold>()
                     + w.port_to.capacity() * 4
+                    + w.port_from.capacity() * 4
                     + self.port_hosts.capacity() * size_of::<super::PortHost>()
                     + w.port_classes.heap_bytes(),
             },

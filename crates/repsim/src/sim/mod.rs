@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::engine::rng::Stream;
 use crate::engine::time::SEC;
-use crate::engine::{Arena, EventQueue, Rng, Time};
+use crate::engine::{Arena, EventOrder, EventQueue, Rng, Time};
 use crate::lb::{LbRecord, Route};
 use crate::metrics::collect::{CollectConfig, Collector};
 use crate::net::paths::{self, PathTable};
@@ -411,8 +411,10 @@ impl Simulation {
             world: World {
                 now: 0,
                 events: EventQueue::new(),
+                order: EventOrder::new(topo.nodes() + 1),
                 pkts: Arena::new(),
                 port_to: topo.links.iter().map(|l| l.to).collect(),
+                port_from: topo.links.iter().map(|l| l.from).collect(),
                 ports,
                 port_cold,
                 port_classes,
@@ -574,7 +576,16 @@ impl Simulation {
         more
     }
 
+    /// Runs the events up to `limit` (see [`Self::process`]); what is scheduled outside an
+    /// event (before, between and after runs) is the control entity's.
     fn event_loop<const STOP_ON_COMPLETION: bool>(&mut self, limit: Time) -> bool {
+        let more = self.run_events::<STOP_ON_COMPLETION>(limit);
+        let control = self.world.control_entity();
+        self.world.enter(control);
+        more
+    }
+
+    fn run_events<const STOP_ON_COMPLETION: bool>(&mut self, limit: Time) -> bool {
         if self.halt.is_some() {
             return false;
         }
@@ -586,17 +597,28 @@ impl Simulation {
             self.prefetch_ahead();
             self.world.now = t;
             self.world.counters.events += 1;
+            // Each event runs as the entity it happens at, which orders what it schedules.
             match ev.kind() {
-                EventKind::Arrive(h, link) => self.on_arrive(h, link),
+                EventKind::Arrive(h, link) => {
+                    let node = self.world.port_to[link as usize];
+                    self.world.enter(node);
+                    self.on_arrive(h, link)
+                }
                 EventKind::PortWake(p) => {
+                    let node = self.world.port_from[p as usize];
+                    self.world.enter(node);
                     self.world.ports[p as usize].set_wakeup_pending(false);
                     self.start_next(p);
                 }
                 EventKind::Egress(h) => {
                     let port = self.world.pkts.get(h).egress;
+                    let node = self.world.port_from[port as usize];
+                    self.world.enter(node);
                     self.enqueue_switch(port, h);
                 }
                 EventKind::Timer(timer) => {
+                    let entity = self.timer_entity(timer);
+                    self.world.enter(entity);
                     self.on_timer(timer);
                     // Only timers halt a run (the PFC deadlock watch).
                     if self.halt.is_some() {
@@ -609,6 +631,24 @@ impl Simulation {
             }
         }
         false
+    }
+
+    /// The entity a timer fires at: a connection's and a flow start's at the flow's sending
+    /// host, a pull pacer's at its host, a PFC pause's expiry at the paused port's node and a
+    /// pause refresh at the pausing node; faults, reconvergence, workload sources and the
+    /// switch scheme (one instance for the whole network) at the control entity.
+    fn timer_entity(&self, timer: Timer) -> u32 {
+        match timer.owner {
+            Owner::Connection | Owner::FlowStart => self.flows[timer.id as usize].spec.src,
+            Owner::Pacer => timer.id,
+            Owner::Pfc if timer.kind == pfc::timer::EXPIRE => {
+                self.world.port_from[timer.id as usize]
+            }
+            Owner::Pfc => self.world.port_to[timer.id as usize],
+            Owner::Fault | Owner::Reroute | Owner::Switch | Owner::Source => {
+                self.world.control_entity()
+            }
+        }
     }
 
     fn on_timer(&mut self, timer: Timer) {

@@ -141,6 +141,7 @@ impl Simulation {
             port_to,
             now,
             events,
+            order,
             ..
         } = &mut self.world;
         let pkt = pkts.get_mut(h);
@@ -167,7 +168,7 @@ impl Simulation {
                 self.enqueue_switch(port, h);
             } else {
                 pkt.egress = port;
-                events.push(*now + latency, Event::egress(h));
+                events.push(*now + latency, order.next(), Event::egress(h));
             }
             return;
         }

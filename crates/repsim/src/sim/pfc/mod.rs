@@ -32,7 +32,7 @@ use crate::net::world::{Owner, Timer, World};
 use crate::net::{Kind, Packet, Topology};
 
 /// Timer kinds of [`Owner::Pfc`].
-mod timer {
+pub(super) mod timer {
     /// A pause of the link's upstream port runs out.
     pub const EXPIRE: u8 = 0;
     /// The switch refreshes the pause of a still-congested ingress link.
