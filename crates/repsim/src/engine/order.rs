@@ -19,7 +19,7 @@ pub const ENTITY_BITS: u32 = 22;
 /// Entities an order can name: hosts, switches and the control together.
 pub const MAX_ENTITIES: u64 = 1 << ENTITY_BITS;
 /// Bits of an order that hold the entity's own count.
-const COUNT_BITS: u32 = super::queue::ORDER_BITS - ENTITY_BITS;
+pub const COUNT_BITS: u32 = super::queue::ORDER_BITS - ENTITY_BITS;
 const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
 
 /// Per-entity event counters and the entity whose event is running (see the module docs).
@@ -116,6 +116,29 @@ mod tests {
             mine
         };
         assert_eq!(run(false), run(true));
+    }
+
+    /// A count that wraps stays inside its entity's orders.
+    #[test]
+    fn a_wrapping_count_stays_inside_its_entity() {
+        let mut o = EventOrder::new(3);
+        o.enter(1);
+        o.current_count = COUNT_MASK;
+        let last = o.next();
+        let first = o.next();
+        assert_eq!(last >> COUNT_BITS, 1);
+        assert_eq!(
+            first,
+            1 << COUNT_BITS,
+            "the count wraps to 0, the entity stays"
+        );
+        o.enter(2);
+        o.enter(1);
+        assert_eq!(
+            o.next(),
+            first + 1,
+            "the count survives another entity's turn"
+        );
     }
 
     #[test]

@@ -34,6 +34,9 @@ const MASK: u64 = RING as u64 - 1;
 /// Bits of an event's order (its tie-break among events of the same time): what a bucket
 /// entry's key keeps below the time offset.
 pub const ORDER_BITS: u32 = 64 - BUCKET_SHIFT;
+/// Buckets with fewer entries are sorted by comparison, which is cheap for a few entries
+/// while each radix pass walks its 256 counters (the value is a choice, not tuned).
+const RADIX_SORT_FROM: usize = 64;
 /// Entries per chunk: with 8-byte events, 15 entries of 16 bytes plus the chunk's 8-byte
 /// header fill four cache lines (chunks are cache-line aligned).
 pub const CHUNK: usize = 15;
@@ -100,6 +103,11 @@ pub struct EventQueue<E: Copy> {
     current: Vec<(u128, E)>,
     /// The entries of the bucket being moved into `current` (kept for its capacity).
     gathered: Vec<(u64, E)>,
+    /// The other half of the radix sort of `gathered` (kept for its capacity; the two swap).
+    scratch: Vec<(u64, E)>,
+    /// Low bits of an order below which pushes come in increasing order (see
+    /// [`Self::with_pushed_in_order_below`]).
+    in_order_bits: u32,
     /// Chunk storage shared by all buckets.
     chunks: Vec<Chunk<E>>,
     /// Chunks not in use, reused last-in first-out.
@@ -123,10 +131,24 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     /// An empty queue starting at time 0.
     pub fn new() -> Self {
+        Self::with_pushed_in_order_below(ORDER_BITS)
+    }
+
+    /// An empty queue whose caller promises that pending events whose orders agree above
+    /// their low `bits` bits were pushed in increasing order (the simulator's orders agree
+    /// above their count when one entity scheduled them, and its count grows). A crowded
+    /// bucket is then sorted by a stable radix sort on the time offset and the bits above
+    /// `bits`, which is much cheaper than a comparison sort when hundreds of events share a
+    /// picosecond. With `bits` = [`ORDER_BITS`] (what [`Self::new`] does) the promise is
+    /// empty and buckets are sorted by comparison.
+    pub fn with_pushed_in_order_below(bits: u32) -> Self {
+        assert!(bits <= ORDER_BITS, "orders have {ORDER_BITS} bits");
         EventQueue {
             current_bucket: 0,
             current: Vec::new(),
             gathered: Vec::new(),
+            scratch: Vec::new(),
+            in_order_bits: bits,
             chunks: Vec::new(),
             free: Vec::new(),
             head: vec![NIL; RING],
@@ -243,21 +265,64 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Moves the entries gathered from a bucket starting at time `base` into `current`,
-    /// sorted by key descending, with a sort of the whole when they do not join what
-    /// `current` already held in order (far events pulled into the bucket being drained).
-    /// The bucket is sorted by comparison on its entries' `u64` keys: when many hosts run in
-    /// step one picosecond holds hundreds of events in no useful order, so a counting sort on
-    /// the time offset first does not pay.
+    /// sorted by key descending (see [`Self::sort_bucket`]), with a sort of the whole when
+    /// they do not join what `current` already held in order (far events pulled into the
+    /// bucket being drained).
     #[inline]
     fn sort_gathered(&mut self, base: Time) {
         let before = self.current.len();
-        self.gathered.sort_unstable_by_key(|e| Reverse(e.0));
+        self.sort_bucket();
         let gathered = self.gathered.iter();
         self.current
             .extend(gathered.map(|&entry| full_key(base, entry)));
         let joined = &self.current[before.saturating_sub(1)..];
         if !joined.windows(2).all(|w| w[0].0 > w[1].0) {
             self.current.sort_unstable_by_key(|e| Reverse(e.0));
+        }
+    }
+
+    /// Sorts the gathered entries by their in-bucket key (time offset, then order)
+    /// descending. A small bucket, or any bucket without the caller's promise, is sorted by
+    /// comparison. A crowded one is sorted by a stable LSD radix sort, 8 bits a pass, on the
+    /// key's bits above `in_order_bits` that differ within the bucket: entries that agree on
+    /// them were pushed in increasing order, so they are gathered (newest first) in decreasing
+    /// order, which a stable sort keeps.
+    fn sort_bucket(&mut self) {
+        let n = self.gathered.len();
+        if n < RADIX_SORT_FROM || self.in_order_bits == ORDER_BITS {
+            self.gathered.sort_unstable_by_key(|e| Reverse(e.0));
+            return;
+        }
+        let shift = self.in_order_bits;
+        let (mut all, mut any) = (u64::MAX, 0);
+        for &(key, _) in &self.gathered {
+            all &= key;
+            any |= key;
+        }
+        let varying = (all ^ any) >> shift;
+        let mut low = varying.trailing_zeros();
+        let high = 64 - varying.leading_zeros();
+        self.scratch.clear();
+        self.scratch.resize(n, self.gathered[0]);
+        while low < high {
+            // Stable counting sort on the digit at `low`, highest digit first.
+            let mut start = [0u32; 256];
+            for &(key, _) in &self.gathered {
+                start[(key >> shift >> low & 0xff) as usize] += 1;
+            }
+            let mut at = 0;
+            for slot in start.iter_mut().rev() {
+                let count = *slot;
+                *slot = at;
+                at += count;
+            }
+            for &entry in &self.gathered {
+                let slot = &mut start[(entry.0 >> shift >> low & 0xff) as usize];
+                self.scratch[*slot as usize] = entry;
+                *slot += 1;
+            }
+            std::mem::swap(&mut self.gathered, &mut self.scratch);
+            low += 8;
         }
     }
 
@@ -380,7 +445,7 @@ impl<E: Copy> EventQueue<E> {
             + self.chunks.capacity() * std::mem::size_of::<Chunk<E>>()
             + self.free.capacity() * 4
             + self.current.capacity() * std::mem::size_of::<(u128, E)>()
-            + self.gathered.capacity() * std::mem::size_of::<(u64, E)>()
+            + (self.gathered.capacity() + self.scratch.capacity()) * std::mem::size_of::<(u64, E)>()
             + self.far.capacity() * std::mem::size_of::<Reverse<Far<E>>>()
     }
 }
@@ -495,7 +560,8 @@ mod tests {
         let base = 7 << BUCKET_SHIFT;
         q.current.push((key_of(base + 1, 20), 1_000));
         for order in 0..40u64 {
-            q.gathered.push((bucket_key(base + order % 3, order), order));
+            q.gathered
+                .push((bucket_key(base + order % 3, order), order));
         }
         q.sort_gathered(base);
         assert_eq!(q.current.len(), 41);
@@ -543,5 +609,49 @@ mod tests {
             }
         }
         assert!(m.q.pop().is_none());
+    }
+
+    /// With per-entity orders (an entity's count grows with each push) and the promise
+    /// made, crowded same-time buckets go through the radix sort and pop exactly as a
+    /// reference heap of (time, order) does.
+    #[test]
+    fn the_radix_sort_keeps_time_then_order() {
+        const COUNT: u32 = 36;
+        let mut rng = Rng::new(17);
+        let mut q = EventQueue::with_pushed_in_order_below(COUNT);
+        let mut reference = BinaryHeap::new();
+        let mut counts = [0u64; 300];
+        let mut push =
+            |q: &mut EventQueue<u64>, reference: &mut BinaryHeap<_>, at: u64, e: usize| {
+                let order = (e as u64) << COUNT | counts[e];
+                counts[e] += 1;
+                q.push(at, order, order);
+                reference.push(Reverse((at, order)));
+            };
+        // Hundreds of events in a few picoseconds, from entities in shuffled turns.
+        for i in 0..3_000u64 {
+            let e = rng.below(300) as usize;
+            push(
+                &mut q,
+                &mut reference,
+                1_000 + (i % 5) * 64 + rng.below(3) as u64,
+                e,
+            );
+        }
+        let mut popped = 0;
+        while let Some(Reverse(want)) = reference.pop() {
+            assert_eq!(q.pop(), Some(want), "pop {popped}");
+            popped += 1;
+            if popped % 5 == 0 {
+                let e = rng.below(300) as usize;
+                push(
+                    &mut q,
+                    &mut reference,
+                    want.0 + 64 * (1 + rng.below(4) as u64),
+                    e,
+                );
+            }
+        }
+        assert!(q.pop().is_none());
     }
 }

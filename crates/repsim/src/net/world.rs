@@ -228,14 +228,14 @@ impl World {
     /// The entity that stands for everything outside the nodes: the setup, faults and
     /// reconvergence, workload sources, the switch scheme's timers and the caller's calls
     /// between runs.
-    pub fn control_entity(&self) -> u32 {
+    pub(crate) fn control_entity(&self) -> u32 {
         self.topo.nodes()
     }
 
     /// Makes `entity` (a node, or [`Self::control_entity`]) the one whose events are
     /// scheduled from now on: the simulation enters an event's entity before running it.
     #[inline]
-    pub fn enter(&mut self, entity: u32) {
+    pub(crate) fn enter(&mut self, entity: u32) {
         self.order.enter(entity);
     }
 
@@ -316,8 +316,11 @@ impl World {
         p.count_tx(q.size, &mut self.port_cold[port as usize]);
         if deliver {
             let order = self.order.next();
-            self.events
-                .push(now + ser + class.latency, order, Event::arrive(q.handle, port));
+            self.events.push(
+                now + ser + class.latency,
+                order,
+                Event::arrive(q.handle, port),
+            );
         }
         ser
     }
