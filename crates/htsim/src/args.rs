@@ -190,6 +190,10 @@ pub struct HtsimArgs {
     pub freeze_off: bool,
     /// `--emit-scenario FILE`: write the scenario built from the command line.
     pub emit_scenario: Option<PathBuf>,
+    /// `--duplicate-nic-request-on-timeout` (with `--artifact reps`): reproduce the artifact
+    /// sender's second NIC request after a timeout the window has room for
+    /// (`transport.duplicate_nic_request_on_timeout`).
+    pub duplicate_nic_request_on_timeout: bool,
 }
 
 impl Default for HtsimArgs {
@@ -229,6 +233,7 @@ impl Default for HtsimArgs {
             exit_freeze_ps: None,
             freeze_off: false,
             emit_scenario: None,
+            duplicate_nic_request_on_timeout: false,
         }
     }
 }
@@ -270,6 +275,7 @@ pub const FLAGS: &[(&str, usize)] = &[
     ("-freezeoff", 0),
     ("--emit-scenario", 1),
     ("--artifact", 1),
+    ("--duplicate-nic-request-on-timeout", 0),
 ];
 
 /// Flags only the REPS artifact's htsim has, each with the number of values it takes. The
@@ -429,6 +435,14 @@ impl HtsimArgs {
                 "-freezeoff" => a.freeze_off = true,
                 "--emit-scenario" => a.emit_scenario = Some(PathBuf::from(v)),
                 "--artifact" => {}
+                "--duplicate-nic-request-on-timeout" => {
+                    if dialect != Dialect::RepsArtifact {
+                        return Err(HtsimError::new(
+                            "--duplicate-nic-request-on-timeout: reproduces the REPS artifact's sender; give --artifact reps",
+                        ));
+                    }
+                    a.duplicate_nic_request_on_timeout = true;
+                }
                 "-failures_input" => a.failures_input = Some(PathBuf::from(v)),
                 "-mixed_lb_traffic" => a.mixed_lb_traffic = true,
                 "-skip_asy" => a.skip_asy = true,

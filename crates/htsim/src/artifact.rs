@@ -18,6 +18,7 @@
 //! | `-paths P` | `transport.evs_size` (65,535, the artifact's "every EV", as 65,536); BitMap and mixed take P when it is a power of two, 65,536 for 65,535 (the artifact masks its EVs with 65,534, so its generator walks 32,768 of them and a penalised EV comes back as rarely as among 65,536), else their own 256 |
 //! | `-sack_threshold B` | `ack_every` of B bytes, counted in 16 bits |
 //! | `-collect_data`, `-log_link`, `-other_location`, `-enable_qa_gate` | nothing: they change files the artifact writes (or an NSCC gate that is on already) |
+//! | `--duplicate-nic-request-on-timeout` (the front end's, not the artifact's) | `transport.duplicate_nic_request_on_timeout = true`: after a timeout its window has room for, the artifact's sender asks its NIC for a turn a second time and keeps both places in the round robin (off by default: a NIC serves a queue pair once per round) |
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -298,6 +299,9 @@ pub fn scenario(args: &HtsimArgs, files: &ArtifactFiles) -> Result<Built> {
         "\n[transport]\nmtu = \"{}B\"\nheader = \"64B\"\nack_every = \"{}B\"\nack_counter_16bit = true\nevs_size = {evs}\nreuse_connections = {}",
         args.mtu, args.sack_threshold, args.conn_reuse
     );
+    if args.duplicate_nic_request_on_timeout {
+        s.push_str("duplicate_nic_request_on_timeout = true\n");
+    }
     if args.cc == CcMode::Receiver {
         s.push_str("\n[cc]\nalgo = \"eqds\"\n");
     } else {
@@ -473,6 +477,28 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.0.contains("freezing"), "{e}");
+    }
+
+    #[test]
+    fn the_duplicate_nic_request_is_asked_for_explicitly() {
+        let plain = build(&["-linkspeed", "400000"], TWO_TIER).unwrap();
+        assert!(!plain.toml.contains("duplicate_nic_request_on_timeout"));
+        let b = build(
+            &["-linkspeed", "400000", "--duplicate-nic-request-on-timeout"],
+            TWO_TIER,
+        )
+        .unwrap();
+        assert!(b
+            .toml
+            .contains("reuse_connections = false\nduplicate_nic_request_on_timeout = true\n"));
+        let scn = repsim::scenario::LoadedScenario::parse(&b.toml, Path::new("x.toml"))
+            .unwrap_or_else(|e| panic!("{e}\n{}", b.toml));
+        let runs = scn.runs().unwrap();
+        let spec = scn.build_run(&runs[0], None).unwrap();
+        assert!(spec.config.transport.duplicate_nic_request_on_timeout);
+        let e =
+            HtsimArgs::parse(&["-tm", "x.cm", "--duplicate-nic-request-on-timeout"]).unwrap_err();
+        assert!(e.0.contains("--artifact reps"), "{e}");
     }
 
     #[test]

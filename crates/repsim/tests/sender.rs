@@ -123,6 +123,25 @@ fn rts_only_when_the_window_has_no_room_and_once_per_rto() {
 }
 
 #[test]
+fn window_room_after_a_timeout_is_the_complement_of_the_rts_test() {
+    // A full window: no room for the lost packet once more (an RTS is due instead).
+    let mut s = sender(4);
+    fill(&mut s, 0);
+    let wire = time_out(&mut s);
+    assert!(!s.window_has_room(wire) && s.rts_due(RTO, wire, RTO));
+    // A lone packet in a 4-packet window: room for it, and no RTS.
+    let mut s = sender(4);
+    s.transmit(0, RTO);
+    let wire = time_out(&mut s);
+    assert!(s.window_has_room(wire) && !s.rts_due(RTO, wire, RTO));
+    assert!(!s.window_has_room(4 * wire), "not for four packets");
+    // A credit-gated sender has no window to have room in.
+    let mut s = credit_sender(20, 2.0);
+    s.transmit(0, RTO);
+    assert!(!s.window_has_room(0));
+}
+
+#[test]
 fn data_after_an_rts_takes_the_next_psns() {
     let mut s = sender(4);
     fill(&mut s, 0);

@@ -302,7 +302,31 @@ impl Simulation {
         } else if self.transport.sends_rts() && out.rtx_was_empty {
             self.maybe_send_rts(f, out.wire);
         }
+        if self.transport.duplicates_nic_request_on_timeout() && out.rtx_was_empty {
+            self.duplicate_nic_request(f, out.wire);
+        }
         self.arm_control_timer(f);
+    }
+
+    /// After a timeout (whose retransmission was queued and, window and NIC permitting, already
+    /// sent): if the window still has room for a packet of the lost one's size, flow `f` takes
+    /// one more place at the back of its host's ready list, beside the one it may hold. Each
+    /// place yields a packet per turn and keeps itself while the flow can send on, so the flow
+    /// gets that many shares of the NIC until its window closes or its data runs out; the
+    /// REPS artifact's sender asks its NIC a second time in this case.
+    fn duplicate_nic_request(&mut self, f: u32, lost_wire: u64) {
+        let flow = &mut self.flows[f as usize];
+        let Some(s) = flow.sender.as_ref() else {
+            return;
+        };
+        if !s.window_has_room(lost_wire) {
+            return;
+        }
+        flow.in_ready_list = true;
+        let src = flow.spec.src;
+        self.hosts[src as usize].ready.push_back(f);
+        let port = self.world.topo.host_uplink[src as usize];
+        self.kick(port);
     }
 
     /// Credit gated: the RTS is what tells the receiver that the sender needs credit. Sends

@@ -36,6 +36,12 @@ pub struct TransportConfig {
     /// After a timeout whose retransmission the window has no room for, send a 64 B RTS
     /// (request to send), as the reference does.
     pub rts: bool,
+    /// After a timeout whose retransmission the window has room for, the connection asks its
+    /// NIC for a send turn a second time and so holds two places in the host's round robin
+    /// until its window closes or its data runs out, as the REPS artifact's sender does (off:
+    /// one place per connection, as a NIC serves its queue pairs).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub duplicate_nic_request_on_timeout: bool,
     /// Number of entropy values the sender NICs offer, shared by every EV-based load balancer
     /// (EVs are `0..evs_size`, 1..=65536); a scheme's own `evs_size` overrides it.
     pub evs_size: u32,
@@ -78,6 +84,7 @@ impl Default for TransportConfig {
             cnp_interval: None,
             rto: None,
             rts: true,
+            duplicate_nic_request_on_timeout: false,
             evs_size: crate::lb::DEFAULT_EVS_SIZE,
             reuse_connections: false,
             reuse_mode: ReuseMode::Record,
@@ -163,6 +170,7 @@ impl TransportConfig {
             ack,
             rto: self.rto.map(|r| r.0),
             rts: self.rts,
+            duplicate_nic_request_on_timeout: self.duplicate_nic_request_on_timeout,
             evs_size: self.evs_size,
             reuse_connections: self.reuse_connections,
             reuse_mode: self.reuse_mode,

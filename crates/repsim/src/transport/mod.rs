@@ -40,6 +40,9 @@ pub struct TransportParams {
     /// Send an RTS (request to send) after a timeout whose retransmission the window has no
     /// room for, as the reference does.
     pub rts: bool,
+    /// A timeout the window has room for gives the connection a second place in its host's
+    /// NIC round robin (the REPS artifact's sender; see [`TransportConfig`]).
+    pub duplicate_nic_request_on_timeout: bool,
     /// Number of entropy values the sender NICs offer (EVs are `0..evs_size`).
     pub evs_size: u32,
     /// A flow between a pair that an earlier flow of the same class finished on continues
@@ -70,6 +73,12 @@ impl TransportParams {
     /// Senders send an RTS after a timeout the window has no room for (UEC mode only).
     pub fn sends_rts(&self) -> bool {
         self.rts && !self.mode.is_rnic()
+    }
+
+    /// Whether a timeout gives the connection a second place in its host's NIC round robin
+    /// (UEC mode only: the RoCE modes retransmit in their own way).
+    pub fn duplicates_nic_request_on_timeout(&self) -> bool {
+        self.duplicate_nic_request_on_timeout && !self.mode.is_rnic()
     }
 
     /// What a sender on a NIC of `line_rate` needs of its mode, in a network whose largest

@@ -635,6 +635,12 @@ impl Sender {
         blocked && self.last_rts.is_none_or(|t| now - t >= rto)
     }
 
+    /// Whether the window has room for `bytes` more in flight (a window sender; false for a
+    /// credit-gated or self-clocked one).
+    pub fn window_has_room(&self, bytes: u64) -> bool {
+        self.own.is_none() && !self.credit_gated && self.window() >= self.in_flight + bytes as i64
+    }
+
     /// Sends an RTS of `size` bytes now: it takes the next PSN, an EV and a send record (so a
     /// lost RTS times out like data and goes again as a `size`-byte data packet), but adds
     /// nothing to `in_flight`.
