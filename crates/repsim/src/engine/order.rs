@@ -68,7 +68,7 @@ impl EventOrder {
 
     /// The tie-break of the next event the current entity schedules.
     #[inline]
-    pub fn next(&mut self) -> u64 {
+    pub fn next_order(&mut self) -> u64 {
         let order = self.current_base | self.current_count;
         self.current_count = (self.current_count + 1) & COUNT_MASK;
         order
@@ -89,11 +89,11 @@ mod tests {
         let mut o = EventOrder::new(4);
         assert_eq!(o.current(), 3, "the last entity is current at first");
         o.enter(2);
-        let (a, b) = (o.next(), o.next());
+        let (a, b) = (o.next_order(), o.next_order());
         o.enter(1);
-        let c = o.next();
+        let c = o.next_order();
         o.enter(2);
-        let d = o.next();
+        let d = o.next_order();
         assert!(c < a && a < b && b < d, "{c} {a} {b} {d}");
         assert!(d < 1 << super::super::queue::ORDER_BITS);
     }
@@ -108,10 +108,10 @@ mod tests {
             for i in 0..10 {
                 if interleave && i % 3 == 0 {
                     o.enter(0);
-                    o.next();
+                    o.next_order();
                 }
                 o.enter(1);
-                mine.push(o.next());
+                mine.push(o.next_order());
             }
             mine
         };
@@ -124,8 +124,8 @@ mod tests {
         let mut o = EventOrder::new(3);
         o.enter(1);
         o.current_count = COUNT_MASK;
-        let last = o.next();
-        let first = o.next();
+        let last = o.next_order();
+        let first = o.next_order();
         assert_eq!(last >> COUNT_BITS, 1);
         assert_eq!(
             first,
@@ -135,7 +135,7 @@ mod tests {
         o.enter(2);
         o.enter(1);
         assert_eq!(
-            o.next(),
+            o.next_order(),
             first + 1,
             "the count survives another entity's turn"
         );

@@ -222,7 +222,7 @@ impl World {
     #[inline]
     pub fn schedule(&mut self, at: Time, event: Event) {
         debug_assert!(at >= self.now);
-        self.events.push(at, self.order.next(), event);
+        self.events.push(at, self.order.next_order(), event);
     }
 
     /// The entity that stands for everything outside the nodes: the setup, faults and
@@ -315,7 +315,7 @@ impl World {
         p.busy_until = now + ser;
         p.count_tx(q.size, &mut self.port_cold[port as usize]);
         if deliver {
-            let order = self.order.next();
+            let order = self.order.next_order();
             self.events.push(
                 now + ser + class.latency,
                 order,
