@@ -48,6 +48,7 @@ mod retire;
 mod spec;
 mod summary;
 mod switch;
+mod timeouts;
 mod triggers;
 
 pub use books::PacketBooks;

@@ -630,7 +630,7 @@ impl Sender {
         let blocked = if self.credit_gated {
             self.gate().credit() <= 0
         } else {
-            self.window() < self.in_flight + lost_wire as i64
+            !self.window_has_room(lost_wire)
         };
         blocked && self.last_rts.is_none_or(|t| now - t >= rto)
     }
