@@ -43,6 +43,10 @@ pub enum Command {
         /// flight.
         #[arg(long)]
         memory: bool,
+        /// Also print how the network splits into N partitions for parallel execution
+        /// (hosts, switches and ports of each, links that cross, the lookahead).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        partitions: Option<u32>,
     },
     /// Write a self-contained HTML report (plots, tables, scenario) for a run directory.
     Report(report::ReportArgs),
@@ -94,7 +98,8 @@ impl Command {
                 scenario,
                 set,
                 memory,
-            } => repsim_experiment::run::check(&scenario, &set, memory),
+                partitions,
+            } => repsim_experiment::run::check(&scenario, &set, memory, partitions),
             Command::Report(args) => repsim_experiment::report::report(&args.into_request()),
             Command::Sweep(args) => args.execute(),
             Command::Figure(args) => repsim_figures::figure(&args.into_request()),

@@ -253,6 +253,44 @@ fn check_and_lb_override() {
     assert!(rows.iter().all(|l| l.starts_with("ecmp,")), "{text}");
 }
 
+/// `check --partitions` shows the split a parallel run would use: the 1,024-host fat tree's 32
+/// ToRs with their hosts in four equal parts, its 1 us links the lookahead; 0 is refused.
+#[test]
+fn check_prints_the_partitions() {
+    let o = repsim(&[
+        "check",
+        "scenarios/permutation-1024.toml",
+        "--partitions",
+        "4",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("4 partitions (of 4 asked for)")
+            && text.contains("lookahead 1.000 us")
+            && text.contains("1.000 x the mean ports"),
+        "{text}"
+    );
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("partition hosts"))
+        .skip(1)
+        .take(4)
+        .collect();
+    assert_eq!(rows.len(), 4, "{text}");
+    for row in rows {
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cols[1..], ["256", "16", "1024"], "{row}");
+    }
+    let o = repsim(&[
+        "check",
+        "scenarios/permutation-1024.toml",
+        "--partitions",
+        "0",
+    ]);
+    assert!(!o.status.success());
+}
+
 #[test]
 fn closed_stdout_ends_quietly() {
     use std::io::Read;

@@ -545,8 +545,9 @@ pub fn check_runs(
     Ok(())
 }
 
-/// `repsim check`.
-pub fn check(path: &Path, set: &[Override], memory: bool) -> Result<()> {
+/// `repsim check`; with `partitions`, also how the network would split into that many
+/// partitions.
+pub fn check(path: &Path, set: &[Override], memory: bool, partitions: Option<u32>) -> Result<()> {
     let scn = LoadedScenario::load_with(path, set)?;
     if let Some(description) = &scn.scenario.description {
         println!("{}: {description}", scn.name());
@@ -563,8 +564,38 @@ pub fn check(path: &Path, set: &[Override], memory: bool) -> Result<()> {
         if memory {
             crate::scale::print_memory(sim);
         }
+        if let Some(parts) = partitions {
+            print_partitions(sim.topology(), parts);
+        }
         Ok(())
     })
+}
+
+/// The partitions `topo` splits into when `parts` are asked for: each one's hosts, switches
+/// and ports, the links that cross, and the lookahead (see
+/// [`repsim::net::topology::partition`]).
+fn print_partitions(topo: &repsim::net::topology::Topology, parts: u32) {
+    let p = topo.partition(parts);
+    let (hosts, switches) = (p.hosts(topo), p.switches(topo));
+    println!(
+        "{} partitions (of {parts} asked for): {} of {} directed links cross, lookahead {}, \
+         busiest partition {:.3} x the mean ports",
+        p.parts,
+        p.crossing_links,
+        topo.links.len(),
+        p.lookahead.map_or_else(
+            || "none (nothing crosses)".to_string(),
+            |t| format!("{:.3} us", to_us(t))
+        ),
+        p.imbalance()
+    );
+    println!("partition hosts switches ports");
+    for i in 0..p.parts as usize {
+        println!(
+            "{i:>9} {:>5} {:>8} {:>5}",
+            hosts[i], switches[i], p.ports[i]
+        );
+    }
 }
 
 /// `repsim bench`.

@@ -22,6 +22,7 @@ pub mod builder;
 pub mod dragonfly;
 pub mod fat_tree;
 pub mod leaf_spine;
+pub mod partition;
 pub mod rail;
 pub mod topo_file;
 
@@ -29,6 +30,7 @@ pub use builder::{BuildError, FileReader, TopologyBuilder, TopologySpec};
 pub use dragonfly::DragonflySpec;
 pub use fat_tree::{FatTreeSpec, TierSpec};
 pub use leaf_spine::LeafSpineSpec;
+pub use partition::Partitioning;
 pub use rail::RailSpec;
 
 /// "No such node / port / edge switch".
@@ -45,7 +47,7 @@ pub struct Switch {
     /// Level above the hosts: 1 for switches hosts attach to (ToR, leaf, Dragonfly router, rail
     /// NIC switch), 2 for the next tier (agg, spine, rail, NVLink), 3 for cores.
     pub level: u8,
-    /// Group it belongs to (fat-tree pod, Dragonfly group, rail cluster; 0 otherwise).
+    /// Group it belongs to (fat-tree pod, Dragonfly group, rail cluster), or [`NONE`].
     pub group: u32,
     /// Forwarding latency from ingress to egress queue.
     pub latency: Time,
@@ -193,7 +195,7 @@ impl Topology {
         }
     }
 
-    /// Adds a switch; returns its node id.
+    /// Adds a switch of no group; returns its node id.
     pub fn add_switch(
         &mut self,
         prefix: &'static str,
@@ -201,7 +203,7 @@ impl Topology {
         level: u8,
         latency: Time,
     ) -> u32 {
-        self.add_switch_in(prefix, index, level, 0, latency)
+        self.add_switch_in(prefix, index, level, NONE, latency)
     }
 
     /// Adds a switch belonging to `group`; returns its node id.
