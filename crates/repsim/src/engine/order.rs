@@ -27,12 +27,8 @@ const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
 pub struct EventOrder {
     /// The entity that schedules what is pushed now.
     current: u32,
-    /// The current entity's orders start here (its id shifted above the count).
-    current_base: u64,
-    /// The current entity's count (written back to `counts` when another entity enters).
-    current_count: u64,
-    /// Events each entity has scheduled so far (the current one's is `current_count`).
-    counts: Vec<u64>,
+    /// Each entity's next order: its id above the count of events it has scheduled.
+    next: Vec<u64>,
 }
 
 impl EventOrder {
@@ -42,22 +38,17 @@ impl EventOrder {
             entities > 0 && u64::from(entities) <= MAX_ENTITIES,
             "{entities} entities: an event order names 1 to {MAX_ENTITIES}"
         );
-        let current = entities - 1;
         EventOrder {
-            current,
-            current_base: u64::from(current) << COUNT_BITS,
-            current_count: 0,
-            counts: vec![0; entities as usize],
+            current: entities - 1,
+            next: (0..u64::from(entities)).map(|e| e << COUNT_BITS).collect(),
         }
     }
 
     /// Makes `entity` the one whose events are scheduled from now on.
     #[inline]
     pub fn enter(&mut self, entity: u32) {
-        self.counts[self.current as usize] = self.current_count;
+        debug_assert!((entity as usize) < self.next.len());
         self.current = entity;
-        self.current_base = u64::from(entity) << COUNT_BITS;
-        self.current_count = self.counts[entity as usize];
     }
 
     /// The entity scheduling now.
@@ -69,14 +60,19 @@ impl EventOrder {
     /// The tie-break of the next event the current entity schedules.
     #[inline]
     pub fn next_order(&mut self) -> u64 {
-        let order = self.current_base | self.current_count;
-        self.current_count = (self.current_count + 1) & COUNT_MASK;
+        let next = &mut self.next[self.current as usize];
+        let order = *next;
+        *next = if order & COUNT_MASK == COUNT_MASK {
+            order & !COUNT_MASK
+        } else {
+            order + 1
+        };
         order
     }
 
     /// Bytes held on the heap.
     pub fn heap_bytes(&self) -> usize {
-        self.counts.capacity() * 8
+        self.next.capacity() * 8
     }
 }
 
@@ -123,7 +119,7 @@ mod tests {
     fn a_wrapping_count_stays_inside_its_entity() {
         let mut o = EventOrder::new(3);
         o.enter(1);
-        o.current_count = COUNT_MASK;
+        o.next[1] = 1 << COUNT_BITS | COUNT_MASK;
         let last = o.next_order();
         let first = o.next_order();
         assert_eq!(last >> COUNT_BITS, 1);

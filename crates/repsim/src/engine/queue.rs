@@ -35,7 +35,7 @@ const MASK: u64 = RING as u64 - 1;
 /// entry's key keeps below the time offset.
 pub const ORDER_BITS: u32 = 64 - BUCKET_SHIFT;
 /// Buckets with fewer entries are sorted by comparison, which is cheap for a few entries
-/// while each radix pass walks its 256 counters (the value is a choice, not tuned).
+/// while each radix pass walks its counters (the value is a choice, not tuned).
 const RADIX_SORT_FROM: usize = 64;
 /// Entries per chunk: with 8-byte events, 15 entries of 16 bytes plus the chunk's 8-byte
 /// header fill four cache lines (chunks are cache-line aligned).
@@ -95,6 +95,56 @@ struct Chunk<E> {
     entries: [(u64, E); CHUNK],
 }
 
+/// The digits of a radix sort: where each pass's digit starts, least significant first, and
+/// the digits' common width.
+struct DigitPlan {
+    shifts: [u32; MAX_PASSES],
+    passes: usize,
+    width: u32,
+}
+
+/// Passes a radix sort of a 64-bit key may need (with the narrowest digit).
+const MAX_PASSES: usize = 64 / MIN_DIGIT as usize + 1;
+/// Digit widths the radix sort chooses between.
+const MIN_DIGIT: u32 = 5;
+const MAX_DIGIT: u32 = 11;
+
+impl DigitPlan {
+    /// The cheapest digits covering the `varying` bits of `n` keys: each digit starts at the
+    /// lowest varying bit the digits before it leave, so bits that are equal in every key
+    /// (the unused top of the entity field, below the time offset) cost no pass. A pass costs
+    /// a walk of its 2^width counters and a read and a write of every entry; the weights are
+    /// instruction counts of the two loops.
+    fn for_bits(varying: u64, n: usize) -> Self {
+        let mut best = DigitPlan {
+            shifts: [0; MAX_PASSES],
+            passes: 0,
+            width: MIN_DIGIT,
+        };
+        let mut best_cost = u64::MAX;
+        for width in MIN_DIGIT..=MAX_DIGIT {
+            let mut plan = DigitPlan {
+                shifts: [0; MAX_PASSES],
+                passes: 0,
+                width,
+            };
+            let mut covered = 0;
+            while covered < 64 && varying >> covered != 0 {
+                let shift = covered + (varying >> covered).trailing_zeros();
+                plan.shifts[plan.passes] = shift;
+                plan.passes += 1;
+                covered = shift + width;
+            }
+            let cost = plan.passes as u64 * ((3 << width) + 16 * n as u64);
+            if cost < best_cost {
+                best_cost = cost;
+                best = plan;
+            }
+        }
+        best
+    }
+}
+
 /// A deterministic priority queue of timed events (see the module docs).
 pub struct EventQueue<E: Copy> {
     /// Bucket index (time >> BUCKET_SHIFT) being drained.
@@ -105,6 +155,8 @@ pub struct EventQueue<E: Copy> {
     gathered: Vec<(u64, E)>,
     /// The other half of the radix sort of `gathered` (kept for its capacity; the two swap).
     scratch: Vec<(u64, E)>,
+    /// The radix sort's counters, one block per pass (kept for its capacity).
+    counters: Vec<u32>,
     /// Low bits of an order below which pushes come in increasing order (see
     /// [`Self::with_pushed_in_order_below`]).
     in_order_bits: u32,
@@ -148,6 +200,7 @@ impl<E: Copy> EventQueue<E> {
             current: Vec::new(),
             gathered: Vec::new(),
             scratch: Vec::new(),
+            counters: Vec::new(),
             in_order_bits: bits,
             chunks: Vec::new(),
             free: Vec::new(),
@@ -266,8 +319,8 @@ impl<E: Copy> EventQueue<E> {
 
     /// Moves the entries gathered from a bucket starting at time `base` into `current`,
     /// sorted by key descending (see [`Self::sort_bucket`]), with a sort of the whole when
-    /// they do not join what `current` already held in order (far events pulled into the
-    /// bucket being drained).
+    /// the first of them does not follow what `current` already held (far events pulled into
+    /// the bucket being drained).
     #[inline]
     fn sort_gathered(&mut self, base: Time) {
         let before = self.current.len();
@@ -275,54 +328,66 @@ impl<E: Copy> EventQueue<E> {
         let gathered = self.gathered.iter();
         self.current
             .extend(gathered.map(|&entry| full_key(base, entry)));
-        let joined = &self.current[before.saturating_sub(1)..];
-        if !joined.windows(2).all(|w| w[0].0 > w[1].0) {
+        let junction = before.saturating_sub(1)..(before + 1).min(self.current.len());
+        if !self.current[junction].windows(2).all(|w| w[0].0 > w[1].0) {
             self.current.sort_unstable_by_key(|e| Reverse(e.0));
         }
     }
 
     /// Sorts the gathered entries by their in-bucket key (time offset, then order)
     /// descending. A small bucket, or any bucket without the caller's promise, is sorted by
-    /// comparison. A crowded one is sorted by a stable LSD radix sort, 8 bits a pass, on the
-    /// key's bits above `in_order_bits` that differ within the bucket: entries that agree on
-    /// them were pushed in increasing order, so they are gathered (newest first) in decreasing
-    /// order, which a stable sort keeps.
+    /// comparison. A crowded one is sorted by a stable LSD radix sort on the key's bits above
+    /// `in_order_bits` that differ within the bucket, in the digits [`DigitPlan`] finds
+    /// cheapest: entries that agree on those bits were pushed in increasing order, so they
+    /// are gathered (newest first) in decreasing order, which a stable sort keeps. (Where the
+    /// promise does not hold, such entries stay in reverse push order: the order is still a
+    /// function of what was pushed, only not by key; for the simulator that takes a count
+    /// wrapping between two same-time events of one entity.)
     fn sort_bucket(&mut self) {
         let n = self.gathered.len();
         if n < RADIX_SORT_FROM || self.in_order_bits == ORDER_BITS {
             self.gathered.sort_unstable_by_key(|e| Reverse(e.0));
             return;
         }
-        let shift = self.in_order_bits;
         let (mut all, mut any) = (u64::MAX, 0);
         for &(key, _) in &self.gathered {
             all &= key;
             any |= key;
         }
-        let varying = (all ^ any) >> shift;
-        let mut low = varying.trailing_zeros();
-        let high = 64 - varying.leading_zeros();
-        self.scratch.clear();
-        self.scratch.resize(n, self.gathered[0]);
-        while low < high {
-            // Stable counting sort on the digit at `low`, highest digit first.
-            let mut start = [0u32; 256];
-            for &(key, _) in &self.gathered {
-                start[(key >> shift >> low & 0xff) as usize] += 1;
+        let varying = (all ^ any) >> self.in_order_bits << self.in_order_bits;
+        let plan = DigitPlan::for_bits(varying, n);
+        if plan.passes == 0 {
+            return;
+        }
+        let slots = 1usize << plan.width;
+        let mask = slots as u64 - 1;
+        let shifts = &plan.shifts[..plan.passes];
+        self.counters.clear();
+        self.counters.resize(slots * plan.passes, 0);
+        let counters = &mut self.counters[..];
+        for &(key, _) in &self.gathered {
+            for (pass, &shift) in counters.chunks_exact_mut(slots).zip(shifts) {
+                pass[(key >> shift & mask) as usize] += 1;
             }
+        }
+        for pass in counters.chunks_exact_mut(slots) {
             let mut at = 0;
-            for slot in start.iter_mut().rev() {
+            for slot in pass.iter_mut().rev() {
                 let count = *slot;
                 *slot = at;
                 at += count;
             }
+        }
+        self.scratch.clear();
+        self.scratch.resize(n, self.gathered[0]);
+        for (start, &shift) in counters.chunks_exact_mut(slots).zip(shifts) {
+            // Stable counting sort on the digit at `shift`, highest digit first.
             for &entry in &self.gathered {
-                let slot = &mut start[(entry.0 >> shift >> low & 0xff) as usize];
+                let slot = &mut start[(entry.0 >> shift & mask) as usize];
                 self.scratch[*slot as usize] = entry;
                 *slot += 1;
             }
             std::mem::swap(&mut self.gathered, &mut self.scratch);
-            low += 8;
         }
     }
 
@@ -446,6 +511,7 @@ impl<E: Copy> EventQueue<E> {
             + self.free.capacity() * 4
             + self.current.capacity() * std::mem::size_of::<(u128, E)>()
             + (self.gathered.capacity() + self.scratch.capacity()) * std::mem::size_of::<(u64, E)>()
+            + self.counters.capacity() * 4
             + self.far.capacity() * std::mem::size_of::<Reverse<Far<E>>>()
     }
 }
@@ -616,6 +682,14 @@ mod tests {
     /// reference heap of (time, order) does.
     #[test]
     fn the_radix_sort_keeps_time_then_order() {
+        // Entities numbered densely, and spread over 20 bits (digits then skip the gap up to
+        // the time offset, and the crowded buckets take wide digits).
+        for spread in [1, 3_001] {
+            radix_sort_matches_a_heap(spread);
+        }
+    }
+
+    fn radix_sort_matches_a_heap(spread: u64) {
         const COUNT: u32 = 36;
         let mut rng = Rng::new(17);
         let mut q = EventQueue::with_pushed_in_order_below(COUNT);
@@ -623,12 +697,14 @@ mod tests {
         let mut counts = [0u64; 300];
         let mut push =
             |q: &mut EventQueue<u64>, reference: &mut BinaryHeap<_>, at: u64, e: usize| {
-                let order = (e as u64) << COUNT | counts[e];
+                let entity = e as u64 * spread % (1 << 20);
+                let order = entity << COUNT | counts[e];
                 counts[e] += 1;
                 q.push(at, order, order);
                 reference.push(Reverse((at, order)));
             };
-        // Hundreds of events in a few picoseconds, from entities in shuffled turns.
+        // Hundreds of events in a few picoseconds, from entities in shuffled turns, and
+        // thousands at one picosecond.
         for i in 0..3_000u64 {
             let e = rng.below(300) as usize;
             push(
@@ -638,9 +714,13 @@ mod tests {
                 e,
             );
         }
+        for _ in 0..3_000u64 {
+            let e = rng.below(300) as usize;
+            push(&mut q, &mut reference, 5_000, e);
+        }
         let mut popped = 0;
         while let Some(Reverse(want)) = reference.pop() {
-            assert_eq!(q.pop(), Some(want), "pop {popped}");
+            assert_eq!(q.pop(), Some(want), "pop {popped}, spread {spread}");
             popped += 1;
             if popped % 5 == 0 {
                 let e = rng.below(300) as usize;
@@ -653,5 +733,43 @@ mod tests {
             }
         }
         assert!(q.pop().is_none());
+    }
+
+    /// The digits cover every varying bit and no more passes than needed, skipping the bits
+    /// no key differs in.
+    #[test]
+    fn digits_cover_the_varying_bits() {
+        let entity_and_offset = (0xfffu64 << 36) | (0b101 << 58);
+        for n in [64, 500, 5_000, 100_000] {
+            let plan = DigitPlan::for_bits(entity_and_offset, n);
+            let mut covered = 0u64;
+            for &shift in &plan.shifts[..plan.passes] {
+                covered |= ((1u64 << plan.width) - 1).checked_shl(shift).unwrap_or(0);
+            }
+            assert_eq!(
+                covered & entity_and_offset,
+                entity_and_offset,
+                "n = {n}: {:?} x {}",
+                &plan.shifts[..plan.passes],
+                plan.width
+            );
+            assert!(
+                plan.passes <= 3,
+                "12 entity bits and a 3-bit offset gap never need 4 passes (n = {n}, {} passes)",
+                plan.passes
+            );
+        }
+        let wide_entity = 0xfffffu64 << 36;
+        let (few, many) = (
+            DigitPlan::for_bits(wide_entity, 64),
+            DigitPlan::for_bits(wide_entity, 100_000),
+        );
+        assert!(
+            many.width > few.width && many.passes < few.passes,
+            "crowded buckets take wider digits and fewer passes"
+        );
+        assert_eq!(DigitPlan::for_bits(0, 100).passes, 0);
+        let top = DigitPlan::for_bits(1 << 63, 100);
+        assert_eq!((top.passes, top.shifts[0]), (1, 63));
     }
 }

@@ -603,7 +603,7 @@ impl Simulation {
                 EventKind::Arrive(h, link) => {
                     let node = self.world.port_to[link as usize];
                     self.world.enter(node);
-                    self.on_arrive(h, link)
+                    self.on_arrive(h, link, node)
                 }
                 EventKind::PortWake(p) => {
                     let node = self.world.port_from[p as usize];

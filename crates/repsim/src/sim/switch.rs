@@ -129,7 +129,7 @@ impl Simulation {
 
     /// Packet `h` reaches the end of `link`, which becomes its `egress` (what the fault and
     /// loss checks and the forwarding below read).
-    pub(super) fn on_arrive(&mut self, h: Handle, link: u32) {
+    pub(super) fn on_arrive(&mut self, h: Handle, link: u32, node: u32) {
         self.world.pkts.get_mut(h).egress = link;
         if self.arrival_hooks && !self.pass_arrival_hooks(h) {
             return;
@@ -138,7 +138,6 @@ impl Simulation {
             topo,
             pkts,
             salts,
-            port_to,
             now,
             events,
             order,
@@ -146,7 +145,6 @@ impl Simulation {
         } = &mut self.world;
         let pkt = pkts.get_mut(h);
         pkt.ingress = pkt.egress;
-        let node = port_to[pkt.egress as usize];
         if node < topo.hosts {
             self.books.on_arrived(pkt.kind);
             match pkt.kind {
