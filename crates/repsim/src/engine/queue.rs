@@ -365,9 +365,31 @@ impl<E: Copy> EventQueue<E> {
         self.counters.clear();
         self.counters.resize(slots * plan.passes, 0);
         let counters = &mut self.counters[..];
-        for &(key, _) in &self.gathered {
-            for (pass, &shift) in counters.chunks_exact_mut(slots).zip(shifts) {
-                pass[(key >> shift & mask) as usize] += 1;
+        // One read of the entries counts every pass's digits; the common pass counts get a
+        // loop of their own, which the compiler unrolls.
+        match *shifts {
+            [a, b] => {
+                let (first, second) = counters.split_at_mut(slots);
+                for &(key, _) in &self.gathered {
+                    first[(key >> a & mask) as usize] += 1;
+                    second[(key >> b & mask) as usize] += 1;
+                }
+            }
+            [a, b, c] => {
+                let (first, rest) = counters.split_at_mut(slots);
+                let (second, third) = rest.split_at_mut(slots);
+                for &(key, _) in &self.gathered {
+                    first[(key >> a & mask) as usize] += 1;
+                    second[(key >> b & mask) as usize] += 1;
+                    third[(key >> c & mask) as usize] += 1;
+                }
+            }
+            _ => {
+                for &(key, _) in &self.gathered {
+                    for (pass, &shift) in counters.chunks_exact_mut(slots).zip(shifts) {
+                        pass[(key >> shift & mask) as usize] += 1;
+                    }
+                }
             }
         }
         for pass in counters.chunks_exact_mut(slots) {
@@ -378,8 +400,11 @@ impl<E: Copy> EventQueue<E> {
                 at += count;
             }
         }
-        self.scratch.clear();
-        self.scratch.resize(n, self.gathered[0]);
+        // Every pass writes all of `scratch[..n]`; entries beyond it are left from earlier
+        // buckets and never read.
+        if self.scratch.len() < n {
+            self.scratch.resize(n, self.gathered[0]);
+        }
         for (start, &shift) in counters.chunks_exact_mut(slots).zip(shifts) {
             // Stable counting sort on the digit at `shift`, highest digit first.
             for &entry in &self.gathered {
@@ -388,6 +413,7 @@ impl<E: Copy> EventQueue<E> {
                 *slot += 1;
             }
             std::mem::swap(&mut self.gathered, &mut self.scratch);
+            self.gathered.truncate(n);
         }
     }
 
