@@ -547,7 +547,12 @@ pub fn check_runs(
 
 /// `repsim check`; with `partitions`, also how the network would split into that many
 /// partitions.
-pub fn check(path: &Path, set: &[Override], memory: bool, partitions: Option<u32>) -> Result<()> {
+pub fn check(
+    path: &Path,
+    set: &[Override],
+    memory: bool,
+    mut partitions: Option<u32>,
+) -> Result<()> {
     let scn = LoadedScenario::load_with(path, set)?;
     if let Some(description) = &scn.scenario.description {
         println!("{}: {description}", scn.name());
@@ -564,7 +569,8 @@ pub fn check(path: &Path, set: &[Override], memory: bool, partitions: Option<u32
         if memory {
             crate::scale::print_memory(sim);
         }
-        if let Some(parts) = partitions {
+        // Every run of a scenario has the same network: its split is printed once.
+        if let Some(parts) = partitions.take() {
             print_partitions(sim.topology(), parts);
         }
         Ok(())
