@@ -47,6 +47,12 @@ pub struct RunArgs {
     /// `--max-wall` and `--max-memory` run one at a time.
     #[arg(long, short = 'j', default_value_t = 1)]
     pub jobs: usize,
+    /// Threads each simulation runs on: its network splits into partitions that run side by
+    /// side with the same results as one thread (see docs/architecture.md). Above one, the
+    /// load balancers run one after another, each on all N threads (`-j` is then unused). A
+    /// run whose schemes cannot be split yet is refused.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: u32,
     /// Resource limits and stall detection.
     #[command(flatten)]
     pub limits: LimitArgs,
@@ -70,6 +76,7 @@ impl RunArgs {
                 quiet: self.quiet,
                 header: true,
                 progress: true,
+                threads: self.threads,
             },
         }
     }
@@ -109,6 +116,10 @@ pub struct BenchArgs {
     /// Scale series: no progress bar while a step runs (it is only drawn on a terminal).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Threads one simulation runs on: its network splits into that many partitions (see
+    /// docs/architecture.md); a run whose schemes cannot be split yet is refused.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: u32,
 }
 
 impl BenchArgs {
@@ -125,6 +136,7 @@ impl BenchArgs {
             min_hosts: self.min_hosts,
             csv: self.csv,
             quiet: self.quiet,
+            threads: self.threads,
         }
     }
 }

@@ -50,6 +50,11 @@ pub struct Prepared {
     pub(crate) built: RunSpec,
     /// What to collect while it runs (`None`: nothing).
     pub(crate) collect: Option<CollectConfig>,
+    /// The load balancer's run it was built from (a run on threads builds it once per
+    /// partition).
+    run: LbRun,
+    /// The seed override it was built with.
+    seed: Option<u64>,
 }
 
 impl Prepared {
@@ -62,7 +67,48 @@ impl Prepared {
     ) -> Result<Self> {
         let built = scn.build_run(run, seed)?;
         let collect = collect.config(scn, &built.topology)?;
-        Ok(Prepared { built, collect })
+        Ok(Prepared {
+            built,
+            collect,
+            run: run.clone(),
+            seed,
+        })
+    }
+
+    /// [`Self::simulate_unlimited`] on `threads` threads (one: exactly that): the network
+    /// splits into partitions, each built from the scenario again
+    /// ([`repsim::sim::parallel::run_on_threads`]); no progress bar and no collection.
+    pub fn simulate_on_threads(
+        self,
+        scn: &LoadedScenario,
+        threads: u32,
+        bars: Bars,
+    ) -> Result<(Simulation, f64)> {
+        if threads <= 1 {
+            let label = self.run.label.clone();
+            return self.simulate_unlimited(scn, &label, bars);
+        }
+        let (run, seed) = (&self.run, self.seed);
+        anyhow::ensure!(
+            self.collect.is_none(),
+            "time series cannot be collected on more than one thread yet"
+        );
+        let started = Instant::now();
+        let mut spec = Some(self.built);
+        let sim = repsim::sim::parallel::run_on_threads(threads, || match spec.take() {
+            Some(built) => Ok(built),
+            None => scn
+                .build_run(run, seed)
+                .map_err(|e| repsim::sim::SetupError::Invalid(format!("{e:#}"))),
+        })
+        .with_context(|| {
+            format!(
+                "running {} with {} on {threads} threads",
+                scn.path.display(),
+                run.label
+            )
+        })?;
+        Ok((sim, started.elapsed().as_secs_f64()))
     }
 
     /// Runs the simulation to completion without streaming or limits (benchmarks), with a

@@ -68,6 +68,8 @@ pub struct BenchRequest {
     pub csv: PathBuf,
     /// Scale series: no progress bar while a step runs (it is only drawn on a terminal).
     pub quiet: bool,
+    /// Threads one simulation runs on (see [`repsim::sim::parallel`]).
+    pub threads: u32,
 }
 
 impl Default for BenchRequest {
@@ -83,6 +85,7 @@ impl Default for BenchRequest {
             min_hosts: 0,
             csv: "results/bench-scale.csv".into(),
             quiet: false,
+            threads: 1,
         }
     }
 }
@@ -148,6 +151,9 @@ pub struct RunOptions {
     pub header: bool,
     /// Draw progress bars (on a terminal only).
     pub progress: bool,
+    /// Threads each simulation runs on (see [`repsim::sim::parallel`]); above one, load
+    /// balancers run one after another, each on all of them.
+    pub threads: u32,
 }
 
 impl Default for RunOptions {
@@ -165,6 +171,7 @@ impl Default for RunOptions {
             quiet: false,
             header: true,
             progress: crate::progress::wanted(false),
+            threads: 1,
         }
     }
 }
@@ -287,8 +294,19 @@ pub fn execute(
         tables.keep_streamed_ids();
     }
     let mut outputs = RunOutputs::new(flows_file, tables, mixed, options.quiet);
+    let threads = options.threads.max(1);
+    if threads > 1 {
+        threads_allowed(streaming, &options.limits)
+            .map_err(|why| anyhow::anyhow!("--threads {threads}: {why}"))?;
+        if options.limits.stall_after.0.is_some() && !options.quiet {
+            eprintln!(
+                "note: --threads {threads}: stall detection does not run on threads yet; \
+                 runs go to their end"
+            );
+        }
+    }
     let jobs = jobs_or_every_core(options.jobs);
-    let side_by_side = jobs > 1 && prepared.len() > 1;
+    let side_by_side = jobs > 1 && prepared.len() > 1 && threads == 1;
     let allowed = side_by_side_allowed(streaming, &options.limits);
     let progress = options.progress;
     if side_by_side && allowed.is_ok() {
@@ -315,6 +333,7 @@ pub fn execute(
             progress,
             streaming,
             reorder,
+            threads,
         };
         turn.run(&lbs, prepared, &options.limits, &mut outputs)?;
     }
@@ -523,6 +542,15 @@ pub fn run_scenario(request: &RunRequest) -> Result<RunReport, RunError> {
     })
 }
 
+/// Why a run cannot go on threads yet: a streamed trace workload, or a command-wide limit
+/// (what is checked between windows is not built yet).
+fn threads_allowed(streaming: bool, limits: &Limits) -> Result<(), String> {
+    if streaming {
+        return Err("a trace workload streams its finished flows; run it on one thread".into());
+    }
+    side_by_side_allowed(false, limits).map_err(|why| format!("{why}; run it on one thread"))
+}
+
 /// A `--jobs` value as a thread count: 0 means one per core this process may use.
 pub fn jobs_or_every_core(jobs: usize) -> usize {
     match jobs {
@@ -615,6 +643,7 @@ pub fn bench(args: BenchRequest) -> Result<()> {
             set: args.set,
             repeat: args.repeat,
             progress: crate::progress::wanted(args.quiet),
+            threads: args.threads,
         });
     }
     let scn = LoadedScenario::load_with(&args.scenario, &args.set)?;
@@ -624,9 +653,9 @@ pub fn bench(args: BenchRequest) -> Result<()> {
             .select(std::slice::from_ref(&args.lb))?
             .pop()
             .expect("one name, one run");
-        let (sim, wall) = Prepared::new(&scn, &run, None, args.collect)?.simulate_unlimited(
+        let (sim, wall) = Prepared::new(&scn, &run, None, args.collect)?.simulate_on_threads(
             &scn,
-            &args.lb,
+            args.threads,
             Bars::Hidden,
         )?;
         let s = sim.summary(wall);

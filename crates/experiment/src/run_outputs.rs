@@ -157,6 +157,8 @@ pub struct InTurn<'a> {
     pub streaming: bool,
     /// Per-flow rows carry reorder columns.
     pub reorder: bool,
+    /// Threads each simulation runs on (above one: no streaming, limits or progress bar).
+    pub threads: u32,
 }
 
 impl InTurn<'_> {
@@ -195,6 +197,11 @@ impl InTurn<'_> {
                 Ok(())
             };
             let bars = Bars::alone_if(self.progress);
+            if self.threads > 1 {
+                let (sim, wall) = p.simulate_on_threads(self.scn, self.threads, Bars::Hidden)?;
+                outputs.absorb(lb, &sim, wall, None, &|line| eprintln!("{line}"))?;
+                continue;
+            }
             let (sim, wall, stop) = p.simulate(
                 self.scn,
                 lb,

@@ -56,6 +56,8 @@ pub struct ScaleOptions {
     pub repeat: u32,
     /// Show a progress bar while a step runs (a terminal, without `--quiet`).
     pub progress: bool,
+    /// Threads each step's simulation runs on.
+    pub threads: u32,
 }
 
 /// One measured step.
@@ -90,9 +92,9 @@ fn run_step(hosts: u32, text: &str, opts: &ScaleOptions) -> Result<Row> {
         .pop()
         .context("one load balancer, one run")?;
     let exact_peak = reset_peak_rss();
-    let (sim, wall) = Prepared::new(&scn, &run, None, CollectMode::None)?.simulate_unlimited(
+    let (sim, wall) = Prepared::new(&scn, &run, None, CollectMode::None)?.simulate_on_threads(
         &scn,
-        &opts.lb,
+        opts.threads,
         Bars::alone_if(opts.progress),
     )?;
     let rss = peak_rss().unwrap_or(0);

@@ -162,6 +162,7 @@ pub fn run(
             quiet,
             header: !quiet,
             progress: false,
+            threads: 1,
         };
         execute(scn, &options, None)
     })?

@@ -300,6 +300,7 @@ pub fn run_point(sweep: &Sweep, p: &Point, out: &Path, jobs: usize) -> Result<bo
             quiet: true,
             header: false,
             progress: false,
+            threads: 1,
         },
     })?;
     Ok(true)

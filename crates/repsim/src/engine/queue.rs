@@ -268,6 +268,15 @@ impl<E: Copy> EventQueue<E> {
         self.current.last().map(|(k, _)| time_of(*k))
     }
 
+    /// The key (time above order, as [`Self::push`] takes them) of the earliest event.
+    #[inline]
+    pub fn peek_key(&mut self) -> Option<u128> {
+        if self.current.is_empty() && !self.advance() {
+            return None;
+        }
+        self.current.last().map(|(k, _)| *k)
+    }
+
     /// The event `k` pops from now (0: the next one to pop), if it is already sorted into the
     /// bucket being drained (for prefetching; `None` says nothing about the rest of the queue).
     #[inline]

@@ -7,6 +7,7 @@ pub mod forwarding;
 pub mod hash;
 pub mod lane;
 pub mod mmu;
+pub mod outbox;
 pub mod packet;
 pub mod paths;
 pub mod port;

@@ -4,6 +4,7 @@
 //! simulation, which routes every event to its owner.
 use crate::engine::{Arena, EventOrder, EventQueue, Handle, Time};
 use crate::net::lane::Queued;
+use crate::net::outbox::{Outbox, LOCAL};
 use crate::net::paths::PathTable;
 use crate::net::port::{Admission, Port, PortClass, PortClasses, PortCold, PortStats};
 use crate::net::{Kind, Packet, Topology};
@@ -214,6 +215,9 @@ pub struct World {
     pub(crate) salts: Vec<u32>,
     /// Packet accounting.
     pub(crate) counters: Counters,
+    /// Where packets for other partitions go, when this is one partition of a network split
+    /// over threads (`None`: the whole network).
+    pub(crate) outbox: Option<Box<Outbox>>,
 }
 
 impl World {
@@ -316,11 +320,16 @@ impl World {
         p.count_tx(q.size, &mut self.port_cold[port as usize]);
         if deliver {
             let order = self.order.next_order();
-            self.events.push(
-                now + ser + class.latency,
-                order,
-                Event::arrive(q.handle, port),
-            );
+            let at = now + ser + class.latency;
+            if let Some(out) = self.outbox.as_deref_mut() {
+                let far = out.far[port as usize];
+                if far != LOCAL {
+                    out.send(far, at, order, port, *self.pkts.get(q.handle));
+                    self.pkts.free(q.handle);
+                    return ser;
+                }
+            }
+            self.events.push(at, order, Event::arrive(q.handle, port));
         }
         ser
     }

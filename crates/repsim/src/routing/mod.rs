@@ -418,6 +418,7 @@ pub(crate) fn test_world(rates: &[u64], salt: u32) -> World {
         paths: PathTable::new(),
         salts: vec![salt],
         counters: Counters::default(),
+        outbox: None,
     }
 }
 

@@ -295,10 +295,18 @@ impl Simulation {
         flow.packet_flags = packet_flags;
         flow.control_timers = connection.sender.has_control_timers();
         let (sender, receiver) = (connection.sender, connection.receiver);
-        flow.sender = Some(Box::new(sender));
-        flow.receiver = Some(Box::new(receiver));
         flow.phase = Phase::Running;
         flow.started_at = Some(now);
+        // A partition holds the halves of the hosts it owns (both, unsplit).
+        let (sends, receives) = (self.owns(src), self.owns(dst));
+        let flow = &mut self.flows[f as usize];
+        if receives {
+            flow.receiver = Some(Box::new(receiver));
+        }
+        if !sends {
+            return;
+        }
+        flow.sender = Some(Box::new(sender));
         self.credit_flow_started(f);
         self.mark_ready(f);
         self.arm_control_timer(f);

@@ -256,6 +256,9 @@ impl Simulation {
                 event,
             };
             self.lb_records.push(record);
+            if let Some(shard) = self.shard.as_deref_mut() {
+                shard.lb_keys.push(shard.current_key);
+            }
             if let Some(o) = self.observer.as_deref_mut() {
                 o.lb_event(&record);
             }

@@ -41,10 +41,12 @@ mod flows;
 mod host;
 mod memory;
 mod observer;
+pub mod parallel;
 mod pfc;
 mod ports;
 mod prefetch;
 mod retire;
+mod shard;
 mod spec;
 mod summary;
 mod switch;
@@ -292,6 +294,8 @@ pub struct Simulation {
     /// Why the run stopped before its end, if it did (a PFC deadlock): no event is processed
     /// after it.
     halt: Option<String>,
+    /// Which part of a network split over threads this simulation runs (`None`: all of it).
+    shard: Option<Box<shard::Shard>>,
 }
 
 impl Simulation {
@@ -423,6 +427,7 @@ impl Simulation {
                 paths: PathTable::new(),
                 salts,
                 counters: Counters::default(),
+                outbox: None,
             },
             hosts,
             port_hosts,
@@ -462,6 +467,7 @@ impl Simulation {
             retired: None,
             fabric,
             halt: None,
+            shard: None,
             cfg,
         };
         let max_base_rtt = sim.network_max_rtt();
@@ -580,19 +586,29 @@ impl Simulation {
     /// Runs the events up to `limit` (see [`Self::process`]); what is scheduled outside an
     /// event (before, between and after runs) is the control entity's.
     fn event_loop<const STOP_ON_COMPLETION: bool>(&mut self, limit: Time) -> bool {
-        let more = self.run_events::<STOP_ON_COMPLETION>(limit);
+        let more = self.run_events::<STOP_ON_COMPLETION, false>(limit);
         let control = self.world.control_entity();
         self.world.enter(control);
         more
     }
 
-    fn run_events<const STOP_ON_COMPLETION: bool>(&mut self, limit: Time) -> bool {
+    /// With `PARTITION`, this simulation is one partition of a network split over threads: it
+    /// runs only the timers of its own nodes (see [`shard`]) and notes each event's key.
+    fn run_events<const STOP_ON_COMPLETION: bool, const PARTITION: bool>(
+        &mut self,
+        limit: Time,
+    ) -> bool {
         if self.halt.is_some() {
             return false;
         }
         while let Some(t) = self.world.events.peek_time() {
             if t > limit {
                 return t < self.cfg.end;
+            }
+            let earlier = self.world.now;
+            if PARTITION {
+                let key = self.world.events.peek_key().expect("peeked");
+                self.shard.as_deref_mut().expect("a partition").current_key = key;
             }
             let (t, ev) = self.world.events.pop().expect("peeked");
             self.prefetch_ahead();
@@ -619,6 +635,18 @@ impl Simulation {
                 }
                 EventKind::Timer(timer) => {
                     let entity = self.timer_entity(timer);
+                    if PARTITION {
+                        // Every event counts once network-wide: where its entity is.
+                        match self.timer_turn(timer, entity) {
+                            shard::TimerTurn::Own => {}
+                            shard::TimerTurn::Replica => self.world.counters.events -= 1,
+                            shard::TimerTurn::Skip => {
+                                self.world.counters.events -= 1;
+                                self.world.now = earlier;
+                                continue;
+                            }
+                        }
+                    }
                     self.world.enter(entity);
                     self.on_timer(timer);
                     // Only timers halt a run (the PFC deadlock watch).

@@ -1,0 +1,158 @@
+//! One run on several threads, with the same results as on one.
+//!
+//! The network splits into partitions that follow its structure
+//! ([`crate::net::topology::partition`]); each thread runs one partition's [`Simulation`] (see
+//! the `shard` module for what a partition owns). Time advances in windows: all threads agree on
+//! the earliest pending event `T` anywhere and run their events up to `T + L - 1`, where the
+//! lookahead `L` is the smallest latency of a link between two partitions. A packet sent to
+//! another partition during a window reaches it at least `L` after it was sent, so not before
+//! the next window: at the barrier that ends a window, every partition hands the others what
+//! it sent them, and each takes in its share before the next window starts.
+//!
+//! Same-time events are ordered by the entity that scheduled them and that entity's own count
+//! ([`crate::engine::order`]), which do not depend on the split, so every partition runs its
+//! events in the order one thread would, and the partitions' states fold into one thread's.
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
+
+use super::{RunSpec, SetupError, Simulation};
+use crate::engine::Time;
+use crate::net::outbox::Parcel;
+
+/// Runs one simulation on `threads` threads until no event is left before its end, and returns
+/// it as one thread would have left it. `build` makes the run's specification; it is called
+/// once per partition and must make the same run each time. A run that cannot be split (see
+/// [`Simulation::partition_blockers`]) is refused, never run on fewer threads unannounced; a
+/// network that does not split (one partition) runs on this thread.
+pub fn run_on_threads(
+    threads: u32,
+    mut build: impl FnMut() -> Result<RunSpec, SetupError>,
+) -> Result<Simulation, SetupError> {
+    let mut first = Simulation::new(build()?)?;
+    if threads <= 1 {
+        first.run_until_idle();
+        return Ok(first);
+    }
+    let blockers = first.partition_blockers();
+    if !blockers.is_empty() {
+        return Err(SetupError::Invalid(format!(
+            "this run cannot be split over threads yet: {}; run it with one thread",
+            blockers.join(", ")
+        )));
+    }
+    let (of_node, parts, lookahead) = super::shard::split(first.topology(), threads);
+    let Some(lookahead) = lookahead.filter(|_| parts > 1) else {
+        first.run_until_idle();
+        return Ok(first);
+    };
+    let mut sims = vec![first];
+    for _ in 1..parts {
+        sims.push(Simulation::new(build()?)?);
+    }
+    for (i, sim) in sims.iter_mut().enumerate() {
+        sim.become_partition(i as u32, of_node.clone(), parts);
+    }
+    let end = sims[0].cfg.end;
+    run_windows(&mut sims, lookahead.max(1), end);
+    Ok(Simulation::fold_partitions(sims))
+}
+
+/// Runs the partitions' windows on one thread each until nothing is left before `end`. A
+/// panic in one partition stops the others at their next barrier (none waits forever) and is
+/// passed on.
+fn run_windows(sims: &mut [Simulation], lookahead: Time, end: Time) {
+    let parts = sims.len();
+    let barrier = WindowBarrier::new(parts);
+    // mailbox[from * parts + to]: what `from` sent `to` in the window that just ran.
+    let mailbox: Vec<Mutex<Parcel>> = (0..parts * parts).map(|_| Mutex::default()).collect();
+    let next: Vec<AtomicU64> = (0..parts).map(|_| AtomicU64::new(Time::MAX)).collect();
+    let last = end.saturating_sub(1);
+    std::thread::scope(|scope| {
+        for (me, sim) in sims.iter_mut().enumerate() {
+            let (barrier, mailbox, next) = (&barrier, &mailbox, &next);
+            scope.spawn(move || {
+                let windows = std::panic::AssertUnwindSafe(|| loop {
+                    let mine = sim.next_event_time().unwrap_or(Time::MAX);
+                    next[me].store(mine, Ordering::Relaxed);
+                    if !barrier.wait() {
+                        return;
+                    }
+                    let start = next.iter().map(|t| t.load(Ordering::Relaxed)).min();
+                    let start = start.unwrap_or(Time::MAX);
+                    // Every thread reads the same times, so all leave together.
+                    if start > last {
+                        return;
+                    }
+                    sim.run_window(start.saturating_add(lookahead - 1).min(last));
+                    // The parcel and the mailbox swap (the receiver left the mailbox empty,
+                    // with its capacity), so each direction keeps two buffers, not three.
+                    for to in 0..parts {
+                        let sent = sim.sent_to(to);
+                        if !sent.is_empty() {
+                            std::mem::swap(sent, &mut lock(&mailbox[me * parts + to]));
+                        }
+                    }
+                    if !barrier.wait() {
+                        return;
+                    }
+                    for from in 0..parts {
+                        sim.take_in(&mut lock(&mailbox[from * parts + me]));
+                    }
+                });
+                if let Err(panic) = std::panic::catch_unwind(windows) {
+                    barrier.abort();
+                    std::panic::resume_unwind(panic);
+                }
+            });
+        }
+    });
+}
+
+/// A mailbox, locked (a panic while holding one aborts the run anyway).
+fn lock(mailbox: &Mutex<Parcel>) -> std::sync::MutexGuard<'_, Parcel> {
+    mailbox.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A barrier for the partitions' threads that one of them can abort, releasing the others.
+struct WindowBarrier {
+    /// Threads arrived in this round, the round, and whether the run was aborted.
+    state: Mutex<(usize, u64, bool)>,
+    turned: Condvar,
+    parts: usize,
+}
+
+impl WindowBarrier {
+    fn new(parts: usize) -> Self {
+        WindowBarrier {
+            state: Mutex::new((0, 0, false)),
+            turned: Condvar::new(),
+            parts,
+        }
+    }
+
+    /// Waits until every thread has arrived; false if the run was aborted meanwhile.
+    fn wait(&self) -> bool {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if s.2 {
+            return false;
+        }
+        s.0 += 1;
+        if s.0 == self.parts {
+            s.0 = 0;
+            s.1 += 1;
+            self.turned.notify_all();
+            return true;
+        }
+        let round = s.1;
+        while s.1 == round && !s.2 {
+            s = self.turned.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+        !s.2
+    }
+
+    /// Releases every waiting thread and makes every later wait return false.
+    fn abort(&self) {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).2 = true;
+        self.turned.notify_all();
+    }
+}

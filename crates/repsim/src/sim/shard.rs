@@ -1,0 +1,298 @@
+//! One partition of a network split over threads: which nodes it owns, which events it runs,
+//! the packets it takes in from the others, and how the partitions' simulations fold back into
+//! one when the run ends (see [`super::parallel`] for the threads and windows).
+//!
+//! Every partition holds a whole [`Simulation`] built from the same run specification, so
+//! every table that is set up once (flows, topology, forwarding, classes) is the same in all
+//! of them, and each partition runs only the events of the nodes it owns:
+//! - a packet put on a link to another partition's node leaves through the world's outbox
+//!   ([`crate::net::outbox`]) and arrives there as an event with the same time and tie-break;
+//! - the control entity's events (the setup's flow starts, workload sources) run in every
+//!   partition alike, and each keeps only what they schedule for its own nodes;
+//! - a flow's start runs at both ends: its sending host's partition keeps the sender, its
+//!   receiving host's partition the receiver.
+//!
+//! What one partition writes is then disjoint from what the others write: a flow's sender-side
+//! fields at its source, its receiver-side fields at its destination, a port's state where the
+//! port is, and the counters as shares that add up. [`Simulation::fold_partitions`] puts them
+//! together into one simulation whose outputs are those of a run on one thread.
+use std::sync::Arc;
+
+use super::{Simulation, Switching};
+use crate::net::outbox::{Outbox, Parcel};
+use crate::net::world::{Event, Owner, Timer};
+use crate::net::Topology;
+
+/// What a partition knows about the split.
+pub(super) struct Shard {
+    /// Its index.
+    pub index: u32,
+    /// Partition of every node.
+    pub of_node: Arc<[u32]>,
+    /// The key (time and tie-break) of the event running now: load-balancer records carry it
+    /// so that the partitions' records interleave as one thread's would.
+    pub current_key: u128,
+    /// The key of the event that made each load-balancer record (same index).
+    pub lb_keys: Vec<u128>,
+}
+
+/// Whether a partition runs a timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum TimerTurn {
+    /// Another partition's: skipped.
+    Skip,
+    /// Run here and counted among the run's events.
+    Own,
+    /// Run here as in every partition (the control's) or as the far end of a flow's start,
+    /// and counted by another partition.
+    Replica,
+}
+
+impl Simulation {
+    /// Why this run cannot be split over threads yet: one line per feature that shares state
+    /// between partitions without a message (empty: it can).
+    pub fn partition_blockers(&self) -> Vec<String> {
+        let mut why = Vec::new();
+        let mut no = |what: &str| why.push(what.to_string());
+        if !matches!(self.switching, Switching::Hashed) {
+            no(&format!("switch scheme {}", self.cfg.switch.name()));
+        }
+        if self.pfc.is_some() {
+            no("PFC (lossless)");
+        }
+        if self.credit.is_some() {
+            no("credit-paced (receiver-driven) traffic");
+        }
+        if self.faults.is_some() {
+            no("faults");
+        }
+        if self.fabric.random_loss.is_some() || self.fabric.elephants.is_some() {
+            no("random loss or elephant counting");
+        }
+        if self.cfg.metrics.reorder {
+            no("the reordering metrics");
+        }
+        if !self.dependents.is_empty() || !self.triggers.is_empty() {
+            no("flows that wait for other flows (collectives)");
+        }
+        if self.transport.reuse_connections {
+            no("connection reuse");
+        }
+        if self.timed_switch_from != crate::engine::Time::MAX {
+            no("a congestion control switched on at a set time");
+        }
+        let lbs =
+            std::iter::once(&self.cfg.lb).chain(self.classes.iter().filter_map(|c| c.lb.as_ref()));
+        for lb in lbs {
+            if lb.routes_wanted() > 0 {
+                no(&format!("source-routed load balancer {}", lb.name()));
+            }
+        }
+        why
+    }
+
+    /// Makes this simulation partition `index` of `partitioning`'s split of its network.
+    pub(super) fn become_partition(&mut self, index: u32, of_node: Arc<[u32]>, parts: u32) {
+        self.world.outbox = Some(Box::new(Outbox::new(
+            index,
+            &of_node,
+            &self.world.port_to,
+            parts,
+        )));
+        self.shard = Some(Box::new(Shard {
+            index,
+            of_node,
+            current_key: 0,
+            lb_keys: Vec::new(),
+        }));
+    }
+
+    /// True when this simulation runs node `node`'s events (always, unsplit).
+    #[inline]
+    pub(super) fn owns(&self, node: u32) -> bool {
+        self.shard
+            .as_deref()
+            .is_none_or(|s| s.of_node[node as usize] == s.index)
+    }
+
+    /// Whether this partition runs `timer`, whose entity is `entity`.
+    pub(super) fn timer_turn(&self, timer: Timer, entity: u32) -> TimerTurn {
+        let shard = self.shard.as_deref().expect("only partitions ask");
+        if entity == self.world.control_entity() {
+            return if shard.index == 0 {
+                TimerTurn::Own
+            } else {
+                TimerTurn::Replica
+            };
+        }
+        if self.owns(entity) {
+            return TimerTurn::Own;
+        }
+        if timer.owner == Owner::FlowStart {
+            let dst = self.flows[timer.id as usize].spec.dst;
+            if self.owns(dst) {
+                return TimerTurn::Replica;
+            }
+        }
+        TimerTurn::Skip
+    }
+
+    /// Runs this partition's events up to and including `limit`.
+    pub(super) fn run_window(&mut self, limit: crate::engine::Time) {
+        let events_before = self.world.counters.events;
+        self.run_events::<false, true>(limit);
+        if self.world.counters.events != events_before {
+            self.last_event = self.world.now;
+        }
+        let control = self.world.control_entity();
+        self.world.enter(control);
+    }
+
+    /// The time of this partition's next event, if any.
+    pub(super) fn next_event_time(&mut self) -> Option<crate::engine::Time> {
+        self.world.events.peek_time()
+    }
+
+    /// What this partition sent to partition `to` since the last exchange.
+    pub(super) fn sent_to(&mut self, to: usize) -> &mut Parcel {
+        &mut self.world.outbox.as_deref_mut().expect("a partition").sent[to]
+    }
+
+    /// Takes in packets another partition sent here, leaving `parcel` empty: each arrives as
+    /// it would have on one thread, at its time and with its tie-break.
+    pub(super) fn take_in(&mut self, parcel: &mut Parcel) {
+        for (&(at, order), &packet) in parcel.stamps.iter().zip(&parcel.packets) {
+            let link = packet.egress;
+            let h = self.world.pkts.alloc(packet);
+            self.world.events.push(at, order, Event::arrive(h, link));
+        }
+        parcel.stamps.clear();
+        parcel.packets.clear();
+    }
+
+    /// Folds the partitions of one run (in partition order) into the simulation a single
+    /// thread would have ended with: each flow's sender side from its source's partition and
+    /// receiver side from its destination's, each port from its node's, counters and books
+    /// summed, load-balancer records in event order.
+    pub(super) fn fold_partitions(mut parts: Vec<Simulation>) -> Simulation {
+        let of_node = Arc::clone(&parts[0].shard.as_deref().expect("partitions").of_node);
+        let owner = |node: u32| of_node[node as usize] as usize;
+        let flows = parts[0].flows.len();
+        // The receiver halves first: the senders' swap below moves flows between partitions.
+        let received: Vec<_> = (0..flows)
+            .map(|i| {
+                let f = &parts[owner(parts[0].flows[i].spec.dst)].flows[i];
+                (f.delivered, f.stats.max_reorder, f.stats.reorder)
+            })
+            .collect();
+        let (first, rest) = parts.split_first_mut().expect("one partition at least");
+        for (i, halves) in received.into_iter().enumerate() {
+            let src = owner(first.flows[i].spec.src);
+            if src != 0 {
+                std::mem::swap(&mut first.flows[i], &mut rest[src - 1].flows[i]);
+            }
+            let f = &mut first.flows[i];
+            (f.delivered, f.stats.max_reorder, f.stats.reorder) = halves;
+        }
+        for p in 0..first.world.ports.len() {
+            let node = owner(first.world.port_from[p]);
+            if node != 0 {
+                std::mem::swap(
+                    &mut first.world.ports[p],
+                    &mut rest[node - 1].world.ports[p],
+                );
+                std::mem::swap(
+                    &mut first.world.port_cold[p],
+                    &mut rest[node - 1].world.port_cold[p],
+                );
+            }
+        }
+        let mut records: Vec<_> = Vec::new();
+        for (k, part) in std::iter::once(&mut *first)
+            .chain(rest.iter_mut())
+            .enumerate()
+        {
+            let keys = std::mem::take(&mut part.shard.as_deref_mut().expect("partition").lb_keys);
+            records.extend(
+                (part.lb_records.drain(..).zip(keys))
+                    .enumerate()
+                    .map(|(i, (r, key))| (key, k, i, r)),
+            );
+        }
+        records.sort_by_key(|&(key, k, i, _)| (key, k, i));
+        first.lb_records = records.into_iter().map(|(.., r)| r).collect();
+        for part in rest.iter() {
+            add_counters(&mut first.world.counters, &part.world.counters);
+            add_books(&mut first.books, &part.books);
+            first.last_event = first.last_event.max(part.last_event);
+            first.world.now = first.world.now.max(part.world.now);
+            first.endpoint_bytes_released += part.endpoint_bytes_released;
+            first.rejected.extend(part.rejected.iter().cloned());
+        }
+        first.world.outbox = None;
+        first.shard = None;
+        parts.swap_remove(0)
+    }
+}
+
+/// Adds `b`'s counters to `a`'s.
+fn add_counters(a: &mut crate::net::world::Counters, b: &crate::net::world::Counters) {
+    let crate::net::world::Counters {
+        data_sent,
+        data_bytes_sent,
+        data_delivered,
+        data_duplicates,
+        trimmed_arrivals,
+        data_dropped,
+        trims,
+        acks_sent,
+        nacks_sent,
+        control_arrived,
+        control_dropped,
+        rts_sent,
+        scheme_packets,
+        scheme_consumed,
+        credits_sent,
+        credits_arrived,
+        events,
+        pfc_frames_sent,
+        pfc_frames_arrived,
+    } = *b;
+    a.data_sent += data_sent;
+    a.data_bytes_sent += data_bytes_sent;
+    a.data_delivered += data_delivered;
+    a.data_duplicates += data_duplicates;
+    a.trimmed_arrivals += trimmed_arrivals;
+    a.data_dropped += data_dropped;
+    a.trims += trims;
+    a.acks_sent += acks_sent;
+    a.nacks_sent += nacks_sent;
+    a.control_arrived += control_arrived;
+    a.control_dropped += control_dropped;
+    a.rts_sent += rts_sent;
+    a.scheme_packets += scheme_packets;
+    a.scheme_consumed += scheme_consumed;
+    a.credits_sent += credits_sent;
+    a.credits_arrived += credits_arrived;
+    a.events += events;
+    a.pfc_frames_sent += pfc_frames_sent;
+    a.pfc_frames_arrived += pfc_frames_arrived;
+}
+
+/// Adds `b`'s books to `a`'s.
+fn add_books(a: &mut super::PacketBooks, b: &super::PacketBooks) {
+    for k in 0..super::books::KINDS {
+        a.sent[k] += b.sent[k];
+        a.arrived[k] += b.arrived[k];
+        a.held[k] += b.held[k];
+        for c in 0..super::books::CAUSES.len() {
+            a.dropped[k][c] += b.dropped[k][c];
+        }
+    }
+}
+
+/// The partition of every node when `topo` splits into `parts`, and the lookahead.
+pub(super) fn split(topo: &Topology, parts: u32) -> (Arc<[u32]>, u32, Option<crate::engine::Time>) {
+    let p = topo.partition(parts);
+    (p.of_node.into(), p.parts, p.lookahead)
+}
