@@ -7,7 +7,6 @@
 //! runs load balancers side by side (`-j 3`) and expects the files of one after another.
 mod common;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::{repo, repsim_ok};
@@ -50,74 +49,12 @@ fn run_with(scenario: &str, sets: &[&str], out: &Path, extra: &[&str]) -> String
     String::from_utf8_lossy(&repsim_ok(&args).stderr).into_owned()
 }
 
-/// Every file in `dir` (relative name -> bytes).
-fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
-}
-
-/// `run.json` without what differs from process to process: wall-clock times, the start time
-/// and the command line (which names the output directory).
-fn run_json_without_wall_clock(bytes: &[u8]) -> serde_json::Value {
-    let mut v: serde_json::Value = serde_json::from_slice(bytes).expect("run.json parses");
-    let o = v.as_object_mut().unwrap();
-    for k in ["wall_s", "started_unix_s", "command"] {
-        assert!(o.remove(k).is_some(), "run.json lacks {k}");
-    }
-    for r in o["runs"].as_array_mut().unwrap() {
-        r.as_object_mut().unwrap().remove("wall_s");
-    }
-    v
-}
-
 fn out_dir(name: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join("determinism")
         .join(name);
     let _ = std::fs::remove_dir_all(&d);
     d
-}
-
-/// Asserts two output directories hold the same files with the same bytes (run.json and
-/// run.complete as described above).
-fn assert_same_outputs(what: &str, a: &Path, b: &Path) -> usize {
-    let (fa, fb) = (files(a), files(b));
-    assert_eq!(
-        fa.keys().collect::<Vec<_>>(),
-        fb.keys().collect::<Vec<_>>(),
-        "{what}: different files written"
-    );
-    for (name, bytes) in &fa {
-        let other = &fb[name];
-        match name.as_str() {
-            "run.json" => assert_eq!(
-                run_json_without_wall_clock(bytes),
-                run_json_without_wall_clock(other),
-                "{what}: run.json differs beyond wall-clock fields"
-            ),
-            // The start time (unix seconds) and nothing else.
-            "run.complete" => {}
-            _ => assert!(
-                bytes == other,
-                "{what}: {name} differs ({} vs {} bytes)",
-                bytes.len(),
-                other.len()
-            ),
-        }
-    }
-    fa.len()
 }
 
 #[test]
@@ -129,7 +66,7 @@ fn ready_scenarios_write_identical_files_in_separate_processes() {
         );
         run(scenario, sets, &a);
         run(scenario, sets, &b);
-        let n = assert_same_outputs(scenario, &a, &b);
+        let n = common::assert_same_outputs(scenario, &a, &b, &[]);
         // The time series are on: every run writes them.
         for f in [
             "flows.csv",
@@ -189,7 +126,7 @@ fn load_balancers_side_by_side_write_the_files_of_one_after_another() {
             "{scenario}: not run side by side: {stderr}"
         );
         let what = format!("{scenario} in turn and side by side");
-        let n = assert_same_outputs(&what, &a, &b);
+        let n = common::assert_same_outputs(&what, &a, &b, &[]);
         stalled |= std::fs::read_to_string(a.join("summary.json"))
             .unwrap()
             .contains("no data packet");
@@ -210,7 +147,7 @@ fn load_balancers_side_by_side_write_the_files_of_one_after_another() {
         stderr.contains("running one load balancer at a time: a trace workload streams"),
         "{stderr}"
     );
-    assert_same_outputs(&format!("{scenario} with -j 3"), &a, &b);
+    common::assert_same_outputs(&format!("{scenario} with -j 3"), &a, &b, &[]);
 }
 
 #[test]

@@ -77,7 +77,7 @@ impl Prepared {
 
     /// [`Self::simulate_unlimited`] on `threads` threads (one: exactly that): the network
     /// splits into partitions, each built from the scenario again
-    /// ([`repsim::sim::parallel::run_on_threads`]); no progress bar and no collection.
+    /// ([`repsim::sim::parallel::run_on_threads`]); no progress bar.
     pub fn simulate_on_threads(
         self,
         scn: &LoadedScenario,
@@ -89,17 +89,21 @@ impl Prepared {
             return self.simulate_unlimited(scn, &label, bars);
         }
         let (run, seed) = (&self.run, self.seed);
-        anyhow::ensure!(
-            self.collect.is_none(),
-            "time series cannot be collected on more than one thread yet"
-        );
         let started = Instant::now();
         let mut spec = Some(self.built);
-        let sim = repsim::sim::parallel::run_on_threads(threads, || match spec.take() {
-            Some(built) => Ok(built),
-            None => scn
-                .build_run(run, seed)
-                .map_err(|e| repsim::sim::SetupError::Invalid(format!("{e:#}"))),
+        let collect = self.collect;
+        let sim = repsim::sim::parallel::run_on_threads(threads, || {
+            let built = match spec.take() {
+                Some(built) => built,
+                None => scn
+                    .build_run(run, seed)
+                    .map_err(|e| repsim::sim::SetupError::Invalid(format!("{e:#}")))?,
+            };
+            let mut sim = Simulation::new(built)?;
+            if let Some(c) = &collect {
+                sim.enable_collection(c.clone())?;
+            }
+            Ok(sim)
         })
         .with_context(|| {
             format!(

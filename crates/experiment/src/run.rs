@@ -263,8 +263,13 @@ pub fn execute(
         std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
         series::clear_marker(out)?;
     }
-    let stream_dir =
-        out.filter(|_| scn.scenario.workload.any_is("trace") && options.format == Format::Csv);
+    // On threads the finished flows stay until the end (the partitions fold first): the same
+    // files, more memory.
+    let stream_dir = out.filter(|_| {
+        scn.scenario.workload.any_is("trace")
+            && options.format == Format::Csv
+            && options.threads <= 1
+    });
     let streaming = stream_dir.is_some();
     let mixed = !first.classes.is_empty();
     let reorder = scn.scenario.metrics.reorder;
@@ -296,8 +301,8 @@ pub fn execute(
     let mut outputs = RunOutputs::new(flows_file, tables, mixed, options.quiet);
     let threads = options.threads.max(1);
     if threads > 1 {
-        threads_allowed(streaming, &options.limits)
-            .map_err(|why| anyhow::anyhow!("--threads {threads}: {why}"))?;
+        side_by_side_allowed(false, &options.limits)
+            .map_err(|why| anyhow::anyhow!("--threads {threads}: {why}; run it on one thread"))?;
         if options.limits.stall_after.0.is_some() && !options.quiet {
             eprintln!(
                 "note: --threads {threads}: stall detection does not run on threads yet; \
@@ -542,15 +547,6 @@ pub fn run_scenario(request: &RunRequest) -> Result<RunReport, RunError> {
     })
 }
 
-/// Why a run cannot go on threads yet: a streamed trace workload, or a command-wide limit
-/// (what is checked between windows is not built yet).
-fn threads_allowed(streaming: bool, limits: &Limits) -> Result<(), String> {
-    if streaming {
-        return Err("a trace workload streams its finished flows; run it on one thread".into());
-    }
-    side_by_side_allowed(false, limits).map_err(|why| format!("{why}; run it on one thread"))
-}
-
 /// A `--jobs` value as a thread count: 0 means one per core this process may use.
 pub fn jobs_or_every_core(jobs: usize) -> usize {
     match jobs {
@@ -575,12 +571,8 @@ pub fn check_runs(
 
 /// `repsim check`; with `partitions`, also how the network would split into that many
 /// partitions.
-pub fn check(
-    path: &Path,
-    set: &[Override],
-    memory: bool,
-    mut partitions: Option<u32>,
-) -> Result<()> {
+pub fn check(path: &Path, set: &[Override], memory: bool, partitions: Option<u32>) -> Result<()> {
+    let mut first_run = true;
     let scn = LoadedScenario::load_with(path, set)?;
     if let Some(description) = &scn.scenario.description {
         println!("{}: {description}", scn.name());
@@ -598,8 +590,17 @@ pub fn check(
             crate::scale::print_memory(sim);
         }
         // Every run of a scenario has the same network: its split is printed once.
-        if let Some(parts) = partitions.take() {
-            print_partitions(sim.topology(), parts);
+        if let Some(parts) = partitions {
+            if first_run {
+                print_partitions(sim.topology(), parts);
+                first_run = false;
+            }
+            let blockers = sim.partition_blockers();
+            if blockers.is_empty() {
+                println!("{lb}: runs on threads");
+            } else {
+                println!("{lb}: cannot run on threads yet: {}", blockers.join(", "));
+            }
         }
         Ok(())
     })

@@ -140,6 +140,7 @@ impl RunOutputs {
             events: summary.events,
             wall_s: summary.wall_s,
             sim_time_us: summary.sim_time_us,
+            peak_packets: summary.peak_packets,
         });
         self.runs.push(summary);
         Ok(())

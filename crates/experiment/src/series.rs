@@ -542,6 +542,8 @@ pub struct RunEntry {
     pub wall_s: f64,
     /// Simulated time at the end (us).
     pub sim_time_us: f64,
+    /// Most packets the simulator held at once (on threads: the partitions' peaks added).
+    pub peak_packets: usize,
 }
 
 /// `run.json`: what was run, where, and how long it took.

@@ -85,6 +85,12 @@ impl<T: Copy> Arena<T> {
         self.peak
     }
 
+    /// Adds `other`'s peak to this arena's: the peak of two arenas used side by side (a run
+    /// split over threads), at most the sum.
+    pub fn add_peak_of(&mut self, other: &Arena<T>) {
+        self.peak += other.peak;
+    }
+
     /// Bytes held on the heap (slots and free list, at their capacities).
     pub fn heap_bytes(&self) -> usize {
         self.slots.capacity() * std::mem::size_of::<T>()

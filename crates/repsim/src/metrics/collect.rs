@@ -272,6 +272,29 @@ impl Collector {
         &self.cwnd
     }
 
+    /// Takes the cells of the ports `theirs` names from `other`, a collector of the same run
+    /// and selection kept by another partition (each port is counted where it is).
+    pub fn absorb_ports(&mut self, other: &Collector, theirs: impl Fn(u32) -> bool) {
+        if other.buckets > self.buckets {
+            self.buckets = other.buckets;
+            self.cells
+                .resize(self.buckets * self.ports.len(), Cell::default());
+        }
+        let width = self.ports.len();
+        for (slot, &port) in self.ports.iter().enumerate() {
+            if theirs(port) {
+                for b in 0..other.buckets {
+                    self.cells[b * width + slot] = other.cells[b * width + slot];
+                }
+            }
+        }
+    }
+
+    /// Replaces the congestion-window samples (the partitions' samples merged in time order).
+    pub fn set_cwnd_samples(&mut self, samples: Vec<CwndSample>) {
+        self.cwnd = samples;
+    }
+
     /// Makes sure buckets up to the one containing `now` exist.
     pub fn extend_to(&mut self, now: Time) {
         let b = (now / self.cfg.bucket) as usize;

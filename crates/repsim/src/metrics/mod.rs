@@ -190,7 +190,9 @@ pub struct RunSummary {
     pub wall_s: f64,
     /// Simulated time at the end (us).
     pub sim_time_us: f64,
-    /// Largest number of packets alive at once.
+    /// Most packets the simulator held at once (not serialized: a measure of the simulator's
+    /// memory, like the wall time in `run.json`; on threads, the partitions' peaks added).
+    #[serde(skip_serializing)]
     pub peak_packets: usize,
     /// REPS: times a connection entered freezing mode.
     pub freezes: u64,

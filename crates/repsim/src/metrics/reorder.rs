@@ -103,6 +103,27 @@ impl ReorderHistogram {
         self.max_bytes = self.max_bytes.max(bytes);
     }
 
+    /// Adds `other`'s samples (another partition's receivers of the same run).
+    pub fn absorb(&mut self, other: &ReorderHistogram) {
+        self.arrivals += other.arrivals;
+        self.out_of_order += other.out_of_order;
+        for (mine, theirs) in [
+            (&mut self.packets, &other.packets),
+            (&mut self.kib, &other.kib),
+        ] {
+            if mine.len() < theirs.len() {
+                mine.resize(theirs.len(), 0);
+            }
+            for (m, t) in mine.iter_mut().zip(theirs) {
+                *m += t;
+            }
+        }
+        self.packets_sum += other.packets_sum;
+        self.bytes_sum += other.bytes_sum;
+        self.max_packets = self.max_packets.max(other.max_packets);
+        self.max_bytes = self.max_bytes.max(other.max_bytes);
+    }
+
     /// The run's summary; `None` before any arrival.
     pub fn summary(&self) -> Option<ReorderSummary> {
         if self.arrivals == 0 {
@@ -155,6 +176,22 @@ fn percentile(counts: &[u64], total: u64, q: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Samples split over two histograms (two partitions' receivers) and added give the
+    /// summary of one histogram holding them all.
+    #[test]
+    fn absorbed_halves_summarise_as_the_whole() {
+        let (mut whole, mut a, mut b) = Default::default();
+        let whole: &mut ReorderHistogram = &mut whole;
+        for i in 0..500u32 {
+            let (late, packets, bytes) = (i % 7 == 0, i % 13, u64::from(i % 29) * 900);
+            whole.record(late, packets, bytes);
+            let half: &mut ReorderHistogram = if i % 3 == 0 { &mut a } else { &mut b };
+            half.record(late, packets, bytes);
+        }
+        a.absorb(&b);
+        assert_eq!(a.summary(), whole.summary());
+    }
 
     #[test]
     fn summary_counts_out_of_order_and_occupancy() {

@@ -185,7 +185,8 @@ impl Simulation {
         self.world.events.len()
     }
 
-    /// Largest number of packets alive at once.
+    /// Largest number of packets alive at once (a run on threads: the partitions' peaks
+    /// added, which is what their arenas held).
     pub fn peak_packets(&self) -> usize {
         self.world.pkts.peak()
     }

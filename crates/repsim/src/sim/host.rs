@@ -509,6 +509,11 @@ impl Simulation {
         );
         if let Some(c) = self.collector.as_deref_mut() {
             c.on_cwnd(f, now, s.cc().cwnd());
+            if let Some(shard) = self.shard.as_deref_mut() {
+                shard
+                    .cwnd_keys
+                    .resize(c.cwnd_samples().len(), shard.current_key);
+            }
         }
         self.record_lb(f, out.lb_event);
         if out.finished {

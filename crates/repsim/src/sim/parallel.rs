@@ -15,20 +15,21 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 
-use super::{RunSpec, SetupError, Simulation};
+use super::{SetupError, Simulation};
 use crate::engine::Time;
 use crate::net::outbox::Parcel;
 
 /// Runs one simulation on `threads` threads until no event is left before its end, and returns
-/// it as one thread would have left it. `build` makes the run's specification; it is called
-/// once per partition and must make the same run each time. A run that cannot be split (see
-/// [`Simulation::partition_blockers`]) is refused, never run on fewer threads unannounced; a
-/// network that does not split (one partition) runs on this thread.
+/// it as one thread would have left it. `build` makes the simulation (set up, collection
+/// enabled, not run); it is called once per partition and must make the same run each time. A
+/// run that cannot be split (see [`Simulation::partition_blockers`]) is refused, never run on
+/// fewer threads unannounced; a network that does not split (one partition) runs on this
+/// thread.
 pub fn run_on_threads(
     threads: u32,
-    mut build: impl FnMut() -> Result<RunSpec, SetupError>,
+    mut build: impl FnMut() -> Result<Simulation, SetupError>,
 ) -> Result<Simulation, SetupError> {
-    let mut first = Simulation::new(build()?)?;
+    let mut first = build()?;
     if threads <= 1 {
         first.run_until_idle();
         return Ok(first);
@@ -47,7 +48,7 @@ pub fn run_on_threads(
     };
     let mut sims = vec![first];
     for _ in 1..parts {
-        sims.push(Simulation::new(build()?)?);
+        sims.push(build()?);
     }
     for (i, sim) in sims.iter_mut().enumerate() {
         sim.become_partition(i as u32, of_node.clone(), parts);
@@ -110,7 +111,9 @@ fn run_windows(sims: &mut [Simulation], lookahead: Time, end: Time) {
 
 /// A mailbox, locked (a panic while holding one aborts the run anyway).
 fn lock(mailbox: &Mutex<Parcel>) -> std::sync::MutexGuard<'_, Parcel> {
-    mailbox.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mailbox
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A barrier for the partitions' threads that one of them can abort, releasing the others.

@@ -34,6 +34,8 @@ pub(super) struct Shard {
     pub current_key: u128,
     /// The key of the event that made each load-balancer record (same index).
     pub lb_keys: Vec<u128>,
+    /// The key of the event at which each congestion-window sample was taken (same index).
+    pub cwnd_keys: Vec<u128>,
 }
 
 /// Whether a partition runs a timer.
@@ -69,9 +71,6 @@ impl Simulation {
         if self.fabric.random_loss.is_some() || self.fabric.elephants.is_some() {
             no("random loss or elephant counting");
         }
-        if self.cfg.metrics.reorder {
-            no("the reordering metrics");
-        }
         if !self.dependents.is_empty() || !self.triggers.is_empty() {
             no("flows that wait for other flows (collectives)");
         }
@@ -104,6 +103,7 @@ impl Simulation {
             of_node,
             current_key: 0,
             lb_keys: Vec::new(),
+            cwnd_keys: Vec::new(),
         }));
     }
 
@@ -207,23 +207,36 @@ impl Simulation {
                 );
             }
         }
-        let mut records: Vec<_> = Vec::new();
+        let mut records = Vec::new();
+        let mut samples = Vec::new();
         for (k, part) in std::iter::once(&mut *first)
             .chain(rest.iter_mut())
             .enumerate()
         {
-            let keys = std::mem::take(&mut part.shard.as_deref_mut().expect("partition").lb_keys);
-            records.extend(
-                (part.lb_records.drain(..).zip(keys))
-                    .enumerate()
-                    .map(|(i, (r, key))| (key, k, i, r)),
-            );
+            let shard = part.shard.as_deref_mut().expect("partition");
+            let keys = std::mem::take(&mut shard.lb_keys);
+            records.extend(keyed(k, keys, part.lb_records.drain(..)));
+            let keys = std::mem::take(&mut shard.cwnd_keys);
+            if let Some(c) = part.collector.as_deref() {
+                samples.extend(keyed(k, keys, c.cwnd_samples().iter().copied()));
+            }
         }
-        records.sort_by_key(|&(key, k, i, _)| (key, k, i));
-        first.lb_records = records.into_iter().map(|(.., r)| r).collect();
+        first.lb_records = in_event_order(records);
+        if let Some(c) = first.collector.as_deref_mut() {
+            c.set_cwnd_samples(in_event_order(samples));
+            for (k, part) in rest.iter().enumerate() {
+                let theirs = |port: u32| owner(part.world.port_from[port as usize]) == k + 1;
+                c.absorb_ports(
+                    part.collector.as_deref().expect("every partition collects"),
+                    theirs,
+                );
+            }
+        }
         for part in rest.iter() {
             add_counters(&mut first.world.counters, &part.world.counters);
             add_books(&mut first.books, &part.books);
+            first.world.pkts.add_peak_of(&part.world.pkts);
+            first.fabric.reorder.absorb(&part.fabric.reorder);
             first.last_event = first.last_event.max(part.last_event);
             first.world.now = first.world.now.max(part.world.now);
             first.endpoint_bytes_released += part.endpoint_bytes_released;
@@ -233,6 +246,25 @@ impl Simulation {
         first.shard = None;
         parts.swap_remove(0)
     }
+}
+
+/// Items of partition `part` with the keys of the events that made them, and their index.
+fn keyed<T>(
+    part: usize,
+    keys: Vec<u128>,
+    items: impl Iterator<Item = T>,
+) -> impl Iterator<Item = (u128, usize, usize, T)> {
+    keys.into_iter()
+        .zip(items)
+        .enumerate()
+        .map(move |(i, (key, item))| (key, part, i, item))
+}
+
+/// The partitions' items in the order one thread made them: by the key of the event that made
+/// each (unique to one partition), then in the order that event made them.
+fn in_event_order<T>(mut items: Vec<(u128, usize, usize, T)>) -> Vec<T> {
+    items.sort_by_key(|&(key, part, i, _)| (key, part, i));
+    items.into_iter().map(|(.., item)| item).collect()
 }
 
 /// Adds `b`'s counters to `a`'s.
