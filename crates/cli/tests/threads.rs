@@ -1,0 +1,167 @@
+//! One run on several threads writes the bytes of one thread: scenarios cut short with `--set`,
+//! every time series on (`--collect all`), run with `--threads 1, 2, 3, 8` (8 is more threads
+//! than most machines running the suite have cores) write every output file the same, and a
+//! second process at 2 threads writes them again. `run.json` is compared without its
+//! wall-clock fields and `peak_packets`, which measures the simulator (its partitions' arenas)
+//! rather than the network. Runs whose schemes cannot be split yet are refused with the
+//! features named, never run on one thread unannounced.
+mod common;
+
+use std::path::PathBuf;
+
+use common::{repsim, repsim_ok};
+
+/// (scenario, `--set` overrides that keep it short, load balancers: empty for the scenario's).
+const SPLIT: &[(&str, &[&str], &[&str])] = &[
+    (
+        "baselines-permutation-128",
+        &["end=300us"],
+        &[
+            "reps",
+            "ops",
+            "ecmp",
+            "plb",
+            "flowlet",
+            "mprdma",
+            "mptcp",
+            "bitmap",
+            "reps-legacy",
+            "mixed",
+        ],
+    ),
+    (
+        "baselines-incast-128",
+        &["end=200us"],
+        &["reps", "ecmp", "ops", "bitmap"],
+    ),
+    // A trace workload: flows arrive from a source as the run goes.
+    ("websearch-128", &["workload.duration=60us", "end=2ms"], &[]),
+    ("evs-sweep-128", &["end=200us"], &[]),
+    ("reps-micro-asymmetric", &[], &[]),
+    ("incast-with-background", &["end=200us"], &[]),
+    // Elephant counting per link is on in this one.
+    ("ring-2gb-elephants", &["end=200us"], &[]),
+    ("permutation-128", &["end=200us"], &[]),
+];
+
+/// (scenario, load balancer, what the refusal must name).
+const REFUSED: &[(&str, &str, &str)] = &[
+    ("conweave-leafspine-lossless", "conweave", "PFC"),
+    (
+        "baselines-permutation-128",
+        "ops+adaptive",
+        "switch scheme adaptive",
+    ),
+    ("reps-micro-failures", "reps", "faults"),
+    (
+        "allreduce-ring-128",
+        "reps",
+        "flows that wait for other flows",
+    ),
+    ("laps-rail-dm", "laps", "source-routed load balancer laps"),
+];
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("threads")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// `repsim run` arguments for `scenario` on `threads` threads into `out`.
+fn args<'a>(
+    scenario: &'a str,
+    sets: &[&'a str],
+    lbs: &[&'a str],
+    threads: &'a str,
+    out: &'a str,
+) -> Vec<&'a str> {
+    let mut a = vec![
+        "run",
+        scenario,
+        "--out",
+        out,
+        "--collect",
+        "all",
+        "--quiet",
+        "--threads",
+        threads,
+    ];
+    for s in sets {
+        a.extend(["--set", s]);
+    }
+    for lb in lbs {
+        a.extend(["--lb", lb]);
+    }
+    a
+}
+
+#[test]
+fn every_thread_count_writes_the_files_of_one_thread() {
+    for (scenario, sets, lbs) in SPLIT {
+        let file = format!("scenarios/{scenario}.toml");
+        let run = |threads: &str, tag: &str| {
+            let out = out_dir(&format!("{scenario}-{threads}{tag}"));
+            let o = out.to_str().unwrap().to_string();
+            repsim_ok(&args(&file, sets, lbs, threads, &o));
+            out
+        };
+        let one = run("1", "");
+        for threads in ["2", "3", "8"] {
+            let many = run(threads, "");
+            let what = format!("{scenario} on {threads} threads");
+            let n = common::assert_same_outputs(&what, &one, &many, &["peak_packets"]);
+            assert!(n >= 8, "{what}: only {n} files written");
+        }
+        let again = run("2", "-again");
+        let first = out_dir(&format!("{scenario}-2-check"));
+        let f = first.to_str().unwrap().to_string();
+        repsim_ok(&args(&file, sets, lbs, "2", &f));
+        common::assert_same_outputs(
+            &format!("{scenario} on 2 threads in two processes"),
+            &again,
+            &first,
+            &[],
+        );
+    }
+}
+
+#[test]
+fn runs_that_cannot_be_split_yet_are_refused_with_the_reason() {
+    for (scenario, lb, named) in REFUSED {
+        let file = format!("scenarios/{scenario}.toml");
+        let out = out_dir(&format!("refused-{scenario}"));
+        let o = out.to_str().unwrap().to_string();
+        let result = repsim(&args(&file, &["end=50us"], &[lb], "2", &o));
+        let err = String::from_utf8_lossy(&result.stderr);
+        assert!(
+            !result.status.success(),
+            "{scenario} with {lb} ran on threads"
+        );
+        assert!(
+            err.contains("cannot be split over threads yet") && err.contains(named),
+            "{scenario} with {lb}: the refusal should name {named}: {err}"
+        );
+    }
+}
+
+#[test]
+fn bench_on_threads_runs_the_same_events() {
+    let events = |threads: &str| -> String {
+        let o = repsim_ok(&[
+            "bench",
+            "scenarios/permutation-128.toml",
+            "--set",
+            "end=100us",
+            "--threads",
+            threads,
+        ]);
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        let at = text
+            .find(" events")
+            .expect("the bench line names its events");
+        text[..at].rsplit(' ').next().unwrap().to_string()
+    };
+    assert_eq!(events("1"), events("2"));
+}
