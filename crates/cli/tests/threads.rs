@@ -4,7 +4,8 @@
 //! second process at 2 threads writes them again. `run.json` is compared without its
 //! wall-clock fields and `peak_packets`, which measures the simulator (its partitions' arenas)
 //! rather than the network. Runs whose schemes cannot be split yet are refused with the
-//! features named, never run on one thread unannounced.
+//! features named, never run on one thread unannounced. (PFC's pauses and its deadlock watch
+//! on threads are checked in the library's `tests/pfc.rs`.)
 mod common;
 
 use std::path::PathBuf;
@@ -42,11 +43,17 @@ const SPLIT: &[(&str, &[&str], &[&str])] = &[
     // Elephant counting per link is on in this one.
     ("ring-2gb-elephants", &["end=200us"], &[]),
     ("permutation-128", &["end=200us"], &[]),
+    // Lossless (PFC) on a Dragonfly, with the reorder metrics.
+    ("laps-dragonfly-hdp", &["end=300us"], &["ecmp", "plb"]),
 ];
 
 /// (scenario, load balancer, what the refusal must name).
 const REFUSED: &[(&str, &str, &str)] = &[
-    ("conweave-leafspine-lossless", "conweave", "PFC"),
+    (
+        "conweave-leafspine-lossless",
+        "conweave",
+        "switch scheme conweave",
+    ),
     (
         "baselines-permutation-128",
         "ops+adaptive",

@@ -375,3 +375,26 @@ fn a_three_switch_pause_cycle_is_detected_and_stops_the_run() {
     common::assert_all_delivered(&sim);
     assert_eq!(sim.halted(), None);
 }
+
+/// Split over threads, the deadlock is found at the same instant with the same cycle, and the
+/// runs end alike: the partitions pool their deliveries and paused links at each instant of
+/// the watch. The same for the run whose pauses run out (every flow finishes).
+#[test]
+fn threads_find_the_same_deadlock_at_the_same_instant() {
+    use repsim::sim::parallel::run_on_threads;
+    for refresh in [true, false] {
+        let text = triangle(refresh);
+        let mut one = build(&text);
+        one.run_until_idle();
+        for threads in [2, 3] {
+            let many = run_on_threads(threads, || Ok(build(&text))).expect("splits");
+            assert_eq!(many.halted(), one.halted(), "{threads} threads");
+            assert_eq!(many.last_event_time(), one.last_event_time());
+            assert_eq!(many.counters(), one.counters(), "{threads} threads");
+            assert_eq!(many.pfc_links(), one.pfc_links(), "{threads} threads");
+            let finishes = |s: &Simulation| s.flows().iter().map(|f| f.finish).collect::<Vec<_>>();
+            assert_eq!(finishes(&many), finishes(&one));
+        }
+        assert_eq!(one.halted().is_some(), refresh);
+    }
+}

@@ -272,6 +272,28 @@ impl Mmu {
         })
     }
 
+    /// Takes from `other`, the MMUs of the same run kept by another partition, the state of
+    /// the switches `theirs` names (by switch index): their accounts, pools and egress
+    /// charges; `other`'s drops are added.
+    pub fn absorb(&mut self, other: &Mmu, theirs: impl Fn(u32) -> bool) {
+        for (mine, their) in self.accounts.iter_mut().zip(&other.accounts) {
+            if mine.switch != NONE && theirs(mine.switch) {
+                *mine = *their;
+            }
+        }
+        for (l, &s) in self.from_switch.iter().enumerate() {
+            if s != NONE && theirs(s) {
+                self.egress_bytes[l] = other.egress_bytes[l];
+            }
+        }
+        for (s, pool) in self.pools.iter_mut().enumerate() {
+            if theirs(s as u32) {
+                *pool = other.pools[s];
+            }
+        }
+        self.drops += other.drops;
+    }
+
     /// True when a data packet that arrived on link `ingress` and queues at egress port
     /// `egress` is charged (both belong to one switch; packets a scheme made or released,
     /// whose ingress is [`crate::net::packet::RELEASED`], are not).

@@ -585,8 +585,30 @@ impl Simulation {
 
     /// Runs the events up to `limit` (see [`Self::process`]); what is scheduled outside an
     /// event (before, between and after runs) is the control entity's.
+    ///
+    /// The PFC deadlock watch looks at its fixed instants in between, each once every event
+    /// before it has run (see [`pfc`]).
     fn event_loop<const STOP_ON_COMPLETION: bool>(&mut self, limit: Time) -> bool {
-        let more = self.run_events::<STOP_ON_COMPLETION, false>(limit);
+        let more = loop {
+            let watch = self.pfc_next_watch();
+            if watch > limit {
+                break self.run_events::<STOP_ON_COMPLETION, false>(limit);
+            }
+            let more = self.run_events::<STOP_ON_COMPLETION, false>(watch - 1);
+            let waiting = STOP_ON_COMPLETION && !self.completions.is_empty();
+            // An instant is looked at only once an event at or after it, up to the limit,
+            // is next: as a run split over threads does (whose windows go where events are).
+            let next = self.world.events.peek_time();
+            if self.halt.is_some() || waiting || next.is_none_or(|t| t > limit) {
+                break more;
+            }
+            let delivered = self.world.counters.data_delivered;
+            let paused = self.pfc_paused_links(watch);
+            self.pfc_watch(delivered, &paused);
+            if self.halt.is_some() {
+                break false;
+            }
+        };
         let control = self.world.control_entity();
         self.world.enter(control);
         more

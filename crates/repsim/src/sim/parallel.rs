@@ -67,10 +67,12 @@ fn run_windows(sims: &mut [Simulation], lookahead: Time, end: Time) {
     // mailbox[from * parts + to]: what `from` sent `to` in the window that just ran.
     let mailbox: Vec<Mutex<Parcel>> = (0..parts * parts).map(|_| Mutex::default()).collect();
     let next: Vec<AtomicU64> = (0..parts).map(|_| AtomicU64::new(Time::MAX)).collect();
+    // Each partition's delivered data packets and paused links at a PFC watch instant.
+    let watched: Vec<Mutex<(u64, Vec<u32>)>> = (0..parts).map(|_| Mutex::default()).collect();
     let last = end.saturating_sub(1);
     std::thread::scope(|scope| {
         for (me, sim) in sims.iter_mut().enumerate() {
-            let (barrier, mailbox, next) = (&barrier, &mailbox, &next);
+            let (barrier, mailbox, next, watched) = (&barrier, &mailbox, &next, &watched);
             scope.spawn(move || {
                 let windows = std::panic::AssertUnwindSafe(|| loop {
                     let mine = sim.next_event_time().unwrap_or(Time::MAX);
@@ -84,7 +86,24 @@ fn run_windows(sims: &mut [Simulation], lookahead: Time, end: Time) {
                     if start > last {
                         return;
                     }
-                    sim.run_window(start.saturating_add(lookahead - 1).min(last));
+                    // The PFC deadlock watch's instant (the same in every partition): once
+                    // every event before it has run everywhere, it looks at the whole network.
+                    let watch = sim.pfc_next_watch();
+                    if watch <= start {
+                        let paused = sim.pfc_paused_links(watch);
+                        *lock(&watched[me]) = (sim.counters().data_delivered, paused);
+                        if !barrier.wait() {
+                            return;
+                        }
+                        let (delivered, paused) = pooled(watched);
+                        sim.pfc_watch(delivered, &paused);
+                        if sim.halted().is_some() {
+                            return;
+                        }
+                        continue;
+                    }
+                    let limit = start.saturating_add(lookahead - 1).min(last);
+                    sim.run_window(limit.min(watch - 1));
                     // The parcel and the mailbox swap (the receiver left the mailbox empty,
                     // with its capacity), so each direction keeps two buffers, not three.
                     for to in 0..parts {
@@ -109,11 +128,22 @@ fn run_windows(sims: &mut [Simulation], lookahead: Time, end: Time) {
     });
 }
 
-/// A mailbox, locked (a panic while holding one aborts the run anyway).
-fn lock(mailbox: &Mutex<Parcel>) -> std::sync::MutexGuard<'_, Parcel> {
-    mailbox
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+/// A mailbox or a watch slot, locked (a panic while holding one aborts the run anyway).
+fn lock<T>(slot: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The partitions' delivered data packets added, and their paused links in link order.
+fn pooled(watched: &[Mutex<(u64, Vec<u32>)>]) -> (u64, Vec<u32>) {
+    let mut delivered = 0;
+    let mut paused = Vec::new();
+    for slot in watched {
+        let slot = lock(slot);
+        delivered += slot.0;
+        paused.extend_from_slice(&slot.1);
+    }
+    paused.sort_unstable();
+    (delivered, paused)
 }
 
 /// A barrier for the partitions' threads that one of them can abort, releasing the others.

@@ -59,9 +59,6 @@ impl Simulation {
         if !matches!(self.switching, Switching::Hashed) {
             no(&format!("switch scheme {}", self.cfg.switch.name()));
         }
-        if self.pfc.is_some() {
-            no("PFC (lossless)");
-        }
         if self.credit.is_some() {
             no("credit-paced (receiver-driven) traffic");
         }
@@ -230,6 +227,13 @@ impl Simulation {
                     part.collector.as_deref().expect("every partition collects"),
                     theirs,
                 );
+            }
+        }
+        if let Some(pfc) = first.pfc.as_deref_mut() {
+            for (k, part) in rest.iter().enumerate() {
+                let theirs = |node: u32| owner(node) == k + 1;
+                let other = part.pfc.as_deref().expect("every partition has PFC");
+                pfc.absorb(other, &first.world.topo, theirs);
             }
         }
         for part in rest.iter() {

@@ -14,11 +14,13 @@
 //! it cannot deadlock, because a cycle of pauses dissolves after one quantum.
 //!
 //! With refreshes a cycle of pauses can hold for ever. Every PFC run therefore watches for it
-//! at its PFC timers (`[pfc] deadlock_after`, 10 ms by default): when no data packet has
-//! reached a receiver for that long while pauses keep being sent or running out, and the links
-//! paused now close a cycle between switches, the run stops ([`Simulation::halted`] says why,
-//! naming the cycle's links). Watching at PFC timers alone costs nothing per packet, and a
-//! deadlock keeps those timers going.
+//! (`[pfc] deadlock_after`, 10 ms by default) at fixed instants, every quarter of that time,
+//! each once every event before it has run: when no data packet has reached a receiver since
+//! an instant at least that long ago, and the links paused at the instant close a cycle
+//! between switches, the run stops there ([`Simulation::halted`] says why, naming the cycle's
+//! links). Fixed instants cost nothing per packet, and they are the same whether the network
+//! runs on one thread or is split over several, whose partitions pool their counts and pauses
+//! at the instant ([`super::parallel`]).
 //!
 //! Hosts as receivers never pause their switch (a NIC drains at line rate); only switches
 //! send pause frames. Everything here is off unless `[pfc] enabled`: the packet path then pays
@@ -62,15 +64,17 @@ struct LinkPause {
     pauses_received: u64,
 }
 
-/// The deadlock watch of a PFC run, updated at its PFC timers.
+/// The deadlock watch of a PFC run, looking at fixed instants.
 #[derive(Clone, Copy, Debug, Default)]
 struct DeadlockWatch {
     /// Data packets delivered when last looked at.
     delivered: u64,
-    /// When that count was first seen.
+    /// The instant that count was first seen.
     since: Time,
-    /// No cycle search before this time.
-    next_search: Time,
+    /// The next instant to look at (`Time::MAX`: not watched).
+    next: Time,
+    /// Time between instants.
+    step: Time,
 }
 
 /// PFC counters of one link, as reported in `pfc.csv`.
@@ -141,7 +145,15 @@ impl PfcState {
             resumed: Vec::new(),
             wake: Vec::new(),
             deadlock_after: cfg.deadlock_after,
-            watch: DeadlockWatch::default(),
+            watch: DeadlockWatch {
+                next: if cfg.deadlock_after == 0 {
+                    Time::MAX
+                } else {
+                    (cfg.deadlock_after / 4).max(1)
+                },
+                step: (cfg.deadlock_after / 4).max(1),
+                ..DeadlockWatch::default()
+            },
         })
     }
 
@@ -152,16 +164,34 @@ impl PfcState {
         l.active && now < l.until
     }
 
-    /// A cycle of switch-to-switch links paused now (each switch waits for the next), in
-    /// order, if there is one: a depth-first search over the paused links in link order.
-    fn paused_cycle(&self, topo: &Topology, now: Time) -> Option<Vec<u32>> {
+    /// The switch-to-switch links paused at `now` whose upstream node `mine` accepts, in link
+    /// order.
+    pub(super) fn paused_links(
+        &self,
+        topo: &Topology,
+        now: Time,
+        mine: impl Fn(u32) -> bool,
+    ) -> Vec<u32> {
+        let hosts = topo.hosts;
+        (topo.links.iter().enumerate())
+            .filter(|(l, link)| {
+                link.from >= hosts
+                    && link.to >= hosts
+                    && mine(link.from)
+                    && self.paused(*l as u32, now)
+            })
+            .map(|(l, _)| l as u32)
+            .collect()
+    }
+
+    /// A cycle of the switch-to-switch links `paused` (each switch waits for the next), in
+    /// order, if there is one: a depth-first search over them in link order.
+    fn paused_cycle(topo: &Topology, paused: &[u32]) -> Option<Vec<u32>> {
         let hosts = topo.hosts;
         let switch = |node: u32| (node - hosts) as usize;
         let mut out: Vec<Vec<u32>> = vec![Vec::new(); topo.switches.len()];
-        for (l, link) in topo.links.iter().enumerate() {
-            if link.from >= hosts && link.to >= hosts && self.paused(l as u32, now) {
-                out[switch(link.from)].push(l as u32);
-            }
+        for &l in paused {
+            out[switch(topo.links[l as usize].from)].push(l);
         }
         // 0: not seen, 1: on the search path, 2: done.
         let mut state = vec![0u8; out.len()];
@@ -392,32 +422,36 @@ impl PfcState {
         }
     }
 
-    /// Updates the deadlock watch and says why the run is deadlocked, if it is: nothing
-    /// delivered for `deadlock_after` (as seen at PFC timers, which keep going while pauses
-    /// do) and a cycle of paused links.
-    fn watch_deadlock(&mut self, world: &World) -> Option<String> {
-        let now = world.now;
-        let delivered = world.counters.data_delivered;
+    /// The next instant the deadlock watch looks at (`Time::MAX`: none).
+    pub(super) fn next_watch(&self) -> Time {
+        self.watch.next
+    }
+
+    /// The deadlock watch at its next instant, every event before it having run: `delivered`
+    /// data packets reached their receivers so far and `paused` (in link order) are the
+    /// switch-to-switch links paused at the instant. Says why the run is deadlocked, if it is:
+    /// nothing delivered since an instant at least `deadlock_after` ago, and a cycle of paused
+    /// links.
+    pub(super) fn watch_deadlock(
+        &mut self,
+        topo: &Topology,
+        delivered: u64,
+        paused: &[u32],
+    ) -> Option<String> {
         let after = self.deadlock_after;
         let w = &mut self.watch;
-        if after == 0 {
-            return None;
-        }
+        let now = w.next;
+        w.next = now.saturating_add(w.step);
         if delivered != w.delivered {
-            *w = DeadlockWatch {
-                delivered,
-                since: now,
-                next_search: 0,
-            };
+            w.delivered = delivered;
+            w.since = now;
             return None;
         }
-        if now < w.since.saturating_add(after) || now < w.next_search {
+        if now < w.since.saturating_add(after) {
             return None;
         }
-        w.next_search = now + after / 4;
         let since = w.since;
-        let topo = &world.topo;
-        let cycle = self.paused_cycle(topo, now)?;
+        let cycle = Self::paused_cycle(topo, paused)?;
         let links: Vec<String> = cycle
             .iter()
             .map(|&l| {
@@ -438,6 +472,35 @@ impl PfcState {
             links.join(", "),
             to_us(after)
         ))
+    }
+
+    /// Takes from `other`, the PFC state of the same run kept by another partition, what the
+    /// nodes `theirs` names wrote: a link's pause as its upstream node saw it where that node
+    /// is theirs, its pause frames sent and its refresh where the switch at its end is, and
+    /// those switches' MMUs.
+    pub(super) fn absorb(
+        &mut self,
+        other: &PfcState,
+        topo: &Topology,
+        theirs: impl Fn(u32) -> bool,
+    ) {
+        for (l, link) in topo.links.iter().enumerate() {
+            let (mine, their) = (&mut self.links[l], &other.links[l]);
+            if theirs(link.from) {
+                mine.until = their.until;
+                mine.since = their.since;
+                mine.active = their.active;
+                mine.expire_gen = their.expire_gen;
+                mine.paused = their.paused;
+                mine.pauses_received = their.pauses_received;
+            }
+            if theirs(link.to) {
+                mine.refresh_gen = their.refresh_gen;
+                mine.pauses_sent = their.pauses_sent;
+                mine.resumes_sent = their.resumes_sent;
+            }
+        }
+        self.mmu.absorb(&other.mmu, |s| theirs(topo.switch_node(s)));
     }
 
     /// Per-link PFC counters (links that saw any PFC frame) at time `now`.
@@ -555,17 +618,34 @@ impl Simulation {
         }
     }
 
-    /// A PFC timer: the deadlock watch looks (and halts the run on a deadlock), then the
-    /// timer's pause runs out or its refresh is sent.
+    /// A PFC timer: the timer's pause runs out or its refresh is sent.
     pub(super) fn on_pfc_timer(&mut self, t: Timer) {
         let Some(pfc) = self.pfc.as_deref_mut() else {
             return;
         };
-        if let Some(why) = pfc.watch_deadlock(&self.world) {
-            self.halt = Some(why);
-        }
         pfc.on_timer(&mut self.world, t);
         self.pfc_wake();
+    }
+
+    /// The next instant the PFC deadlock watch looks at (`Time::MAX`: PFC off or unwatched).
+    pub(super) fn pfc_next_watch(&self) -> Time {
+        self.pfc.as_deref().map_or(Time::MAX, |p| p.next_watch())
+    }
+
+    /// The switch-to-switch links paused at `now` whose upstream node this simulation owns.
+    pub(super) fn pfc_paused_links(&self, now: Time) -> Vec<u32> {
+        let pfc = self.pfc.as_deref().expect("PFC on");
+        pfc.paused_links(&self.world.topo, now, |node| self.owns(node))
+    }
+
+    /// The deadlock watch at its next instant, once every event before it has run, with
+    /// `delivered` data packets delivered so far and the links `paused` then (the whole
+    /// network's: a partition's own and the others'); halts the run on a deadlock.
+    pub(super) fn pfc_watch(&mut self, delivered: u64, paused: &[u32]) {
+        let pfc = self.pfc.as_deref_mut().expect("PFC on");
+        if let Some(why) = pfc.watch_deadlock(&self.world.topo, delivered, paused) {
+            self.halt = Some(why);
+        }
     }
 
     /// Per-link PFC counters (links that saw any PFC frame), or `None` when PFC is off.
