@@ -12,7 +12,7 @@
 //! Same-time events are ordered by the entity that scheduled them and that entity's own count
 //! ([`crate::engine::order`]), which do not depend on the split, so every partition runs its
 //! events in the order one thread would, and the partitions' states fold into one thread's.
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
 use super::{SetupError, Simulation};
@@ -147,45 +147,70 @@ fn pooled(watched: &[Mutex<(u64, Vec<u32>)>]) -> (u64, Vec<u32>) {
 }
 
 /// A barrier for the partitions' threads that one of them can abort, releasing the others.
+/// Windows can be short (a microsecond of a lightly loaded fabric is a few dozen events), so a
+/// thread that arrives early spins a while before it sleeps, when every thread has a core of
+/// its own; with more threads than cores it sleeps at once, leaving the core to the others.
 struct WindowBarrier {
-    /// Threads arrived in this round, the round, and whether the run was aborted.
-    state: Mutex<(usize, u64, bool)>,
-    turned: Condvar,
     parts: usize,
+    /// Spins before sleeping.
+    spins: u32,
+    /// Threads arrived in this round.
+    arrived: AtomicUsize,
+    /// Rounds completed.
+    round: AtomicU64,
+    aborted: AtomicBool,
+    /// Where threads that stopped spinning sleep.
+    sleep: Mutex<()>,
+    turned: Condvar,
 }
 
 impl WindowBarrier {
     fn new(parts: usize) -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         WindowBarrier {
-            state: Mutex::new((0, 0, false)),
-            turned: Condvar::new(),
             parts,
+            spins: if parts <= cores { 1 << 16 } else { 0 },
+            arrived: AtomicUsize::new(0),
+            round: AtomicU64::new(0),
+            aborted: AtomicBool::new(false),
+            sleep: Mutex::new(()),
+            turned: Condvar::new(),
         }
     }
 
     /// Waits until every thread has arrived; false if the run was aborted meanwhile.
     fn wait(&self) -> bool {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if s.2 {
-            return false;
-        }
-        s.0 += 1;
-        if s.0 == self.parts {
-            s.0 = 0;
-            s.1 += 1;
+        let round = self.round.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.parts {
+            self.arrived.store(0, Ordering::Relaxed);
+            let _sleepers = lock(&self.sleep);
+            self.round.store(round + 1, Ordering::Release);
             self.turned.notify_all();
-            return true;
+            return !self.aborted.load(Ordering::Acquire);
         }
-        let round = s.1;
-        while s.1 == round && !s.2 {
-            s = self.turned.wait(s).unwrap_or_else(|p| p.into_inner());
+        let turned = || {
+            self.round.load(Ordering::Acquire) != round || self.aborted.load(Ordering::Acquire)
+        };
+        for _ in 0..self.spins {
+            if turned() {
+                return !self.aborted.load(Ordering::Acquire);
+            }
+            std::hint::spin_loop();
         }
-        !s.2
+        let mut sleepers = lock(&self.sleep);
+        while !turned() {
+            sleepers = self
+                .turned
+                .wait(sleepers)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+        !self.aborted.load(Ordering::Acquire)
     }
 
     /// Releases every waiting thread and makes every later wait return false.
     fn abort(&self) {
-        self.state.lock().unwrap_or_else(|p| p.into_inner()).2 = true;
+        let _sleepers = lock(&self.sleep);
+        self.aborted.store(true, Ordering::Release);
         self.turned.notify_all();
     }
 }
