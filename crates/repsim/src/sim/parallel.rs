@@ -102,15 +102,15 @@ fn run_windows(sims: &mut [Simulation], lookahead: Time, end: Time) {
                         }
                         continue;
                     }
+                    // The window fills the mailboxes' own buffers (emptied by their readers,
+                    // capacities kept) and hands them back full: one buffer per direction.
+                    for to in 0..parts {
+                        std::mem::swap(sim.sent_to(to), &mut lock(&mailbox[me * parts + to]));
+                    }
                     let limit = start.saturating_add(lookahead - 1).min(last);
                     sim.run_window(limit.min(watch - 1));
-                    // The parcel and the mailbox swap (the receiver left the mailbox empty,
-                    // with its capacity), so each direction keeps two buffers, not three.
                     for to in 0..parts {
-                        let sent = sim.sent_to(to);
-                        if !sent.is_empty() {
-                            std::mem::swap(sent, &mut lock(&mailbox[me * parts + to]));
-                        }
+                        std::mem::swap(sim.sent_to(to), &mut lock(&mailbox[me * parts + to]));
                     }
                     if !barrier.wait() {
                         return;
