@@ -129,10 +129,12 @@ impl RunResult {
 }
 
 /// Runs `scenario` once per load balancer (`lb`: labels or names, default the scenario's) with
-/// `seed` (default the scenario's), `jobs` load balancers at once (0: one per core) and
-/// `collect` (`scenario`, `all` or `none`), as `repsim run` does.
+/// `seed` (default the scenario's), `jobs` load balancers at once (0: one per core), each
+/// simulation on `threads` threads, and `collect` (`scenario`, `all` or `none`), as `repsim
+/// run` does.
 #[pyfunction]
-#[pyo3(signature = (scenario, lb=None, seed=None, jobs=1, collect="scenario", quiet=true))]
+#[pyo3(signature = (scenario, lb=None, seed=None, jobs=1, collect="scenario", quiet=true, threads=1))]
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     py: Python<'_>,
     scenario: &Scenario,
@@ -141,7 +143,11 @@ pub fn run(
     jobs: usize,
     collect: &str,
     quiet: bool,
+    threads: u32,
 ) -> PyResult<RunResult> {
+    if threads == 0 {
+        return Err(PyValueError::new_err("threads=0: use 1 or more"));
+    }
     let collect = collect.parse::<CollectMode>().map_err(|_| {
         PyValueError::new_err(format!(
             "collect={collect:?}: use \"scenario\", \"all\" or \"none\""
@@ -162,7 +168,7 @@ pub fn run(
             quiet,
             header: !quiet,
             progress: false,
-            threads: 1,
+            threads,
         };
         execute(scn, &options, None)
     })?

@@ -46,6 +46,20 @@ def test_written_files_are_the_commands_byte_for_byte(tmp_path, cli):
     assert compared >= 8
 
 
+def test_threads_give_the_frames_of_one_thread():
+    one = repsim.run(MICRO, collect="all")
+    for threads in (2, 3):
+        many = repsim.run(MICRO, collect="all", threads=threads)
+        assert many.lbs == one.lbs
+        for name in ("flows", "slowdown", "lb_events", "port_series", "ports", "flow_stats"):
+            assert many.table(name).equals(one.table(name)), (threads, name)
+        assert many.summary.drop("wall_s", strict=False).equals(
+            one.summary.drop("wall_s", strict=False)
+        ), threads
+    with pytest.raises(RuntimeError, match="cannot be split over threads yet"):
+        repsim.run("scenarios/reps-micro-failures.toml", lb="reps", threads=2, set={"end": "50us"})
+
+
 def test_frames_hold_what_the_files_hold(tmp_path):
     result = repsim.run(MICRO, collect="all")
     result.write(tmp_path)

@@ -287,6 +287,7 @@ def run(
     collect: str = "scenario",
     set: Overrides = None,
     quiet: bool = True,
+    threads: int = 1,
 ) -> Result:
     """Run ``scenario`` once per load balancer, as ``repsim run`` does, and return the results.
 
@@ -295,7 +296,11 @@ def run(
     ``seed`` overrides the scenario's; ``jobs`` runs that many load balancers at once (0: one
     per core; results are the same); ``collect`` is ``"scenario"`` (its ``[collect]``
     section), ``"all"`` (every port, queue samples, cwnd traces) or ``"none"``; ``quiet=False``
-    prints the notes and warnings the command prints.
+    prints the notes and warnings the command prints. ``threads`` runs each simulation on that
+    many threads, its network split into partitions, with the same results as one thread
+    (``repsim run --threads``; above one, the load balancers run one after another and a run
+    whose features cannot be split yet raises ``RuntimeError`` naming them). On threads, stall
+    detection and Ctrl-C wait for the run to end.
 
     The simulation runs without the GIL; Ctrl-C stops it and raises ``KeyboardInterrupt``.
     Flows that cannot reach their destination raise :class:`RunError` (a ``RuntimeError``) as
@@ -303,7 +308,9 @@ def run(
     """
     scn = _load(scenario, set, check=False)
     lbs = [lb] if isinstance(lb, str) else (list(lb) if lb is not None else None)
-    native = _repsim.run(scn, lb=lbs, seed=seed, jobs=jobs, collect=collect, quiet=quiet)
+    native = _repsim.run(
+        scn, lb=lbs, seed=seed, jobs=jobs, collect=collect, quiet=quiet, threads=threads
+    )
     result = Result(native, scn)
     if result.failure is not None:
         raise RunError(result.failure, result)

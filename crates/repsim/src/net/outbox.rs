@@ -4,6 +4,7 @@
 //! the parcel for that partition, with the arrival's time and tie-break, and enters the other
 //! partition's arena and event list between windows.
 use crate::engine::Time;
+use crate::net::world::Event;
 use crate::net::Packet;
 
 /// [`Outbox::far`] of a port whose far end this partition owns.
@@ -21,6 +22,9 @@ pub struct Parcel {
     pub stamps: Vec<(Time, u64)>,
     /// The packets.
     pub packets: Vec<Packet>,
+    /// Other events for the partition's nodes (a timer such as a receiver's notice that its
+    /// sender finished), with their times and tie-breaks.
+    pub events: Vec<(Time, u64, Event)>,
 }
 
 impl Parcel {
@@ -29,9 +33,9 @@ impl Parcel {
         self.packets.len()
     }
 
-    /// True when it holds no packet.
+    /// True when it holds no packet and no other event.
     pub fn is_empty(&self) -> bool {
-        self.packets.is_empty()
+        self.packets.is_empty() && self.events.is_empty()
     }
 }
 

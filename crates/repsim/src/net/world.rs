@@ -33,9 +33,11 @@ pub enum Owner {
     Pacer,
     /// Priority flow control: a pause running out or a pause refresh (`id` = link).
     Pfc,
+    /// A connection's receiver hears that its sender finished (`id` = flow index).
+    Receiver,
 }
 
-const OWNERS: [Owner; 8] = [
+const OWNERS: [Owner; 9] = [
     Owner::Connection,
     Owner::FlowStart,
     Owner::Fault,
@@ -44,6 +46,7 @@ const OWNERS: [Owner; 8] = [
     Owner::Source,
     Owner::Pacer,
     Owner::Pfc,
+    Owner::Receiver,
 ];
 
 /// A timer: who owns it and which of its timers it is. `gen` lets the owner ignore timers it

@@ -312,10 +312,11 @@ impl Simulation {
         self.arm_control_timer(f);
     }
 
-    /// Flow `f` has every byte acknowledged.
+    /// Flow `f` has every byte acknowledged. Its receiver hears of it one crossing of the
+    /// fabric later ([`Self::on_sender_finished`]).
     pub(super) fn finish_flow(&mut self, f: u32) {
         let now = self.world.now;
-        self.endpoint_bytes_released += super::memory::endpoint_bytes(&self.flows[f as usize]);
+        self.endpoint_bytes_released += super::memory::sender_bytes(&self.flows[f as usize]);
         let flow = &mut self.flows[f as usize];
         flow.phase = super::Phase::Done;
         flow.finish = Some(now);
@@ -327,18 +328,22 @@ impl Simulation {
         } else if let Some(s) = flow.sender.as_mut() {
             s.release();
         }
-        if let Some(r) = flow.receiver.as_mut() {
-            r.release();
-        }
         if self.retired.is_some() {
             // Streaming: a finished flow may wait a long time behind a slow one before it
-            // leaves the table; it waits without its transport state (late packets find no
-            // sender or receiver and are discarded, as after it leaves).
+            // leaves the table; it waits without its sender (late ACKs are discarded, as
+            // after it leaves).
             flow.sender = None;
-            flow.receiver = None;
         }
+        let (src, dst, id) = (flow.spec.src, flow.spec.dst, flow.spec.id);
+        let notice = Timer {
+            owner: Owner::Receiver,
+            kind: 0,
+            gen: 0,
+            id: f,
+        };
+        let at = now + self.one_way_latency(src, dst);
+        self.set_timer_at(dst, at, notice);
         self.completions.push(f);
-        let id = flow.spec.id;
         self.credit_flow_finished(f);
         for d in self.dependents.remove(&id).unwrap_or_default() {
             self.release_dependency(d);
@@ -354,6 +359,28 @@ impl Simulation {
                 }
             }
         }
+    }
+
+    /// Flow `f`'s receiver hears that its sender finished: it lets its state go, and data that
+    /// still arrives is discarded from now on. Until now it answered late copies as a real
+    /// receiver would (it cannot know the sender has every ACK it needs); the notice takes one
+    /// crossing of the fabric, so that no host learns of another's state sooner than a packet
+    /// could tell it (the same at any split of the network over threads).
+    pub(super) fn on_sender_finished(&mut self, f: u32) {
+        let Some(flow) = self.flows.get(f as usize) else {
+            return;
+        };
+        self.endpoint_bytes_released += super::memory::receiver_bytes(flow);
+        self.flows[f as usize].receiver = None;
+    }
+
+    /// The unloaded one-way propagation latency from host `src` to host `dst` on their first
+    /// path (links only).
+    pub(super) fn one_way_latency(&self, src: u32, dst: u32) -> crate::engine::Time {
+        let topo = &self.world.topo;
+        (topo.first_path(src, dst).iter())
+            .map(|&l| topo.links[l as usize].latency)
+            .sum()
     }
 
     /// Flows an observer or a source offered that could not be added, one message each.

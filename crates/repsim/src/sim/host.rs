@@ -205,7 +205,7 @@ impl Simulation {
         let live = self
             .flows
             .get(pkt.flow as usize)
-            .is_some_and(|flow| flow.phase == Phase::Running && flow.receiver.is_some());
+            .is_some_and(|flow| flow.receiver.is_some());
         if !live {
             self.world.pkts.free(h);
             return;
@@ -392,12 +392,8 @@ impl Simulation {
         let header = self.transport.header;
         let pkt = *self.world.pkts.get(h);
         let flow: &mut Flow = &mut self.flows[pkt.flow as usize];
-        let Some(r) = flow
-            .receiver
-            .as_mut()
-            .filter(|_| flow.phase == Phase::Running)
-        else {
-            // The connection already finished: a late copy.
+        let Some(r) = flow.receiver.as_mut() else {
+            // The receiver heard that the connection finished: a late copy.
             self.world.counters.data_duplicates += 1;
             self.world.pkts.free(h);
             return;
@@ -450,11 +446,7 @@ impl Simulation {
     pub(super) fn on_rts(&mut self, h: Handle) {
         let pkt = *self.world.pkts.get(h);
         let flow = &mut self.flows[pkt.flow as usize];
-        let Some(r) = flow
-            .receiver
-            .as_mut()
-            .filter(|_| flow.phase == Phase::Running)
-        else {
+        let Some(r) = flow.receiver.as_mut() else {
             self.world.pkts.free(h);
             return;
         };

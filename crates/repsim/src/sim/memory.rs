@@ -13,13 +13,17 @@ use crate::net::Packet;
 
 /// Heap bytes of a flow's sender and receiver (both boxed: their structs are heap too).
 pub(super) fn endpoint_bytes(flow: &Flow) -> usize {
-    flow.sender
-        .as_deref()
-        .map_or(0, |s| size_of_val(s) + s.heap_bytes())
-        + flow
-            .receiver
-            .as_deref()
-            .map_or(0, |r| size_of_val(r) + r.heap_bytes())
+    sender_bytes(flow) + receiver_bytes(flow)
+}
+
+/// Bytes a flow's sender holds (0 once it let go).
+pub(super) fn sender_bytes(flow: &Flow) -> usize {
+    (flow.sender.as_deref()).map_or(0, |s| size_of_val(s) + s.heap_bytes())
+}
+
+/// Bytes a flow's receiver holds (0 once it let go).
+pub(super) fn receiver_bytes(flow: &Flow) -> usize {
+    (flow.receiver.as_deref()).map_or(0, |r| size_of_val(r) + r.heap_bytes())
 }
 
 /// One line of a memory breakdown.

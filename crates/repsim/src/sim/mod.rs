@@ -685,12 +685,13 @@ impl Simulation {
     }
 
     /// The entity a timer fires at: a connection's and a flow start's at the flow's sending
-    /// host, a pull pacer's at its host, a PFC pause's expiry at the paused port's node and a
+    /// host, a receiver's notice at the receiving host, a pull pacer's at its host, a PFC pause's expiry at the paused port's node and a
     /// pause refresh at the pausing node; faults, reconvergence, workload sources and the
     /// switch scheme (one instance for the whole network) at the control entity.
     fn timer_entity(&self, timer: Timer) -> u32 {
         match timer.owner {
             Owner::Connection | Owner::FlowStart => self.flows[timer.id as usize].spec.src,
+            Owner::Receiver => self.flows[timer.id as usize].spec.dst,
             Owner::Pacer => timer.id,
             Owner::Pfc if timer.kind == pfc::timer::EXPIRE => {
                 self.world.port_from[timer.id as usize]
@@ -720,6 +721,7 @@ impl Simulation {
             Owner::Source => self.on_source(timer.id),
             Owner::Pacer => self.on_pacer(timer.id),
             Owner::Pfc => self.on_pfc_timer(timer),
+            Owner::Receiver => self.on_sender_finished(timer.id),
         }
     }
 }

@@ -188,9 +188,8 @@ impl WindowBarrier {
             self.turned.notify_all();
             return !self.aborted.load(Ordering::Acquire);
         }
-        let turned = || {
-            self.round.load(Ordering::Acquire) != round || self.aborted.load(Ordering::Acquire)
-        };
+        let turned =
+            || self.round.load(Ordering::Acquire) != round || self.aborted.load(Ordering::Acquire);
         for _ in 0..self.spins {
             if turned() {
                 return !self.aborted.load(Ordering::Acquire);

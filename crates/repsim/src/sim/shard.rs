@@ -165,6 +165,29 @@ impl Simulation {
         }
         parcel.stamps.clear();
         parcel.packets.clear();
+        for (at, order, event) in parcel.events.drain(..) {
+            self.world.events.push(at, order, event);
+        }
+    }
+
+    /// Schedules `timer` at node `node`'s entity: here, or through the outbox when another
+    /// partition owns the node (ordered as one thread would: by the running entity's count).
+    /// Only for what reaches another node no sooner than a link could carry it.
+    pub(super) fn set_timer_at(&mut self, node: u32, at: crate::engine::Time, timer: Timer) {
+        let Some(shard) = self
+            .shard
+            .as_deref()
+            .filter(|s| s.of_node[node as usize] != s.index)
+        else {
+            self.world.set_timer(at, timer);
+            return;
+        };
+        let to = shard.of_node[node as usize] as usize;
+        let order = self.world.order.next_order();
+        let outbox = self.world.outbox.as_deref_mut().expect("a partition");
+        outbox.sent[to]
+            .events
+            .push((at.max(self.world.now), order, Event::timer(timer)));
     }
 
     /// Folds the partitions of one run (in partition order) into the simulation a single
