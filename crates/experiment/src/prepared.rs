@@ -90,10 +90,11 @@ impl Prepared {
         }
         let (run, seed) = (&self.run, self.seed);
         let started = Instant::now();
-        let mut spec = Some(self.built);
+        let spec = std::sync::Mutex::new(Some(self.built));
         let collect = self.collect;
         let sim = repsim::sim::parallel::run_on_threads(threads, || {
-            let built = match spec.take() {
+            let first = spec.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let built = match first {
                 Some(built) => built,
                 None => scn
                     .build_run(run, seed)

@@ -21,13 +21,13 @@ use crate::net::outbox::Parcel;
 
 /// Runs one simulation on `threads` threads until no event is left before its end, and returns
 /// it as one thread would have left it. `build` makes the simulation (set up, collection
-/// enabled, not run); it is called once per partition and must make the same run each time. A
-/// run that cannot be split (see [`Simulation::partition_blockers`]) is refused, never run on
-/// fewer threads unannounced; a network that does not split (one partition) runs on this
-/// thread.
+/// enabled, not run); it is called once per partition, on the partition's own thread (which so
+/// allocates its state), and must make the same run each time. A run that cannot be split (see
+/// [`Simulation::partition_blockers`]) is refused, never run on fewer threads unannounced; a
+/// network that does not split (one partition) runs on this thread.
 pub fn run_on_threads(
     threads: u32,
-    mut build: impl FnMut() -> Result<Simulation, SetupError>,
+    build: impl Fn() -> Result<Simulation, SetupError> + Sync,
 ) -> Result<Simulation, SetupError> {
     let mut first = build()?;
     if threads <= 1 {
@@ -46,23 +46,23 @@ pub fn run_on_threads(
         first.run_until_idle();
         return Ok(first);
     };
-    let mut sims = vec![first];
-    for _ in 1..parts {
-        sims.push(build()?);
-    }
-    for (i, sim) in sims.iter_mut().enumerate() {
-        sim.become_partition(i as u32, of_node.clone(), parts);
-    }
-    let end = sims[0].cfg.end;
-    run_windows(&mut sims, lookahead.max(1), end);
+    let end = first.cfg.end;
+    let sims = run_windows(first, &build, &of_node, lookahead.max(1), end)?;
     Ok(Simulation::fold_partitions(sims))
 }
 
-/// Runs the partitions' windows on one thread each until nothing is left before `end`. A
-/// panic in one partition stops the others at their next barrier (none waits forever) and is
-/// passed on.
-fn run_windows(sims: &mut [Simulation], lookahead: Time, end: Time) {
-    let parts = sims.len();
+/// Runs the partitions' windows on one thread each until nothing is left before `end`;
+/// partition 0 is `first`, every other one is built by `build` on its own thread. Returns the
+/// partitions in order. A failed build or a panic in one partition stops the others at their
+/// next barrier (none waits forever); the failure is returned, the panic passed on.
+fn run_windows(
+    first: Simulation,
+    build: &(impl Fn() -> Result<Simulation, SetupError> + Sync),
+    of_node: &std::sync::Arc<[u32]>,
+    lookahead: Time,
+    end: Time,
+) -> Result<Vec<Simulation>, SetupError> {
+    let parts = of_node.iter().max().map_or(1, |&p| p as usize + 1);
     let barrier = WindowBarrier::new(parts);
     // mailbox[from * parts + to]: what `from` sent `to` in the window that just ran.
     let mailbox: Vec<Mutex<Parcel>> = (0..parts * parts).map(|_| Mutex::default()).collect();
@@ -70,62 +70,85 @@ fn run_windows(sims: &mut [Simulation], lookahead: Time, end: Time) {
     // Each partition's delivered data packets and paused links at a PFC watch instant.
     let watched: Vec<Mutex<(u64, Vec<u32>)>> = (0..parts).map(|_| Mutex::default()).collect();
     let last = end.saturating_sub(1);
-    std::thread::scope(|scope| {
-        for (me, sim) in sims.iter_mut().enumerate() {
-            let (barrier, mailbox, next, watched) = (&barrier, &mailbox, &next, &watched);
-            scope.spawn(move || {
-                let windows = std::panic::AssertUnwindSafe(|| loop {
-                    let mine = sim.next_event_time().unwrap_or(Time::MAX);
-                    next[me].store(mine, Ordering::Relaxed);
-                    if !barrier.wait() {
-                        return;
-                    }
-                    let start = next.iter().map(|t| t.load(Ordering::Relaxed)).min();
-                    let start = start.unwrap_or(Time::MAX);
-                    // Every thread reads the same times, so all leave together.
-                    if start > last {
-                        return;
-                    }
-                    // The PFC deadlock watch's instant (the same in every partition): once
-                    // every event before it has run everywhere, it looks at the whole network.
-                    let watch = sim.pfc_next_watch();
-                    if watch <= start {
-                        let paused = sim.pfc_paused_links(watch);
-                        *lock(&watched[me]) = (sim.counters().data_delivered, paused);
+    let mut first = Some(first);
+    let done: Vec<Result<Simulation, SetupError>> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..parts)
+            .map(|me| {
+                let (barrier, mailbox, next, watched) = (&barrier, &mailbox, &next, &watched);
+                let mine = first.take();
+                scope.spawn(move || {
+                    let mut sim = match mine.map_or_else(build, Ok) {
+                        Ok(sim) => sim,
+                        Err(e) => {
+                            barrier.abort();
+                            return Err(e);
+                        }
+                    };
+                    sim.become_partition(me as u32, of_node.clone(), parts as u32);
+                    let windows = std::panic::AssertUnwindSafe(|| loop {
+                        let mine = sim.next_event_time().unwrap_or(Time::MAX);
+                        next[me].store(mine, Ordering::Relaxed);
                         if !barrier.wait() {
                             return;
                         }
-                        let (delivered, paused) = pooled(watched);
-                        sim.pfc_watch(delivered, &paused);
-                        if sim.halted().is_some() {
+                        let start = next.iter().map(|t| t.load(Ordering::Relaxed)).min();
+                        let start = start.unwrap_or(Time::MAX);
+                        // Every thread reads the same times, so all leave together.
+                        if start > last {
                             return;
                         }
-                        continue;
+                        // The PFC deadlock watch's instant (the same in every partition): once
+                        // every event before it has run everywhere, it looks at the whole
+                        // network.
+                        let watch = sim.pfc_next_watch();
+                        if watch <= start {
+                            let paused = sim.pfc_paused_links(watch);
+                            *lock(&watched[me]) = (sim.counters().data_delivered, paused);
+                            if !barrier.wait() {
+                                return;
+                            }
+                            let (delivered, paused) = pooled(watched);
+                            sim.pfc_watch(delivered, &paused);
+                            if sim.halted().is_some() {
+                                return;
+                            }
+                            continue;
+                        }
+                        // The window fills the mailboxes' own buffers (emptied by their
+                        // readers, capacities kept) and hands them back full: one buffer per
+                        // direction.
+                        for to in 0..parts {
+                            std::mem::swap(sim.sent_to(to), &mut lock(&mailbox[me * parts + to]));
+                        }
+                        let limit = start.saturating_add(lookahead - 1).min(last);
+                        sim.run_window(limit.min(watch - 1));
+                        for to in 0..parts {
+                            std::mem::swap(sim.sent_to(to), &mut lock(&mailbox[me * parts + to]));
+                        }
+                        if !barrier.wait() {
+                            return;
+                        }
+                        for from in 0..parts {
+                            sim.take_in(&mut lock(&mailbox[from * parts + me]));
+                        }
+                    });
+                    if let Err(panic) = std::panic::catch_unwind(windows) {
+                        barrier.abort();
+                        std::panic::resume_unwind(panic);
                     }
-                    // The window fills the mailboxes' own buffers (emptied by their readers,
-                    // capacities kept) and hands them back full: one buffer per direction.
-                    for to in 0..parts {
-                        std::mem::swap(sim.sent_to(to), &mut lock(&mailbox[me * parts + to]));
-                    }
-                    let limit = start.saturating_add(lookahead - 1).min(last);
-                    sim.run_window(limit.min(watch - 1));
-                    for to in 0..parts {
-                        std::mem::swap(sim.sent_to(to), &mut lock(&mailbox[me * parts + to]));
-                    }
-                    if !barrier.wait() {
-                        return;
-                    }
-                    for from in 0..parts {
-                        sim.take_in(&mut lock(&mailbox[from * parts + me]));
-                    }
-                });
-                if let Err(panic) = std::panic::catch_unwind(windows) {
-                    barrier.abort();
-                    std::panic::resume_unwind(panic);
-                }
-            });
-        }
+                    Ok(sim)
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| {
+                t.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
     });
+    done.into_iter().collect()
 }
 
 /// A mailbox or a watch slot, locked (a panic while holding one aborts the run anyway).
