@@ -99,7 +99,7 @@ impl Command {
                 set,
                 memory,
                 partitions,
-            } => repsim_experiment::run::check(&scenario, &set, memory, partitions),
+            } => repsim_experiment::check::check(&scenario, &set, memory, partitions),
             Command::Report(args) => repsim_experiment::report::report(&args.into_request()),
             Command::Sweep(args) => args.execute(),
             Command::Figure(args) => repsim_figures::figure(&args.into_request()),

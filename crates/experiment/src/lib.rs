@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 pub mod cells;
+pub mod check;
 pub mod files;
 pub mod heap;
 pub mod limits;
