@@ -71,6 +71,9 @@ impl Simulation {
         if !self.dependents.is_empty() || !self.triggers.is_empty() {
             no("flows that wait for other flows (collectives)");
         }
+        if self.observer.is_some() {
+            no("an observer (it hears every partition's events, not one thread's order)");
+        }
         if self.transport.reuse_connections {
             no("connection reuse");
         }
