@@ -27,18 +27,6 @@ pub struct Parcel {
     pub events: Vec<(Time, u64, Event)>,
 }
 
-impl Parcel {
-    /// Packets in it.
-    pub fn len(&self) -> usize {
-        self.packets.len()
-    }
-
-    /// True when it holds no packet and no other event.
-    pub fn is_empty(&self) -> bool {
-        self.packets.is_empty() && self.events.is_empty()
-    }
-}
-
 /// The packets a partition has sent to the others since the last exchange.
 #[derive(Debug)]
 pub struct Outbox {

@@ -41,12 +41,13 @@ pub fn run_on_threads(
             blockers.join(", ")
         )));
     }
-    let (of_node, parts, lookahead) = super::shard::split(first.topology(), threads);
-    let Some(lookahead) = lookahead.filter(|_| parts > 1) else {
+    let split = first.topology().partition(threads);
+    let Some(lookahead) = split.lookahead.filter(|_| split.parts > 1) else {
         first.run_until_idle();
         return Ok(first);
     };
     let end = first.cfg.end;
+    let of_node: std::sync::Arc<[u32]> = split.of_node.into();
     let sims = run_windows(first, &build, &of_node, lookahead.max(1), end)?;
     Ok(Simulation::fold_partitions(sims))
 }

@@ -21,7 +21,6 @@ use std::sync::Arc;
 use super::{Simulation, Switching};
 use crate::net::outbox::{Outbox, Parcel};
 use crate::net::world::{Event, Owner, Timer};
-use crate::net::Topology;
 
 /// What a partition knows about the split.
 pub(super) struct Shard {
@@ -351,10 +350,4 @@ fn add_books(a: &mut super::PacketBooks, b: &super::PacketBooks) {
             a.dropped[k][c] += b.dropped[k][c];
         }
     }
-}
-
-/// The partition of every node when `topo` splits into `parts`, and the lookahead.
-pub(super) fn split(topo: &Topology, parts: u32) -> (Arc<[u32]>, u32, Option<crate::engine::Time>) {
-    let p = topo.partition(parts);
-    (p.of_node.into(), p.parts, p.lookahead)
 }
