@@ -28,8 +28,15 @@ const SPLIT: &[(&str, &[&str], &[&str])] = &[
             "bitmap",
             "reps-legacy",
             "mixed",
+            // Switch schemes: per-port estimates and queue lengths at the deciding switch.
+            "ops+adaptive",
+            "ecmp+drill",
+            "ecmp+wcmp",
         ],
     ),
+    // Switch schemes whose switches learn from each other by packets: flowlets at the source
+    // ToR, CONGA's piggybacked feedback, ConWeave's probes and reorder queues.
+    ("conweave-leafspine-irn", &["end=300us"], &[]),
     (
         "baselines-incast-128",
         &["end=200us"],
@@ -37,6 +44,17 @@ const SPLIT: &[(&str, &[&str], &[&str])] = &[
     ),
     // A trace workload: flows arrive from a source as the run goes.
     ("websearch-128", &["workload.duration=60us", "end=2ms"], &[]),
+    // Per-pair connection reuse: a finished flow's controller and balancer carry on at its
+    // source.
+    (
+        "websearch-128",
+        &[
+            "workload.duration=60us",
+            "end=2ms",
+            "transport.reuse_connections=true",
+        ],
+        &[],
+    ),
     ("evs-sweep-128", &["end=200us"], &[]),
     ("reps-micro-asymmetric", &[], &[]),
     ("incast-with-background", &["end=200us"], &[]),
@@ -44,20 +62,21 @@ const SPLIT: &[(&str, &[&str], &[&str])] = &[
     ("ring-2gb-elephants", &["end=200us"], &[]),
     ("permutation-128", &["end=200us"], &[]),
     // Lossless (PFC) on a Dragonfly, with the reorder metrics.
-    ("laps-dragonfly-hdp", &["end=300us"], &["ecmp", "plb"]),
+    // LetFlow at every switch over the LAPS candidates, and ConWeave, on a Dragonfly.
+    (
+        "laps-dragonfly-hdp",
+        &["end=300us"],
+        &["ecmp", "plb", "letflow", "conweave"],
+    ),
 ];
 
 /// (scenario, load balancer, what the refusal must name).
 const REFUSED: &[(&str, &str, &str)] = &[
+    ("reunion-irn", "reunion", "switch scheme reunion"),
     (
-        "conweave-leafspine-lossless",
-        "conweave",
-        "switch scheme conweave",
-    ),
-    (
-        "baselines-permutation-128",
-        "ops+adaptive",
-        "switch scheme adaptive",
+        "laps-dragonfly-hdp",
+        "conga",
+        "feedback = \"global\" writes the source ToR's table",
     ),
     ("reps-micro-failures", "reps", "faults"),
     (

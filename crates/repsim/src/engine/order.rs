@@ -51,6 +51,12 @@ impl EventOrder {
         self.current = entity;
     }
 
+    /// The entity that scheduled an event of order `order`.
+    #[inline]
+    pub fn entity_of(order: u64) -> u32 {
+        (order >> COUNT_BITS) as u32
+    }
+
     /// The entity scheduling now.
     #[inline]
     pub fn current(&self) -> u32 {

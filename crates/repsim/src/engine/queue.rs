@@ -51,6 +51,18 @@ fn time_of(key: u128) -> Time {
     (key >> 64) as Time
 }
 
+/// The time of an event's key ([`EventQueue::pop_keyed`]).
+#[inline]
+pub fn key_time(key: u128) -> Time {
+    time_of(key)
+}
+
+/// The order (tie-break) of an event's key ([`EventQueue::pop_keyed`]).
+#[inline]
+pub fn key_order(key: u128) -> u64 {
+    key as u64
+}
+
 /// The full (time, order) key of `entry`, an entry of the bucket starting at time `base`.
 #[inline]
 fn full_key<E>(base: Time, (key, event): (u64, E)) -> (u128, E) {
@@ -234,13 +246,20 @@ impl<E: Copy> EventQueue<E> {
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
+        self.pop_keyed().map(|(key, event)| (time_of(key), event))
+    }
+
+    /// Removes and returns the earliest event with its key (time above order, as
+    /// [`Self::peek_key`]; [`key_time`] and [`key_order`] take it apart).
+    #[inline]
+    pub fn pop_keyed(&mut self) -> Option<(u128, E)> {
         if self.current.is_empty() && !self.advance() {
             return None;
         }
-        let (key, event) = self.current.pop().expect("advance filled it");
+        let entry = self.current.pop().expect("advance filled it");
         self.len -= 1;
         self.warm_step();
-        Some((time_of(key), event))
+        Some(entry)
     }
 
     /// One step down the chunk list of the bucket after the one being drained: the chunk

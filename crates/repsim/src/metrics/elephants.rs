@@ -156,6 +156,20 @@ impl ElephantCounter {
         self.touched.clear();
     }
 
+    /// Takes in the counts of `other`, which counted the other links of the same run (a
+    /// partition of a run split over threads: each counts the links into its nodes), once
+    /// both have stopped counting: the rows come out as one counter's, by time, then link.
+    pub fn absorb(&mut self, other: &ElephantCounter) {
+        let mut all = self.samples();
+        all.extend(other.samples());
+        all.sort_by_key(|r| (r.time, r.link));
+        for &link in &self.touched {
+            self.seen[link as usize].clear();
+        }
+        self.touched.clear();
+        self.samples = all;
+    }
+
     /// Every finished period's counts, then the current period's so far.
     pub fn samples(&self) -> Vec<LinkSample> {
         let mut all = self.samples.clone();
@@ -213,5 +227,31 @@ mod tests {
             ]
         );
         assert!(c.is_elephant(1000) && !c.is_elephant(999));
+    }
+
+    #[test]
+    fn counters_of_disjoint_links_absorb_into_one_counters_rows() {
+        let (mut whole, topo) = counter(100 * US);
+        let fabric: Vec<u32> = (0..topo.links.len() as u32)
+            .filter(|&l| whole.counts_link(l))
+            .collect();
+        let (a, b) = (fabric[1], fabric[3]);
+        let packets = [
+            (10, a, 7),
+            (20, b, 7),
+            (150, b, 9),
+            (160, b, 7),
+            (420, a, 9),
+        ];
+        let (mut part_a, _) = counter(100 * US);
+        let (mut part_b, _) = counter(100 * US);
+        for (t, link, flow) in packets {
+            whole.on_elephant_packet(t * US, link, flow);
+            let part = if link == a { &mut part_a } else { &mut part_b };
+            part.on_elephant_packet(t * US, link, flow);
+        }
+        part_a.absorb(&part_b);
+        assert_eq!(part_a.samples(), whole.samples());
+        assert_eq!(part_a.samples().len(), 4);
     }
 }

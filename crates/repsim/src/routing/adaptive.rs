@@ -21,6 +21,11 @@ use crate::ConfigError;
 pub struct AdaptiveConfig {}
 
 impl RoutingScheme for AdaptiveConfig {
+    /// Each switch's state is its own.
+    fn shared_between_switches(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The scheme for a run.
     fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
         Box::new(Adaptive {

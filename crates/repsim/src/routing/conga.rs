@@ -119,6 +119,13 @@ impl Default for CongaConfig {
 }
 
 impl RoutingScheme for CongaConfig {
+    /// Piggybacked feedback keeps each switch's tables its own; the global table does not.
+    fn shared_between_switches(&self) -> Option<&'static str> {
+        (self.feedback == Feedback::Global).then_some(
+            "feedback = \"global\" writes the source ToR's table from the destination at once",
+        )
+    }
+
     /// With `events = true`, every flowlet is recorded.
     fn reports_path_changes(&self) -> bool {
         self.events

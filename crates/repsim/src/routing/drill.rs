@@ -61,6 +61,11 @@ impl Default for DrillConfig {
 }
 
 impl RoutingScheme for DrillConfig {
+    /// Each switch's state is its own.
+    fn shared_between_switches(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The scheme for a run.
     fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
         Box::new(Drill::new(self, setup.topology.links.len()))

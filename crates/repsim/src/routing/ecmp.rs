@@ -16,6 +16,11 @@ use crate::ConfigError;
 pub struct EcmpSwitchConfig {}
 
 impl RoutingScheme for EcmpSwitchConfig {
+    /// Each switch's state is its own.
+    fn shared_between_switches(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The simulation hashes inline with [`pick`].
     fn hashes_only(&self) -> bool {
         true

@@ -23,15 +23,19 @@
 //!   flowlet-switches ACKs and NACKs, each direction with its own flowlets (LAPS runs). Other
 //!   packets are hashed as ECMP does.
 //! - The table is exact (one entry per flow and switch): hash collisions of a hardware
-//!   flowlet table are not modelled. In every-switch mode a flow keeps entries for the last
-//!   [`WAYS`] switches with a choice it crossed in one direction (a shortest path has at most
-//!   two such switches in a Clos fabric); older ones are evicted, which only starts a flowlet.
+//!   flowlet table are not modelled. A flow's entries at its first [`WAYS`] switches with a
+//!   choice in one direction sit inline (a shortest path has at most two such switches in a
+//!   Clos fabric), the rest in an overflow map; none is ever evicted, so what one switch
+//!   remembers never depends on another's entries (a run split over threads holds only its
+//!   own switches' entries).
 //! - Candidates: the shortest-path next hops, or, in a run whose `lb` entry says
 //!   `next_hops = "laps-candidates"` (the LAPS runs), the next links of the LAPS candidate
 //!   routes, per hop ([`crate::net::candidate_hops`]).
 //! - Flowlets of data packets are counted, and those that move their flow count as the run's
 //!   `reroutes`; `events = true` records each as a `flowlet` event with its old and new path
 //!   ([`super::flowlet_log`]; every-switch mode: the port's place among the candidates).
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::flowlet_log::FlowletLog;
@@ -89,6 +93,11 @@ impl Default for LetFlowConfig {
 }
 
 impl RoutingScheme for LetFlowConfig {
+    /// Each switch's state is its own.
+    fn shared_between_switches(&self) -> Option<&'static str> {
+        None
+    }
+
     /// With `events = true`, every flowlet is recorded.
     fn reports_path_changes(&self) -> bool {
         self.events
@@ -135,6 +144,8 @@ pub struct LetFlow {
     paths: TorPaths,
     /// [`WAYS`] entries per (flow, direction), grown as flows appear.
     table: Vec<[Entry; WAYS]>,
+    /// Entries beyond a (flow, direction)'s [`WAYS`], by (flow and direction, switch).
+    overflow: BTreeMap<(usize, u32), Entry>,
     log: FlowletLog,
 }
 
@@ -152,39 +163,46 @@ impl LetFlow {
             salts: setup.salts.to_vec(),
             paths: TorPaths::new(setup.topology),
             table: Vec::new(),
+            overflow: BTreeMap::new(),
             log: FlowletLog::new(cfg.events),
         }
     }
 
-    /// The flow's way at `switch` (its own, else the one to reuse), the choice remembered
-    /// there if the flowlet goes on, and the flow's previous choice there (if it has a way
+    /// The flow's slot at `switch` ([`WAYS`]: the overflow map), the choice remembered
+    /// there if the flowlet goes on, and the flow's previous choice there (if it has an entry
     /// there).
     fn lookup(&mut self, key: usize, switch: u32, now: Time) -> (usize, Option<u32>, Option<u32>) {
         if key >= self.table.len() {
             self.table.resize(key + 1, [EMPTY; WAYS]);
         }
         let ways = &self.table[key];
-        let slot = match ways.iter().position(|e| e.switch == switch) {
-            Some(i) => i,
-            // The least recently used way (empty ones first).
-            None => (0..WAYS)
-                .min_by_key(|&i| (ways[i].switch != u32::MAX, ways[i].last))
-                .unwrap_or(0),
+        let (slot, own) = match ways.iter().position(|e| e.switch == switch) {
+            Some(i) => (i, Some(ways[i])),
+            None => match ways.iter().position(|e| e.switch == u32::MAX) {
+                Some(free) => (free, None),
+                None => (WAYS, self.overflow.get(&(key, switch)).copied()),
+            },
         };
-        let e = ways[slot];
+        let Some(e) = own else {
+            return (slot, None, None);
+        };
         let gap = now.saturating_sub(e.last);
-        let own = e.switch == switch;
-        let goes_on = own && gap <= self.timeout && gap <= self.aging;
-        (slot, goes_on.then_some(e.choice), own.then_some(e.choice))
+        let goes_on = gap <= self.timeout && gap <= self.aging;
+        (slot, goes_on.then_some(e.choice), Some(e.choice))
     }
 
     /// Remembers `choice` for the flow at `switch`, now.
     fn remember(&mut self, key: usize, slot: usize, switch: u32, choice: u32, now: Time) {
-        self.table[key][slot] = Entry {
+        let entry = Entry {
             switch,
             choice,
             last: now,
         };
+        if slot < WAYS {
+            self.table[key][slot] = entry;
+        } else {
+            self.overflow.insert((key, switch), entry);
+        }
     }
 
     /// The choice for the flow at `switch`: kept within a flowlet while `valid`, else drawn;
@@ -369,6 +387,21 @@ mod tests {
         assert_eq!(lf.decide(0, 2, 10, |_| true, || 0).0, 6);
         // A remembered port that is no longer a candidate is replaced at once.
         assert_eq!(lf.decide(0, 1, 20, |p| p != 5, || 3).0, 3);
+    }
+
+    #[test]
+    fn a_flow_remembers_every_switch_it_crossed() {
+        let mut lf = scheme(Placement::EverySwitch);
+        let switches = 3 * WAYS as u32;
+        for s in 0..switches {
+            assert_eq!(lf.decide(0, s, 0, |_| true, || s + 100).0, s + 100);
+        }
+        // Each switch keeps its own choice however many others the flow crossed since: no
+        // switch's entry pushes out another's.
+        for s in (0..switches).rev() {
+            let (choice, began) = lf.decide(0, s, 10, |_| true, || 0);
+            assert_eq!((choice, began), (s + 100, None), "switch {s}");
+        }
     }
 
     #[test]

@@ -167,7 +167,7 @@ impl<'a> SwitchCtx<'a> {
         self.header_size
     }
 
-    /// The scheme's random stream.
+    /// The random stream of the switch the scheme runs at.
     #[inline]
     pub fn rng(&mut self) -> &mut Rng {
         self.rng
@@ -226,7 +226,18 @@ pub struct SchemeSetup<'a> {
     pub next_hops: NextHops,
 }
 
-/// A switch-side scheme.
+/// A switch-side scheme: one instance serves every switch of a run, and each call names the
+/// switch it runs at.
+///
+/// For a run split over threads ([`RoutingScheme::shared_between_switches`] says `None`),
+/// each thread holds its own instance and calls it only for its own switches, so:
+/// - every piece of state belongs to one switch, which alone reads and writes it (a flow's
+///   entry at its source ToR, a port's estimator at the port's switch); what one switch
+///   learns from another travels in packets (header bytes, or packets the scheme originates);
+/// - a timer fires at the switch that set it, and concerns that switch alone;
+/// - draws come from the ctx's random stream, which is the running switch's own;
+/// - counts in [`Self::stats`] add up over switches, except names starting `max_`, which
+///   are maxima over switches; [`Self::link_samples`] sort by time, then link.
 pub trait SwitchScheme: Send {
     /// Packet `h` arrived at switch `switch` (on `ctx.packet(h).ingress`); `candidates` are the
     /// ports it may go on (see the module docs).
@@ -291,6 +302,13 @@ pub trait RoutingScheme: AsAny + fmt::Debug + Send + Sync {
     /// the simulation then hashes inline and never calls the built scheme (ECMP).
     fn hashes_only(&self) -> bool {
         false
+    }
+    /// What keeps the scheme from running on a network split over threads: state that one
+    /// switch writes and another reads without a packet carrying it. `None` once the scheme
+    /// is known to keep each switch's state its own (see [`SwitchScheme`]); a scheme not
+    /// checked for that says so.
+    fn shared_between_switches(&self) -> Option<&'static str> {
+        Some("its switches' state has not been shown to be their own")
     }
 }
 

@@ -56,6 +56,11 @@ impl Default for WcmpConfig {
 }
 
 impl RoutingScheme for WcmpConfig {
+    /// Each switch's state is its own.
+    fn shared_between_switches(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The scheme for a run.
     fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
         Box::new(Wcmp::new(self, setup))

@@ -145,6 +145,10 @@ impl Simulation {
             return counter.samples();
         }
         match &self.switching {
+            Switching::Scheme {
+                folded: Some(outputs),
+                ..
+            } => outputs.link_samples.clone(),
             Switching::Scheme { scheme, .. } => scheme.link_samples().to_vec(),
             Switching::Hashed => Vec::new(),
         }
@@ -153,6 +157,10 @@ impl Simulation {
     /// The switch scheme's own counts (name, value; empty under ECMP).
     pub fn switch_stats(&self) -> Vec<(&'static str, u64)> {
         match &self.switching {
+            Switching::Scheme {
+                folded: Some(outputs),
+                ..
+            } => outputs.stats.clone(),
             Switching::Scheme { scheme, .. } => scheme.stats(),
             _ => Vec::new(),
         }

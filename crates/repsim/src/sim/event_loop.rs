@@ -3,7 +3,7 @@
 //! arrival to its node, a port's wake and a switch's egress to the port's node, a timer to its
 //! owner), with the PFC deadlock watch's instants in between.
 use super::{pfc, shard, Simulation};
-use crate::engine::Time;
+use crate::engine::{queue, EventOrder, Time};
 use crate::net::world::{EventKind, Owner, Timer};
 
 impl Simulation {
@@ -92,11 +92,11 @@ impl Simulation {
                 return t < self.cfg.end;
             }
             let earlier = self.world.now;
+            let (key, ev) = self.world.events.pop_keyed().expect("peeked");
             if PARTITION {
-                let key = self.world.events.peek_key().expect("peeked");
                 self.shard.as_deref_mut().expect("a partition").current_key = key;
             }
-            let (t, ev) = self.world.events.pop().expect("peeked");
+            let t = queue::key_time(key);
             self.prefetch_ahead();
             self.world.now = t;
             self.world.counters.events += 1;
@@ -120,7 +120,7 @@ impl Simulation {
                     self.enqueue_switch(port, h);
                 }
                 EventKind::Timer(timer) => {
-                    let entity = self.timer_entity(timer);
+                    let entity = self.timer_entity(timer, queue::key_order(key));
                     if PARTITION {
                         // Every event counts once network-wide: where its entity is.
                         match self.timer_turn(timer, entity) {
@@ -134,7 +134,7 @@ impl Simulation {
                         }
                     }
                     self.world.enter(entity);
-                    self.on_timer(timer);
+                    self.on_timer(timer, entity);
                     // Only timers halt a run (the PFC deadlock watch).
                     if self.halt.is_some() {
                         return false;
@@ -148,12 +148,14 @@ impl Simulation {
         false
     }
 
-    /// The entity a timer fires at: a connection's and a flow start's at the flow's sending
-    /// host, a receiver's notice at the receiving host, a pull pacer's at its host, a PFC pause's expiry at the paused port's node and a
-    /// pause refresh at the pausing node; faults, reconvergence, workload sources and the
-    /// switch scheme (one instance for the whole network) at the control entity.
-    fn timer_entity(&self, timer: Timer) -> u32 {
+    /// The entity a timer of order `order` fires at: a connection's and a flow start's at the
+    /// flow's sending host, a receiver's notice at the receiving host, a pull pacer's at its
+    /// host, a PFC pause's expiry at the paused port's node and a pause refresh at the pausing
+    /// node, a switch scheme's at the switch that set it (schemes set timers only while a
+    /// switch runs them); faults, reconvergence and workload sources at the control entity.
+    fn timer_entity(&self, timer: Timer, order: u64) -> u32 {
         match timer.owner {
+            Owner::Switch => EventOrder::entity_of(order),
             Owner::Connection | Owner::FlowStart => self.flows[timer.id as usize].spec.src,
             Owner::Receiver => self.flows[timer.id as usize].spec.dst,
             Owner::Pacer => timer.id,
@@ -161,13 +163,11 @@ impl Simulation {
                 self.world.port_from[timer.id as usize]
             }
             Owner::Pfc => self.world.port_to[timer.id as usize],
-            Owner::Fault | Owner::Reroute | Owner::Switch | Owner::Source => {
-                self.world.control_entity()
-            }
+            Owner::Fault | Owner::Reroute | Owner::Source => self.world.control_entity(),
         }
     }
 
-    fn on_timer(&mut self, timer: Timer) {
+    fn on_timer(&mut self, timer: Timer, entity: u32) {
         match timer.owner {
             Owner::Connection => self.on_connection_timer(timer),
             Owner::FlowStart => self.on_flow_start(timer.id),
@@ -181,7 +181,7 @@ impl Simulation {
                     f.on_reroute(&mut self.world, timer.id);
                 }
             }
-            Owner::Switch => self.on_scheme_timer(timer),
+            Owner::Switch => self.on_scheme_timer(timer, entity - self.world.topo.hosts),
             Owner::Source => self.on_source(timer.id),
             Owner::Pacer => self.on_pacer(timer.id),
             Owner::Pfc => self.on_pfc_timer(timer),

@@ -204,9 +204,20 @@ enum Switching {
     /// Any other scheme.
     Scheme {
         scheme: Box<dyn SwitchScheme>,
-        rng: Rng,
+        /// Each switch's own random stream: its draws do not depend on other switches'.
+        rngs: Vec<Rng>,
         egress_hook: bool,
+        /// The counts and samples of every partition's scheme, once a run split over threads
+        /// is folded (each partition's instance saw only its own switches).
+        folded: Option<Box<SchemeOutputs>>,
     },
+}
+
+/// A switch scheme's outputs: its counts ([`SwitchScheme::stats`]) and link samples.
+#[derive(Clone, Debug, Default)]
+struct SchemeOutputs {
+    stats: Vec<(&'static str, u64)>,
+    link_samples: Vec<crate::routing::LinkSample>,
 }
 
 /// A port's host and the flow its next pull from the host's ready list is expected to serve.
@@ -389,7 +400,10 @@ impl Simulation {
                 Switching::Scheme {
                     egress_hook: scheme.hooks().egress,
                     scheme,
-                    rng: Rng::derive(cfg.seed, Stream::SwitchScheme, 0),
+                    rngs: (0..topo.switches.len() as u64)
+                        .map(|s| Rng::derive(cfg.seed, Stream::SwitchScheme, s))
+                        .collect(),
+                    folded: None,
                 }
             }
         };

@@ -204,7 +204,8 @@ impl Simulation {
     fn scheme_egress(&mut self, port: u32, h: Handle) {
         let switch = self.world.topo.links[port as usize].from - self.world.topo.hosts;
         let header = self.transport.header;
-        if let Switching::Scheme { scheme, rng, .. } = &mut self.switching {
+        if let Switching::Scheme { scheme, rngs, .. } = &mut self.switching {
+            let rng = &mut rngs[switch as usize];
             let mut ctx = SwitchCtx::new(&mut self.world, rng, header, &mut self.scheme_actions);
             scheme.egress(&mut ctx, switch, port, h);
         }

@@ -55,8 +55,8 @@ impl Simulation {
     pub fn partition_blockers(&self) -> Vec<String> {
         let mut why = Vec::new();
         let mut no = |what: &str| why.push(what.to_string());
-        if !matches!(self.switching, Switching::Hashed) {
-            no(&format!("switch scheme {}", self.cfg.switch.name()));
+        if let Some(why) = self.cfg.switch.shared_between_switches() {
+            no(&format!("switch scheme {} ({why})", self.cfg.switch.name()));
         }
         if self.credit.is_some() {
             no("credit-paced (receiver-driven) traffic");
@@ -64,17 +64,11 @@ impl Simulation {
         if self.faults.is_some() {
             no("faults");
         }
-        if self.fabric.random_loss.is_some() || self.fabric.elephants.is_some() {
-            no("random loss or elephant counting");
-        }
         if !self.dependents.is_empty() || !self.triggers.is_empty() {
             no("flows that wait for other flows (collectives)");
         }
         if self.observer.is_some() {
             no("an observer (it hears every partition's events, not one thread's order)");
-        }
-        if self.transport.reuse_connections {
-            no("connection reuse");
         }
         if self.timed_switch_from != crate::engine::Time::MAX {
             no("a congestion control switched on at a set time");
@@ -261,6 +255,17 @@ impl Simulation {
                 pfc.absorb(other, &first.world.topo, theirs);
             }
         }
+        fold_scheme_outputs(first, rest);
+        if let Some(counter) = first.fabric.elephants.as_deref_mut() {
+            for part in rest.iter() {
+                counter.absorb(
+                    part.fabric
+                        .elephants
+                        .as_deref()
+                        .expect("every partition counts"),
+                );
+            }
+        }
         for part in rest.iter() {
             add_counters(&mut first.world.counters, &part.world.counters);
             add_books(&mut first.books, &part.books);
@@ -269,11 +274,45 @@ impl Simulation {
             first.last_event = first.last_event.max(part.last_event);
             first.world.now = first.world.now.max(part.world.now);
             first.endpoint_bytes_released += part.endpoint_bytes_released;
+            first.held_data += part.held_data;
             first.rejected.extend(part.rejected.iter().cloned());
         }
         first.world.outbox = None;
         first.shard = None;
         parts.swap_remove(0)
+    }
+}
+
+/// Combines the partitions' switch scheme counts (maxima for names starting `max_`, sums for
+/// the rest) and link samples (by time, then link, as one thread's interval ends make them)
+/// into `first`'s: each partition's instance of the scheme ran only its own switches.
+fn fold_scheme_outputs(first: &mut Simulation, rest: &[Simulation]) {
+    let samples_of = |part: &Simulation| match &part.switching {
+        Switching::Scheme { scheme, .. } => scheme.link_samples().to_vec(),
+        Switching::Hashed => Vec::new(),
+    };
+    if !matches!(first.switching, Switching::Scheme { .. }) {
+        return;
+    }
+    let mut stats = first.switch_stats();
+    let mut link_samples = samples_of(first);
+    for part in rest {
+        for (total, (name, value)) in stats.iter_mut().zip(part.switch_stats()) {
+            debug_assert_eq!(total.0, name, "every partition's scheme counts alike");
+            total.1 = if name.starts_with("max_") {
+                total.1.max(value)
+            } else {
+                total.1 + value
+            };
+        }
+        link_samples.extend(samples_of(part));
+    }
+    link_samples.sort_by_key(|s| (s.time, s.link));
+    if let Switching::Scheme { folded, .. } = &mut first.switching {
+        *folded = Some(Box::new(super::SchemeOutputs {
+            stats,
+            link_samples,
+        }));
     }
 }
 

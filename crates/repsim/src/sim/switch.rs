@@ -266,9 +266,10 @@ impl Simulation {
 
     fn ask_scheme(&mut self, s: u32, h: Handle, cands: &[u32]) -> Ingress {
         let header = self.transport.header;
-        let Switching::Scheme { scheme, rng, .. } = &mut self.switching else {
+        let Switching::Scheme { scheme, rngs, .. } = &mut self.switching else {
             unreachable!("only called with a scheme");
         };
+        let rng = &mut rngs[s as usize];
         let mut ctx = SwitchCtx::new(&mut self.world, rng, header, &mut self.scheme_actions);
         scheme.ingress(&mut ctx, s, h, cands)
     }
@@ -315,10 +316,11 @@ impl Simulation {
         self.scheme_actions = actions;
     }
 
-    /// One of the switch scheme's timers fired.
-    pub(super) fn on_scheme_timer(&mut self, timer: Timer) {
+    /// One of the switch scheme's timers fired at switch `switch` (the one that set it).
+    pub(super) fn on_scheme_timer(&mut self, timer: Timer, switch: u32) {
         let header = self.transport.header;
-        if let Switching::Scheme { scheme, rng, .. } = &mut self.switching {
+        if let Switching::Scheme { scheme, rngs, .. } = &mut self.switching {
+            let rng = &mut rngs[switch as usize];
             let mut ctx = SwitchCtx::new(&mut self.world, rng, header, &mut self.scheme_actions);
             scheme.on_timer(
                 &mut ctx,

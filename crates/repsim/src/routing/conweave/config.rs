@@ -148,6 +148,11 @@ impl ConWeaveConfig {
 }
 
 impl RoutingScheme for ConWeaveConfig {
+    /// Each switch's state is its own.
+    fn shared_between_switches(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The scheme for a run.
     fn build(&self, setup: &SchemeSetup) -> Box<dyn SwitchScheme> {
         Box::new(ConWeave::new(self.params(), setup))

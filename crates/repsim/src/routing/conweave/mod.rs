@@ -93,9 +93,9 @@ pub struct Counts {
     pub notifies: u64,
     /// Data packets held in reorder queues.
     pub held: u64,
-    /// Most packets held at once (all queues of the network).
+    /// Most packets one ToR held at once (all its reorder queues).
     pub max_held_packets: u64,
-    /// Most bytes held at once.
+    /// Most bytes one ToR held at once.
     pub max_held_bytes: u64,
     /// Reorder queues flushed at their deadline (the TAIL had not come).
     pub flushed_on_deadline: u64,
@@ -115,9 +115,16 @@ pub struct ConWeave {
     /// Per flow, at its destination ToR.
     dst: Vec<DstFlow>,
     voqs: Voqs,
-    held_packets: u64,
-    held_bytes: u64,
+    /// Packets and bytes each switch holds now (a switch's reorder memory is its own).
+    held: Vec<Held>,
     counts: Counts,
+}
+
+/// What one switch holds in its reorder queues.
+#[derive(Clone, Copy, Debug, Default)]
+struct Held {
+    packets: u64,
+    bytes: u64,
 }
 
 /// Epoch `a` is newer than `b` (4-bit epochs, half the space ahead).
@@ -143,8 +150,7 @@ impl ConWeave {
             src: Vec::new(),
             dst: Vec::new(),
             voqs: Voqs::default(),
-            held_packets: 0,
-            held_bytes: 0,
+            held: vec![Held::default(); setup.topology.switches.len()],
             counts: Counts::default(),
         }
     }
@@ -412,11 +418,12 @@ impl ConWeave {
         }
         self.voqs.push(&mut d.queue, h);
         self.dst[flow] = d;
-        self.held_packets += 1;
-        self.held_bytes += pkt.size as u64;
+        let held = &mut self.held[d.switch as usize];
+        held.packets += 1;
+        held.bytes += pkt.size as u64;
         self.counts.held += 1;
-        self.counts.max_held_packets = self.counts.max_held_packets.max(self.held_packets);
-        self.counts.max_held_bytes = self.counts.max_held_bytes.max(self.held_bytes);
+        self.counts.max_held_packets = self.counts.max_held_packets.max(held.packets);
+        self.counts.max_held_bytes = self.counts.max_held_bytes.max(held.bytes);
         Ingress::Hold
     }
 
@@ -439,8 +446,9 @@ impl ConWeave {
     fn flush(&mut self, ctx: &mut SwitchCtx, flow: usize, why: Flush) {
         let mut d = self.dst[flow];
         while let Some(h) = self.voqs.pop(&mut d.queue) {
-            self.held_packets -= 1;
-            self.held_bytes -= ctx.packet(h).size as u64;
+            let held = &mut self.held[d.switch as usize];
+            held.packets -= 1;
+            held.bytes -= ctx.packet(h).size as u64;
             ctx.release(d.switch, h, d.port);
         }
         match why {

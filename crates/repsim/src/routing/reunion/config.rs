@@ -71,6 +71,12 @@ impl ReunionConfig {
 }
 
 impl RoutingScheme for ReunionConfig {
+    /// One interval timer runs every switch's interval work, and notifications carry their
+    /// payload in the scheme's state rather than in the packet.
+    fn shared_between_switches(&self) -> Option<&'static str> {
+        Some("one interval timer ends every switch's interval, and notifications keep their payload outside the packet")
+    }
+
     /// Every reroute is recorded with its reason.
     fn reports_path_changes(&self) -> bool {
         true
