@@ -61,6 +61,11 @@ const SPLIT: &[(&str, &[&str], &[&str])] = &[
     // Elephant counting per link is on in this one.
     ("ring-2gb-elephants", &["end=200us"], &[]),
     ("permutation-128", &["end=200us"], &[]),
+    // Collectives: each step's flows wait for the previous step's, and hear of it one
+    // crossing of the fabric later, from another partition or their own.
+    ("allreduce-ring-128", &["end=300us"], &[]),
+    ("allreduce-butterfly-128", &["end=300us"], &["reps"]),
+    ("alltoall-128", &["end=300us"], &["ecmp"]),
     // Lossless (PFC) on a Dragonfly, with the reorder metrics.
     // LetFlow at every switch over the LAPS candidates, and ConWeave, on a Dragonfly.
     (
@@ -70,21 +75,28 @@ const SPLIT: &[(&str, &[&str], &[&str])] = &[
     ),
 ];
 
-/// (scenario, load balancer, what the refusal must name).
-const REFUSED: &[(&str, &str, &str)] = &[
-    ("reunion-irn", "reunion", "switch scheme reunion"),
+/// (scenario, `--set` overrides, load balancer, what the refusal must name).
+const REFUSED: &[(&str, &[&str], &str, &str)] = &[
+    ("reunion-irn", &[], "reunion", "switch scheme reunion"),
     (
         "laps-dragonfly-hdp",
+        &[],
         "conga",
         "feedback = \"global\" writes the source ToR's table",
     ),
-    ("reps-micro-failures", "reps", "faults"),
+    ("reps-micro-failures", &[], "reps", "faults"),
     (
-        "allreduce-ring-128",
+        "permutation-128",
+        &["workload.file=../data/htsim/connection_matrices/alltoall8_n128.cm"],
         "reps",
-        "flows that wait for other flows",
+        "triggers",
     ),
-    ("laps-rail-dm", "laps", "source-routed load balancer laps"),
+    (
+        "laps-rail-dm",
+        &[],
+        "laps",
+        "source-routed load balancer laps",
+    ),
 ];
 
 fn out_dir(name: &str) -> PathBuf {
@@ -155,11 +167,12 @@ fn every_thread_count_writes_the_files_of_one_thread() {
 
 #[test]
 fn runs_that_cannot_be_split_yet_are_refused_with_the_reason() {
-    for (scenario, lb, named) in REFUSED {
+    for (scenario, sets, lb, named) in REFUSED {
         let file = format!("scenarios/{scenario}.toml");
         let out = out_dir(&format!("refused-{scenario}"));
         let o = out.to_str().unwrap().to_string();
-        let result = repsim(&args(&file, &["end=50us"], &[lb], "2", &o));
+        let sets: Vec<&str> = sets.iter().copied().chain(["end=50us"]).collect();
+        let result = repsim(&args(&file, &sets, &[lb], "2", &o));
         let err = String::from_utf8_lossy(&result.stderr);
         assert!(
             !result.status.success(),

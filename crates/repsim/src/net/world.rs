@@ -35,9 +35,12 @@ pub enum Owner {
     Pfc,
     /// A connection's receiver hears that its sender finished (`id` = flow index).
     Receiver,
+    /// A flow that waits for others hears that one of them finished (`id` = the waiting
+    /// flow's index).
+    Dependency,
 }
 
-const OWNERS: [Owner; 9] = [
+const OWNERS: [Owner; 10] = [
     Owner::Connection,
     Owner::FlowStart,
     Owner::Fault,
@@ -47,6 +50,7 @@ const OWNERS: [Owner; 9] = [
     Owner::Pacer,
     Owner::Pfc,
     Owner::Receiver,
+    Owner::Dependency,
 ];
 
 /// A timer: who owns it and which of its timers it is. `gen` lets the owner ignore timers it

@@ -158,6 +158,7 @@ impl Simulation {
             Owner::Switch => EventOrder::entity_of(order),
             Owner::Connection | Owner::FlowStart => self.flows[timer.id as usize].spec.src,
             Owner::Receiver => self.flows[timer.id as usize].spec.dst,
+            Owner::Dependency => self.flows[timer.id as usize].spec.src,
             Owner::Pacer => timer.id,
             Owner::Pfc if timer.kind == pfc::timer::EXPIRE => {
                 self.world.port_from[timer.id as usize]
@@ -186,6 +187,7 @@ impl Simulation {
             Owner::Pacer => self.on_pacer(timer.id),
             Owner::Pfc => self.on_pfc_timer(timer),
             Owner::Receiver => self.on_sender_finished(timer.id),
+            Owner::Dependency => self.release_dependency(timer.id),
         }
     }
 }

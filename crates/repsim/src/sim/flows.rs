@@ -256,8 +256,12 @@ impl Simulation {
 
     /// Flow `f` starts: its sender and receiver come to life.
     pub(super) fn on_flow_start(&mut self, f: u32) {
-        if self.flows[f as usize].phase != Phase::Waiting {
-            return;
+        match self.flows[f as usize].phase {
+            Phase::Waiting => {}
+            // A partition that holds only the receiving end of a flow that waited for
+            // others: the release ran at the source; this is the start's replica.
+            Phase::Blocked if !self.owns(self.flows[f as usize].spec.src) => {}
+            _ => return,
         }
         let now = self.world.now;
         let flow = &self.flows[f as usize];
@@ -346,7 +350,7 @@ impl Simulation {
         self.completions.push(f);
         self.credit_flow_finished(f);
         for d in self.dependents.remove(&id).unwrap_or_default() {
-            self.release_dependency(d);
+            self.notify_dependent(d, src);
         }
         if let Some(k) = self.flows[f as usize].spec.fires {
             self.activate_trigger(k);

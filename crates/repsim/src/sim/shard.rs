@@ -64,8 +64,8 @@ impl Simulation {
         if self.faults.is_some() {
             no("faults");
         }
-        if !self.dependents.is_empty() || !self.triggers.is_empty() {
-            no("flows that wait for other flows (collectives)");
+        if !self.triggers.is_empty() {
+            no("triggers (a connection matrix's shared trigger state)");
         }
         if self.observer.is_some() {
             no("an observer (it hears every partition's events, not one thread's order)");
@@ -184,6 +184,29 @@ impl Simulation {
         outbox.sent[to]
             .events
             .push((at.max(self.world.now), order, Event::timer(timer)));
+    }
+
+    /// Schedules flow `f`'s start at `at` (a flow released by the flows it waited for) and,
+    /// when another partition holds its receiving end, the start's replica there, one
+    /// crossing of the fabric later (still before its first packet can arrive), with the
+    /// same tie-break.
+    pub(super) fn schedule_start(&mut self, f: u32, at: crate::engine::Time) {
+        let at = at.max(self.world.now);
+        let order = self.world.order.next_order();
+        let start = Event::timer(super::flows::start_timer(f));
+        self.world.events.push(at, order, start);
+        let Some(shard) = self.shard.as_deref() else {
+            return;
+        };
+        let spec = &self.flows[f as usize].spec;
+        let (src, dst) = (spec.src, spec.dst);
+        let to = shard.of_node[dst as usize];
+        if to == shard.of_node[src as usize] {
+            return;
+        }
+        let later = at + self.one_way_latency(src, dst);
+        let outbox = self.world.outbox.as_deref_mut().expect("a partition");
+        outbox.sent[to as usize].events.push((later, order, start));
     }
 
     /// Folds the partitions of one run (in partition order) into the simulation a single

@@ -4,8 +4,8 @@
 //! a barrier all of them at its `count`-th.
 use std::collections::VecDeque;
 
-use super::flows::start_timer;
 use super::{Phase, SetupError, Simulation};
+use crate::net::world::{Owner, Timer};
 use crate::workload::{Trigger, TriggerKind};
 
 /// One trigger's state.
@@ -96,7 +96,29 @@ impl Simulation {
         }
     }
 
-    /// One thing flow `f` waited for is done; it starts once nothing is left.
+    /// Flow `f` waits for a flow that host `from` (its source) has just seen finish: `f`'s
+    /// source hears of it one crossing of the fabric later (the unloaded one-way latency of
+    /// the pair's first path), at once when it is the same host. So no host learns of
+    /// another's completion sooner than a packet could tell it, as a collective library's
+    /// ranks learn (and the same at any split of the network over threads).
+    pub(super) fn notify_dependent(&mut self, f: u32, from: u32) {
+        let to = self.flows[f as usize].spec.src;
+        if to == from {
+            self.release_dependency(f);
+            return;
+        }
+        let at = self.world.now + self.one_way_latency(from, to);
+        let notice = Timer {
+            owner: Owner::Dependency,
+            kind: 0,
+            gen: 0,
+            id: f,
+        };
+        self.set_timer_at(to, at, notice);
+    }
+
+    /// One thing flow `f` waited for is done (its source has heard); it starts once nothing
+    /// is left.
     pub(super) fn release_dependency(&mut self, f: u32) {
         let now = self.world.now;
         let dep = &mut self.flows[f as usize];
@@ -104,7 +126,7 @@ impl Simulation {
         if dep.deps_left == 0 && dep.phase == Phase::Blocked {
             dep.phase = Phase::Waiting;
             let at = dep.spec.start.max(now + dep.spec.delay);
-            self.world.set_timer(at, start_timer(f));
+            self.schedule_start(f, at);
         }
     }
 }
