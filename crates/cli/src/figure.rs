@@ -18,9 +18,13 @@ pub struct FigureArgs {
     /// Output directory (default: results/figures/<id>/<scale>); for `all`, the parent.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Simulations run at once (default or 0: every core).
+    /// Simulations run at once (default or 0: every core); with `--threads`, cores.
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
+    /// Threads each simulation runs on (see `repsim run --threads`); `-j` then counts cores,
+    /// `-j / --threads` simulations at once.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: u32,
     /// Write our results against the paper's into this Markdown table (`FIGURES.md`): with
     /// `all` the whole table; with one figure its rows, keeping the other figures' rows.
     #[arg(long)]
@@ -59,6 +63,7 @@ impl FigureArgs {
             scale: self.scale,
             out: self.out,
             jobs: self.jobs,
+            threads: self.threads,
             table: self.table,
             only: self.only,
             plots: self.plots,

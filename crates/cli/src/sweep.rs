@@ -28,6 +28,11 @@ pub struct SweepArgs {
     /// Run only this point (0-based; what a Slurm array task does); no sweep.csv is written.
     #[arg(long)]
     pub point: Option<usize>,
+    /// Threads each simulation runs on (see `repsim run --threads`). `-j` then counts cores:
+    /// `-j 16 --threads 4` runs 4 points at once, each simulation on 4 threads, a point's
+    /// load balancers one after another.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: u32,
     /// Instead of running, write a cluster job: `slurm` writes sweep.slurm and manifest.csv.
     #[arg(long, value_parser = named::<Emit>(Emit::NAMES))]
     pub emit: Option<Emit>,
@@ -58,6 +63,7 @@ impl SweepArgs {
             out: self.out,
             jobs: self.jobs,
             point: self.point,
+            threads: self.threads,
             emit: self.emit,
             quiet: self.quiet,
         })

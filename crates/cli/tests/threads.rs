@@ -204,3 +204,63 @@ fn bench_on_threads_runs_the_same_events() {
     };
     assert_eq!(events("1"), events("2"));
 }
+
+#[test]
+fn a_sweep_on_threads_writes_the_points_of_one_thread() {
+    let dir = out_dir("sweep");
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = common::repo().join("scenarios/conweave-leafspine-irn.toml");
+    let file = dir.join("sweep.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "scenario = {:?}\nlb = [\"letflow\", \"conweave\"]\n\n[set]\nend = \"100us\"\n\n\
+             [[axis]]\nkey = \"seed\"\nvalues = [1, 2]\n",
+            scenario.display().to_string()
+        ),
+    )
+    .unwrap();
+    let sweep = |threads: &str| {
+        let out = dir.join(format!("out-{threads}"));
+        let (f, o) = (file.to_str().unwrap(), out.to_str().unwrap());
+        repsim_ok(&[
+            "sweep",
+            f,
+            "--out",
+            o,
+            "-j",
+            "2",
+            "--threads",
+            threads,
+            "--quiet",
+        ]);
+        out
+    };
+    let (one, two) = (sweep("1"), sweep("2"));
+    for point in ["points/0000", "points/0001"] {
+        common::assert_same_outputs(
+            &format!("sweep {point} on 2 threads"),
+            &one.join(point),
+            &two.join(point),
+            &["peak_packets"],
+        );
+    }
+    // sweep.csv: the same rows but for each run's own wall-clock time.
+    let rows = |out: &std::path::Path| -> Vec<String> {
+        let text = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        lines
+            .map(|l| {
+                l.split(',')
+                    .zip(&header)
+                    .filter(|(_, h)| !h.contains("wall"))
+                    .map(|(v, _)| v)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .collect()
+    };
+    assert_eq!(rows(&one), rows(&two));
+    assert_eq!(rows(&one).len(), 4, "2 points x 2 load balancers");
+}

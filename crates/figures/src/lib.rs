@@ -39,8 +39,10 @@ pub struct FigureRequest {
     pub scale: Scale,
     /// Output directory (default: results/figures/<id>/<scale>); for `all`, the parent.
     pub out: Option<PathBuf>,
-    /// Simulations run at once (default or 0: every core).
+    /// Simulations run at once (default or 0: every core); with `threads` above one, cores.
     pub jobs: Option<usize>,
+    /// Threads each simulation runs on (0 or 1: one).
+    pub threads: u32,
     /// Write our results against the paper's into this Markdown table (`FIGURES.md`): with
     /// `all` the whole table; with one figure its rows, keeping the other figures' rows.
     pub table: Option<PathBuf>,
@@ -181,13 +183,16 @@ pub enum Reuse {
     RedrawOnly,
 }
 
-/// Runs figure `fig` at `scale` into `out`; returns its result. Setting `cancel` stops its
-/// sweeps (the Python package on Ctrl-C).
+/// Runs figure `fig` at `scale` into `out`, its simulations on `threads` threads each and
+/// `jobs / threads` at once; returns its result. Setting `cancel` stops its sweeps (the
+/// Python package on Ctrl-C).
+#[allow(clippy::too_many_arguments)]
 pub fn run_figure(
     fig: &Figure,
     scale: Scale,
     out: &Path,
     jobs: usize,
+    threads: u32,
     reuse: Reuse,
     quiet: bool,
     cancel: Option<Arc<AtomicBool>>,
@@ -227,7 +232,7 @@ pub fn run_figure(
                             scale,
                             &definition,
                             &dir,
-                            jobs,
+                            (jobs, threads),
                             reuse,
                             quiet,
                             cancel.clone(),
@@ -334,7 +339,7 @@ fn run_panel(
     scale: Scale,
     definition: &str,
     dir: &Path,
-    jobs: usize,
+    (jobs, threads): (usize, u32),
     reuse: Reuse,
     quiet: bool,
     cancel: Option<Arc<AtomicBool>>,
@@ -354,6 +359,7 @@ fn run_panel(
     repsim_experiment::files::write_atomic(&file, definition.as_bytes())?;
     let mut whole = Sweep::load(&file)?;
     whole.cancel = cancel.clone();
+    whole.threads = threads.max(1);
     if p.series || p.lbs.len() < 2 {
         unfinished(&whole, dir)?;
         return repsim_experiment::sweep::run_sweep(&whole, dir, jobs, quiet);
@@ -388,6 +394,7 @@ fn run_panel(
         )?;
         let mut sweep = Sweep::load(&file)?;
         sweep.cancel = cancel.clone();
+        sweep.threads = threads.max(1);
         sweeps.push((sweep, sub));
     }
     let pool: Vec<(&Sweep, &Path)> = sweeps.iter().map(|(s, d)| (s, d.as_path())).collect();
@@ -475,6 +482,7 @@ fn aligned(rows: &[[String; 5]]) -> String {
 /// `repsim figure`.
 pub fn figure(args: &FigureRequest) -> Result<()> {
     let jobs = repsim_experiment::run::jobs_or_every_core(args.jobs.unwrap_or(0));
+    let threads = args.threads.max(1);
     let reuse = args.reuse;
     match args.id.as_str() {
         "list" => {
@@ -498,7 +506,7 @@ pub fn figure(args: &FigureRequest) -> Result<()> {
                     Some(o) => o.join(f.id).join(args.scale.name()),
                     None => default_out(f.id, args.scale),
                 };
-                match run_figure(f, args.scale, &out, jobs, reuse, args.quiet, None) {
+                match run_figure(f, args.scale, &out, jobs, threads, reuse, args.quiet, None) {
                     Ok(r) => {
                         if let Some(dir) = &args.plots {
                             copy_plots(f.id, &r.plots, &out, dir)?;
@@ -541,7 +549,9 @@ pub fn figure(args: &FigureRequest) -> Result<()> {
             if !args.only.is_empty() {
                 bail!("--only goes with `figure all`");
             }
-            let result = run_figure(fig, args.scale, &out, jobs, reuse, args.quiet, None)?;
+            let result = run_figure(
+                fig, args.scale, &out, jobs, threads, reuse, args.quiet, None,
+            )?;
             if let Some(dir) = &args.plots {
                 copy_plots(fig.id, &result.plots, &out, dir)?;
             }

@@ -20,18 +20,21 @@ fn csv_file(path: &Path) -> PyResult<ArrowTable> {
 }
 
 /// Runs the sweep file `file` into `out` (default: the file's `out`, else
-/// `results/sweeps/<name>`) on `jobs` threads (0: every core), as `repsim sweep` does (finished
-/// points are skipped); returns `sweep.csv` as a table.
+/// `results/sweeps/<name>`) on `jobs` cores (0: every core), each simulation on `threads`
+/// threads, as `repsim sweep` does (finished points are skipped); returns `sweep.csv` as a
+/// table.
 #[pyfunction]
-#[pyo3(signature = (file, out=None, jobs=0, quiet=true))]
+#[pyo3(signature = (file, out=None, jobs=0, quiet=true, threads=1))]
 pub fn sweep(
     py: Python<'_>,
     file: PathBuf,
     out: Option<PathBuf>,
     jobs: usize,
     quiet: bool,
+    threads: u32,
 ) -> PyResult<ArrowTable> {
     let mut sweep = Sweep::load(&file).map_err(py_err)?;
+    sweep.threads = threads.max(1);
     repsim_experiment::sweep::check_points(&sweep, None).map_err(py_err)?;
     let out = out.unwrap_or_else(|| sweep.out.clone());
     let jobs = repsim_experiment::run::jobs_or_every_core(jobs);
@@ -71,10 +74,10 @@ pub fn figure_ids() -> Vec<(String, String, String)> {
 }
 
 /// Runs paper figure `id` at `scale` (`small` or `paper`) into `out` (default
-/// `results/figures/<id>/<scale>`) with `jobs` simulations at once (0: every core), keeping
-/// finished points as `repsim figure` does.
+/// `results/figures/<id>/<scale>`) on `jobs` cores (0: every core), each simulation on
+/// `threads` threads, keeping finished points as `repsim figure` does.
 #[pyfunction]
-#[pyo3(signature = (id, scale="small", out=None, jobs=0, quiet=true))]
+#[pyo3(signature = (id, scale="small", out=None, jobs=0, quiet=true, threads=1))]
 pub fn figure(
     py: Python<'_>,
     id: &str,
@@ -82,6 +85,7 @@ pub fn figure(
     out: Option<PathBuf>,
     jobs: usize,
     quiet: bool,
+    threads: u32,
 ) -> PyResult<FigureOutcome> {
     let Some(fig) = FIGURES.iter().find(|f| f.id == id) else {
         let ids: Vec<&str> = FIGURES.iter().map(|f| f.id).collect();
@@ -96,7 +100,16 @@ pub fn figure(
     let out = out.unwrap_or_else(|| default_out(id, scale));
     let jobs = repsim_experiment::run::jobs_or_every_core(jobs);
     let result = run_interruptible(py, |cancel| {
-        run_figure(fig, scale, &out, jobs, Reuse::Resume, quiet, Some(cancel))
+        run_figure(
+            fig,
+            scale,
+            &out,
+            jobs,
+            threads,
+            Reuse::Resume,
+            quiet,
+            Some(cancel),
+        )
     })?
     .map_err(py_err)?;
     let mut plots = Vec::new();

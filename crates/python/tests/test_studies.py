@@ -42,6 +42,15 @@ def test_sweep_has_the_commands_points_and_rows(tmp_path, cli):
     assert [m.stat().st_mtime_ns for m in markers] == written
 
 
+def test_a_sweep_on_threads_gives_the_rows_of_one_thread(tmp_path):
+    axes = {"seed": [1, 2]}
+    one = repsim.sweep(MICRO, axes, lb="reps", out=tmp_path / "one", jobs=2)
+    two = repsim.sweep(MICRO, axes, lb="reps", out=tmp_path / "two", jobs=2, threads=2)
+    same = [c for c in one.columns if "wall" not in c]
+    assert one.height == 2
+    assert one.select(same).equals(two.select(same))
+
+
 def test_sweep_of_a_scenario_given_as_text(tmp_path):
     text = repsim.load(MICRO, set={"lb": ["reps"]}).to_toml()
     frame = repsim.sweep(text, {"transport.evs_size": [16]}, out=tmp_path)

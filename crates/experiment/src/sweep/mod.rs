@@ -35,6 +35,9 @@ pub struct SweepRequest {
     pub jobs: Option<usize>,
     /// Run only this point (0-based; what a Slurm array task does); no sweep.csv is written.
     pub point: Option<usize>,
+    /// Threads each simulation runs on (0 or 1: one); `jobs` counts cores, so `jobs /
+    /// threads` points run at once.
+    pub threads: u32,
     /// Instead of running, write a cluster job.
     pub emit: Option<Emit>,
     /// Print nothing but errors.
@@ -52,7 +55,8 @@ crate::named_values!(Emit, "job format", { Slurm => "slurm" });
 
 /// `repsim sweep`.
 pub fn sweep(args: &SweepRequest) -> Result<()> {
-    let sweep = Sweep::load(&args.file)?;
+    let mut sweep = Sweep::load(&args.file)?;
+    sweep.threads = args.threads.max(1);
     // A Slurm array task checks only its own point; everything else checks every point.
     check_points(&sweep, args.point)?;
     let out = args.out.clone().unwrap_or_else(|| sweep.out.clone());
@@ -125,8 +129,19 @@ pub fn run_sweeps(sweeps: &[(&Sweep, &Path)], jobs: usize, quiet: bool) -> Resul
             unfinished += 1;
         }
     }
-    let threads = jobs.clamp(1, unfinished.max(1));
-    let per_point = (jobs / threads).max(1);
+    // `jobs` counts cores: a simulation on several threads takes that many of them, and its
+    // point's load balancers then run one after another.
+    let per_simulation = sweeps
+        .iter()
+        .map(|(s, _)| s.threads.max(1) as usize)
+        .max()
+        .unwrap_or(1);
+    let threads = (jobs / per_simulation).clamp(1, unfinished.max(1));
+    let per_point = if per_simulation > 1 {
+        1
+    } else {
+        (jobs / threads).max(1)
+    };
     // One sweep counts points; several count runs (a point of one of them).
     let unit = if sweeps.len() > 1 { "runs" } else { "points" };
     let next = AtomicUsize::new(0);
@@ -188,8 +203,13 @@ pub fn run_sweeps(sweeps: &[(&Sweep, &Path)], jobs: usize, quiet: bool) -> Resul
     }
     if !quiet {
         eprintln!(
-            "{total} {unit} in {:.1} s on {threads} threads",
-            started.elapsed().as_secs_f64()
+            "{total} {unit} in {:.1} s, {threads} at a time{}",
+            started.elapsed().as_secs_f64(),
+            if per_simulation > 1 {
+                format!(", each simulation on {per_simulation} threads")
+            } else {
+                String::new()
+            }
         );
     }
     sweeps
@@ -300,7 +320,7 @@ pub fn run_point(sweep: &Sweep, p: &Point, out: &Path, jobs: usize) -> Result<bo
             quiet: true,
             header: false,
             progress: false,
-            threads: 1,
+            threads: sweep.threads.max(1),
         },
     })?;
     Ok(true)

@@ -97,6 +97,10 @@ pub struct Sweep {
     /// after it is set and running points stop as `--max-wall` stops them.
     #[serde(skip)]
     pub cancel: Option<Arc<AtomicBool>>,
+    /// Set from outside (`--threads`): the threads each simulation runs on (0 or 1: one).
+    /// A point's simulations then run one after another, each on all of them.
+    #[serde(skip)]
+    pub threads: u32,
 }
 
 /// A value as `--set` would take it (TOML text; strings quoted).
@@ -190,6 +194,7 @@ impl Sweep {
             points,
             out,
             cancel: None,
+            threads: 1,
         })
     }
 

@@ -454,6 +454,7 @@ def sweep(
     out: Optional[PathLike] = None,
     name: Optional[str] = None,
     quiet: bool = True,
+    threads: int = 1,
 ) -> pl.DataFrame:
     """Run ``base`` over every point of ``axes`` and return ``sweep.csv`` as one data frame.
 
@@ -464,7 +465,8 @@ def sweep(
     ``out``: ``results/sweeps/<name>``, ``name`` default ``<scenario>-sweep``); each point runs
     into ``<out>/points/``, finished points are kept and skipped when run again, as the command
     does. A scenario given as text is written beside it as ``base-<hash>.toml``. ``jobs``
-    points run at once (0: every core).
+    points run at once (0: every core); with ``threads`` above 1 each simulation runs on that
+    many threads (the same rows) and ``jobs`` counts cores.
 
     For sweeps bigger than one machine, run the points on a cluster: see
     ``examples/python/ray_sweep.py`` (Ray) or ``repsim sweep --emit slurm``.
@@ -512,7 +514,7 @@ def sweep(
             lines.append(f"labels = {_toml_value([str(x) for x in labels])}")
     file = out_dir / "sweep.toml"
     file.write_text("\n".join(lines) + "\n")
-    table = _repsim.sweep(os.fspath(file), out=os.fspath(out_dir), jobs=jobs, quiet=quiet)
+    table = _repsim.sweep(os.fspath(file), out=os.fspath(out_dir), jobs=jobs, quiet=quiet, threads=threads)
     return _frame(table)
 
 
@@ -556,12 +558,13 @@ class Figure:
         return f"Figure({self.id!r}, {len(self.plots)} plots, page={str(self.page)!r})"
 
 
-def figure(id: str, scale: str = "small", out: Optional[PathLike] = None, jobs: int = 0, quiet: bool = True) -> Figure:
+def figure(id: str, scale: str = "small", out: Optional[PathLike] = None, jobs: int = 0, quiet: bool = True, threads: int = 1) -> Figure:
     """Rerun paper figure ``id`` (``repsim.figures()`` lists them) at ``scale`` (``"small"``:
     reduced, about a minute on 2 cores; ``"paper"``: the paper's scale) as ``repsim figure``
     does, into ``out`` (default ``results/figures/<id>/<scale>``); finished points are kept.
+    ``threads`` above 1 runs each simulation on that many threads, ``jobs`` then counting cores.
     Returns a :class:`Figure` (``data, plots = repsim.figure("reps-fig4")``)."""
-    native = _repsim.figure(id, scale=scale, out=None if out is None else os.fspath(out), jobs=jobs, quiet=quiet)
+    native = _repsim.figure(id, scale=scale, out=None if out is None else os.fspath(out), jobs=jobs, quiet=quiet, threads=threads)
     return Figure(native)
 
 

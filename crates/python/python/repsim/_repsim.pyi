@@ -106,7 +106,7 @@ class Simulation:
     def summary(self) -> ArrowTable: ...
     def rejected_flows(self) -> List[str]: ...
 
-def sweep(file: str, out: Optional[str] = None, jobs: int = 0, quiet: bool = True) -> ArrowTable:
+def sweep(file: str, out: Optional[str] = None, jobs: int = 0, quiet: bool = True, threads: int = 1) -> ArrowTable:
     """Run a sweep file as ``repsim sweep`` does; return sweep.csv as a table."""
 
 class FigureOutcome:
@@ -119,7 +119,7 @@ class FigureOutcome:
     data: List[Tuple[str, ArrowTable]]
     result_json: str
 
-def figure(id: str, scale: str = "small", out: Optional[str] = None, jobs: int = 0, quiet: bool = True) -> FigureOutcome:
+def figure(id: str, scale: str = "small", out: Optional[str] = None, jobs: int = 0, quiet: bool = True, threads: int = 1) -> FigureOutcome:
     """Run a paper figure as ``repsim figure`` does."""
 
 def figure_ids() -> List[Tuple[str, str, str]]:
