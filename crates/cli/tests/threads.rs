@@ -58,20 +58,39 @@ const SPLIT: &[(&str, &[&str], &[&str])] = &[
     ("evs-sweep-128", &["end=200us"], &[]),
     ("reps-micro-asymmetric", &[], &[]),
     ("incast-with-background", &["end=200us"], &[]),
-    // Elephant counting per link is on in this one.
-    ("ring-2gb-elephants", &["end=200us"], &[]),
+    // Elephants counted per link (each partition counts the links into its nodes).
+    (
+        "ring-2gb-elephants",
+        &[
+            "end=200us",
+            "metrics.elephants={ every = \"20us\", min_size = \"1MB\" }",
+        ],
+        &[],
+    ),
     ("permutation-128", &["end=200us"], &[]),
+    // Faults: a failed cable's timeline and reconvergence run in every partition; flows on it
+    // are given up (three at one instant, listed in one thread's order).
+    ("failures-one-cable-32", &[], &[]),
+    // Links going down one after another while flows run.
+    ("failures-incremental", &["end=900us"], &[]),
     // Collectives: each step's flows wait for the previous step's, and hear of it one
     // crossing of the fabric later, from another partition or their own.
     ("allreduce-ring-128", &["end=300us"], &[]),
     ("allreduce-butterfly-128", &["end=300us"], &["reps"]),
     ("alltoall-128", &["end=300us"], &["ecmp"]),
-    // Lossless (PFC) on a Dragonfly, with the reorder metrics.
-    // LetFlow at every switch over the LAPS candidates, and ConWeave, on a Dragonfly.
+    // Lossless (PFC) on a Dragonfly, with the reorder metrics; LetFlow at every switch over
+    // the LAPS candidates, ConWeave, and LAPS's source routes and path probes.
     (
         "laps-dragonfly-hdp",
         &["end=300us"],
-        &["ecmp", "plb", "letflow", "conweave"],
+        &["ecmp", "plb", "letflow", "conweave", "laps"],
+    ),
+    ("laps-rail-dm", &["end=300us"], &["laps"]),
+    // LAPS paced as the paper's text describes, with random loss at every port.
+    (
+        "laps-llm-incast",
+        &["end=300us", "loss.probability=0.01"],
+        &["laps-paper-text"],
     ),
 ];
 
@@ -84,18 +103,17 @@ const REFUSED: &[(&str, &[&str], &str, &str)] = &[
         "conga",
         "feedback = \"global\" writes the source ToR's table",
     ),
-    ("reps-micro-failures", &[], "reps", "faults"),
+    (
+        "reps-micro-failures",
+        &[],
+        "reps",
+        "a congestion control switched on at a set time",
+    ),
     (
         "permutation-128",
         &["workload.file=../data/htsim/connection_matrices/alltoall8_n128.cm"],
         "reps",
         "triggers",
-    ),
-    (
-        "laps-rail-dm",
-        &[],
-        "laps",
-        "source-routed load balancer laps",
     ),
 ];
 

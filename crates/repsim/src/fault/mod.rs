@@ -27,7 +27,7 @@ pub use expand::{
     build_plan, cable_candidates, push_effect, push_flap, reverse, switch_ports, Candidates,
     Effect, FaultError, FaultSection, RoutingTimes, Timing,
 };
-pub use state::{FaultState, FaultStats, Verdict};
+pub use state::{FaultState, FaultStats, GaveUp, Verdict};
 
 use crate::engine::Time;
 

@@ -23,6 +23,25 @@ pub struct FaultStats {
     pub reconvergences: u64,
 }
 
+/// A flow given up because it heard nothing for the give-up delay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GaveUp {
+    /// The key of the event that gave it up (0 on one thread): partitions' lists merge by it.
+    pub key: u128,
+    /// The flow's index.
+    pub flow: u32,
+    /// Its id, source and destination host.
+    pub id_src_dst: (u64, u32, u32),
+    /// Whether no path between its hosts was left (else some path existed).
+    pub no_path: bool,
+    /// How long it had heard no ACK or NACK.
+    pub silent_for: Time,
+    /// Its retransmission timeouts by then.
+    pub timeouts: u64,
+    /// When it was given up.
+    pub at: Time,
+}
+
 /// What a failed element does to one packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -62,10 +81,11 @@ pub struct FaultState {
     pub snapshots: Vec<(Time, Option<Vec<bool>>)>,
     /// Per flow: (ACK+NACK count at the last check, time it last changed).
     pub progress: Vec<(u64, Time)>,
-    /// Per flow: the switch (node) where its last packet found no route.
-    pub no_route_at: Vec<u32>,
-    /// Flows given up: (no path left, message).
-    pub gave_up: Vec<(bool, String)>,
+    /// Per flow: the key of the event in which its last packet found no route (0 on one
+    /// thread, where the last one written is the last) and the switch (node) where.
+    pub no_route_at: Vec<(u128, u32)>,
+    /// Flows given up, in the order they were.
+    pub gave_up: Vec<GaveUp>,
     /// Counters.
     pub stats: FaultStats,
 }

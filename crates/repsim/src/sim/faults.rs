@@ -8,13 +8,14 @@ use super::observer::{DropCause, PacketDrop};
 use super::{Flow, Phase, Simulation};
 use crate::engine::time::to_us;
 use crate::engine::{Handle, Time};
-use crate::fault::{ActionKind, FaultPlan, FaultState, FaultStats, Verdict};
+use crate::fault::{ActionKind, FaultPlan, FaultState, FaultStats, GaveUp, Verdict};
 use crate::net::forwarding;
 use crate::net::lane::Queued;
 use crate::net::packet::flags;
 use crate::net::port::QueueBytes;
 use crate::net::world::{Owner, Timer, World};
 use crate::net::Kind;
+use crate::net::Topology;
 
 fn fault_timer(owner: Owner, id: u32) -> Timer {
     Timer {
@@ -80,14 +81,67 @@ impl Faults {
         self.state.stats
     }
 
-    /// The messages of the flows given up with no path left (`unreachable`) or with one.
-    fn gave_up_messages(&self, unreachable: bool) -> Vec<String> {
+    /// The messages of the flows given up with no path left (`unreachable`) or with one, in
+    /// the order they were given up.
+    fn gave_up_messages(&self, unreachable: bool, topo: &Topology) -> Vec<String> {
         self.state
             .gave_up
             .iter()
-            .filter(|(no_path, _)| *no_path == unreachable)
-            .map(|(_, msg)| msg.clone())
+            .filter(|g| g.no_path == unreachable)
+            .map(|g| self.gave_up_message(g, topo))
             .collect()
+    }
+
+    /// Why a flow was given up, in words.
+    fn gave_up_message(&self, g: &GaveUp, topo: &Topology) -> String {
+        let (id, src, dst) = g.id_src_dst;
+        let no_route = self.state.no_route_at.get(g.flow as usize);
+        let why = match no_route.map(|&(_, node)| node).filter(|&n| n != u32::MAX) {
+            Some(node) => format!(
+                "its packets found no route at {} (reconvergence removed every path)",
+                topo.node_name(node)
+            ),
+            None if !g.no_path => "paths exist but every one it used is failed".to_string(),
+            None => "every path between the two hosts is failed".to_string(),
+        };
+        let what = if g.no_path {
+            "destination unreachable"
+        } else {
+            "stalled"
+        };
+        format!(
+            "flow {} (host {} -> host {}): {what}: no ACK or NACK for {:.1} us ({} timeouts); {why}; \
+             given up at t = {:.1} us",
+            id,
+            src,
+            dst,
+            to_us(g.silent_for),
+            g.timeouts,
+            to_us(g.at)
+        )
+    }
+
+    /// Takes in what another partition of the same run counted and recorded (see
+    /// [`super::shard`]): the packets it judged, the switches where its packets found no
+    /// route and the flows it gave up; the actions and reconvergences every partition applies
+    /// alike are counted once.
+    pub(super) fn absorb(&mut self, other: &Faults) {
+        let (s, o) = (&mut self.state.stats, &other.state.stats);
+        s.data_dropped += o.data_dropped;
+        s.data_trimmed += o.data_trimmed;
+        s.control_dropped += o.control_dropped;
+        s.no_route += o.no_route;
+        let mine = &mut self.state.no_route_at;
+        if mine.len() < other.state.no_route_at.len() {
+            mine.resize(other.state.no_route_at.len(), (0, u32::MAX));
+        }
+        for (entry, &theirs) in mine.iter_mut().zip(&other.state.no_route_at) {
+            if theirs.1 != u32::MAX && (entry.1 == u32::MAX || theirs.0 > entry.0) {
+                *entry = theirs;
+            }
+        }
+        self.state.gave_up.extend_from_slice(&other.state.gave_up);
+        self.state.gave_up.sort_by_key(|g| g.key);
     }
 
     /// Packet `q` is put on the wire of `port`: false when a fault discards it (the caller
@@ -141,15 +195,15 @@ impl Faults {
         }
     }
 
-    /// Flow `flow`'s packet found no route at switch node `node`.
-    fn note_no_route(&mut self, flow: u32, node: u32) {
+    /// Flow `flow`'s packet found no route at switch node `node`, in the event of key `key`.
+    fn note_no_route(&mut self, flow: u32, node: u32, key: u128) {
         let fs = &mut self.state;
         let f = flow as usize;
         fs.stats.no_route += 1;
         if fs.no_route_at.len() <= f {
-            fs.no_route_at.resize(f + 1, u32::MAX);
+            fs.no_route_at.resize(f + 1, (0, u32::MAX));
         }
-        fs.no_route_at[f] = node;
+        fs.no_route_at[f] = (key, node);
     }
 
     /// The plan's action `i` is due: a rate change (switch ports also rescale their buffer),
@@ -212,10 +266,10 @@ impl Faults {
         fs.stats.reconvergences += 1;
     }
 
-    /// At a retransmission timeout of `flow` (index `f`): true when it has heard no ACK or
-    /// NACK for the plan's give-up delay, and is then recorded as given up with a message
-    /// saying whether any path was left and why.
-    fn silent_too_long(&mut self, world: &World, f: u32, flow: &Flow) -> bool {
+    /// At a retransmission timeout of `flow` (index `f`), in the event of key `key`: true when
+    /// it has heard no ACK or NACK for the plan's give-up delay, and is then recorded as given
+    /// up, with whether any path was left.
+    fn silent_too_long(&mut self, world: &World, f: u32, flow: &Flow, key: u128) -> bool {
         let now = world.now;
         let fs = &mut self.state;
         let fi = f as usize;
@@ -250,30 +304,15 @@ impl Faults {
                 let (se, de) = (t.edge_index[st as usize], t.edge_index[dt as usize]);
                 r[de as usize][st as usize] && r[se as usize][dt as usize]
             });
-        let why = match fs.no_route_at.get(fi).copied().filter(|&n| n != u32::MAX) {
-            Some(node) => format!(
-                "its packets found no route at {} (reconvergence removed every path)",
-                t.node_name(node)
-            ),
-            None if path_exists => "paths exist but every one it used is failed".to_string(),
-            None => "every path between the two hosts is failed".to_string(),
-        };
-        let what = if path_exists {
-            "stalled"
-        } else {
-            "destination unreachable"
-        };
-        let msg = format!(
-            "flow {} (host {} -> host {}): {what}: no ACK or NACK for {:.1} us ({} timeouts); {why}; \
-             given up at t = {:.1} us",
-            flow.spec.id,
-            flow.spec.src,
-            flow.spec.dst,
-            to_us(silent_for),
-            flow.stats.timeouts,
-            to_us(now)
-        );
-        fs.gave_up.push((!path_exists, msg));
+        fs.gave_up.push(GaveUp {
+            key,
+            flow: f,
+            id_src_dst: (flow.spec.id, flow.spec.src, flow.spec.dst),
+            no_path: !path_exists,
+            silent_for,
+            timeouts: flow.stats.timeouts,
+            at: now,
+        });
         true
     }
 }
@@ -289,7 +328,7 @@ impl Simulation {
     pub fn unreachable_flows(&self) -> Vec<String> {
         self.faults
             .as_ref()
-            .map_or_else(Vec::new, |f| f.gave_up_messages(true))
+            .map_or_else(Vec::new, |f| f.gave_up_messages(true, &self.world.topo))
     }
 
     /// One message per flow given up although a path existed (its load balancer kept choosing
@@ -297,7 +336,7 @@ impl Simulation {
     pub fn stalled_flows(&self) -> Vec<String> {
         self.faults
             .as_ref()
-            .map_or_else(Vec::new, |f| f.gave_up_messages(false))
+            .map_or_else(Vec::new, |f| f.gave_up_messages(false, &self.world.topo))
     }
 
     /// Whether a port (link id) is down now.
@@ -337,38 +376,46 @@ impl Simulation {
         let pkt = self.world.pkts.get(h);
         let (flow, port) = (pkt.flow, pkt.ingress);
         self.observe_drop(h, port, DropCause::NoRoute);
+        let key = self.shard.as_deref().map_or(0, |s| s.current_key);
         if let Some(fs) = self.faults.as_mut() {
-            fs.note_no_route(flow, node);
+            fs.note_no_route(flow, node, key);
         }
         self.world.lose(h);
     }
 
     /// Called on a retransmission timeout of flow `f`: gives it up (true) when the fault part
     /// judges it silent for too long; it then leaves its host's ready list and frees its
-    /// endpoints.
+    /// sender, and its receiver hears of it one crossing of the fabric later, as of a finish
+    /// ([`Self::on_sender_finished`]).
     pub(super) fn fault_gave_up(&mut self, f: u32) -> bool {
         let fi = f as usize;
+        let key = self.shard.as_deref().map_or(0, |s| s.current_key);
         let Some(fs) = self.faults.as_mut() else {
             return false;
         };
-        if !fs.silent_too_long(&self.world, f, &self.flows[fi]) {
+        if !fs.silent_too_long(&self.world, f, &self.flows[fi], key) {
             return false;
         }
-        self.endpoint_bytes_released += super::memory::endpoint_bytes(&self.flows[fi]);
+        self.endpoint_bytes_released += super::memory::sender_bytes(&self.flows[fi]);
         let flow = &mut self.flows[fi];
         flow.phase = Phase::GaveUp;
-        let src = flow.spec.src as usize;
+        let (src, dst) = (flow.spec.src, flow.spec.dst);
         if flow.in_ready_list {
             flow.in_ready_list = false;
-            self.hosts[src].ready.retain(|&x| x != f);
+            self.hosts[src as usize].ready.retain(|&x| x != f);
         }
         if let Some(s) = flow.sender.as_mut() {
             s.stop();
             s.release();
         }
-        if let Some(r) = flow.receiver.as_mut() {
-            r.release();
-        }
+        let notice = Timer {
+            owner: Owner::Receiver,
+            kind: 0,
+            gen: 0,
+            id: f,
+        };
+        let at = self.world.now + self.one_way_latency(src, dst);
+        self.set_timer_at(dst, at, notice);
         true
     }
 }

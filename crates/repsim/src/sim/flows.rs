@@ -146,6 +146,15 @@ impl Simulation {
             }
         }
         let base_rtt = self.base_rtt(spec.src, spec.dst);
+        // Source routes are interned as flows are added, in the same order in every
+        // partition of a run split over threads, so that a route id in a packet names the
+        // same path everywhere (not as flows start, which each partition sees only for its
+        // own hosts).
+        let class = &self.classes[spec.class as usize];
+        let wanted = class.lb.as_ref().unwrap_or(&self.cfg.lb).routes_wanted();
+        if wanted > 0 {
+            self.routes_between(spec.src, spec.dst, wanted);
+        }
         self.flows.push(Flow {
             base_rtt,
             rto: self.connections.rto,

@@ -175,9 +175,13 @@ impl Simulation {
     /// packet it goes with (in the host's priority lane; in the data lane at switches, so that
     /// it measures queueing).
     fn send_probe(&mut self, f: u32, path: crate::lb::PathChoice, now: Time) {
-        let header = self.transport.header;
         let flow = &self.flows[f as usize];
-        let extra = flow.receiver.as_deref().map_or(0, |r| r.extra_header());
+        // The sender's own header size (a source route's included): the receiver, on
+        // another host, is not the sender's to read.
+        let header = flow
+            .sender
+            .as_deref()
+            .map_or(self.transport.header, |s| s.header());
         let h = self.world.pkts.alloc(Packet {
             flow: f,
             src: flow.spec.src,
@@ -186,7 +190,7 @@ impl Simulation {
             ev: path.ev,
             route: path.route,
             flags: flow.packet_flags,
-            ..Packet::blank(Kind::Probe, header + extra + 1)
+            ..Packet::blank(Kind::Probe, header + 1)
         });
         self.books.on_sent(Kind::Probe);
         // Called while the NIC is taking the data packet (not yet on the wire): no kick, the

@@ -61,9 +61,6 @@ impl Simulation {
         if self.credit.is_some() {
             no("credit-paced (receiver-driven) traffic");
         }
-        if self.faults.is_some() {
-            no("faults");
-        }
         if !self.triggers.is_empty() {
             no("triggers (a connection matrix's shared trigger state)");
         }
@@ -72,13 +69,6 @@ impl Simulation {
         }
         if self.timed_switch_from != crate::engine::Time::MAX {
             no("a congestion control switched on at a set time");
-        }
-        let lbs =
-            std::iter::once(&self.cfg.lb).chain(self.classes.iter().filter_map(|c| c.lb.as_ref()));
-        for lb in lbs {
-            if lb.routes_wanted() > 0 {
-                no(&format!("source-routed load balancer {}", lb.name()));
-            }
         }
         why
     }
@@ -279,6 +269,15 @@ impl Simulation {
             }
         }
         fold_scheme_outputs(first, rest);
+        if let Some(faults) = first.faults.as_deref_mut() {
+            for part in rest.iter() {
+                faults.absorb(
+                    part.faults
+                        .as_deref()
+                        .expect("every partition has the faults"),
+                );
+            }
+        }
         if let Some(counter) = first.fabric.elephants.as_deref_mut() {
             for part in rest.iter() {
                 counter.absorb(

@@ -169,6 +169,11 @@ impl Sender {
         self.in_flight
     }
 
+    /// Header bytes of each of its packets (a source route's included).
+    pub fn header(&self) -> u32 {
+        self.sizes.header
+    }
+
     /// Number of PSNs handed out so far (data packets sent once plus RTS packets).
     #[inline]
     pub fn psns(&self) -> u32 {
