@@ -71,6 +71,8 @@ const SPLIT: &[(&str, &[&str], &[&str])] = &[
     // Faults: a failed cable's timeline and reconvergence run in every partition; flows on it
     // are given up (three at one instant, listed in one thread's order).
     ("failures-one-cable-32", &[], &[]),
+    // Timed outages with REPS freezing, and MPRDMA's fast increase switched on at 650 us.
+    ("reps-micro-failures", &[], &[]),
     // Links going down one after another while flows run.
     ("failures-incremental", &["end=900us"], &[]),
     // Collectives: each step's flows wait for the previous step's, and hear of it one
@@ -102,12 +104,6 @@ const REFUSED: &[(&str, &[&str], &str, &str)] = &[
         &[],
         "conga",
         "feedback = \"global\" writes the source ToR's table",
-    ),
-    (
-        "reps-micro-failures",
-        &[],
-        "reps",
-        "a congestion control switched on at a set time",
     ),
     (
         "permutation-128",

@@ -26,7 +26,7 @@ fn max_fct(sim: &Simulation) -> u64 {
 }
 
 #[test]
-fn fast_increase_switches_on_after_the_configured_time_and_not_before() {
+fn fast_increase_switches_on_at_the_configured_time_and_not_before() {
     let scn = common::load("reps-micro-failures.toml");
     for lb in ["reps", "ops"] {
         let mut with = simulation(&scn, lb, |c| {
@@ -38,9 +38,9 @@ fn fast_increase_switches_on_after_the_configured_time_and_not_before() {
             };
             m.fast_increase_after = None;
         });
-        // Up to 650 us (inclusive) the two runs are the same run.
-        with.run_until(650 * US);
-        without.run_until(650 * US);
+        // Before 650 us the two runs are the same run.
+        with.run_until(650 * US - 1);
+        without.run_until(650 * US - 1);
         assert!(
             !with.timed_switch_turned_on(),
             "{lb}: switched on too early"
@@ -50,11 +50,11 @@ fn fast_increase_switches_on_after_the_configured_time_and_not_before() {
             without.counters(),
             "{lb}: diverged before 650 us"
         );
-        // The first switch-queue arrival after 650 us switches it on for every sender.
-        with.run_until(651 * US);
+        // At 650 us it switches on for every sender.
+        with.run_until(650 * US);
         assert!(
             with.timed_switch_turned_on(),
-            "{lb}: not switched on by 651 us"
+            "{lb}: not switched on at 650 us"
         );
         assert!(!without.timed_switch_turned_on());
         with.run_until_idle();

@@ -147,8 +147,8 @@ pub trait CcScheme: AsAny + fmt::Debug + Send + Sync {
     fn validate(&self, ctx: &RunContext) -> Result<(), ConfigError>;
     /// A controller for one connection.
     fn build(&self, p: &CcParams) -> Box<dyn CongestionControl>;
-    /// When the algorithm's timed switch turns on for every connection of the run (at the
-    /// first switch enqueue after this time: running controllers hear
+    /// When the algorithm's timed switch turns on for every connection of the run (at this
+    /// time: running controllers hear
     /// [`CongestionControl::on_timed_switch`], later ones are built with
     /// [`CcParams::timed_switch_on`]), if the algorithm declares one.
     fn timed_switch_at(&self) -> Option<Time> {

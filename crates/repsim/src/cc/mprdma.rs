@@ -23,8 +23,10 @@
 //! The window starts at `initial_cwnd` (default: the maximum) and never exceeds
 //! `max_cwnd_bdp` bandwidth-delay products of the connection's path (default 1.5, as the
 //! reference). `fast_increase_after` is the reference's timed switch of its Fig. 7 scenario:
-//! every sender, running or later, gets fast increase from the first switch-queue arrival after
-//! that time.
+//! every sender, running or later, gets fast increase from that time. The reference turns it
+//! on at the first switch-queue arrival after the time, anywhere in the network, which no host
+//! could know of; here it turns on at the time itself (in the Fig. 7 scenario the FCTs do not
+//! move; see docs/fidelity.md).
 use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CcParams, CcScheme, CongestionControl};

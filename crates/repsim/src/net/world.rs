@@ -38,9 +38,11 @@ pub enum Owner {
     /// A flow that waits for others hears that one of them finished (`id` = the waiting
     /// flow's index).
     Dependency,
+    /// The congestion control's timed switch turns on for every connection.
+    CcSwitch,
 }
 
-const OWNERS: [Owner; 10] = [
+const OWNERS: [Owner; 11] = [
     Owner::Connection,
     Owner::FlowStart,
     Owner::Fault,
@@ -51,6 +53,7 @@ const OWNERS: [Owner; 10] = [
     Owner::Pfc,
     Owner::Receiver,
     Owner::Dependency,
+    Owner::CcSwitch,
 ];
 
 /// A timer: who owns it and which of its timers it is. `gen` lets the owner ignore timers it

@@ -152,7 +152,8 @@ impl Simulation {
     /// flow's sending host, a receiver's notice at the receiving host, a pull pacer's at its
     /// host, a PFC pause's expiry at the paused port's node and a pause refresh at the pausing
     /// node, a switch scheme's at the switch that set it (schemes set timers only while a
-    /// switch runs them); faults, reconvergence and workload sources at the control entity.
+    /// switch runs them); faults, reconvergence, workload sources and the congestion
+    /// control's timed switch at the control entity.
     fn timer_entity(&self, timer: Timer, order: u64) -> u32 {
         match timer.owner {
             Owner::Switch => EventOrder::entity_of(order),
@@ -164,7 +165,9 @@ impl Simulation {
                 self.world.port_from[timer.id as usize]
             }
             Owner::Pfc => self.world.port_to[timer.id as usize],
-            Owner::Fault | Owner::Reroute | Owner::Source => self.world.control_entity(),
+            Owner::Fault | Owner::Reroute | Owner::Source | Owner::CcSwitch => {
+                self.world.control_entity()
+            }
         }
     }
 
@@ -188,6 +191,7 @@ impl Simulation {
             Owner::Pfc => self.on_pfc_timer(timer),
             Owner::Receiver => self.on_sender_finished(timer.id),
             Owner::Dependency => self.release_dependency(timer.id),
+            Owner::CcSwitch => self.switch_on_timed_switch(),
         }
     }
 }

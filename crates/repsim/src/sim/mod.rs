@@ -288,10 +288,7 @@ pub struct Simulation {
     endpoint_bytes_released: usize,
     /// Flows offered by observers or sources that could not be added.
     rejected: Vec<String>,
-    /// The congestion control's timed switch turns on at the first switch-queue arrival after
-    /// this (MAX: never).
-    timed_switch_from: Time,
-    /// The congestion control's timed switch turned on at `timed_switch_from`.
+    /// The congestion control's timed switch has turned on.
     timed_switch_on: bool,
     /// Time of the latest event processed.
     last_event: Time,
@@ -472,7 +469,6 @@ impl Simulation {
             routes: BTreeMap::new(),
             endpoint_bytes_released: 0,
             rejected: Vec::new(),
-            timed_switch_from: cfg.cc.timed_switch_at().unwrap_or(Time::MAX),
             timed_switch_on: false,
             last_event: 0,
             credit: None,
@@ -517,6 +513,15 @@ impl Simulation {
             queue: sim.queue,
         };
         sim.faults = faults::Faults::install(faults, &mut sim.world, setup).map(Box::new);
+        if let Some(at) = sim.cfg.cc.timed_switch_at() {
+            let timer = crate::net::world::Timer {
+                owner: crate::net::world::Owner::CcSwitch,
+                kind: 0,
+                gen: 0,
+                id: 0,
+            };
+            sim.world.set_timer(at, timer);
+        }
         sim.arrival_hooks = sim.faults.is_some()
             || sim.fabric.random_loss.is_some()
             || sim.fabric.elephants.is_some();

@@ -216,9 +216,6 @@ impl Simulation {
     #[inline]
     pub(super) fn enqueue_switch(&mut self, port: u32, h: Handle) {
         let now = self.world.now;
-        if now > self.timed_switch_from {
-            self.switch_on_timed_switch();
-        }
         if let Some(c) = self.collector.as_deref_mut() {
             if !self.world.pkts.get(h).is_header() {
                 c.on_data_arrival(port, now, self.world.ports[port as usize].occupancy(now));
@@ -250,12 +247,13 @@ impl Simulation {
         self.world.pkts.free(h);
     }
 
-    /// The congestion control's timed switch ([`crate::cc::CcScheme::timed_switch_at`]): every
-    /// running sender hears of it and every later one is built with it on (the reference flips
-    /// one global flag at the first switch-queue arrival after the configured time).
+    /// The congestion control's timed switch ([`crate::cc::CcScheme::timed_switch_at`]) turns
+    /// on, at its time: every running sender hears of it and every later one is built with it
+    /// on. (The reference flips one global flag at the first switch-queue arrival after the
+    /// time, anywhere in the network: an instant no host could know of, and that a run split
+    /// over threads could not find; under load it is within a packet time of the time.)
     #[cold]
-    fn switch_on_timed_switch(&mut self) {
-        self.timed_switch_from = crate::engine::Time::MAX;
+    pub(super) fn switch_on_timed_switch(&mut self) {
         self.timed_switch_on = true;
         for flow in self.flows.iter_mut() {
             if let Some(s) = flow.sender.as_mut() {

@@ -67,9 +67,6 @@ impl Simulation {
         if self.observer.is_some() {
             no("an observer (it hears every partition's events, not one thread's order)");
         }
-        if self.timed_switch_from != crate::engine::Time::MAX {
-            no("a congestion control switched on at a set time");
-        }
         why
     }
 
