@@ -92,8 +92,12 @@ fn a_flow_waits_for_every_flow_it_depends_on_plus_its_delay() {
     let f = s.flows();
     assert!(f.iter().all(|f| f.phase == Phase::Done));
     assert_eq!(f[2].started_at, Some(5 * US), "its own start time");
-    let last = f[1].finish.unwrap().max(f[2].finish.unwrap());
-    assert_eq!(f[0].started_at, Some(last + 3 * US));
+    // It starts once its source (host 4) has heard of the later finish, one crossing of the
+    // fabric from that flow's source (4 links of 1 us in this tree), then waits its delay.
+    let (first, second) = (f[1].finish.unwrap(), f[2].finish.unwrap());
+    assert_ne!(first, second);
+    let last = first.max(second);
+    assert_eq!(f[0].started_at, Some(last + 4 * US + 3 * US));
 
     // A dependency on a flow that finished already counts as met.
     let mut late = FlowSpec::new(4, 4, 8, 4096, 0);
