@@ -88,6 +88,19 @@ const SPLIT: &[(&str, &[&str], &[&str])] = &[
         &["ecmp", "plb", "letflow", "conweave", "laps"],
     ),
     ("laps-rail-dm", &["end=300us"], &["laps"]),
+    // Reunion: sketches, marks and interval timers at every switch, notifications (their link
+    // lists as payload) from destination ToRs to source ToRs, acted on as they arrive or at
+    // the source's interval end.
+    (
+        "reunion-irn",
+        &[
+            "workload.size=4MB",
+            "end=300us",
+            "lb=[{ scheme = \"ecmp\", label = \"reunion\", switch = { scheme = \"reunion\", interval = \"20us\" } }, \
+             { scheme = \"ecmp\", label = \"reunion-end\", switch = { scheme = \"reunion\", interval = \"20us\", act_on = \"interval-end\" } }]",
+        ],
+        &[],
+    ),
     // LAPS paced as the paper's text describes, with random loss at every port.
     (
         "laps-llm-incast",
@@ -98,7 +111,6 @@ const SPLIT: &[(&str, &[&str], &[&str])] = &[
 
 /// (scenario, `--set` overrides, load balancer, what the refusal must name).
 const REFUSED: &[(&str, &[&str], &str, &str)] = &[
-    ("reunion-irn", &[], "reunion", "switch scheme reunion"),
     (
         "laps-dragonfly-hdp",
         &[],

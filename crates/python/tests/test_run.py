@@ -57,7 +57,7 @@ def test_threads_give_the_frames_of_one_thread():
             one.summary.drop("wall_s", strict=False)
         ), threads
     with pytest.raises(RuntimeError, match="cannot be split over threads yet"):
-        repsim.run("scenarios/reunion-irn.toml", lb="reunion", threads=2, set={"end": "50us"})
+        repsim.run("scenarios/laps-dragonfly-hdp.toml", lb="conga", threads=2, set={"end": "50us"})
 
 
 def test_frames_hold_what_the_files_hold(tmp_path):

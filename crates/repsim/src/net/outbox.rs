@@ -25,6 +25,9 @@ pub struct Parcel {
     /// Other events for the partition's nodes (a timer such as a receiver's notice that its
     /// sender finished), with their times and tie-breaks.
     pub events: Vec<(Time, u64, Event)>,
+    /// The words packets carry beyond their header ([`crate::net::world::World::payloads`]),
+    /// by the packet's index in `packets`.
+    pub payloads: Vec<(u32, Vec<u32>)>,
 }
 
 /// The packets a partition has sent to the others since the last exchange.
@@ -54,11 +57,22 @@ impl Outbox {
     }
 
     /// Puts packet `packet`, arriving at the far end of link `link` at `at` with tie-break
-    /// `order`, into the parcel for partition `to`.
+    /// `order`, into the parcel for partition `to`, with the words it carries if any.
     #[inline]
-    pub fn send(&mut self, to: u32, at: Time, order: u64, link: u32, mut packet: Packet) {
+    pub fn send(
+        &mut self,
+        to: u32,
+        at: Time,
+        order: u64,
+        link: u32,
+        mut packet: Packet,
+        words: Option<Vec<u32>>,
+    ) {
         packet.egress = link;
         let parcel = &mut self.sent[to as usize];
+        if let Some(words) = words {
+            parcel.payloads.push((parcel.packets.len() as u32, words));
+        }
         parcel.stamps.push((at, order));
         parcel.packets.push(packet);
     }

@@ -2,6 +2,8 @@
 //! table. It moves packets (serialisation, propagation, admission to queues) and holds timers;
 //! it knows no transport, load balancer or switch scheme. Components act on it through the
 //! simulation, which routes every event to its owner.
+use std::collections::BTreeMap;
+
 use crate::engine::{Arena, EventOrder, EventQueue, Handle, Time};
 use crate::net::lane::Queued;
 use crate::net::outbox::{Outbox, LOCAL};
@@ -228,6 +230,11 @@ pub struct World {
     /// Where packets for other partitions go, when this is one partition of a network split
     /// over threads (`None`: the whole network).
     pub(crate) outbox: Option<Box<Outbox>>,
+    /// The words a [`Kind::Notify`] packet carries beyond its header fields (a switch
+    /// scheme's message, such as the links a notification names), by packet handle. Rare
+    /// (scheme messages only), so a map; the words travel with the packet to another
+    /// partition.
+    pub(crate) payloads: BTreeMap<Handle, Vec<u32>>,
 }
 
 impl World {
@@ -334,7 +341,12 @@ impl World {
             if let Some(out) = self.outbox.as_deref_mut() {
                 let far = out.far[port as usize];
                 if far != LOCAL {
-                    out.send(far, at, order, port, *self.pkts.get(q.handle));
+                    let packet = *self.pkts.get(q.handle);
+                    let words = match packet.kind {
+                        Kind::Notify => self.payloads.remove(&q.handle),
+                        _ => None,
+                    };
+                    out.send(far, at, order, port, packet, words);
                     self.pkts.free(q.handle);
                     return ser;
                 }
@@ -346,14 +358,29 @@ impl World {
 
     /// Counts a packet lost anywhere (data or control) and frees it; true for data.
     pub fn lose(&mut self, h: Handle) -> bool {
-        let data = self.pkts.get(h).kind == Kind::Data;
+        let kind = self.pkts.get(h).kind;
+        let data = kind == Kind::Data;
         if data {
             self.counters.data_dropped += 1;
         } else {
             self.counters.control_dropped += 1;
         }
+        if kind == Kind::Notify {
+            self.payloads.remove(&h);
+        }
         self.pkts.free(h);
         data
+    }
+
+    /// Gives packet `h` (a [`Kind::Notify`]) the words `words` to carry.
+    pub fn attach_payload(&mut self, h: Handle, words: Vec<u32>) {
+        debug_assert_eq!(self.pkts.get(h).kind, Kind::Notify);
+        self.payloads.insert(h, words);
+    }
+
+    /// Takes the words packet `h` carries (none if it carries none).
+    pub fn take_payload(&mut self, h: Handle) -> Vec<u32> {
+        self.payloads.remove(&h).unwrap_or_default()
     }
 
     /// Data packets currently inside the network: waiting in a port's FIFOs, on a wire, or in

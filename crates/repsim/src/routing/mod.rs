@@ -202,6 +202,20 @@ impl<'a> SwitchCtx<'a> {
         self.actions.push(SchemeAction::Record { flow, event });
     }
 
+    /// Gives notification `h` (a [`crate::net::Kind::Notify`] the scheme originated) the words `words` to
+    /// carry beyond its header: what a real notification would hold in its payload (the
+    /// packet's size should count them). They travel with the packet, also to another
+    /// partition of a run split over threads.
+    pub fn attach_payload(&mut self, h: Handle, words: Vec<u32>) {
+        self.world.attach_payload(h, words);
+    }
+
+    /// Takes the words notification `h` carries (empty if none): for the scheme that
+    /// consumes it.
+    pub fn take_payload(&mut self, h: Handle) -> Vec<u32> {
+        self.world.take_payload(h)
+    }
+
     /// Makes a packet at `switch` (its `src` is set to the switch's node) and sends it on like
     /// any packet arriving there: by its route if it has one, else by the forwarding tables
     /// towards `dst` (a host or a switch). Returns its handle.
@@ -437,6 +451,7 @@ pub(crate) fn test_world(rates: &[u64], salt: u32) -> World {
         salts: vec![salt],
         counters: Counters::default(),
         outbox: None,
+        payloads: Default::default(),
     }
 }
 

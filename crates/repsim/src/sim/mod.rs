@@ -440,6 +440,7 @@ impl Simulation {
                 salts,
                 counters: Counters::default(),
                 outbox: None,
+                payloads: Default::default(),
             },
             hosts,
             port_hosts,

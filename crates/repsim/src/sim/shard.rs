@@ -141,11 +141,17 @@ impl Simulation {
     /// Takes in packets another partition sent here, leaving `parcel` empty: each arrives as
     /// it would have on one thread, at its time and with its tie-break.
     pub(super) fn take_in(&mut self, parcel: &mut Parcel) {
-        for (&(at, order), &packet) in parcel.stamps.iter().zip(&parcel.packets) {
+        let mut payloads = parcel.payloads.drain(..).peekable();
+        for (i, (&(at, order), &packet)) in parcel.stamps.iter().zip(&parcel.packets).enumerate() {
             let link = packet.egress;
             let h = self.world.pkts.alloc(packet);
+            if payloads.peek().is_some_and(|(at, _)| *at as usize == i) {
+                let (_, words) = payloads.next().expect("peeked");
+                self.world.payloads.insert(h, words);
+            }
             self.world.events.push(at, order, Event::arrive(h, link));
         }
+        drop(payloads);
         parcel.stamps.clear();
         parcel.packets.clear();
         for (at, order, event) in parcel.events.drain(..) {

@@ -258,6 +258,10 @@ impl Simulation {
             Ingress::Consume => {
                 self.books.on_arrived(self.world.pkts.get(h).kind);
                 self.world.counters.scheme_consumed += 1;
+                // Words the scheme left unread go with the packet.
+                if !self.world.payloads.is_empty() {
+                    self.world.payloads.remove(&h);
+                }
                 self.world.pkts.free(h);
             }
             Ingress::Drop => self.no_route(self.world.topo.switch_node(s), h),

@@ -71,10 +71,11 @@ impl ReunionConfig {
 }
 
 impl RoutingScheme for ReunionConfig {
-    /// One interval timer runs every switch's interval work, and notifications carry their
-    /// payload in the scheme's state rather than in the packet.
+    /// Each switch keeps its own sketch, tables, interval timer and random stream; ToRs
+    /// learn from each other only through marked packets and notifications (whose link list
+    /// travels as their payload).
     fn shared_between_switches(&self) -> Option<&'static str> {
-        Some("one interval timer ends every switch's interval, and notifications keep their payload outside the packet")
+        None
     }
 
     /// Every reroute is recorded with its reason.

@@ -1,6 +1,7 @@
-//! The end of an interval: the elephants-per-link samples, Algorithm 2 at every source ToR
-//! with notifications, Algorithm 1 at every destination ToR, then the per-interval resets.
-use super::{Reunion, NOTE_RING, TAGGED};
+//! The end of an interval at one switch: its elephants-per-link samples and, at a ToR,
+//! Algorithm 2 on the notifications it received, Algorithm 1 on the marks it collected, then
+//! the per-interval resets.
+use super::{Reunion, NEVER, TAGGED};
 use crate::lb::LbEvent;
 use crate::net::{Kind, Packet};
 use crate::routing::LinkSample;
@@ -12,44 +13,73 @@ pub const REASON_COLLISION: &str = "collision";
 const BLOCKED: u32 = u32::MAX;
 
 impl Reunion {
-    /// Everything that happens when interval `k` ends (now).
-    pub(super) fn end_interval(&mut self, ctx: &mut SwitchCtx, k: u64) {
+    /// Everything that happens at `switch` when interval `k` ends (now).
+    pub(super) fn end_interval(&mut self, ctx: &mut SwitchCtx, switch: u32, k: u64) {
         self.counts.intervals += 1;
         let now = ctx.now();
-        for &link in &self.fabric_links {
+        let topo = ctx.topology();
+        for &link in topo.out_of(topo.switch_node(switch)) {
             let pe = &self.ports[link as usize];
-            if pe.interval == k && pe.count > 0 {
-                self.samples.push(LinkSample {
+            if pe.interval == k && pe.count > 0 && topo.links[link as usize].to >= topo.hosts {
+                let sample = LinkSample {
                     time: now,
                     link,
                     elephants: pe.count as u32,
-                });
+                };
                 self.counts.max_elephants = self.counts.max_elephants.max(pe.count as u64);
+                // Other switches' samples of this instant may be in already.
+                let at = self
+                    .samples
+                    .iter()
+                    .rposition(|s| (s.time, s.link) < (now, link))
+                    .map_or(0, |i| i + 1);
+                self.samples.insert(at, sample);
             }
         }
-        for edge in 0..self.tors.len() {
-            if !self.tors[edge].pending.is_empty() {
-                self.reroute(ctx, edge, k);
-            }
+        let Some(edge) = self.edge_of(ctx, switch) else {
+            return;
+        };
+        self.catch_up(edge, k);
+        if !self.tors[edge].pending.is_empty() {
+            self.reroute(ctx, edge, k);
         }
-        for edge in 0..self.tors.len() {
-            self.notify(ctx, edge, k);
+        self.notify(ctx, edge, k);
+        self.close(edge, 1, k);
+    }
+
+    /// Applies at ToR `edge` the ends of the intervals before `k` it has not applied: it saw
+    /// nothing in them, so all they do is halve its sketch and prune its idle flows.
+    pub(super) fn catch_up(&mut self, edge: usize, k: u64) {
+        let ended = self.tors[edge].ended;
+        let Some(last) = k.checked_sub(1) else {
+            return;
+        };
+        if ended == NEVER {
+            // Nothing was ever counted here: there is nothing to halve or prune.
+            self.tors[edge].ended = last;
+        } else if ended < last {
+            let missed = (last - ended).min(u32::MAX as u64) as u32;
+            self.close(edge, missed, last);
         }
+    }
+
+    /// The resets at ToR `edge` after the end of `halvings` intervals, the last being `k`:
+    /// halve the sketch that many times, clear the interval's tables, prune idle flows.
+    fn close(&mut self, edge: usize, halvings: u32, k: u64) {
         let (floor, interval) = (self.elephant_bytes, self.interval);
-        for edge in 0..self.tors.len() {
-            let tor = &mut self.tors[edge];
-            tor.sketch.decay(floor);
-            tor.arrived.clear();
-            tor.bottlenecks.clear();
-            // Flows idle for a whole interval leave the source's list (they re-register).
-            let flows = &mut self.flows;
-            tor.flows.retain(|&f| {
-                let st = &mut flows[f as usize];
-                let keep = st.last / interval + 1 >= k;
-                st.registered = keep;
-                keep
-            });
-        }
+        let tor = &mut self.tors[edge];
+        tor.sketch.decay_by(halvings, floor);
+        tor.arrived.clear();
+        tor.bottlenecks.clear();
+        tor.ended = k;
+        // Flows idle for a whole interval leave the source's list (they re-register).
+        let flows = &mut self.flows;
+        tor.flows.retain(|&f| {
+            let st = &mut flows[f as usize];
+            let keep = st.last / interval + 1 >= k;
+            st.registered = keep;
+            keep
+        });
     }
 
     /// The scratch Link Table's count of `link`, remembered for [`Self::clear_table`].
@@ -171,31 +201,24 @@ impl Reunion {
                 continue;
             };
             let src_edge = st.dst_from;
-            let slot = self.next_note % NOTE_RING;
-            self.next_note = self.next_note.wrapping_add(1);
-            // High-utilisation links on the source's own paths to this destination.
-            let mut note = std::mem::take(&mut self.notes[slot]);
-            note.bottleneck = b.link;
-            note.links.clear();
+            // The bottleneck, then the high-utilisation links on the source's own paths to
+            // this destination.
+            let mut words = vec![b.link];
             for index in 0..self.paths.count(st.dst_pair) {
                 for link in self.links(st.dst_pair, index) {
-                    if self.table[link as usize] >= self.tolerance
-                        && link != b.link
-                        && !note.links.contains(&link)
-                    {
-                        note.links.push(link);
+                    if self.table[link as usize] >= self.tolerance && !words.contains(&link) {
+                        words.push(link);
                     }
                 }
             }
-            let size = ctx.header_size().max(64) + 4 * (1 + note.links.len() as u32);
-            self.notes[slot] = note;
+            let size = ctx.header_size().max(64) + 4 * words.len() as u32;
             let mut pkt = Packet::blank(Kind::Notify, size);
             pkt.dst = dst_node(ctx, src_edge);
             pkt.flow = b.flow;
-            pkt.aux = slot as u64;
             pkt.scheme = TAGGED;
             pkt.sent_at = ctx.now();
-            ctx.originate(switch, pkt);
+            let h = ctx.originate(switch, pkt);
+            ctx.attach_payload(h, words);
             self.counts.notifications += 1;
             self.counts.notification_bytes += size as u64;
         }

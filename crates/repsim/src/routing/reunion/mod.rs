@@ -47,8 +47,9 @@
 //! - Notifications: `Kind::Notify` packets from the destination ToR to the source ToR, header
 //!   lane (the control class, like ACKs and PFC frames), routed by ECMP over shortest paths;
 //!   64 B (or the header size if larger) plus 4 B per link carried (the bottleneck and each
-//!   high-utilisation link as two 2-byte switch ids). The list itself stays in the scheme (a ring of
-//!   [`NOTE_RING`] slots indexed from the packet), as a model of the payload.
+//!   high-utilisation link as two 2-byte switch ids). The list travels as the packet's
+//!   payload words ([`SwitchCtx::attach_payload`]): the bottleneck's link id, then the
+//!   others'.
 //! - Rerouting (source): Algorithm 2 over the source's Link Table (its own flows that sent
 //!   elephant packets in the interval the notification describes or since, on their paths,
 //!   plus every link the notification named set to infinity); paths other than the flow's own
@@ -65,7 +66,12 @@
 //!   left that collision, and moving it again only reorders it.
 //! - Intervals are aligned to multiples of `s` on the simulation clock at every switch (the
 //!   paper does not say whether switches' intervals are synchronised; aligned is what a
-//!   simulator's periodic timer gives). The interval timer runs only while data flows.
+//!   simulator's periodic timer gives). Each switch keeps its own interval timer (its state is
+//!   its own: a run split over threads holds each switch where its partition runs), armed
+//!   while the switch sees data or notifications and for one interval after. A ToR that saw
+//!   nothing for some intervals applies their ends (the sketch's halvings, the idle flows'
+//!   pruning) when it next sees something, as if its timer had run all along. The
+//!   `intervals` count is the interval ends switches processed, summed over switches.
 //! - When the source acts (`act_on`): by default as a notification arrives, a few
 //!   microseconds after the interval it describes ended; Section 3.6 has the source act "when
 //!   the statistical interval ends", and the interval whose statistics the notification
@@ -109,8 +115,6 @@ const MAX_HOPS: usize = 6;
 const NO_LINK: u32 = u32::MAX;
 /// Elephant flows a port remembers per interval; counts saturate here.
 const TRACKED: usize = 16;
-/// Notification payloads kept in flight (a ring; a notification takes microseconds).
-pub const NOTE_RING: usize = 4096;
 /// Timer kind: the end of an interval.
 const INTERVAL_TIMER: u8 = 1;
 /// "Never" for interval indices.
@@ -196,13 +200,18 @@ struct Tor {
     arrived: Vec<u32>,
     /// Bottleneck Link Table of this interval.
     bottlenecks: Vec<Bottleneck>,
+    /// The latest interval whose end this ToR has applied ([`NEVER`]: none yet).
+    ended: u64,
 }
 
-/// A notification's payload.
-#[derive(Clone, Debug, Default)]
-struct Note {
-    bottleneck: u32,
-    links: Vec<u32>,
+/// One switch's interval timer.
+#[derive(Clone, Copy, Debug)]
+struct Clock {
+    slot: TimerSlot,
+    /// Interval the armed timer ends ([`NEVER`]: not armed).
+    armed_for: u64,
+    /// Data or a notification seen in the interval the timer ends.
+    active: bool,
 }
 
 /// Counts kept for outputs.
@@ -230,21 +239,15 @@ pub struct Reunion {
     paths: TorPaths,
     /// `MAX_HOPS` links per path slot of `paths`.
     path_links: Vec<u32>,
-    /// Links between switches (the ones elephants are counted on).
-    fabric_links: Vec<u32>,
     flows: Vec<FlowState>,
     ports: Vec<PortElephants>,
     tors: Vec<Tor>,
-    notes: Vec<Note>,
-    next_note: usize,
     /// Per-link scratch counts of a Link Table (zero between uses).
     table: Vec<u32>,
     touched: Vec<u32>,
-    timer: TimerSlot,
-    /// Interval the armed timer ends.
-    armed_for: u64,
-    /// Data seen in the interval the timer ends.
-    active: bool,
+    /// Per switch.
+    clocks: Vec<Clock>,
+    /// In time order, then link order.
     samples: Vec<LinkSample>,
     counts: Counts,
 }
@@ -280,13 +283,8 @@ impl Reunion {
                     blocked: Vec::new(),
                     arrived: Vec::new(),
                     bottlenecks: Vec::new(),
+                    ended: NEVER,
                 }
-            })
-            .collect();
-        let fabric_links = (0..topo.links.len() as u32)
-            .filter(|&l| {
-                let link = &topo.links[l as usize];
-                link.from >= topo.hosts && link.to >= topo.hosts
             })
             .collect();
         let elephant_bytes = cfg.floor_bytes().min(u32::MAX as u64) as u32;
@@ -299,7 +297,6 @@ impl Reunion {
             salts: setup.salts.to_vec(),
             paths,
             path_links,
-            fabric_links,
             flows: Vec::new(),
             ports: vec![
                 PortElephants {
@@ -310,13 +307,16 @@ impl Reunion {
                 topo.links.len()
             ],
             tors,
-            notes: vec![Note::default(); NOTE_RING],
-            next_note: 0,
             table: vec![0; topo.links.len()],
             touched: Vec::new(),
-            timer: TimerSlot::default(),
-            armed_for: NEVER,
-            active: false,
+            clocks: vec![
+                Clock {
+                    slot: TimerSlot::default(),
+                    armed_for: NEVER,
+                    active: false,
+                };
+                topo.switches.len()
+            ],
             samples: Vec::new(),
             counts: Counts::default(),
         }
@@ -339,16 +339,29 @@ impl Reunion {
         &mut self.flows[i]
     }
 
-    /// Arms the interval timer for the end of the current interval if it is not armed.
+    /// Marks `switch` active in the current interval and arms its interval timer for the
+    /// interval's end if it is not armed; a ToR first applies the ends of the intervals it
+    /// sat out.
     #[inline]
-    fn keep_time(&mut self, ctx: &mut SwitchCtx) {
-        self.active = true;
-        if self.armed_for == NEVER {
+    fn keep_time(&mut self, ctx: &mut SwitchCtx, switch: u32) {
+        let clock = &mut self.clocks[switch as usize];
+        clock.active = true;
+        if clock.armed_for == NEVER {
             let k = ctx.now() / self.interval;
-            self.armed_for = k;
-            let timer = self.timer.arm(INTERVAL_TIMER, 0);
+            clock.armed_for = k;
+            let timer = clock.slot.arm(INTERVAL_TIMER, switch);
             ctx.set_timer((k + 1) * self.interval, timer);
+            if let Some(edge) = self.edge_of(ctx, switch) {
+                self.catch_up(edge, k);
+            }
         }
+    }
+
+    /// The edge index of `switch`, if it is a ToR.
+    #[inline]
+    fn edge_of(&self, ctx: &SwitchCtx, switch: u32) -> Option<usize> {
+        let edge = ctx.topology().edge_index[switch as usize];
+        ((edge as usize) < self.tors.len()).then_some(edge as usize)
     }
 
     /// Counts elephant `flow` on egress `port` in interval `k` and marks packet `h` if the
@@ -470,16 +483,15 @@ impl Reunion {
         }
     }
 
-    /// A notification reached its source ToR: remember the flow and block the named links.
-    fn on_notification(&mut self, edge: usize, flow: u32, slot: usize) {
-        let note = &self.notes[slot % NOTE_RING];
+    /// A notification reached its source ToR: remember the flow and block the named links
+    /// (`words`: the bottleneck link, then the high-utilisation ones).
+    fn on_notification(&mut self, edge: usize, flow: u32, words: &[u32]) {
+        let Some(&bottleneck) = words.first() else {
+            return;
+        };
         let tor = &mut self.tors[edge];
-        tor.pending.push(Pending {
-            flow,
-            bottleneck: note.bottleneck,
-        });
-        tor.blocked.push(note.bottleneck);
-        tor.blocked.extend_from_slice(&note.links);
+        tor.pending.push(Pending { flow, bottleneck });
+        tor.blocked.extend_from_slice(words);
     }
 }
 
@@ -530,7 +542,9 @@ impl SwitchScheme for Reunion {
         if pkt.kind == Kind::Notify && pkt.dst == topo.switch_node(switch) {
             if pkt.scheme & TAGGED != 0 {
                 let edge = topo.edge_index[switch as usize] as usize;
-                self.on_notification(edge, pkt.flow, pkt.aux as usize);
+                let words = ctx.take_payload(h);
+                self.keep_time(ctx, switch);
+                self.on_notification(edge, pkt.flow, &words);
                 if self.act_on == ActOn::Arrival {
                     // It describes the interval that just ended (a notification takes
                     // microseconds; one later than an interval counts for the later one).
@@ -552,7 +566,7 @@ impl SwitchScheme for Reunion {
         }
         let entering = from_host(topo, pkt.ingress);
         if !entering && pkt.scheme & TAGGED != 0 {
-            self.keep_time(ctx);
+            self.keep_time(ctx, switch);
             if ctx.topology().links[first as usize].to == pkt.dst {
                 self.at_destination(ctx, switch, h);
                 return Ingress::Forward(first);
@@ -566,23 +580,27 @@ impl SwitchScheme for Reunion {
             return Ingress::Forward(port);
         }
         if entering && candidates.len() > 1 && pkt.src < topo.hosts {
-            self.keep_time(ctx);
+            self.keep_time(ctx, switch);
             return Ingress::Forward(self.at_source(ctx, switch, h, candidates));
         }
         Ingress::Forward(ecmp::pick(&pkt, self.salts[switch as usize], candidates))
     }
 
     fn on_timer(&mut self, ctx: &mut SwitchCtx, timer: SchemeTimer) {
-        if timer.kind != INTERVAL_TIMER || !self.timer.fires(timer) {
+        let switch = timer.id;
+        let Some(clock) = self.clocks.get_mut(switch as usize) else {
+            return;
+        };
+        if timer.kind != INTERVAL_TIMER || !clock.slot.fires(timer) {
             return;
         }
-        let k = self.armed_for;
-        self.armed_for = NEVER;
-        self.end_interval(ctx, k);
-        if std::mem::take(&mut self.active) {
-            self.keep_time(ctx);
+        let k = std::mem::replace(&mut clock.armed_for, NEVER);
+        let active = std::mem::take(&mut clock.active);
+        self.end_interval(ctx, switch, k);
+        if active {
+            self.keep_time(ctx, switch);
             // Re-armed by the interval's own activity: nothing has happened in the new one.
-            self.active = false;
+            self.clocks[switch as usize].active = false;
         }
     }
 

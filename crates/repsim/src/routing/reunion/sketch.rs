@@ -20,7 +20,7 @@
 use crate::net::hash::ecmp_hash;
 
 /// A Count-Min Sketch with saturating counters and a top-k table.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CountMinSketch {
     width: u32,
     seeds: Vec<u32>,
@@ -114,11 +114,17 @@ impl CountMinSketch {
 
     /// Halves every counter and hot-item estimate; drops hot items that fall below `floor`.
     pub fn decay(&mut self, floor: u32) {
+        self.decay_by(1, floor);
+    }
+
+    /// [`Self::decay`] `halvings` times over (what that many interval ends would do).
+    pub fn decay_by(&mut self, halvings: u32, floor: u32) {
+        let halve = |v: u32| v.checked_shr(halvings).unwrap_or(0);
         for c in &mut self.counters {
-            *c >>= 1;
+            *c = halve(*c);
         }
         for e in &mut self.top {
-            e.1 >>= 1;
+            e.1 = halve(e.1);
         }
         self.top.retain(|e| e.1 >= floor);
     }

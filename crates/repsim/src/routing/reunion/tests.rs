@@ -62,6 +62,13 @@ fn ingress(r: &mut Reunion, w: &mut World, switch: u32, p: Packet) -> (Ingress, 
     (d, *w.pkts.get(h))
 }
 
+/// Ends interval `k` at every switch (now).
+fn end_everywhere(r: &mut Reunion, ctx: &mut SwitchCtx, k: u64) {
+    for switch in 0..ctx.topology().switches.len() as u32 {
+        r.end_interval(ctx, switch, k);
+    }
+}
+
 /// A link from node `from` to node `to`.
 fn link(w: &World, from: u32, to: u32) -> u32 {
     (0..w.topo.links.len() as u32)
@@ -164,27 +171,24 @@ fn the_destination_notifies_one_source_per_marked_link_per_interval() {
     let mut actions = Vec::new();
     w.now = r.interval;
     let mut ctx = SwitchCtx::new(&mut w, &mut rng, 64, &mut actions);
-    r.end_interval(&mut ctx, 0);
-    let sent: Vec<Packet> = actions
+    end_everywhere(&mut r, &mut ctx, 0);
+    let sent: Vec<(Packet, Vec<u32>)> = actions
         .iter()
         .filter_map(|a| match a {
             SchemeAction::Originate { switch, packet } => {
                 assert_eq!(*switch, l1, "sent by the destination ToR");
-                Some(*w.pkts.get(*packet))
+                Some((*w.pkts.get(*packet), w.payloads[packet].clone()))
             }
             _ => None,
         })
         .collect();
     assert_eq!(sent.len(), 2, "one notification per marked link");
-    let mut links: Vec<u32> = sent
-        .iter()
-        .map(|p| r.notes[p.aux as usize % NOTE_RING].bottleneck)
-        .collect();
+    let mut links: Vec<u32> = sent.iter().map(|(_, words)| words[0]).collect();
     links.sort_unstable();
     assert_eq!(links, vec![mark_a as u32 - 1, mark_b as u32 - 1]);
-    for p in &sent {
+    for (p, words) in &sent {
         assert_eq!(p.kind, Kind::Notify);
-        let on = (r.notes[p.aux as usize % NOTE_RING].bottleneck + 1) as u64 == mark_b;
+        let on = (words[0] + 1) as u64 == mark_b;
         assert!(
             flows_on[on as usize].contains(&p.flow),
             "a flow seen on that link"
@@ -192,14 +196,17 @@ fn the_destination_notifies_one_source_per_marked_link_per_interval() {
         // Addressed to the flow's source ToR.
         let src = [0u32, 1, 4, 5, 6, 7][p.flow as usize];
         assert_eq!(p.dst, w.topo.switch_node(w.topo.host_edge[src as usize]));
-        let carried = r.notes[p.aux as usize % NOTE_RING].links.len() as u32;
-        assert_eq!(p.size, 64 + 4 * (1 + carried), "header plus 4 B per link");
+        assert_eq!(
+            p.size,
+            64 + 4 * words.len() as u32,
+            "header plus 4 B per link"
+        );
     }
     // The tables were cleared: an interval without marks notifies nobody.
     let mut actions = Vec::new();
     w.now = 2 * r.interval;
     let mut ctx = SwitchCtx::new(&mut w, &mut rng, 64, &mut actions);
-    r.end_interval(&mut ctx, 1);
+    end_everywhere(&mut r, &mut ctx, 1);
     assert!(actions.is_empty(), "{actions:?}");
 }
 
@@ -224,7 +231,7 @@ fn the_marked_flow_is_drawn_at_random_among_the_links_flows() {
         let mut actions = Vec::new();
         w.now = (k + 1) * r.interval;
         let mut ctx = SwitchCtx::new(&mut w, &mut rng, 64, &mut actions);
-        r.end_interval(&mut ctx, k);
+        end_everywhere(&mut r, &mut ctx, k);
         let [SchemeAction::Originate { packet, .. }] = actions[..] else {
             panic!("one notification: {actions:?}");
         };
@@ -404,7 +411,10 @@ fn the_source_tor_detects_elephants_and_tags_packets() {
     }
     // 10 Gb/s x 1 ms = 1.25 MB floor: the 1250th packet makes it an elephant.
     assert_eq!(elephant_at, Some(1249));
-    assert!(r.armed_for != NEVER, "the interval timer runs");
+    assert!(
+        r.clocks[l0 as usize].armed_for != NEVER,
+        "the source ToR's interval timer runs"
+    );
 }
 
 #[test]
@@ -441,20 +451,22 @@ fn parses_by_name_and_as_a_table() {
     .starts_with("interval:"));
 }
 
-/// A notification packet for `flow` naming `bottleneck`, addressed to source ToR `edge`.
-fn notification(r: &mut Reunion, w: &World, edge: u32, flow: u32, bottleneck: u32) -> Packet {
-    let slot = r.next_note % NOTE_RING;
-    r.next_note += 1;
-    r.notes[slot] = Note {
-        bottleneck,
-        links: Vec::new(),
-    };
+/// A notification for `flow` naming `bottleneck`, addressed to source ToR `edge`, arriving
+/// there (its words attached as the destination ToR attaches them).
+fn notify(r: &mut Reunion, w: &mut World, edge: u32, flow: u32, bottleneck: u32) -> Ingress {
+    let switch = leaf(w, edge);
     let mut p = Packet::blank(Kind::Notify, 68);
-    p.dst = w.topo.switch_node(leaf(w, edge));
+    p.dst = w.topo.switch_node(switch);
     p.flow = flow;
-    p.aux = slot as u64;
     p.scheme = TAGGED;
-    p
+    let h = w.pkts.alloc(p);
+    w.attach_payload(h, vec![bottleneck]);
+    let mut rng = Rng::new(1);
+    let mut actions = Vec::new();
+    let mut ctx = SwitchCtx::new(w, &mut rng, 64, &mut actions);
+    let d = r.ingress(&mut ctx, switch, h, &[]);
+    assert!(w.payloads.is_empty(), "the scheme took the words");
+    d
 }
 
 #[test]
@@ -466,23 +478,19 @@ fn a_notification_moves_its_flow_on_arrival_and_a_stale_one_does_not() {
     let pair = r.flows[0].pair;
     let uplink = r.links(pair, 0).next().expect("a link");
     let index = |r: &Reunion, f: usize| r.paths.index(pair, r.flows[f].code);
-    let l0 = leaf(&w, 0);
     // The notification about interval 0 arrives early in interval 1: the flow moves at once,
     // to the first path free of elephants.
     w.now = r.interval + 5 * US;
-    let p = notification(&mut r, &w, 0, 1, uplink);
-    let (d, _) = ingress(&mut r, &mut w, l0, p);
+    let d = notify(&mut r, &mut w, 0, 1, uplink);
     assert_eq!(d, Ingress::Consume);
     assert_eq!(index(&r, 1), 1, "moved on arrival");
     assert_eq!(r.counts.reroutes, 1);
     // A second one for flow 1 in the same interval: a flow moves at most once per interval.
-    let p = notification(&mut r, &w, 0, 1, uplink);
-    ingress(&mut r, &mut w, l0, p);
+    notify(&mut r, &mut w, 0, 1, uplink);
     assert_eq!(index(&r, 1), 1);
     // Flow 0 named for the same interval: path 1 now carries flow 1 (and path 0 still counts
     // flow 1 for this interval), so it takes path 2.
-    let p = notification(&mut r, &w, 0, 0, uplink);
-    ingress(&mut r, &mut w, l0, p);
+    notify(&mut r, &mut w, 0, 0, uplink);
     assert_eq!(index(&r, 0), 2);
     assert_eq!(r.counts.reroutes, 2);
     // In the next interval, one naming the old uplink again (its marked packets were still
@@ -490,8 +498,7 @@ fn a_notification_moves_its_flow_on_arrival_and_a_stale_one_does_not() {
     r.flows[0].hot = 1;
     r.flows[1].hot = 1;
     w.now = 2 * r.interval + 5 * US;
-    let p = notification(&mut r, &w, 0, 1, uplink);
-    ingress(&mut r, &mut w, l0, p);
+    notify(&mut r, &mut w, 0, 1, uplink);
     assert_eq!(index(&r, 1), 1, "a stale notification moves nothing");
     assert_eq!(r.counts.stale, 1);
     assert_eq!(r.counts.reroutes, 2);
@@ -515,10 +522,8 @@ fn acting_at_the_interval_end_waits_for_it() {
     sources(&mut r, &w, &[(0, 0, 2, 0), (1, 1, 3, 0)]);
     let pair = r.flows[0].pair;
     let uplink = r.links(pair, 0).next().expect("a link");
-    let l0 = leaf(&w, 0);
     w.now = r.interval + 5 * US;
-    let p = notification(&mut r, &w, 0, 1, uplink);
-    ingress(&mut r, &mut w, l0, p);
+    notify(&mut r, &mut w, 0, 1, uplink);
     assert_eq!(
         r.paths.index(pair, r.flows[1].code),
         0,
@@ -531,7 +536,7 @@ fn acting_at_the_interval_end_waits_for_it() {
     let mut actions = Vec::new();
     w.now = 2 * r.interval;
     let mut ctx = SwitchCtx::new(&mut w, &mut rng, 64, &mut actions);
-    r.end_interval(&mut ctx, 1);
+    end_everywhere(&mut r, &mut ctx, 1);
     assert_eq!(
         r.paths.index(pair, r.flows[1].code),
         1,
@@ -557,10 +562,8 @@ fn a_path_freed_by_a_finished_flow_is_reused() {
     r.flows[2].hot = 2;
     let pair = r.flows[1].pair;
     let uplink = r.links(pair, 0).next().expect("a link");
-    let l0 = leaf(&w, 0);
     w.now = 3 * r.interval + 5 * US;
-    let p = notification(&mut r, &w, 0, 1, uplink);
-    ingress(&mut r, &mut w, l0, p);
+    notify(&mut r, &mut w, 0, 1, uplink);
     assert_eq!(
         r.paths.index(pair, r.flows[1].code),
         1,
@@ -572,7 +575,57 @@ fn a_path_freed_by_a_finished_flow_is_reused() {
     for f in 0..3 {
         r.flows[f].hot = 2;
     }
-    let p = notification(&mut r, &w, 0, 1, uplink);
-    ingress(&mut r, &mut w, l0, p);
+    notify(&mut r, &mut w, 0, 1, uplink);
     assert_eq!(r.paths.index(pair, r.flows[1].code), 2);
+}
+
+#[test]
+fn a_tor_back_from_idle_intervals_applies_their_ends_as_a_running_timer_would() {
+    let mut w = world();
+    let l0 = leaf(&w, 0);
+    let mut p = Packet::blank(Kind::Data, 1000);
+    p.src = 0;
+    p.dst = 4;
+    p.ingress = w.topo.host_uplink[0];
+    p.flow = 9;
+    // Both see an elephant in interval 0. `running` then ends every interval to 5, as a timer
+    // that never stops would; `idle` has only its own timer, which stops after interval 1.
+    let mut running = scheme(&w, 1);
+    let mut idle = scheme(&w, 1);
+    for i in 0..1500u64 {
+        w.now = i * 80_000;
+        ingress(&mut running, &mut w, l0, p);
+        ingress(&mut idle, &mut w, l0, p);
+    }
+    let mut rng = Rng::new(1);
+    let mut actions = Vec::new();
+    for k in 0..6 {
+        w.now = (k + 1) * running.interval;
+        let mut ctx = SwitchCtx::new(&mut w, &mut rng, 64, &mut actions);
+        running.end_interval(&mut ctx, l0, k);
+        let clock = idle.clocks[l0 as usize];
+        if clock.armed_for == k {
+            let timer = SchemeTimer {
+                kind: INTERVAL_TIMER,
+                gen: clock.slot.gen,
+                id: l0,
+            };
+            idle.on_timer(&mut ctx, timer);
+        }
+    }
+    assert_eq!(
+        idle.clocks[l0 as usize].armed_for, NEVER,
+        "the timer stopped"
+    );
+    assert_eq!(idle.tors[0].ended, 1);
+    assert_ne!(idle.tors[0].sketch, running.tors[0].sketch);
+    // A packet in interval 6: `idle` applies the ends of intervals 2 to 5 first.
+    w.now = 6 * running.interval + 1;
+    ingress(&mut running, &mut w, l0, p);
+    ingress(&mut idle, &mut w, l0, p);
+    assert_eq!(idle.tors[0].ended, 5);
+    assert_eq!(idle.tors[0].sketch, running.tors[0].sketch);
+    assert_eq!(idle.tors[0].flows, running.tors[0].flows);
+    assert_eq!(idle.flows[9].code, running.flows[9].code);
+    assert_eq!(idle.flows[9].hot, running.flows[9].hot);
 }
