@@ -50,9 +50,10 @@ pub struct RunArgs {
     /// Threads each simulation runs on: its network splits into partitions that run side by
     /// side with the same results as one thread (see docs/architecture.md). Above one, the
     /// load balancers run one after another, each on all N threads (`-j` is then unused). A
-    /// run whose schemes cannot be split yet is refused.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-    pub threads: u32,
+    /// run whose schemes cannot be split yet is refused. Default: the scenario's `threads`,
+    /// else 1.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
     /// Resource limits and stall detection.
     #[command(flatten)]
     pub limits: LimitArgs,

@@ -2,8 +2,8 @@
 //! every time series on (`--collect all`), run with `--threads 1, 2, 3, 8` (8 is more threads
 //! than most machines running the suite have cores) write every output file the same, and a
 //! second process at 2 threads writes them again. `run.json` is compared without its
-//! wall-clock fields and `peak_packets`, which measures the simulator (its partitions' arenas)
-//! rather than the network. Runs whose schemes cannot be split yet are refused with the
+//! wall-clock fields, `peak_packets`, which measures the simulator (its partitions' arenas)
+//! rather than the network, and `partitions`, the split it ran as. Runs whose schemes cannot be split yet are refused with the
 //! features named, never run on one thread unannounced. (PFC's pauses and its deadlock watch
 //! on threads are checked in the library's `tests/pfc.rs`.)
 mod common;
@@ -56,6 +56,10 @@ const SPLIT: &[(&str, &[&str], &[&str])] = &[
         &[],
     ),
     ("evs-sweep-128", &["end=200us"], &[]),
+    // Receiver-driven credit (EQDS): each receiving host's pull pacer runs where the host
+    // does; PULLs are packets, and the pacer drops a connection when its receiver hears the
+    // sender finished.
+    ("evs-sweep-128", &["end=200us", "cc=eqds"], &["reps"]),
     ("reps-micro-asymmetric", &[], &[]),
     ("incast-with-background", &["end=200us"], &[]),
     // Elephants counted per link (each partition counts the links into its nodes).
@@ -175,7 +179,8 @@ fn every_thread_count_writes_the_files_of_one_thread() {
         for threads in ["2", "3", "8"] {
             let many = run(threads, "");
             let what = format!("{scenario} on {threads} threads");
-            let n = common::assert_same_outputs(&what, &one, &many, &["peak_packets"]);
+            let n =
+                common::assert_same_outputs(&what, &one, &many, &["peak_packets", "partitions"]);
             assert!(n >= 8, "{what}: only {n} files written");
         }
         let again = run("2", "-again");
@@ -268,7 +273,7 @@ fn a_sweep_on_threads_writes_the_points_of_one_thread() {
             &format!("sweep {point} on 2 threads"),
             &one.join(point),
             &two.join(point),
-            &["peak_packets"],
+            &["peak_packets", "partitions"],
         );
     }
     // sweep.csv: the same rows but for each run's own wall-clock time.
@@ -289,4 +294,97 @@ fn a_sweep_on_threads_writes_the_points_of_one_thread() {
     };
     assert_eq!(rows(&one), rows(&two));
     assert_eq!(rows(&one).len(), 4, "2 points x 2 load balancers");
+}
+
+#[test]
+fn limits_and_stall_detection_stop_a_run_on_threads_where_one_thread_stops() {
+    // ECMP flows hashed onto a dead cable make no progress: stall detection ends the run at
+    // the same step on any thread count; an event limit stops it at the same microsecond.
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "failures-one-cable-32",
+            &["--lb", "ecmp", "--set", "end=20ms", "--stall-after", "2ms"],
+        ),
+        (
+            "permutation-128",
+            &["--lb", "reps", "--max-events", "100000"],
+        ),
+    ];
+    for (scenario, extra) in cases {
+        let file = format!("scenarios/{scenario}.toml");
+        let run = |threads: &str| {
+            let out = out_dir(&format!("limited-{scenario}-{threads}"));
+            let o = out.to_str().unwrap().to_string();
+            let mut a = vec![
+                "run",
+                file.as_str(),
+                "--out",
+                o.as_str(),
+                "--collect",
+                "all",
+                "--quiet",
+                "--threads",
+                threads,
+            ];
+            a.extend_from_slice(extra);
+            let done = repsim(&a);
+            (out, done.status.success())
+        };
+        let (one, one_ok) = run("1");
+        let summary = std::fs::read_to_string(one.join("summary.json")).expect("summary.json");
+        assert!(
+            summary.contains("run stalled") || summary.contains("--max-events 100000 reached"),
+            "{scenario}: the limit did not act: {summary}"
+        );
+        for threads in ["2", "3"] {
+            let (many, ok) = run(threads);
+            assert_eq!(ok, one_ok, "{scenario} on {threads} threads");
+            let what = format!("{scenario} stopped on {threads} threads");
+            common::assert_same_outputs(&what, &one, &many, &["peak_packets", "partitions"]);
+        }
+    }
+}
+
+#[test]
+fn a_scenarios_threads_is_the_default_and_the_flag_overrides_it() {
+    let partitions = |extra: &[&str]| -> u64 {
+        let out = out_dir(&format!("default-threads-{}", extra.join("-")));
+        let o = out.to_str().unwrap().to_string();
+        let mut a = vec![
+            "run",
+            "scenarios/permutation-128.toml",
+            "--out",
+            o.as_str(),
+            "--quiet",
+            "--collect",
+            "none",
+            "--lb",
+            "reps",
+            "--set",
+            "end=20us",
+        ];
+        a.extend_from_slice(extra);
+        repsim_ok(&a);
+        let text = std::fs::read_to_string(out.join("run.json")).expect("run.json");
+        let v: serde_json::Value = serde_json::from_str(&text).expect("run.json parses");
+        v["runs"][0]["partitions"].as_u64().expect("partitions")
+    };
+    assert_eq!(partitions(&[]), 1, "one thread unless asked");
+    assert_eq!(
+        partitions(&["--set", "threads=2"]),
+        2,
+        "the scenario's threads"
+    );
+    assert_eq!(
+        partitions(&["--set", "threads=2", "--threads", "1"]),
+        1,
+        "--threads overrides the scenario"
+    );
+    let refused = repsim(&[
+        "check",
+        "scenarios/permutation-128.toml",
+        "--set",
+        "threads=0",
+    ]);
+    assert!(!refused.status.success(), "threads = 0 is refused");
 }

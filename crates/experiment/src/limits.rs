@@ -105,24 +105,29 @@ impl Limiter {
 
     /// The cheap checks (events, wall clock), made often within a step.
     pub fn check_fine(&self, sim: &Simulation) -> Option<Stop> {
+        self.check_fine_at(&RunView::of(sim))
+    }
+
+    /// [`Self::check_fine`] on what `view` says of the run.
+    pub fn check_fine_at(&self, view: &RunView) -> Option<Stop> {
         if Self::cancelled(&self.args) {
             return Some(Stop::Limit(format!(
                 "interrupted at simulated time {:.1} us",
-                to_us(sim.now())
+                to_us(view.now)
             )));
         }
-        let events = self.events_before + sim.counters().events;
+        let events = self.events_before + view.events;
         if let Some(max) = self.args.max_events.filter(|&m| events > m) {
             return Some(Stop::Limit(format!(
                 "--max-events {max} reached ({events} events, simulated time {:.1} us)",
-                to_us(sim.now())
+                to_us(view.now)
             )));
         }
         if let Some(max) = self.args.max_wall.filter(|&m| self.started.elapsed() > m) {
             return Some(Stop::Limit(format!(
                 "--max-wall {max:?} reached ({:.1} s of wall time, simulated time {:.1} us)",
                 self.started.elapsed().as_secs_f64(),
-                to_us(sim.now())
+                to_us(view.now)
             )));
         }
         None
@@ -130,42 +135,62 @@ impl Limiter {
 
     /// Whether `sim` (after a step) must stop, and why: every limit, and stalls.
     pub fn check(&mut self, sim: &Simulation) -> Option<Stop> {
-        if let Some(stop) = self.check_fine(sim) {
-            return Some(stop);
+        match self.check_at(&RunView::of(sim), None) {
+            Checked::Go => None,
+            Checked::Stop(stop) => Some(stop),
+            Checked::ShowRunning => {
+                let running: Vec<u64> = sim
+                    .flows()
+                    .iter()
+                    .filter(|f| f.phase == Phase::Running)
+                    .map(|f| f.spec.id)
+                    .collect();
+                match self.check_at(&RunView::of(sim), Some(&running)) {
+                    Checked::Stop(stop) => Some(stop),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    /// [`Self::check`] on what `view` says of the run (after a step): every limit, and
+    /// stalls, for which it may need the ids of the running flows (in flow order) and asks
+    /// for them when `running` does not give them.
+    pub fn check_at(&mut self, view: &RunView, running: Option<&[u64]>) -> Checked {
+        if let Some(stop) = self.check_fine_at(view) {
+            return Checked::Stop(stop);
         }
         if let Some(max) = self.args.max_memory {
             if let Some(rss) = resident_bytes().filter(|&r| r > max) {
-                return Some(Stop::Limit(format!(
+                return Checked::Stop(Stop::Limit(format!(
                     "--max-memory {max} bytes reached ({rss} bytes resident, simulated time {:.1} \
                      us)",
-                    to_us(sim.now())
+                    to_us(view.now)
                 )));
             }
         }
-        self.check_stall(sim)
+        self.check_stall(view, running)
     }
 
-    fn check_stall(&mut self, sim: &Simulation) -> Option<Stop> {
-        let after = self.args.stall_after.0?;
-        let delivered = sim.counters().data_delivered;
-        if delivered != self.delivered {
-            self.delivered = delivered;
-            self.last_progress = sim.now();
-            return None;
+    fn check_stall(&mut self, view: &RunView, running: Option<&[u64]>) -> Checked {
+        let Some(after) = self.args.stall_after.0 else {
+            return Checked::Go;
+        };
+        if view.data_delivered != self.delivered {
+            self.delivered = view.data_delivered;
+            self.last_progress = view.now;
+            return Checked::Go;
         }
-        if sim.now().saturating_sub(self.last_progress) < after {
-            return None;
+        if view.now.saturating_sub(self.last_progress) < after {
+            return Checked::Go;
         }
-        let running: Vec<u64> = sim
-            .flows()
-            .iter()
-            .filter(|f| f.phase == Phase::Running)
-            .map(|f| f.spec.id)
-            .collect();
+        let Some(running) = running else {
+            return Checked::ShowRunning;
+        };
         if running.is_empty() {
             // Nothing is trying to send (flows wait for their start): not a stall.
-            self.last_progress = sim.now();
-            return None;
+            self.last_progress = view.now;
+            return Checked::Go;
         }
         let shown: Vec<String> = running.iter().take(8).map(|id| id.to_string()).collect();
         let more = if running.len() > shown.len() {
@@ -173,16 +198,49 @@ impl Limiter {
         } else {
             ""
         };
-        Some(Stop::Stalled(format!(
+        Checked::Stop(Stop::Stalled(format!(
             "run stalled: no data packet delivered from t = {:.1} us to {:.1} us (--stall-after \
              {:.1} us) while {} flow(s) were running (ids {}{more}); ended early",
             to_us(self.last_progress),
-            to_us(sim.now()),
+            to_us(view.now),
             to_us(after),
             running.len(),
             shown.join(", ")
         )))
     }
+}
+
+/// What the limits read of a run after a step.
+#[derive(Clone, Copy, Debug)]
+pub struct RunView {
+    /// Simulated time reached.
+    pub now: Time,
+    /// Events of this run so far.
+    pub events: u64,
+    /// Data packets delivered so far.
+    pub data_delivered: u64,
+}
+
+impl RunView {
+    /// What `sim` says.
+    pub fn of(sim: &Simulation) -> Self {
+        RunView {
+            now: sim.now(),
+            events: sim.counters().events,
+            data_delivered: sim.counters().data_delivered,
+        }
+    }
+}
+
+/// The outcome of [`Limiter::check_at`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Checked {
+    /// Go on.
+    Go,
+    /// Stop the run.
+    Stop(Stop),
+    /// Ask again with the running flows' ids.
+    ShowRunning,
 }
 
 /// This process's resident memory in bytes (Linux), if known.

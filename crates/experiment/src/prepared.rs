@@ -9,8 +9,11 @@ use repsim::scenario::{LbRun, LoadedScenario};
 use repsim::RunSpec;
 use repsim::Simulation;
 
-use crate::limits::{Limiter, Stop};
-use crate::progress::{Bars, Progress};
+use repsim::sim::parallel::{run_on_threads_watched, Checkpoint, Detail, Verdict, Watch};
+use repsim::sim::SetupError;
+
+use crate::limits::{Checked, Limiter, RunView, Stop};
+use crate::progress::{Bars, Progress, View as ProgressView};
 
 /// What `--collect` asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,35 +80,116 @@ impl Prepared {
 
     /// [`Self::simulate_unlimited`] on `threads` threads (one: exactly that): the network
     /// splits into partitions, each built from the scenario again
-    /// ([`repsim::sim::parallel::run_on_threads`]); no progress bar.
+    /// ([`repsim::sim::parallel::run_on_threads`]).
     pub fn simulate_on_threads(
         self,
         scn: &LoadedScenario,
         threads: u32,
         bars: Bars,
     ) -> Result<(Simulation, f64)> {
+        let label = self.run.label.clone();
+        let (sim, wall, _) =
+            self.simulate_on_threads_limited(scn, &label, threads, bars, &mut Limiter::none())?;
+        Ok((sim, wall))
+    }
+
+    /// [`Self::simulate`] on `threads` threads without streaming (one: exactly that). The
+    /// threads meet at the instants where one thread checks its limits and moves its bar
+    /// (every 50 us of simulated time, every microsecond when an event or wall-clock limit is
+    /// set or the bar is shown), so a stalled run ends at the instant it would on one thread,
+    /// with the same files.
+    pub fn simulate_on_threads_limited(
+        self,
+        scn: &LoadedScenario,
+        lb: &str,
+        threads: u32,
+        bars: Bars,
+        limiter: &mut Limiter,
+    ) -> Result<(Simulation, f64, Option<Stop>)> {
         if threads <= 1 {
-            let label = self.run.label.clone();
-            return self.simulate_unlimited(scn, &label, bars);
+            return self.simulate(scn, lb, bars, false, limiter, &mut |_| Ok(()));
         }
         let (run, seed) = (&self.run, self.seed);
         let started = Instant::now();
-        let spec = std::sync::Mutex::new(Some(self.built));
         let collect = self.collect;
-        let sim = repsim::sim::parallel::run_on_threads(threads, || {
-            let first = spec.lock().unwrap_or_else(|p| p.into_inner()).take();
-            let built = match first {
-                Some(built) => built,
-                None => scn
-                    .build_run(run, seed)
-                    .map_err(|e| repsim::sim::SetupError::Invalid(format!("{e:#}")))?,
-            };
+        let build = |built: RunSpec| -> std::result::Result<Simulation, SetupError> {
             let mut sim = Simulation::new(built)?;
             if let Some(c) = &collect {
                 sim.enable_collection(c.clone())?;
             }
             Ok(sim)
-        })
+        };
+        let first = build(self.built)
+            .with_context(|| format!("setting up {} with {lb}", scn.path.display()))?;
+        let bar = Progress::new(lb, &first, bars);
+        let (end, arriving) = (first.config().end, first.flows_to_come());
+        let total: u64 = first.flows().iter().map(|f| f.spec.bytes).sum();
+        let spare = std::sync::Mutex::new(Some(first));
+        let step = 50 * US;
+        let every = if limiter.checks_finely() || bar.is_visible() {
+            US
+        } else {
+            step
+        };
+        limiter.start_run();
+        let mut stop = None;
+        let mut check = |point: &Checkpoint, detail: Option<&Detail>| -> Verdict {
+            let view = RunView {
+                now: point.now,
+                events: point.events,
+                data_delivered: point.data_delivered,
+            };
+            let step_end = point.now.is_multiple_of(step);
+            if let Some(detail) = detail {
+                if step_end {
+                    if let Checked::Stop(s) = limiter.check_at(&view, Some(&detail.running)) {
+                        stop = Some(s);
+                        return Verdict::Stop;
+                    }
+                }
+                bar.show(&ProgressView {
+                    now: point.now,
+                    end,
+                    events: point.events,
+                    payload: (!arriving).then_some((detail.payload_delivered, total)),
+                });
+                return Verdict::Go;
+            }
+            let checked = if step_end {
+                limiter.check_at(&view, None)
+            } else {
+                limiter
+                    .check_fine_at(&view)
+                    .map_or(Checked::Go, Checked::Stop)
+            };
+            match checked {
+                Checked::Stop(s) => {
+                    stop = Some(s);
+                    Verdict::Stop
+                }
+                Checked::ShowRunning => Verdict::Detail,
+                Checked::Go if bar.due() || (step_end && bar.is_visible()) => Verdict::Detail,
+                Checked::Go => Verdict::Go,
+            }
+        };
+        let watch = Watch {
+            every,
+            check: &mut check,
+        };
+        let sim = run_on_threads_watched(
+            threads,
+            || {
+                let first = spare.lock().unwrap_or_else(|p| p.into_inner()).take();
+                match first {
+                    Some(sim) => Ok(sim),
+                    None => build(
+                        scn.build_run(run, seed)
+                            .map_err(|e| SetupError::Invalid(format!("{e:#}")))?,
+                    ),
+                }
+            },
+            Some(watch),
+        )
         .with_context(|| {
             format!(
                 "running {} with {} on {threads} threads",
@@ -113,7 +197,9 @@ impl Prepared {
                 run.label
             )
         })?;
-        Ok((sim, started.elapsed().as_secs_f64()))
+        bar.finish();
+        limiter.end_run(sim.counters().events);
+        Ok((sim, started.elapsed().as_secs_f64(), stop))
     }
 
     /// Runs the simulation to completion without streaming or limits (benchmarks), with a

@@ -1,10 +1,10 @@
 //! Progress bar for long runs (on a terminal only): simulated time, events/s and an ETA.
-use std::cell::Cell;
 use std::io::IsTerminal;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressFinish, ProgressStyle};
-use repsim::engine::time::to_us;
+use repsim::engine::time::{to_us, Time};
 use repsim::Simulation;
 
 /// Steps of the bar (position is a fraction of the work, in thousandths).
@@ -40,13 +40,27 @@ pub fn wanted(quiet: bool) -> bool {
     !quiet && std::io::stderr().is_terminal()
 }
 
+/// What a progress bar shows of a run.
+#[derive(Clone, Copy, Debug)]
+pub struct View {
+    /// Simulated time reached.
+    pub now: Time,
+    /// The run's end time.
+    pub end: Time,
+    /// Events run so far.
+    pub events: u64,
+    /// Payload bytes delivered and to deliver, unless flows are still arriving (then only
+    /// time counts).
+    pub payload: Option<(u64, u64)>,
+}
+
 /// A progress bar for one simulation; hidden when progress is off.
 pub struct Progress {
     bar: ProgressBar,
     started: Instant,
     total_bytes: u64,
     /// When the bar's position and message were last set.
-    updated: Cell<Instant>,
+    updated: Mutex<Instant>,
 }
 
 impl Progress {
@@ -78,7 +92,7 @@ impl Progress {
             bar,
             started: Instant::now(),
             total_bytes,
-            updated: Cell::new(Instant::now()),
+            updated: Mutex::new(Instant::now()),
         }
     }
 
@@ -92,9 +106,18 @@ impl Progress {
     /// than the flows' bytes are worth summing; on the 131,072-host scale step about every 7 s,
     /// 22 M events at 3 M events/s).
     pub fn tick(&self, sim: &Simulation) {
-        if self.is_visible() && self.updated.get().elapsed() >= TICK {
+        if self.is_visible() && self.last_update().elapsed() >= TICK {
             self.update(sim);
         }
+    }
+
+    fn last_update(&self) -> Instant {
+        *self.updated.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether a visible bar's last update is at least [`TICK`] old.
+    pub fn due(&self) -> bool {
+        self.is_visible() && self.last_update().elapsed() >= TICK
     }
 
     /// Updates the bar from the simulation's state. Progress is the larger of the share of
@@ -105,24 +128,42 @@ impl Progress {
         if self.bar.is_hidden() {
             return;
         }
-        self.updated.set(Instant::now());
         let arriving = sim.flows_to_come();
-        let by_bytes = if arriving {
-            0.0
-        } else {
+        let payload = (!arriving).then(|| {
             let delivered: u64 = sim.flows().iter().map(|f| f.delivered).sum();
             let total: u64 = sim.flows().iter().map(|f| f.spec.bytes).sum();
+            (delivered, total)
+        });
+        self.show(&View {
+            now: sim.now(),
+            end: sim.config().end,
+            events: sim.counters().events,
+            payload,
+        });
+    }
+
+    /// Updates the bar from `view` (a run on threads has no one simulation to read).
+    pub fn show(&self, view: &View) {
+        if self.bar.is_hidden() {
+            return;
+        }
+        *self.updated.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+        let by_bytes = view.payload.map_or(0.0, |(delivered, total)| {
             delivered as f64 / total.max(self.total_bytes) as f64
-        };
-        let by_time = sim.now() as f64 / sim.config().end.max(1) as f64;
+        });
+        let by_time = view.now as f64 / view.end.max(1) as f64;
         let frac = by_bytes.max(by_time).clamp(0.0, 1.0);
         let secs = self.started.elapsed().as_secs_f64().max(1e-9);
         self.bar.set_position((frac * STEPS as f64) as u64);
         self.bar.set_message(format!(
             "t = {:.1} us, {:.2} M events/s{}",
-            to_us(sim.now()),
-            sim.counters().events as f64 / secs / 1e6,
-            if arriving { ", flows arriving" } else { "" }
+            to_us(view.now),
+            view.events as f64 / secs / 1e6,
+            if view.payload.is_none() {
+                ", flows arriving"
+            } else {
+                ""
+            }
         ));
     }
 
@@ -206,7 +247,7 @@ mod tests {
         assert!(progress.is_visible());
         progress.tick(&sim);
         assert_eq!(progress.bar.position(), 0, "updated less than TICK ago");
-        progress.updated.set(Instant::now() - TICK);
+        *progress.updated.lock().unwrap() = Instant::now() - TICK;
         progress.tick(&sim);
         assert!(progress.bar.position() > 0, "moved once TICK had passed");
     }
@@ -216,7 +257,7 @@ mod tests {
         let sim = running_simulation();
         let progress = Progress::new("reps", &sim, Bars::Hidden);
         assert!(!progress.is_visible());
-        progress.updated.set(Instant::now() - TICK);
+        *progress.updated.lock().unwrap() = Instant::now() - TICK;
         progress.tick(&sim);
         progress.update(&sim);
         assert_eq!(progress.bar.position(), 0);

@@ -150,9 +150,10 @@ pub struct RunOptions {
     pub header: bool,
     /// Draw progress bars (on a terminal only).
     pub progress: bool,
-    /// Threads each simulation runs on (see [`repsim::sim::parallel`]); above one, load
-    /// balancers run one after another, each on all of them.
-    pub threads: u32,
+    /// Threads each simulation runs on (see [`repsim::sim::parallel`]; `None`: the
+    /// scenario's `threads`, else one); above one, load balancers run one after another, each
+    /// on all of them.
+    pub threads: Option<u32>,
 }
 
 impl Default for RunOptions {
@@ -170,7 +171,7 @@ impl Default for RunOptions {
             quiet: false,
             header: true,
             progress: crate::progress::wanted(false),
-            threads: 1,
+            threads: None,
         }
     }
 }
@@ -264,10 +265,13 @@ pub fn execute(
     }
     // On threads the finished flows stay until the end (the partitions fold first): the same
     // files, more memory.
+    let threads = options
+        .threads
+        .or(scn.scenario.threads.map(|t| t.get()))
+        .unwrap_or(1)
+        .max(1);
     let stream_dir = out.filter(|_| {
-        scn.scenario.workload.any_is("trace")
-            && options.format == Format::Csv
-            && options.threads <= 1
+        scn.scenario.workload.any_is("trace") && options.format == Format::Csv && threads <= 1
     });
     let streaming = stream_dir.is_some();
     let mixed = !first.classes.is_empty();
@@ -298,17 +302,6 @@ pub fn execute(
         tables.keep_streamed_ids();
     }
     let mut outputs = RunOutputs::new(flows_file, tables, mixed, options.quiet);
-    let threads = options.threads.max(1);
-    if threads > 1 {
-        side_by_side_allowed(false, &options.limits)
-            .map_err(|why| anyhow::anyhow!("--threads {threads}: {why}; run it on one thread"))?;
-        if options.limits.stall_after.0.is_some() && !options.quiet {
-            eprintln!(
-                "note: --threads {threads}: stall detection does not run on threads yet; \
-                 runs go to their end"
-            );
-        }
-    }
     let jobs = jobs_or_every_core(options.jobs);
     let side_by_side = jobs > 1 && prepared.len() > 1 && threads == 1;
     let allowed = side_by_side_allowed(streaming, &options.limits);

@@ -141,6 +141,7 @@ impl RunOutputs {
             wall_s: summary.wall_s,
             sim_time_us: summary.sim_time_us,
             peak_packets: summary.peak_packets,
+            partitions: sim.partitions(),
         });
         self.runs.push(summary);
         Ok(())
@@ -158,7 +159,7 @@ pub struct InTurn<'a> {
     pub streaming: bool,
     /// Per-flow rows carry reorder columns.
     pub reorder: bool,
-    /// Threads each simulation runs on (above one: no streaming, limits or progress bar).
+    /// Threads each simulation runs on (above one: no streaming).
     pub threads: u32,
 }
 
@@ -199,8 +200,9 @@ impl InTurn<'_> {
             };
             let bars = Bars::alone_if(self.progress);
             if self.threads > 1 {
-                let (sim, wall) = p.simulate_on_threads(self.scn, self.threads, Bars::Hidden)?;
-                outputs.absorb(lb, &sim, wall, None, &|line| eprintln!("{line}"))?;
+                let (sim, wall, stop) =
+                    p.simulate_on_threads_limited(self.scn, lb, self.threads, bars, &mut limiter)?;
+                outputs.absorb(lb, &sim, wall, stop, &|line| eprintln!("{line}"))?;
                 continue;
             }
             let (sim, wall, stop) = p.simulate(

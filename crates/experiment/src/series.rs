@@ -544,6 +544,8 @@ pub struct RunEntry {
     pub sim_time_us: f64,
     /// Most packets the simulator held at once (on threads: the partitions' peaks added).
     pub peak_packets: usize,
+    /// The partitions the network was split into, each on its own thread (1: unsplit).
+    pub partitions: u32,
 }
 
 /// `run.json`: what was run, where, and how long it took.

@@ -130,10 +130,10 @@ impl RunResult {
 
 /// Runs `scenario` once per load balancer (`lb`: labels or names, default the scenario's) with
 /// `seed` (default the scenario's), `jobs` load balancers at once (0: one per core), each
-/// simulation on `threads` threads, and `collect` (`scenario`, `all` or `none`), as `repsim
-/// run` does.
+/// simulation on `threads` threads (default: the scenario's `threads`, else one), and
+/// `collect` (`scenario`, `all` or `none`), as `repsim run` does.
 #[pyfunction]
-#[pyo3(signature = (scenario, lb=None, seed=None, jobs=1, collect="scenario", quiet=true, threads=1))]
+#[pyo3(signature = (scenario, lb=None, seed=None, jobs=1, collect="scenario", quiet=true, threads=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     py: Python<'_>,
@@ -143,9 +143,9 @@ pub fn run(
     jobs: usize,
     collect: &str,
     quiet: bool,
-    threads: u32,
+    threads: Option<u32>,
 ) -> PyResult<RunResult> {
-    if threads == 0 {
+    if threads == Some(0) {
         return Err(PyValueError::new_err("threads=0: use 1 or more"));
     }
     let collect = collect.parse::<CollectMode>().map_err(|_| {

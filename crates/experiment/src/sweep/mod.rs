@@ -320,7 +320,7 @@ pub fn run_point(sweep: &Sweep, p: &Point, out: &Path, jobs: usize) -> Result<bo
             quiet: true,
             header: false,
             progress: false,
-            threads: sweep.threads.max(1),
+            threads: Some(sweep.threads.max(1)),
         },
     })?;
     Ok(true)

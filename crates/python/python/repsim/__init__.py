@@ -287,7 +287,7 @@ def run(
     collect: str = "scenario",
     set: Overrides = None,
     quiet: bool = True,
-    threads: int = 1,
+    threads: Optional[int] = None,
 ) -> Result:
     """Run ``scenario`` once per load balancer, as ``repsim run`` does, and return the results.
 
@@ -297,10 +297,10 @@ def run(
     per core; results are the same); ``collect`` is ``"scenario"`` (its ``[collect]``
     section), ``"all"`` (every port, queue samples, cwnd traces) or ``"none"``; ``quiet=False``
     prints the notes and warnings the command prints. ``threads`` runs each simulation on that
-    many threads, its network split into partitions, with the same results as one thread
-    (``repsim run --threads``; above one, the load balancers run one after another and a run
-    whose features cannot be split yet raises ``RuntimeError`` naming them). On threads, stall
-    detection and Ctrl-C wait for the run to end.
+    many threads (default: the scenario's ``threads``, else one), its network split into
+    partitions, with the same results as one thread (``repsim run --threads``; above one, the
+    load balancers run one after another and a run whose features cannot be split yet raises
+    ``RuntimeError`` naming them). Stall detection and Ctrl-C act on threads as on one.
 
     The simulation runs without the GIL; Ctrl-C stops it and raises ``KeyboardInterrupt``.
     Flows that cannot reach their destination raise :class:`RunError` (a ``RuntimeError``) as

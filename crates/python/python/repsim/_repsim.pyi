@@ -68,6 +68,7 @@ def run(
     jobs: int = 1,
     collect: str = "scenario",
     quiet: bool = True,
+    threads: Optional[int] = None,
 ) -> RunResult:
     """Run every load balancer of ``scenario``, as ``repsim run`` does (without the GIL)."""
 

@@ -167,6 +167,10 @@ pub struct Scenario {
     /// Simulated time limit.
     #[serde(default = "default_end")]
     pub end: TimeQ,
+    /// Threads each run is split over (`repsim run` and `repsim.run`; their `threads`
+    /// overrides it; none: one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<std::num::NonZeroU32>,
     /// Load balancer(s) to run, one run each.
     #[serde(default = "default_lb")]
     pub lb: LbList,

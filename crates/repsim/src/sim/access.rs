@@ -138,6 +138,11 @@ impl Simulation {
         self.observer = Some(observer);
     }
 
+    /// The partitions the run was split into, each on its own thread (1: it ran whole).
+    pub fn partitions(&self) -> u32 {
+        self.ran_as
+    }
+
     /// Elephants per link and interval: `[metrics] elephants`'s count if on, else the switch
     /// scheme's own (Reunion's; empty for other schemes).
     pub fn elephant_link_samples(&self) -> Vec<crate::routing::LinkSample> {

@@ -37,6 +37,10 @@ pub(super) fn stamp(pkt: &mut Packet, s: &Sender) {
 /// packets, which the simulation queues on the host's NIC.
 pub(super) struct CreditPacing {
     pacers: Box<dyn ReceiverPacing>,
+    /// Per flow, its credit granted and outstanding as its receiver's partition left them,
+    /// once the partitions of a run split over threads are folded (each partition's pacers
+    /// served only its own hosts).
+    folded: Option<Vec<(Option<u64>, u64)>>,
 }
 
 impl CreditPacing {
@@ -48,7 +52,10 @@ impl CreditPacing {
             .map(|&l| topo.links[l as usize].rate_bps)
             .collect();
         let pacers = specs.iter().find_map(|c| c.receiver_pacing(&rates, mtu))?;
-        Some(CreditPacing { pacers })
+        Some(CreditPacing {
+            pacers,
+            folded: None,
+        })
     }
 
     /// Flow `f` to `dst` started under a credit-gated sender holding at most `cap` unused.
@@ -143,18 +150,18 @@ impl Simulation {
         }
     }
 
-    /// Flow `f` started: its receiver's pacer learns of it if its sender is credit gated.
-    pub(super) fn credit_flow_started(&mut self, f: u32) {
-        let flow = &self.flows[f as usize];
-        let (Some(pacing), Some(s)) = (self.credit.as_mut(), flow.sender.as_ref()) else {
+    /// Flow `f` started with sender `s` (built where its receiver runs too, as both halves
+    /// are): its receiver's pacer learns of it if the sender is credit gated.
+    pub(super) fn credit_flow_started(&mut self, f: u32, s: &Sender) {
+        let Some(pacing) = self.credit.as_mut() else {
             return;
         };
         if let Some(gate) = s.cc().credit_gate() {
-            pacing.flow_started(f, flow.spec.dst, gate.credit_cap());
+            pacing.flow_started(f, self.flows[f as usize].spec.dst, gate.credit_cap());
         }
     }
 
-    /// Flow `f` finished: no more PULLs for it.
+    /// Flow `f`'s receiver heard that its sender finished: no more PULLs for it.
     pub(super) fn credit_flow_finished(&mut self, f: u32) {
         if let Some(pacing) = self.credit.as_mut() {
             pacing.flow_finished(f);
@@ -205,12 +212,40 @@ impl Simulation {
     /// Cumulative bytes of credit the receiver's pull pacer granted flow `f`, if it is credit
     /// paced.
     pub fn credit_granted(&self, f: u32) -> Option<u64> {
-        self.credit.as_ref()?.pacers.granted(f)
+        let pacing = self.credit.as_ref()?;
+        match &pacing.folded {
+            Some(folded) => folded.get(f as usize)?.0,
+            None => pacing.pacers.granted(f),
+        }
     }
 
     /// Credit granted to flow `f` that its receiver's pacer counts as unused (granted minus the
     /// highest use its packets reported; never above the flow's cap).
     pub fn credit_outstanding(&self, f: u32) -> u64 {
-        self.credit.as_ref().map_or(0, |p| p.pacers.outstanding(f))
+        self.credit.as_ref().map_or(0, |p| match &p.folded {
+            Some(folded) => folded.get(f as usize).map_or(0, |c| c.1),
+            None => p.pacers.outstanding(f),
+        })
+    }
+
+    /// Takes into this partition's (the first's) view of the pull pacers every flow's credit
+    /// from the partition of `rest` that holds its receiver (`owner`: the partition of a node,
+    /// 0 being this one).
+    pub(super) fn fold_credit(&mut self, rest: &[Simulation], owner: &dyn Fn(u32) -> usize) {
+        if self.credit.is_none() {
+            return;
+        }
+        let folded = (0..self.flows.len() as u32)
+            .map(|f| {
+                let part = match owner(self.flows[f as usize].spec.dst) {
+                    0 => &*self,
+                    k => &rest[k - 1],
+                };
+                (part.credit_granted(f), part.credit_outstanding(f))
+            })
+            .collect();
+        if let Some(pacing) = self.credit.as_mut() {
+            pacing.folded = Some(folded);
+        }
     }
 }

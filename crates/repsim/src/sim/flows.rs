@@ -312,15 +312,16 @@ impl Simulation {
         flow.started_at = Some(now);
         // A partition holds the halves of the hosts it owns (both, unsplit).
         let (sends, receives) = (self.owns(src), self.owns(dst));
-        let flow = &mut self.flows[f as usize];
         if receives {
-            flow.receiver = Some(Box::new(receiver));
+            // The receiving host's pull pacer learns of the connection as it starts: it acts
+            // only on the connection's packets, which come later.
+            self.credit_flow_started(f, &sender);
+            self.flows[f as usize].receiver = Some(Box::new(receiver));
         }
         if !sends {
             return;
         }
-        flow.sender = Some(Box::new(sender));
-        self.credit_flow_started(f);
+        self.flows[f as usize].sender = Some(Box::new(sender));
         self.mark_ready(f);
         self.arm_control_timer(f);
     }
@@ -357,7 +358,6 @@ impl Simulation {
         let at = now + self.one_way_latency(src, dst);
         self.set_timer_at(dst, at, notice);
         self.completions.push(f);
-        self.credit_flow_finished(f);
         for d in self.dependents.remove(&id).unwrap_or_default() {
             self.notify_dependent(d, src);
         }
@@ -374,8 +374,8 @@ impl Simulation {
         }
     }
 
-    /// Flow `f`'s receiver hears that its sender finished: it lets its state go, and data that
-    /// still arrives is discarded from now on. Until now it answered late copies as a real
+    /// Flow `f`'s receiver hears that its sender finished (or gave up): it lets its state go,
+    /// and data that still arrives is discarded from now on. Until now it answered late copies as a real
     /// receiver would (it cannot know the sender has every ACK it needs); the notice takes one
     /// crossing of the fabric, so that no host learns of another's state sooner than a packet
     /// could tell it (the same at any split of the network over threads).
@@ -385,6 +385,8 @@ impl Simulation {
         };
         self.endpoint_bytes_released += super::memory::receiver_bytes(flow);
         self.flows[f as usize].receiver = None;
+        // Its pull pacer stops granting it credit (until now it may have, for nothing).
+        self.credit_flow_finished(f);
     }
 
     /// The unloaded one-way propagation latency from host `src` to host `dst` on their first

@@ -305,6 +305,8 @@ pub struct Simulation {
     halt: Option<String>,
     /// Which part of a network split over threads this simulation runs (`None`: all of it).
     shard: Option<Box<shard::Shard>>,
+    /// The partitions it ran as, side by side (1: unsplit; more once they are folded).
+    ran_as: u32,
 }
 
 impl Simulation {
@@ -480,6 +482,7 @@ impl Simulation {
             fabric,
             halt: None,
             shard: None,
+            ran_as: 1,
             cfg,
         };
         let max_base_rtt = sim.network_max_rtt();

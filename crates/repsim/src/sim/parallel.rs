@@ -12,12 +12,63 @@
 //! Same-time events are ordered by the entity that scheduled them and that entity's own count
 //! ([`crate::engine::order`]), which do not depend on the split, so every partition runs its
 //! events in the order one thread would, and the partitions' states fold into one thread's.
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
 use super::{SetupError, Simulation};
 use crate::engine::Time;
 use crate::net::outbox::Parcel;
+
+/// The whole network at a checkpoint of a run on threads: every event up to `now` has run in
+/// every partition, and none after it (as [`Simulation::run_until`]`(now)` leaves one thread).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// The checkpoint's instant.
+    pub now: Time,
+    /// Events run so far, over all partitions.
+    pub events: u64,
+    /// Data packets delivered to their receivers so far.
+    pub data_delivered: u64,
+}
+
+/// What costs a pass over the flows at a checkpoint, given when asked for
+/// ([`Verdict::Detail`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Detail {
+    /// Payload bytes delivered to the receivers so far.
+    pub payload_delivered: u64,
+    /// The ids of the flows running (started, not finished), in flow order.
+    pub running: Vec<u64>,
+}
+
+/// A partition's part of a checkpoint's [`Detail`]: the payload its receivers got, and the
+/// flows it sends that are running, with their index (to merge in flow order).
+#[derive(Debug, Default)]
+pub(super) struct PartDetail {
+    pub(super) payload_delivered: u64,
+    pub(super) running: Vec<(u32, u64)>,
+}
+
+/// What a run on threads does after a checkpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Go on.
+    Go,
+    /// Stop here: the partitions fold into the network as it is at the checkpoint.
+    Stop,
+    /// Ask again with the checkpoint's [`Detail`] (a second ask for it counts as `Go`).
+    Detail,
+}
+
+/// Checkpoints of a run on threads, for what one thread does between calls of
+/// [`Simulation::run_until`] (limits, stall detection, a progress bar): every `every` of
+/// simulated time (from `every` on) the threads meet, and `check` sees the whole network.
+pub struct Watch<'a> {
+    /// Simulated time between checkpoints (more than zero).
+    pub every: Time,
+    /// Called at each checkpoint, on one of the threads, with the detail when it asked for it.
+    pub check: &'a mut (dyn FnMut(&Checkpoint, Option<&Detail>) -> Verdict + Send),
+}
 
 /// Runs one simulation on `threads` threads until no event is left before its end, and returns
 /// it as one thread would have left it. `build` makes the simulation (set up, collection
@@ -29,27 +80,60 @@ pub fn run_on_threads(
     threads: u32,
     build: impl Fn() -> Result<Simulation, SetupError> + Sync,
 ) -> Result<Simulation, SetupError> {
+    run_on_threads_watched(threads, build, None)
+}
+
+/// [`run_on_threads`] with checkpoints: `watch` sees the network every `watch.every` of
+/// simulated time and may stop the run there (on one thread too: it then steps with
+/// [`Simulation::run_until`]).
+pub fn run_on_threads_watched(
+    threads: u32,
+    build: impl Fn() -> Result<Simulation, SetupError> + Sync,
+    watch: Option<Watch<'_>>,
+) -> Result<Simulation, SetupError> {
     let mut first = build()?;
-    if threads <= 1 {
-        first.run_until_idle();
-        return Ok(first);
+    if threads > 1 {
+        let blockers = first.partition_blockers();
+        if !blockers.is_empty() {
+            return Err(SetupError::Invalid(format!(
+                "this run cannot be split over threads yet: {}; run it with one thread",
+                blockers.join(", ")
+            )));
+        }
+        let split = first.topology().partition(threads);
+        if let Some(lookahead) = split.lookahead.filter(|_| split.parts > 1) {
+            let end = first.cfg.end;
+            let of_node: std::sync::Arc<[u32]> = split.of_node.into();
+            let sims = run_windows(first, &build, &of_node, lookahead.max(1), end, watch)?;
+            return Ok(Simulation::fold_partitions(sims));
+        }
     }
-    let blockers = first.partition_blockers();
-    if !blockers.is_empty() {
-        return Err(SetupError::Invalid(format!(
-            "this run cannot be split over threads yet: {}; run it with one thread",
-            blockers.join(", ")
-        )));
+    match watch {
+        None => first.run_until_idle(),
+        Some(watch) => run_watched(&mut first, watch),
     }
-    let split = first.topology().partition(threads);
-    let Some(lookahead) = split.lookahead.filter(|_| split.parts > 1) else {
-        first.run_until_idle();
-        return Ok(first);
-    };
-    let end = first.cfg.end;
-    let of_node: std::sync::Arc<[u32]> = split.of_node.into();
-    let sims = run_windows(first, &build, &of_node, lookahead.max(1), end)?;
-    Ok(Simulation::fold_partitions(sims))
+    Ok(first)
+}
+
+/// One thread's run with checkpoints.
+fn run_watched(sim: &mut Simulation, watch: Watch<'_>) {
+    let every = watch.every.max(1);
+    let mut at = every;
+    while sim.run_until(at) {
+        let point = Checkpoint {
+            now: at,
+            events: sim.counters().events,
+            data_delivered: sim.counters().data_delivered,
+        };
+        let mut verdict = (watch.check)(&point, None);
+        if verdict == Verdict::Detail {
+            verdict = (watch.check)(&point, Some(&sim.checkpoint_detail()));
+        }
+        if verdict == Verdict::Stop {
+            return;
+        }
+        at += every;
+    }
 }
 
 /// Runs the partitions' windows on one thread each until nothing is left before `end`;
@@ -62,6 +146,7 @@ fn run_windows(
     of_node: &std::sync::Arc<[u32]>,
     lookahead: Time,
     end: Time,
+    watch: Option<Watch<'_>>,
 ) -> Result<Vec<Simulation>, SetupError> {
     let parts = of_node.iter().max().map_or(1, |&p| p as usize + 1);
     let barrier = WindowBarrier::new(parts);
@@ -70,13 +155,21 @@ fn run_windows(
     let next: Vec<AtomicU64> = (0..parts).map(|_| AtomicU64::new(Time::MAX)).collect();
     // Each partition's delivered data packets and paused links at a PFC watch instant.
     let watched: Vec<Mutex<(u64, Vec<u32>)>> = (0..parts).map(|_| Mutex::default()).collect();
+    // Each partition's part of a checkpoint, and the verdict on it.
+    let points: Vec<Mutex<(Checkpoint, PartDetail)>> =
+        (0..parts).map(|_| Mutex::default()).collect();
+    let verdict = AtomicU8::new(0);
+    let every = watch.as_ref().map_or(Time::MAX, |w| w.every.max(1));
+    let mut watch = watch;
     let last = end.saturating_sub(1);
     let mut first = Some(first);
     let done: Vec<Result<Simulation, SetupError>> = std::thread::scope(|scope| {
         let threads: Vec<_> = (0..parts)
             .map(|me| {
                 let (barrier, mailbox, next, watched) = (&barrier, &mailbox, &next, &watched);
+                let (points, verdict) = (&points, &verdict);
                 let mine = first.take();
+                let mut watch = watch.take();
                 scope.spawn(move || {
                     let mut sim = match mine.map_or_else(build, Ok) {
                         Ok(sim) => sim,
@@ -86,6 +179,8 @@ fn run_windows(
                         }
                     };
                     sim.become_partition(me as u32, of_node.clone(), parts as u32);
+                    // The next checkpoint (the same in every thread).
+                    let mut check_at = every;
                     let windows = std::panic::AssertUnwindSafe(|| loop {
                         let mine = sim.next_event_time().unwrap_or(Time::MAX);
                         next[me].store(mine, Ordering::Relaxed);
@@ -101,9 +196,29 @@ fn run_windows(
                         // The PFC deadlock watch's instant (the same in every partition): once
                         // every event before it has run everywhere, it looks at the whole
                         // network.
-                        let watch = sim.pfc_next_watch();
-                        if watch <= start {
-                            let paused = sim.pfc_paused_links(watch);
+                        let pfc_watch = sim.pfc_next_watch();
+                        // A checkpoint: every event up to it has run everywhere (one thread's
+                        // `run_until` would have returned), and it comes before the PFC watch.
+                        if check_at < start && check_at < pfc_watch {
+                            let point = Checkpoint {
+                                now: check_at,
+                                events: sim.counters().events,
+                                data_delivered: sim.counters().data_delivered,
+                            };
+                            let Some(go) = checkpoint(
+                                &mut sim, me, point, barrier, points, verdict, &mut watch,
+                            ) else {
+                                return;
+                            };
+                            if !go {
+                                sim.settle_at(check_at);
+                                return;
+                            }
+                            check_at = check_at.saturating_add(every);
+                            continue;
+                        }
+                        if pfc_watch <= start {
+                            let paused = sim.pfc_paused_links(pfc_watch);
                             *lock(&watched[me]) = (sim.counters().data_delivered, paused);
                             if !barrier.wait() {
                                 return;
@@ -122,7 +237,7 @@ fn run_windows(
                             std::mem::swap(sim.sent_to(to), &mut lock(&mailbox[me * parts + to]));
                         }
                         let limit = start.saturating_add(lookahead - 1).min(last);
-                        sim.run_window(limit.min(watch - 1));
+                        sim.run_window(limit.min(pfc_watch - 1).min(check_at));
                         for to in 0..parts {
                             std::mem::swap(sim.sent_to(to), &mut lock(&mailbox[me * parts + to]));
                         }
@@ -150,6 +265,76 @@ fn run_windows(
             .collect()
     });
     done.into_iter().collect()
+}
+
+/// One thread's part of a checkpoint: it hands in its partition's `point`, the thread holding
+/// the watch (partition 0's) pools them and decides, with the detail if it asks. Returns
+/// whether to go on (`None`: the run was aborted meanwhile).
+fn checkpoint(
+    sim: &mut Simulation,
+    me: usize,
+    point: Checkpoint,
+    barrier: &WindowBarrier,
+    points: &[Mutex<(Checkpoint, PartDetail)>],
+    verdict: &AtomicU8,
+    watch: &mut Option<Watch<'_>>,
+) -> Option<bool> {
+    const GO: u8 = 0;
+    const STOP: u8 = 1;
+    const DETAIL: u8 = 2;
+    let code = |v: Verdict| match v {
+        Verdict::Go => GO,
+        Verdict::Stop => STOP,
+        Verdict::Detail => DETAIL,
+    };
+    lock(&points[me]).0 = point;
+    if !barrier.wait() {
+        return None;
+    }
+    let pooled = || {
+        let mut all = Checkpoint {
+            now: point.now,
+            ..Checkpoint::default()
+        };
+        for slot in points {
+            let slot = lock(slot);
+            all.events += slot.0.events;
+            all.data_delivered += slot.0.data_delivered;
+        }
+        all
+    };
+    if let Some(w) = watch.as_mut() {
+        verdict.store(code((w.check)(&pooled(), None)), Ordering::Relaxed);
+    }
+    if !barrier.wait() {
+        return None;
+    }
+    if verdict.load(Ordering::Relaxed) == DETAIL {
+        lock(&points[me]).1 = sim.partition_detail();
+        if !barrier.wait() {
+            return None;
+        }
+        if let Some(w) = watch.as_mut() {
+            let mut detail = Detail::default();
+            let mut running = Vec::new();
+            for slot in points {
+                let mut slot = lock(slot);
+                detail.payload_delivered += slot.1.payload_delivered;
+                running.append(&mut slot.1.running);
+            }
+            running.sort_unstable();
+            detail.running = running.into_iter().map(|(_, id)| id).collect();
+            let v = (w.check)(&pooled(), Some(&detail));
+            verdict.store(
+                if v == Verdict::Stop { STOP } else { GO },
+                Ordering::Relaxed,
+            );
+        }
+        if !barrier.wait() {
+            return None;
+        }
+    }
+    Some(verdict.load(Ordering::Relaxed) != STOP)
 }
 
 /// A mailbox or a watch slot, locked (a panic while holding one aborts the run anyway).

@@ -18,7 +18,7 @@
 //! together into one simulation whose outputs are those of a run on one thread.
 use std::sync::Arc;
 
-use super::{Simulation, Switching};
+use super::{Phase, Simulation, Switching};
 use crate::net::outbox::{Outbox, Parcel};
 use crate::net::world::{Event, Owner, Timer};
 
@@ -57,9 +57,6 @@ impl Simulation {
         let mut no = |what: &str| why.push(what.to_string());
         if let Some(why) = self.cfg.switch.shared_between_switches() {
             no(&format!("switch scheme {} ({why})", self.cfg.switch.name()));
-        }
-        if self.credit.is_some() {
-            no("credit-paced (receiver-driven) traffic");
         }
         if !self.triggers.is_empty() {
             no("triggers (a connection matrix's shared trigger state)");
@@ -126,6 +123,38 @@ impl Simulation {
         }
         let control = self.world.control_entity();
         self.world.enter(control);
+    }
+
+    /// This partition's part of a checkpoint's detail: the payload delivered to the receivers
+    /// it holds, and the running flows whose senders it holds.
+    pub(super) fn partition_detail(&self) -> super::parallel::PartDetail {
+        let base = self.flows.base();
+        let mut detail = super::parallel::PartDetail::default();
+        for (i, f) in self.flows.iter().enumerate() {
+            if self.owns(f.spec.dst) {
+                detail.payload_delivered += f.delivered;
+            }
+            if f.phase == Phase::Running && self.owns(f.spec.src) {
+                detail.running.push((base + i as u32, f.spec.id));
+            }
+        }
+        detail
+    }
+
+    /// The payload delivered so far and the running flows' ids, in flow order (what a
+    /// checkpoint's caller may ask for; see [`super::parallel::Watch`]).
+    pub fn checkpoint_detail(&self) -> super::parallel::Detail {
+        let part = self.partition_detail();
+        super::parallel::Detail {
+            payload_delivered: part.payload_delivered,
+            running: part.running.into_iter().map(|(_, id)| id).collect(),
+        }
+    }
+
+    /// Moves this partition's clock to `t` if it is behind (a run stopped at a checkpoint
+    /// leaves every partition where one thread's `run_until(t)` would).
+    pub(super) fn settle_at(&mut self, t: crate::engine::Time) {
+        self.world.now = self.world.now.max(t);
     }
 
     /// The time of this partition's next event, if any.
@@ -272,6 +301,7 @@ impl Simulation {
             }
         }
         fold_scheme_outputs(first, rest);
+        first.fold_credit(rest, &owner);
         if let Some(faults) = first.faults.as_deref_mut() {
             for part in rest.iter() {
                 faults.absorb(
@@ -304,6 +334,7 @@ impl Simulation {
         }
         first.world.outbox = None;
         first.shard = None;
+        first.ran_as = rest.len() as u32 + 1;
         parts.swap_remove(0)
     }
 }
