@@ -282,6 +282,28 @@ fn check_prints_the_partitions() {
         let cols: Vec<&str> = row.split_whitespace().collect();
         assert_eq!(cols[1..], ["256", "16", "1024"], "{row}");
     }
+    // With --memory, each partition's share: every one builds the whole set-up, and sends and
+    // receives its own hosts' flows (256 of the permutation's 1,024 each).
+    let o = repsim_ok(&[
+        "check",
+        "scenarios/permutation-1024.toml",
+        "--partitions",
+        "4",
+        "--memory",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("memory on 4 partitions"), "{text}");
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("partition ports flows_sent"))
+        .skip(1)
+        .take(4)
+        .collect();
+    assert_eq!(rows.len(), 4, "{text}");
+    for row in rows {
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cols[1..4], ["1024", "256", "256"], "{row}");
+    }
     let o = repsim(&[
         "check",
         "scenarios/permutation-1024.toml",

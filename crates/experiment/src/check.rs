@@ -34,6 +34,9 @@ pub fn check(path: &Path, set: &[Override], memory: bool, partitions: Option<u32
                 print_partitions(sim.topology(), parts);
                 first_run = false;
             }
+            if memory {
+                print_partition_memory(sim, parts);
+            }
             let blockers = sim.partition_blockers();
             if blockers.is_empty() {
                 println!("{lb}: runs on threads");
@@ -68,6 +71,40 @@ fn print_partitions(topo: &repsim::net::topology::Topology, parts: u32) {
         println!(
             "{i:>9} {:>5} {:>8} {:>5}",
             hosts[i], switches[i], p.ports[i]
+        );
+    }
+}
+
+/// `--memory` with `--partitions`: what each partition of this run holds once set up. Every
+/// partition builds the run's whole set-up on its own thread (its copy of the tables, the flow
+/// list and every port), so each holds the one-thread table's total; while running, a
+/// partition adds the windows of the flows it sends and receives and the packets on its ports.
+fn print_partition_memory(sim: &repsim::Simulation, parts: u32) {
+    let topo = sim.topology();
+    let p = topo.partition(parts);
+    let setup = sim.memory_breakdown().last().map_or(0, |total| total.bytes);
+    let mut sends = vec![0u64; p.parts as usize];
+    let mut receives = vec![0u64; p.parts as usize];
+    for f in sim.flows() {
+        sends[p.of_node[f.spec.src as usize] as usize] += 1;
+        receives[p.of_node[f.spec.dst as usize] as usize] += 1;
+    }
+    println!(
+        "memory on {} partitions: each builds the whole set-up ({:.2} MB), {:.2} MB in all; \
+         running, each adds the windows of the flows it sends and receives and the packets \
+         on its ports",
+        p.parts,
+        setup as f64 / 1e6,
+        setup as f64 * p.parts as f64 / 1e6
+    );
+    println!("partition ports flows_sent flows_received setup_MB");
+    for i in 0..p.parts as usize {
+        println!(
+            "{i:>9} {:>5} {:>10} {:>14} {:>8.2}",
+            p.ports[i],
+            sends[i],
+            receives[i],
+            setup as f64 / 1e6
         );
     }
 }
