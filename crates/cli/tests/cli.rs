@@ -253,6 +253,19 @@ fn check_and_lb_override() {
     assert!(rows.iter().all(|l| l.starts_with("ecmp,")), "{text}");
 }
 
+/// The `n` rows under the line of `text` starting with `header`, split into columns.
+fn table_rows<'a>(text: &'a str, header: &str, n: usize) -> Vec<Vec<&'a str>> {
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip_while(|l| !l.starts_with(header))
+        .skip(1)
+        .take(n)
+        .map(|row| row.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), n, "{n} rows under {header:?}: {text}");
+    rows
+}
+
 /// `check --partitions` shows the split a parallel run would use: the 1,024-host fat tree's 32
 /// ToRs with their hosts in four equal parts, its 1 us links the lookahead; 0 is refused.
 #[test]
@@ -271,16 +284,8 @@ fn check_prints_the_partitions() {
             && text.contains("1.000 x the mean ports"),
         "{text}"
     );
-    let rows: Vec<&str> = text
-        .lines()
-        .skip_while(|l| !l.starts_with("partition hosts"))
-        .skip(1)
-        .take(4)
-        .collect();
-    assert_eq!(rows.len(), 4, "{text}");
-    for row in rows {
-        let cols: Vec<&str> = row.split_whitespace().collect();
-        assert_eq!(cols[1..], ["256", "16", "1024"], "{row}");
+    for cols in table_rows(&text, "partition hosts", 4) {
+        assert_eq!(cols[1..], ["256", "16", "1024"], "{cols:?}");
     }
     // With --memory, each partition's share: every one builds the whole set-up, and sends and
     // receives its own hosts' flows (256 of the permutation's 1,024 each).
@@ -293,16 +298,8 @@ fn check_prints_the_partitions() {
     ]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("memory on 4 partitions"), "{text}");
-    let rows: Vec<&str> = text
-        .lines()
-        .skip_while(|l| !l.starts_with("partition ports flows_sent"))
-        .skip(1)
-        .take(4)
-        .collect();
-    assert_eq!(rows.len(), 4, "{text}");
-    for row in rows {
-        let cols: Vec<&str> = row.split_whitespace().collect();
-        assert_eq!(cols[1..4], ["1024", "256", "256"], "{row}");
+    for cols in table_rows(&text, "partition ports flows_sent", 4) {
+        assert_eq!(cols[1..4], ["1024", "256", "256"], "{cols:?}");
     }
     let o = repsim(&[
         "check",

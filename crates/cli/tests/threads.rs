@@ -34,6 +34,15 @@ const SPLIT: &[(&str, &[&str], &[&str])] = &[
             "ecmp+wcmp",
         ],
     ),
+    // The other congestion controls and load balancers.
+    (
+        "baselines-permutation-128",
+        &["end=300us", "cc=nscc"],
+        &["reps", "spray", "incremental"],
+    ),
+    ("baselines-permutation-128", &["end=300us", "cc=dctcp"], &["ops"]),
+    ("baselines-permutation-128", &["end=300us", "cc=constant"], &["ecmp"]),
+    ("baselines-permutation-128", &["end=300us", "cc=dctcp-rate"], &["reps"]),
     // Switch schemes whose switches learn from each other by packets: flowlets at the source
     // ToR, CONGA's piggybacked feedback, ConWeave's probes and reorder queues.
     ("conweave-leafspine-irn", &["end=300us"], &[]),
@@ -79,6 +88,20 @@ const SPLIT: &[(&str, &[&str], &[&str])] = &[
     ("reps-micro-failures", &[], &[]),
     // Links going down one after another while flows run.
     ("failures-incremental", &["end=900us"], &[]),
+    // Every other fault kind: a switch down and back, a flapping link, a slower link, random
+    // loss on one link and trimmed losses on random cables failing one after another.
+    (
+        "failures-incremental",
+        &[
+            "end=300us",
+            "fault=[{ kind = \"switch_down\", switch = \"spine1\", start = \"50us\", duration = \"100us\" }, \
+             { kind = \"flap\", link = \"tor1->spine2\", period = \"60us\", down_for = \"20us\", start = \"20us\" }, \
+             { kind = \"rate\", link = \"tor2->spine3\", speed = \"50Gbps\", start = \"30us\" }, \
+             { kind = \"drop\", link = \"tor3->spine0\", probability = 0.01, loss = \"trim\", start = \"10us\" }, \
+             { kind = \"random_cables\", percent = 5, loss = \"trim\", start = \"40us\", stagger = \"10us\" }]",
+        ],
+        &[],
+    ),
     // Collectives: each step's flows wait for the previous step's, and hear of it one
     // crossing of the fabric later, from another partition or their own.
     ("allreduce-ring-128", &["end=300us"], &[]),
