@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use repsim::engine::time::{to_us, Time};
-use repsim::sim::Phase;
 use repsim::Simulation;
 
 /// The resource limits of a scenario's runs (`repsim run`'s `--max-*` and `--stall-after`).
@@ -139,12 +138,7 @@ impl Limiter {
             Checked::Go => None,
             Checked::Stop(stop) => Some(stop),
             Checked::ShowRunning => {
-                let running: Vec<u64> = sim
-                    .flows()
-                    .iter()
-                    .filter(|f| f.phase == Phase::Running)
-                    .map(|f| f.spec.id)
-                    .collect();
+                let running = sim.checkpoint_detail().running;
                 match self.check_at(&RunView::of(sim), Some(&running)) {
                     Checked::Stop(stop) => Some(stop),
                     _ => None,

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use repsim::engine::time::US;
+use repsim::engine::time::{Time, US};
 use repsim::metrics::collect::CollectConfig;
 use repsim::scenario::{LbRun, LoadedScenario};
 use repsim::RunSpec;
@@ -14,6 +14,12 @@ use repsim::sim::SetupError;
 
 use crate::limits::{Checked, Limiter, RunView, Stop};
 use crate::progress::{Bars, Progress, View as ProgressView};
+
+/// Simulated time between the checks of limits, stalls and the bar's full update.
+const STEP: Time = 50 * US;
+/// Simulated time between the cheap checks (events, wall clock, cancel) and bar ticks, when
+/// an event or wall-clock limit is set or a bar is drawn.
+const FINE_STEP: Time = US;
 
 /// What `--collect` asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,11 +131,10 @@ impl Prepared {
         let (end, arriving) = (first.config().end, first.flows_to_come());
         let total: u64 = first.flows().iter().map(|f| f.spec.bytes).sum();
         let spare = std::sync::Mutex::new(Some(first));
-        let step = 50 * US;
         let every = if limiter.checks_finely() || bar.is_visible() {
-            US
+            FINE_STEP
         } else {
-            step
+            STEP
         };
         limiter.start_run();
         let mut stop = None;
@@ -139,7 +144,7 @@ impl Prepared {
                 events: point.events,
                 data_delivered: point.data_delivered,
             };
-            let step_end = point.now.is_multiple_of(step);
+            let step_end = point.now.is_multiple_of(STEP);
             if let Some(detail) = detail {
                 if step_end {
                     if let Checked::Stop(s) = limiter.check_at(&view, Some(&detail.running)) {
@@ -239,7 +244,7 @@ impl Prepared {
             sim.stream_finished();
         }
         let bar = Progress::new(lb, &sim, bars);
-        let step = 50 * US;
+        let step = STEP;
         let mut t = 0;
         limiter.start_run();
         let mut stop = None;
@@ -254,7 +259,7 @@ impl Prepared {
             if limiter.checks_finely() || bar.is_visible() {
                 let mut sub = t - step;
                 while more && stop.is_none() && sub < t {
-                    sub += US;
+                    sub += FINE_STEP;
                     more = sim.run_until(sub);
                     stop = limiter.check_fine(&sim);
                     bar.tick(&sim);
