@@ -51,7 +51,8 @@ pub struct RunArgs {
     /// side with the same results as one thread (see docs/architecture.md). Above one, the
     /// load balancers run one after another, each on all N threads (`-j` is then unused). A
     /// run whose schemes cannot be split yet is refused. Default: the scenario's `threads`,
-    /// else 1.
+    /// else the environment's `REPSIM_THREADS` (a run that cannot be split then runs on one
+    /// thread, with a note), else 1.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
     /// Resource limits and stall detection.

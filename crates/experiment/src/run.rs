@@ -151,9 +151,29 @@ pub struct RunOptions {
     /// Draw progress bars (on a terminal only).
     pub progress: bool,
     /// Threads each simulation runs on (see [`repsim::sim::parallel`]; `None`: the
-    /// scenario's `threads`, else one); above one, load balancers run one after another, each
-    /// on all of them.
+    /// scenario's `threads`, else [`THREADS_VARIABLE`], else one); above one, load balancers
+    /// run one after another, each on all of them.
     pub threads: Option<u32>,
+}
+
+/// The environment variable that sets the threads a run uses when neither the call nor the
+/// scenario says (`repsim run`, `repsim.run`, `repsim.Simulation`). A run that cannot be split
+/// yet then runs on one thread with a note, where an explicit count refuses it.
+pub const THREADS_VARIABLE: &str = "REPSIM_THREADS";
+
+/// The thread count [`THREADS_VARIABLE`] sets, if it is set; an error unless it is a whole
+/// number, 1 or more.
+pub fn threads_from_env_var() -> Result<Option<u32>> {
+    let Some(value) = std::env::var_os(THREADS_VARIABLE) else {
+        return Ok(None);
+    };
+    let text = value.to_string_lossy();
+    match text.trim().parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(Some(n)),
+        _ => anyhow::bail!(
+            "{THREADS_VARIABLE}={text:?}: expected a whole number of threads, 1 or more"
+        ),
+    }
 }
 
 impl Default for RunOptions {
@@ -265,11 +285,12 @@ pub fn execute(
     }
     // On threads the finished flows stay until the end (the partitions fold first): the same
     // files, more memory.
-    let threads = options
-        .threads
-        .or(scn.scenario.threads.map(|t| t.get()))
-        .unwrap_or(1)
-        .max(1);
+    let chosen = (options.threads).or(scn.scenario.threads.map(|t| t.get()));
+    let threads_from_env = chosen.is_none();
+    let threads = match chosen {
+        Some(t) => t.max(1),
+        None => threads_from_env_var()?.unwrap_or(1),
+    };
     let stream_dir = out.filter(|_| {
         scn.scenario.workload.any_is("trace") && options.format == Format::Csv && threads <= 1
     });
@@ -331,6 +352,8 @@ pub fn execute(
             streaming,
             reorder,
             threads,
+            threads_from_env,
+            quiet: options.quiet,
         };
         turn.run(&lbs, prepared, &options.limits, &mut outputs)?;
     }

@@ -22,6 +22,7 @@ use crate::limits::{Limiter, Limits, Stop};
 use crate::output::{elephant_rows, finished_row, flow_record, pfc_rows, ELEPHANTS, PFC};
 use crate::prepared::Prepared;
 use crate::progress::Bars;
+use crate::run::THREADS_VARIABLE;
 use crate::series::{RunEntry, Table, Tables};
 
 /// Everything the finished runs of a command have produced so far.
@@ -161,6 +162,11 @@ pub struct InTurn<'a> {
     pub reorder: bool,
     /// Threads each simulation runs on (above one: no streaming).
     pub threads: u32,
+    /// The thread count came from `REPSIM_THREADS`, not from the call or the scenario: a run
+    /// that cannot be split yet runs on one thread, with a note, rather than being refused.
+    pub threads_from_env: bool,
+    /// Print no notes.
+    pub quiet: bool,
 }
 
 impl InTurn<'_> {
@@ -199,9 +205,23 @@ impl InTurn<'_> {
                 Ok(())
             };
             let bars = Bars::alone_if(self.progress);
-            if self.threads > 1 {
+            let mut threads = self.threads;
+            if threads > 1 && self.threads_from_env {
+                let why = p.built.split_blockers();
+                if !why.is_empty() {
+                    if !self.quiet {
+                        eprintln!(
+                            "note: {THREADS_VARIABLE}={threads}: {lb} runs on one thread: it \
+                             cannot be split over threads yet: {}",
+                            why.join(", ")
+                        );
+                    }
+                    threads = 1;
+                }
+            }
+            if threads > 1 {
                 let (sim, wall, stop) =
-                    p.simulate_on_threads_limited(self.scn, lb, self.threads, bars, &mut limiter)?;
+                    p.simulate_on_threads_limited(self.scn, lb, threads, bars, &mut limiter)?;
                 outputs.absorb(lb, &sim, wall, stop, &|line| eprintln!("{line}"))?;
                 continue;
             }

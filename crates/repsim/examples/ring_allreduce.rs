@@ -9,9 +9,16 @@
 //! chunk's serialisation plus a round trip, so the collective should take about
 //! `2 (N - 1)` single-step times.
 //!
-//! Run it with `cargo run --release -p repsim --example ring_allreduce [hosts] [buffer MiB]`.
+//! Each step's flow is added when the observer hears of the completion it waits for: at the
+//! end of that completion's microsecond of simulated time ([`repsim::sim::OBSERVER_SLICE`]),
+//! which is where a run split over threads meets; the collective takes the same time at any
+//! thread count.
+//!
+//! Run it with
+//! `cargo run --release -p repsim --example ring_allreduce [hosts] [buffer MiB] [threads]`.
 use repsim::engine::time::{Time, SEC, US};
 use repsim::net::topology::fat_tree::FatTreeSpec;
+use repsim::sim::parallel::run_on_threads_observed;
 use repsim::sim::{Flow, Injector, Observer};
 use repsim::workload::FlowSpec;
 use repsim::{RunSpec, SimConfig, Simulation};
@@ -62,8 +69,8 @@ pub struct Outcome {
 }
 
 /// Runs a ring AllReduce of `buffer` bytes over `hosts` hosts (4 per ToR, two-tier fat tree
-/// of 400 Gbps links, REPS and the default transport).
-pub fn ring_allreduce(hosts: u32, buffer: u64) -> Outcome {
+/// of 400 Gbps links, REPS and the default transport) on `threads` threads.
+pub fn ring_allreduce(hosts: u32, buffer: u64, threads: u32) -> Outcome {
     let topology = FatTreeSpec::uniform(2, hosts, 4, hosts, 1, LINK_BPS, US, 0)
         .and_then(|spec| spec.build())
         .unwrap_or_else(|e| panic!("{hosts} hosts: {e}"));
@@ -72,14 +79,16 @@ pub fn ring_allreduce(hosts: u32, buffer: u64) -> Outcome {
         steps: 2 * (hosts as u64 - 1),
         chunk: buffer / hosts as u64,
     };
-    let first_step = (0..hosts).map(|h| ring.flow(1, h, 0)).collect();
+    let first_step: Vec<FlowSpec> = (0..hosts).map(|h| ring.flow(1, h, 0)).collect();
     let config = SimConfig::default();
     let transport = config.transport.resolve().expect("the default transport");
     let (chunk, steps) = (ring.chunk, ring.steps);
-    let mut sim = Simulation::new(RunSpec::new(config, topology, first_step))
-        .unwrap_or_else(|e| panic!("{e}"));
-    sim.set_observer(Box::new(ring));
-    sim.run_until_idle();
+    let build = || {
+        let spec = RunSpec::new(config.clone(), topology.clone(), first_step.clone());
+        Simulation::new(spec)
+    };
+    let sim =
+        run_on_threads_observed(threads, build, Box::new(ring)).unwrap_or_else(|e| panic!("{e}"));
     assert!(sim.all_done(), "every step finished");
     assert!(
         sim.rejected_flows().is_empty(),
@@ -123,13 +132,18 @@ fn main() {
     };
     let hosts = parse(args.next(), 16, "hosts") as u32;
     let mib = parse(args.next(), 64, "buffer MiB");
+    let threads = parse(args.next(), 1, "threads") as u32;
     if hosts < 2 || !hosts.is_multiple_of(4) {
         eprintln!("error: hosts must be a multiple of 4 (4 per ToR), at least 4");
         std::process::exit(2);
     }
-    let outcome = ring_allreduce(hosts, mib << 20);
+    if threads == 0 {
+        eprintln!("error: threads must be at least 1");
+        std::process::exit(2);
+    }
+    let outcome = ring_allreduce(hosts, mib << 20, threads);
     println!(
-        "ring AllReduce of {mib} MiB over {hosts} hosts: {} flows, {:.1} us (analytic {:.1} us, ratio {:.3})",
+        "ring AllReduce of {mib} MiB over {hosts} hosts on {threads} thread(s): {} flows, {:.1} us (analytic {:.1} us, ratio {:.3})",
         outcome.flows,
         outcome.measured as f64 / 1e6,
         outcome.analytic as f64 / 1e6,
@@ -144,9 +158,19 @@ mod tests {
     #[test]
     fn the_collective_takes_2_n_minus_1_single_steps() {
         let hosts = 16;
-        let outcome = ring_allreduce(hosts, 64 << 20);
+        let outcome = ring_allreduce(hosts, 64 << 20, 1);
         assert_eq!(outcome.flows, (hosts * 2 * (hosts - 1)) as usize);
         let ratio = outcome.measured as f64 / outcome.analytic as f64;
         assert!((0.9..=1.1).contains(&ratio), "{outcome:?}: ratio {ratio}");
+    }
+
+    #[test]
+    fn the_collective_takes_the_same_time_on_threads() {
+        let one = ring_allreduce(16, 16 << 20, 1);
+        for threads in [2, 3] {
+            let many = ring_allreduce(16, 16 << 20, threads);
+            assert_eq!(many.measured, one.measured, "{threads} threads");
+            assert_eq!(many.flows, one.flows, "{threads} threads");
+        }
     }
 }

@@ -9,7 +9,9 @@ use repsim::engine::time::{MS, US};
 use repsim::lb::{LbRecord, LbSpec};
 use repsim::net::topology::fat_tree::FatTreeSpec;
 use repsim::net::Kind;
-use repsim::sim::{DropCause, Flow, Injector, Observer, PacketDrop, Phase, SetupError};
+use repsim::sim::{
+    DropCause, Flow, Injector, Observer, PacketDrop, Phase, SetupError, OBSERVER_SLICE,
+};
 use repsim::units::{Size, SizeQ};
 use repsim::workload::FlowSpec;
 use repsim::{RunSpec, SimConfig, Simulation};
@@ -182,11 +184,15 @@ fn an_observer_hears_completions_lb_events_and_drops_and_can_add_flows() {
     assert!(s.all_done());
     assert!(s.rejected_flows().is_empty());
     assert_eq!(seen.completed.len(), 16);
-    // Each follow-up finished after the flow that triggered it, and started when it finished.
+    // Each follow-up started at the end of the slice its trigger finished in, when the
+    // observer heard of it.
     for f in &s.flows()[8..] {
         assert_eq!(f.spec.tag, 2);
         let trigger = &s.flows()[(f.spec.id - 100 - 1) as usize];
-        assert_eq!(f.started_at, trigger.finish);
+        let heard_at = trigger
+            .finish
+            .map(|t| t.div_ceil(OBSERVER_SLICE) * OBSERVER_SLICE);
+        assert_eq!(f.started_at, heard_at);
     }
     assert_eq!(seen.lb_events, s.lb_records().len());
     let c = s.counters();

@@ -132,10 +132,12 @@ impl Simulation {
         self.collector.as_deref()
     }
 
-    /// Attaches an observer, told of completions, load-balancer events and drops as they
-    /// happen; replaces any earlier one.
+    /// Attaches an observer, told of completions, load-balancer events and drops at the end
+    /// of each slice of simulated time they happen in ([`super::OBSERVER_SLICE`]); replaces
+    /// any earlier one.
     pub fn set_observer(&mut self, observer: Box<dyn Observer>) {
         self.observer = Some(observer);
+        self.observing = true;
     }
 
     /// The partitions the run was split into, each on its own thread (1: it ran whole).

@@ -2,7 +2,7 @@
 //! and routing every event to the entity it happens at and the component that owns it (an
 //! arrival to its node, a port's wake and a switch's egress to the port's node, a timer to its
 //! owner), with the PFC deadlock watch's instants in between.
-use super::{pfc, shard, Simulation};
+use super::{observer, pfc, shard, Simulation};
 use crate::engine::{queue, EventOrder, Time};
 use crate::net::world::{EventKind, Owner, Timer};
 
@@ -23,7 +23,9 @@ impl Simulation {
     }
 
     /// Runs until some flow completes (returning its index) or, if none does, until `until`
-    /// (returning `None`; the clock is then left at `until` as with [`Self::run_until`]).
+    /// (returning `None`; the clock is then left at `until` as with [`Self::run_until`]). With
+    /// an observer, it runs to the end of the completion's slice ([`super::OBSERVER_SLICE`]),
+    /// where the observer hears of it, and leaves the clock there.
     pub fn run_until_completion(&mut self, until: Time) -> Option<u32> {
         if self.completions.is_empty() {
             let limit = until.min(self.cfg.end.saturating_sub(1));
@@ -37,8 +39,44 @@ impl Simulation {
     }
 
     /// The event loop: processes events up to `limit`, stopping early after a completion if
-    /// `STOP_ON_COMPLETION`. Returns whether anything is left before the end.
+    /// `STOP_ON_COMPLETION` (at the end of its slice, when observing). Returns whether
+    /// anything is left before the end.
     fn process<const STOP_ON_COMPLETION: bool>(&mut self, limit: Time) -> bool {
+        if self.observing {
+            return self.process_in_slices::<STOP_ON_COMPLETION>(limit);
+        }
+        self.process_events::<STOP_ON_COMPLETION>(limit)
+    }
+
+    /// [`Self::process`] while observing: the events run slice by slice, and at each slice end
+    /// with something noted the observer hears of it (see [`super::observer`]). Slices with
+    /// nothing noted are passed over to the next event's.
+    fn process_in_slices<const STOP_ON_COMPLETION: bool>(&mut self, limit: Time) -> bool {
+        loop {
+            if !self.has_noted() {
+                let Some(next) = self.world.events.peek_time() else {
+                    return false;
+                };
+                self.next_telling = self.next_telling.max(observer::slice_end(next));
+            }
+            let at = self.next_telling;
+            if at > limit {
+                return self.process_events::<false>(limit);
+            }
+            self.process_events::<false>(at);
+            if self.halt.is_some() {
+                return false;
+            }
+            self.tell_slice(at);
+            self.next_telling = at + observer::OBSERVER_SLICE;
+            if STOP_ON_COMPLETION && !self.completions.is_empty() {
+                return true;
+            }
+        }
+    }
+
+    /// [`Self::process`] in one go.
+    fn process_events<const STOP_ON_COMPLETION: bool>(&mut self, limit: Time) -> bool {
         let events_before = self.world.counters.events;
         let more = self.event_loop::<STOP_ON_COMPLETION>(limit);
         if self.world.counters.events != events_before {
@@ -93,9 +131,7 @@ impl Simulation {
             }
             let earlier = self.world.now;
             let (key, ev) = self.world.events.pop_keyed().expect("peeked");
-            if PARTITION {
-                self.shard.as_deref_mut().expect("a partition").current_key = key;
-            }
+            self.current_key = key;
             let t = queue::key_time(key);
             self.prefetch_ahead();
             self.world.now = t;

@@ -349,15 +349,22 @@ impl Simulation {
     /// Tells the packet books and the observer, if any, of a lost packet.
     pub(super) fn observe_drop(&mut self, h: Handle, port: u32, cause: DropCause) {
         self.books.on_dropped(self.world.pkts.get(h).kind, cause);
-        if let Some(o) = self.observer.as_deref_mut() {
+        if self.observing {
             let pkt = self.world.pkts.get(h);
-            o.packet_dropped(&PacketDrop {
+            let drop = PacketDrop {
                 time: self.world.now,
                 port,
                 flow: pkt.flow,
                 kind: pkt.kind,
                 cause,
-            });
+            };
+            // Where it was lost: the node running (a fault's action runs at the control,
+            // which every partition runs: then the port's own node).
+            let mut node = self.world.order.current();
+            if node == self.world.control_entity() {
+                node = self.world.port_from[port as usize];
+            }
+            self.note(node, super::observer::Heard::Drop(drop));
         }
     }
 
@@ -376,7 +383,7 @@ impl Simulation {
         let pkt = self.world.pkts.get(h);
         let (flow, port) = (pkt.flow, pkt.ingress);
         self.observe_drop(h, port, DropCause::NoRoute);
-        let key = self.shard.as_deref().map_or(0, |s| s.current_key);
+        let key = self.current_key;
         if let Some(fs) = self.faults.as_mut() {
             fs.note_no_route(flow, node, key);
         }
@@ -389,7 +396,7 @@ impl Simulation {
     /// ([`Self::on_sender_finished`]).
     pub(super) fn fault_gave_up(&mut self, f: u32) -> bool {
         let fi = f as usize;
-        let key = self.shard.as_deref().map_or(0, |s| s.current_key);
+        let key = self.current_key;
         let Some(fs) = self.faults.as_mut() else {
             return false;
         };

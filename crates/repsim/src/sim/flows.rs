@@ -357,20 +357,18 @@ impl Simulation {
         };
         let at = now + self.one_way_latency(src, dst);
         self.set_timer_at(dst, at, notice);
-        self.completions.push(f);
+        // While observing, completions are handed out once the observer heard of them.
+        if !self.observing {
+            self.completions.push(f);
+        }
         for d in self.dependents.remove(&id).unwrap_or_default() {
             self.notify_dependent(d, src);
         }
         if let Some(k) = self.flows[f as usize].spec.fires {
             self.activate_trigger(k);
         }
-        if let Some(o) = self.observer.as_deref_mut() {
-            o.flow_completed(&self.flows[f as usize], &mut self.injector);
-            for spec in self.injector.take() {
-                if let Err(e) = self.add_flow(spec) {
-                    self.rejected.push(e.to_string());
-                }
-            }
+        if self.observing {
+            self.note(src, super::observer::Heard::Completed(f));
         }
     }
 

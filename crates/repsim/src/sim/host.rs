@@ -1,5 +1,6 @@
 //! Hosts: the NIC scheduler (round robin over the host's connections, paced at each one's
 //! congestion-control rate) and the glue between packets and the sans-IO transport endpoints.
+use super::observer::Heard;
 use super::prefetch::{prefetch_flow, Stage};
 use super::{credit, Flow, Phase, Simulation, NO_PULL};
 use crate::engine::prefetch::{prefetch, prefetch_all};
@@ -261,10 +262,11 @@ impl Simulation {
             };
             self.lb_records.push(record);
             if let Some(shard) = self.shard.as_deref_mut() {
-                shard.lb_keys.push(shard.current_key);
+                shard.lb_keys.push(self.current_key);
             }
-            if let Some(o) = self.observer.as_deref_mut() {
-                o.lb_event(&record);
+            if self.observing {
+                let node = self.flows[flow as usize].spec.src;
+                self.note(node, Heard::Lb(record));
             }
         }
     }
@@ -508,7 +510,7 @@ impl Simulation {
             if let Some(shard) = self.shard.as_deref_mut() {
                 shard
                     .cwnd_keys
-                    .resize(c.cwnd_samples().len(), shard.current_key);
+                    .resize(c.cwnd_samples().len(), self.current_key);
             }
         }
         self.record_lb(f, out.lb_event);

@@ -49,6 +49,7 @@ mod prefetch;
 mod retire;
 mod shard;
 mod spec;
+mod split_run;
 mod summary;
 mod switch;
 mod timeouts;
@@ -56,9 +57,10 @@ mod triggers;
 
 pub use books::PacketBooks;
 pub use memory::MemoryItem;
-pub use observer::{DropCause, Injector, Observer, PacketDrop};
+pub use observer::{DropCause, Injector, Observer, PacketDrop, OBSERVER_SLICE};
 pub use pfc::PfcLinkStats;
 pub use spec::{RunSpec, SimConfig, TrafficClass};
+pub use split_run::SplitSimulation;
 
 /// Why a simulation cannot be set up.
 #[derive(Debug, thiserror::Error)]
@@ -172,6 +174,30 @@ impl Flow {
     pub fn receiver(&self) -> Option<&Receiver> {
         self.receiver.as_deref()
     }
+
+    /// A copy of everything but its sender and receiver (what an observer is handed of a
+    /// finished flow).
+    fn without_endpoints(&self) -> Flow {
+        Flow {
+            sender: None,
+            receiver: None,
+            rto: self.rto,
+            delivered: self.delivered,
+            phase: self.phase,
+            in_ready_list: self.in_ready_list,
+            pacing_pending: self.pacing_pending,
+            control_timers: self.control_timers,
+            packet_flags: self.packet_flags,
+            spec: self.spec.clone(),
+            base_rtt: self.base_rtt,
+            control_timer_at: self.control_timer_at,
+            stats: self.stats,
+            deps_left: self.deps_left,
+            started_at: self.started_at,
+            finish: self.finish,
+            sizes: self.sizes,
+        }
+    }
 }
 
 /// A finished flow handed out by [`Simulation::retire_finished`].
@@ -278,7 +304,14 @@ pub struct Simulation {
     sources: Vec<(Box<dyn FlowSource>, Option<FlowSpec>)>,
     collector: Option<Box<Collector>>,
     observer: Option<Box<dyn Observer>>,
-    injector: Injector,
+    /// What observers hear of is noted (an observer is set, or a caller tells it on threads).
+    observing: bool,
+    /// Noted since the last slice end, for the observer.
+    noted: Vec<observer::Noted>,
+    /// The next instant at which the noted events are told (a multiple of the slice).
+    next_telling: Time,
+    /// The key (time and tie-break) of the event running now.
+    current_key: u128,
     lb_records: Vec<LbRecord>,
     completions: Vec<u32>,
     /// Candidate explicit routes per (source host, destination host, k), for source routing.
@@ -466,7 +499,10 @@ impl Simulation {
             sources: Vec::new(),
             collector: None,
             observer: None,
-            injector: Injector::default(),
+            observing: false,
+            noted: Vec::new(),
+            next_telling: 0,
+            current_key: 0,
             lb_records: Vec::new(),
             completions: Vec::new(),
             routes: BTreeMap::new(),

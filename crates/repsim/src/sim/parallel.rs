@@ -15,9 +15,11 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
-use super::{SetupError, Simulation};
+use super::observer::Telling;
+use super::{Observer, SetupError, Simulation};
 use crate::engine::Time;
 use crate::net::outbox::Parcel;
+use crate::workload::FlowSpec;
 
 /// The whole network at a checkpoint of a run on threads: every event up to `now` has run in
 /// every partition, and none after it (as [`Simulation::run_until`]`(now)` leaves one thread).
@@ -92,27 +94,73 @@ pub fn run_on_threads_watched(
     watch: Option<Watch<'_>>,
 ) -> Result<Simulation, SetupError> {
     let mut first = build()?;
-    if threads > 1 {
-        let blockers = first.partition_blockers();
-        if !blockers.is_empty() {
-            return Err(SetupError::Invalid(format!(
-                "this run cannot be split over threads yet: {}; run it with one thread",
-                blockers.join(", ")
-            )));
-        }
-        let split = first.topology().partition(threads);
-        if let Some(lookahead) = split.lookahead.filter(|_| split.parts > 1) {
-            let end = first.cfg.end;
-            let of_node: std::sync::Arc<[u32]> = split.of_node.into();
-            let sims = run_windows(first, &build, &of_node, lookahead.max(1), end, watch)?;
-            return Ok(Simulation::fold_partitions(sims));
-        }
+    if let Some(split) = split_of(&first, threads)? {
+        let last = first.last_instant();
+        let mut sims = build_partitions(first, &build, &split)?;
+        advance(&mut sims, split.lookahead, last, watch, None);
+        return Ok(Simulation::fold_partitions(sims));
     }
     match watch {
         None => first.run_until_idle(),
         Some(watch) => run_watched(&mut first, watch),
     }
     Ok(first)
+}
+
+/// [`run_on_threads`] with an observer, which hears what happens at the end of each slice
+/// of simulated time ([`super::OBSERVER_SLICE`]) in the order one thread would tell it, and
+/// whose flows join the run there: the same calls and the same run at any thread count.
+pub fn run_on_threads_observed(
+    threads: u32,
+    build: impl Fn() -> Result<Simulation, SetupError> + Sync,
+    observer: Box<dyn Observer>,
+) -> Result<Simulation, SetupError> {
+    let mut first = build()?;
+    if let Some(split) = split_of(&first, threads)? {
+        let last = first.last_instant();
+        let mut sims = build_partitions(first, &build, &split)?;
+        let mut hearing = Hearing::new(Some(observer));
+        for sim in &mut sims {
+            sim.observing = true;
+        }
+        advance(&mut sims, split.lookahead, last, None, Some(&mut hearing));
+        let mut sim = Simulation::fold_partitions(sims);
+        sim.observer = hearing.observer;
+        sim.next_telling = hearing.next;
+        return Ok(sim);
+    }
+    first.set_observer(observer);
+    first.run_until_idle();
+    Ok(first)
+}
+
+/// How a run splits over threads: each node's partition and the lookahead.
+pub(super) struct Split {
+    pub(super) of_node: std::sync::Arc<[u32]>,
+    pub(super) lookahead: Time,
+}
+
+/// The split of `first`'s network over `threads` threads, or `None` when it runs whole (one
+/// thread asked for, or a network that does not split); an error when it cannot be split.
+pub(super) fn split_of(first: &Simulation, threads: u32) -> Result<Option<Split>, SetupError> {
+    if threads <= 1 {
+        return Ok(None);
+    }
+    let blockers = first.partition_blockers();
+    if !blockers.is_empty() {
+        return Err(SetupError::Invalid(format!(
+            "this run cannot be split over threads yet: {}; run it with one thread",
+            blockers.join(", ")
+        )));
+    }
+    let split = first.topology().partition(threads);
+    Ok(split
+        .lookahead
+        .filter(|_| split.parts > 1)
+        .map(|lookahead| Split {
+            of_node: split.of_node.into(),
+            lookahead: lookahead.max(1),
+        }))
 }
 
 /// One thread's run with checkpoints.
@@ -136,59 +184,145 @@ fn run_watched(sim: &mut Simulation, watch: Watch<'_>) {
     }
 }
 
-/// Runs the partitions' windows on one thread each until nothing is left before `end`;
-/// partition 0 is `first`, every other one is built by `build` on its own thread. Returns the
-/// partitions in order. A failed build or a panic in one partition stops the others at their
-/// next barrier (none waits forever); the failure is returned, the panic passed on.
-fn run_windows(
+/// Builds the partitions of `split`, in order: partition 0 is `first`, every other one is
+/// built by `build` on a thread of its own (which so allocates its state). A failed build is
+/// returned.
+pub(super) fn build_partitions(
     first: Simulation,
     build: &(impl Fn() -> Result<Simulation, SetupError> + Sync),
-    of_node: &std::sync::Arc<[u32]>,
-    lookahead: Time,
-    end: Time,
-    watch: Option<Watch<'_>>,
+    split: &Split,
 ) -> Result<Vec<Simulation>, SetupError> {
-    let parts = of_node.iter().max().map_or(1, |&p| p as usize + 1);
+    let parts = split.of_node.iter().max().map_or(1, |&p| p + 1);
+    let mut first = Some(first);
+    let built: Vec<Result<Simulation, SetupError>> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..parts)
+            .map(|me| {
+                let mine = first.take();
+                scope.spawn(move || {
+                    let mut sim = mine.map_or_else(build, Ok)?;
+                    sim.become_partition(me, split.of_node.clone(), parts);
+                    Ok(sim)
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| {
+                t.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    built.into_iter().collect()
+}
+
+/// What the observer of a run on threads hears, carried from one advance to the next.
+pub(super) struct Hearing {
+    /// The observer (none: completions are still noted, for the caller).
+    pub(super) observer: Option<Box<dyn Observer>>,
+    /// The next slice end at which what was noted is told.
+    pub(super) next: Time,
+    /// Stop at the first slice end that tells of a finished flow.
+    pub(super) stop_on_completion: bool,
+    /// The flows told as finished, in the order told.
+    pub(super) completed: Vec<u32>,
+}
+
+impl Hearing {
+    pub(super) fn new(observer: Option<Box<dyn Observer>>) -> Self {
+        Hearing {
+            observer,
+            next: 0,
+            stop_on_completion: false,
+            completed: Vec::new(),
+        }
+    }
+}
+
+/// What the thread holding the observer hands every partition after a slice was told: the
+/// flows the observer added, and the flows told as finished with their finish times.
+type Answer = (Vec<FlowSpec>, Vec<(u32, Time)>);
+
+/// Runs the partitions' windows, one thread each, until nothing is left up to `last` (every
+/// event up to it has run everywhere). With `hearing`, the partitions meet at each slice end
+/// with something noted, and the observer hears it there (partition 0's thread calls it).
+/// Stops early at a checkpoint whose verdict is to stop, at a slice end that tells of a
+/// finished flow when `hearing.stop_on_completion`, or at a halt. A panic in one partition
+/// stops the others at their next barrier (none waits forever) and is passed on.
+pub(super) fn advance(
+    sims: &mut [Simulation],
+    lookahead: Time,
+    last: Time,
+    watch: Option<Watch<'_>>,
+    hearing: Option<&mut Hearing>,
+) {
+    let parts = sims.len();
     let barrier = WindowBarrier::new(parts);
     // mailbox[from * parts + to]: what `from` sent `to` in the window that just ran.
     let mailbox: Vec<Mutex<Parcel>> = (0..parts * parts).map(|_| Mutex::default()).collect();
     let next: Vec<AtomicU64> = (0..parts).map(|_| AtomicU64::new(Time::MAX)).collect();
+    let noted: Vec<AtomicBool> = (0..parts).map(|_| AtomicBool::new(false)).collect();
     // Each partition's delivered data packets and paused links at a PFC watch instant.
     let watched: Vec<Mutex<(u64, Vec<u32>)>> = (0..parts).map(|_| Mutex::default()).collect();
     // Each partition's part of a checkpoint, and the verdict on it.
     let points: Vec<Mutex<(Checkpoint, PartDetail)>> =
         (0..parts).map(|_| Mutex::default()).collect();
     let verdict = AtomicU8::new(0);
+    // Each partition's notes of a slice, and what the observer's thread answers.
+    let told: Vec<Mutex<Telling>> = (0..parts).map(|_| Mutex::default()).collect();
+    let answer: Mutex<Answer> = Mutex::default();
+    let stop = AtomicBool::new(false);
     let every = watch.as_ref().map_or(Time::MAX, |w| w.every.max(1));
+    let hearing_on = hearing.is_some();
+    let first_telling = hearing.as_ref().map_or(Time::MAX, |h| h.next);
     let mut watch = watch;
-    let last = end.saturating_sub(1);
-    let mut first = Some(first);
-    let done: Vec<Result<Simulation, SetupError>> = std::thread::scope(|scope| {
-        let threads: Vec<_> = (0..parts)
-            .map(|me| {
-                let (barrier, mailbox, next, watched) = (&barrier, &mailbox, &next, &watched);
-                let (points, verdict) = (&points, &verdict);
-                let mine = first.take();
-                let mut watch = watch.take();
+    let mut hearing = hearing;
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = (sims.iter_mut().enumerate())
+            .map(|(me, sim)| {
+                let (barrier, mailbox, next, noted, watched) =
+                    (&barrier, &mailbox, &next, &noted, &watched);
+                let (points, verdict, told, answer, stop) =
+                    (&points, &verdict, &told, &answer, &stop);
+                let mut watch = if me == 0 { watch.take() } else { None };
+                let mut hearing = if me == 0 { hearing.take() } else { None };
                 scope.spawn(move || {
-                    let mut sim = match mine.map_or_else(build, Ok) {
-                        Ok(sim) => sim,
-                        Err(e) => {
-                            barrier.abort();
-                            return Err(e);
-                        }
-                    };
-                    sim.become_partition(me as u32, of_node.clone(), parts as u32);
-                    // The next checkpoint (the same in every thread).
+                    // The next checkpoint and slice end (the same in every thread).
                     let mut check_at = every;
+                    let mut tell_at = first_telling;
                     let windows = std::panic::AssertUnwindSafe(|| loop {
                         let mine = sim.next_event_time().unwrap_or(Time::MAX);
                         next[me].store(mine, Ordering::Relaxed);
+                        noted[me].store(sim.has_noted(), Ordering::Relaxed);
                         if !barrier.wait() {
                             return;
                         }
                         let start = next.iter().map(|t| t.load(Ordering::Relaxed)).min();
                         let start = start.unwrap_or(Time::MAX);
+                        if hearing_on {
+                            // As one thread does (`process_in_slices`): a slice with nothing
+                            // noted is passed over to the next event's.
+                            if !noted.iter().any(|n| n.load(Ordering::Relaxed)) {
+                                tell_at = tell_at.max(super::observer::slice_end(start));
+                            }
+                            if tell_at <= last && tell_at < start {
+                                let Some(go) = tell_slice(
+                                    sim,
+                                    me,
+                                    tell_at,
+                                    barrier,
+                                    (told, answer, stop),
+                                    &mut hearing,
+                                ) else {
+                                    return;
+                                };
+                                tell_at += super::OBSERVER_SLICE;
+                                if !go {
+                                    return;
+                                }
+                                continue;
+                            }
+                        }
                         // Every thread reads the same times, so all leave together.
                         if start > last {
                             return;
@@ -205,9 +339,9 @@ fn run_windows(
                                 events: sim.counters().events,
                                 data_delivered: sim.counters().data_delivered,
                             };
-                            let Some(go) = checkpoint(
-                                &mut sim, me, point, barrier, points, verdict, &mut watch,
-                            ) else {
+                            let Some(go) =
+                                checkpoint(sim, me, point, barrier, points, verdict, &mut watch)
+                            else {
                                 return;
                             };
                             if !go {
@@ -237,7 +371,7 @@ fn run_windows(
                             std::mem::swap(sim.sent_to(to), &mut lock(&mailbox[me * parts + to]));
                         }
                         let limit = start.saturating_add(lookahead - 1).min(last);
-                        sim.run_window(limit.min(pfc_watch - 1).min(check_at));
+                        sim.run_window(limit.min(pfc_watch - 1).min(check_at).min(tell_at));
                         for to in 0..parts {
                             std::mem::swap(sim.sent_to(to), &mut lock(&mailbox[me * parts + to]));
                         }
@@ -252,19 +386,63 @@ fn run_windows(
                         barrier.abort();
                         std::panic::resume_unwind(panic);
                     }
-                    Ok(sim)
+                    if let Some(h) = hearing {
+                        h.next = tell_at;
+                    }
                 })
             })
             .collect();
-        threads
-            .into_iter()
-            .map(|t| {
-                t.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
+        for t in threads {
+            t.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        }
     });
-    done.into_iter().collect()
+}
+
+/// One thread's part of a slice end `at`: it hands in its partition's notes; the thread
+/// holding the observer tells them in one thread's order and answers with the flows to add
+/// and those finished, which every partition then learns. Returns whether to go on (`None`:
+/// the run was aborted meanwhile).
+fn tell_slice(
+    sim: &mut Simulation,
+    me: usize,
+    at: Time,
+    barrier: &WindowBarrier,
+    (told, answer, stop): (&[Mutex<Telling>], &Mutex<Answer>, &AtomicBool),
+    hearing: &mut Option<&mut Hearing>,
+) -> Option<bool> {
+    sim.settle_at(at);
+    *lock(&told[me]) = sim.telling();
+    if !barrier.wait() {
+        return None;
+    }
+    if let Some(h) = hearing.as_deref_mut() {
+        let mut notes = Vec::new();
+        for slot in told {
+            notes.append(&mut lock(slot));
+        }
+        let notes = super::observer::in_told_order(notes);
+        let finished = super::observer::finished_in(&notes);
+        h.completed.extend(finished.iter().map(|&(f, _)| f));
+        stop.store(
+            h.stop_on_completion && !finished.is_empty(),
+            Ordering::Relaxed,
+        );
+        let added = match h.observer.as_deref_mut() {
+            Some(observer) => super::observer::tell(observer, notes),
+            None => Vec::new(),
+        };
+        *lock(answer) = (added, finished);
+    }
+    if !barrier.wait() {
+        return None;
+    }
+    let answer = lock(answer);
+    for &(f, finish) in &answer.1 {
+        sim.learn_finished(f, finish);
+    }
+    sim.add_told_flows(&answer.0);
+    Some(!stop.load(Ordering::Relaxed))
 }
 
 /// One thread's part of a checkpoint: it hands in its partition's `point`, the thread holding

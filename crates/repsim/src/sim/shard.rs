@@ -28,13 +28,23 @@ pub(super) struct Shard {
     pub index: u32,
     /// Partition of every node.
     pub of_node: Arc<[u32]>,
-    /// The key (time and tie-break) of the event running now: load-balancer records carry it
-    /// so that the partitions' records interleave as one thread's would.
-    pub current_key: u128,
     /// The key of the event that made each load-balancer record (same index).
     pub lb_keys: Vec<u128>,
     /// The key of the event at which each congestion-window sample was taken (same index).
     pub cwnd_keys: Vec<u128>,
+}
+
+/// Why a run of switch scheme `switch`, with `.cm` triggers or not, cannot be split over
+/// threads yet (see [`Simulation::partition_blockers`]).
+pub(super) fn split_blockers(switch: &crate::routing::SwitchSpec, triggers: bool) -> Vec<String> {
+    let mut why = Vec::new();
+    if let Some(shared) = switch.shared_between_switches() {
+        why.push(format!("switch scheme {} ({shared})", switch.name()));
+    }
+    if triggers {
+        why.push("triggers (a connection matrix's shared trigger state)".to_string());
+    }
+    why
 }
 
 /// Whether a partition runs a timer.
@@ -53,18 +63,7 @@ impl Simulation {
     /// Why this run cannot be split over threads yet: one line per feature that shares state
     /// between partitions without a message (empty: it can).
     pub fn partition_blockers(&self) -> Vec<String> {
-        let mut why = Vec::new();
-        let mut no = |what: &str| why.push(what.to_string());
-        if let Some(why) = self.cfg.switch.shared_between_switches() {
-            no(&format!("switch scheme {} ({why})", self.cfg.switch.name()));
-        }
-        if !self.triggers.is_empty() {
-            no("triggers (a connection matrix's shared trigger state)");
-        }
-        if self.observer.is_some() {
-            no("an observer (it hears every partition's events, not one thread's order)");
-        }
-        why
+        split_blockers(&self.cfg.switch, !self.triggers.is_empty())
     }
 
     /// Makes this simulation partition `index` of `partitioning`'s split of its network.
@@ -78,7 +77,6 @@ impl Simulation {
         self.shard = Some(Box::new(Shard {
             index,
             of_node,
-            current_key: 0,
             lb_keys: Vec::new(),
             cwnd_keys: Vec::new(),
         }));
@@ -155,6 +153,11 @@ impl Simulation {
     /// leaves every partition where one thread's `run_until(t)` would).
     pub(super) fn settle_at(&mut self, t: crate::engine::Time) {
         self.world.now = self.world.now.max(t);
+    }
+
+    /// The last instant an event may happen at (just before the configured end).
+    pub(super) fn last_instant(&self) -> crate::engine::Time {
+        self.cfg.end.saturating_sub(1)
     }
 
     /// The time of this partition's next event, if any.

@@ -146,6 +146,12 @@ pub struct RunSpec {
 }
 
 impl RunSpec {
+    /// Why this run cannot be split over threads yet (empty: it can); as
+    /// [`super::Simulation::partition_blockers`] says once it is built.
+    pub fn split_blockers(&self) -> Vec<String> {
+        super::shard::split_blockers(&self.config.switch, !self.triggers.is_empty())
+    }
+
     /// A run of `flows` on `topology` with no faults and one traffic class.
     pub fn new(config: SimConfig, topology: Topology, flows: Vec<FlowSpec>) -> Self {
         RunSpec {

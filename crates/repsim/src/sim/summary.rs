@@ -26,25 +26,34 @@ impl Simulation {
 
     /// Per-flow rows borrowing the run's label and class names (no string per row).
     pub fn flow_row_refs(&self) -> impl ExactSizeIterator<Item = FlowRow<&str>> + Clone + '_ {
-        self.flows.iter().enumerate().map(move |(i, f)| FlowRow {
+        let base = self.flows.base();
+        (self.flows.iter().enumerate()).map(move |(i, f)| self.flow_row(base + i as u32, f, f))
+    }
+
+    /// Flow `index`'s row from its sender's record `sent` and its receiver's `received` (one
+    /// and the same record, but on a run split over threads).
+    pub(super) fn flow_row<'a>(
+        &'a self,
+        index: u32,
+        sent: &Flow,
+        received: &Flow,
+    ) -> FlowRow<&'a str> {
+        FlowRow {
             lb: self.label.as_str(),
-            id: f.spec.id,
-            src: f.spec.src,
-            dst: f.spec.dst,
-            bytes: f.spec.bytes,
-            start_us: to_us(f.start()),
-            finish_us: f.finish.map(to_us),
-            fct_us: f.fct().map(to_us),
-            retransmissions: f.stats.retransmissions,
-            class: self.class_name(self.flows.base() + i as u32),
-            workload: self.workload_label(f.spec.workload),
-            tag: f.spec.tag,
-            reorder: self
-                .cfg
-                .metrics
-                .reorder
-                .then(|| reorder::flow_row(&f.stats.reorder, f.stats.max_reorder)),
-        })
+            id: sent.spec.id,
+            src: sent.spec.src,
+            dst: sent.spec.dst,
+            bytes: sent.spec.bytes,
+            start_us: to_us(sent.start()),
+            finish_us: sent.finish.map(to_us),
+            fct_us: sent.fct().map(to_us),
+            retransmissions: sent.stats.retransmissions,
+            class: self.class_name(index),
+            workload: self.workload_label(sent.spec.workload),
+            tag: sent.spec.tag,
+            reorder: (self.cfg.metrics.reorder)
+                .then(|| reorder::flow_row(&received.stats.reorder, received.stats.max_reorder)),
+        }
     }
 
     /// The workload's flows as it offered them, sliced flows whole: (payload bytes, FCT if
