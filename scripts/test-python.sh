@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python package's tests: builds and installs `repsim` (crates/python) into a virtual
 # environment (REPSIM_VENV, default target/python-venv), then runs its pytest suite and executes
-# the notebooks under examples/notebooks headless. Needs python3 (3.9 or newer) with venv, a
+# the notebooks under examples/notebooks headless, once on one thread and once with runs split
+# over two (REPSIM_THREADS=2). Needs python3 (3.9 or newer) with venv, a
 # Rust toolchain, and the package index (pip) the first time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,16 +39,18 @@ if [ -z "${REPSIM_BIN:-}" ]; then
     REPSIM_BIN="$PWD/target/release/repsim"
 fi
 export REPSIM_BIN
-echo "== Python package: pytest"
-"$py" -m pytest crates/python/tests -q
-echo "== Python package: the Ray example, in-process (--local)"
-"$py" examples/python/ray_sweep.py --local --out target/ray-sweep-local.csv
-test -s target/ray-sweep-local.csv
-echo "== Python package: notebooks"
-for nb in examples/notebooks/*.ipynb; do
-    [ -e "$nb" ] || { echo "error: no notebook under examples/notebooks" >&2; exit 1; }
-    echo "executing $nb"
-    "$py" - "$nb" <<'PY'
+# Everything once as it comes, then once more with every run and co-simulation split over two
+# threads by default (REPSIM_THREADS; the command the tests compare with reads it too): the
+# same results are expected.
+for threads in 1 2; do
+    export REPSIM_THREADS="$threads"
+    echo "== Python package: pytest (REPSIM_THREADS=$threads)"
+    "$py" -m pytest crates/python/tests -q
+    echo "== Python package: notebooks (REPSIM_THREADS=$threads)"
+    for nb in examples/notebooks/*.ipynb; do
+        [ -e "$nb" ] || { echo "error: no notebook under examples/notebooks" >&2; exit 1; }
+        echo "executing $nb"
+        "$py" - "$nb" <<'PY'
 import sys, time
 import nbformat
 from nbclient import NotebookClient
@@ -59,4 +62,9 @@ started = time.time()
 NotebookClient(nb, timeout=600, kernel_name="repsim-tests", resources={"metadata": {"path": "."}}).execute()
 print(f"{path}: {len(nb.cells)} cells executed in {time.time() - started:.1f} s")
 PY
+    done
 done
+unset REPSIM_THREADS
+echo "== Python package: the Ray example, in-process (--local)"
+"$py" examples/python/ray_sweep.py --local --out target/ray-sweep-local.csv
+test -s target/ray-sweep-local.csv

@@ -4,11 +4,13 @@
 //! completion callback that may inject the next step's flows, as `examples/ring_allreduce.rs`
 //! does from Rust.
 //!
-//! The simulation runs on the calling thread with the GIL released, in slices of one
-//! microsecond of simulated time between which Ctrl-C is looked for; a callback takes the GIL
-//! back for its call. Flows injected from a completion callback are added when it returns, as
-//! `Injector::add_flow` adds them; flows injected from the other callbacks (or from another
-//! thread) when the slice ends.
+//! The simulation runs with the GIL released (on the calling thread, or split over `threads`
+//! threads as `repsim run --threads` splits it, with the same results), in steps of one
+//! microsecond of simulated time between which Ctrl-C is looked for. Callbacks are called at
+//! the ends of the microsecond slices ([`repsim::sim::OBSERVER_SLICE`]) in which things
+//! happened, in the order one thread ran them, each taking the GIL back for its call; the flows
+//! they inject join the run there (from a completion callback, as `Injector::add_flow` adds
+//! them; from the other callbacks, or from another Python thread, when the step ends).
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -17,12 +19,14 @@ use pyo3::prelude::*;
 use pyo3::{PyTraverseError, PyVisit};
 use repsim::engine::time::{Time, US};
 use repsim::lb::LbRecord;
-use repsim::sim::{Flow, Injector, Observer, PacketDrop};
+use repsim::scenario::LbRun;
+use repsim::sim::{Flow, Injector, Observer, PacketDrop, SetupError, SplitSimulation};
 use repsim::workload::FlowSpec;
 
 use crate::errors::py_err;
 use crate::frames::{self, arrow_err, ArrowTable};
 use crate::scenario::Scenario;
+use repsim_experiment::run::{threads_from_env_var, THREADS_VARIABLE};
 
 /// Simulated time run between two looks for Ctrl-C.
 const SLICE: Time = US;
@@ -109,7 +113,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Shared {
     /// Adds the flows injected since the last look (not from a completion callback, whose
     /// flows the simulation takes when it returns); those it refuses go to `rejected`.
-    fn add_pending(&self, sim: &mut repsim::Simulation) {
+    fn add_pending(&self, sim: &mut SplitSimulation) {
         let pending = std::mem::take(&mut *lock(&self.pending));
         for spec in pending {
             let id = spec.id;
@@ -177,7 +181,7 @@ impl Observer for PyObserver {
 /// One run of a scenario, advanced from Python.
 #[pyclass(module = "repsim._repsim", frozen)]
 pub struct Simulation {
-    sim: Mutex<repsim::Simulation>,
+    sim: Mutex<SplitSimulation>,
     shared: Arc<Shared>,
     /// The next id `inject` gives.
     next_id: AtomicU64,
@@ -185,13 +189,18 @@ pub struct Simulation {
     label: String,
     hosts: u32,
     packet_sizes: (u32, u32),
+    /// The scenario, load balancer run and seed it was built from (a split run's summary
+    /// folds its partitions into the run built again).
+    scenario: Py<Scenario>,
+    run: LbRun,
+    seed: Option<u64>,
 }
 
 impl Simulation {
     /// The simulation, unless it is running: a callback runs inside a step, which holds it
     /// (a callback reads what it is handed and injects flows; the rest waits for the step to
     /// return).
-    fn sim(&self) -> PyResult<MutexGuard<'_, repsim::Simulation>> {
+    fn sim(&self) -> PyResult<MutexGuard<'_, SplitSimulation>> {
         if self.shared.running.load(Ordering::Relaxed) {
             return Err(PyRuntimeError::new_err(
                 "the simulation is running: from a callback, use inject() and the flow it is \
@@ -224,12 +233,12 @@ impl Simulation {
     fn drive(
         &self,
         py: Python<'_>,
-        mut step: impl FnMut(&mut repsim::Simulation) -> bool + Send,
+        mut step: impl FnMut(&mut SplitSimulation) -> bool + Send,
     ) -> PyResult<()> {
         let shared = &self.shared;
         // Refuses a step from a callback (the step it runs in holds the simulation).
         let mut guard = self.sim()?;
-        let sim: &mut repsim::Simulation = &mut guard;
+        let sim: &mut SplitSimulation = &mut guard;
         shared.running.store(true, Ordering::Relaxed);
         let mut outcome = Ok(());
         loop {
@@ -255,11 +264,21 @@ impl Simulation {
 #[pymethods]
 impl Simulation {
     /// Builds the run of `scenario` for load balancer `lb` (a label or name; default its
-    /// first) with `seed` (default the scenario's); nothing has run yet.
+    /// first) with `seed` (default the scenario's) on `threads` threads (default: the
+    /// scenario's `threads`, else `REPSIM_THREADS`, else one); nothing has run yet.
     #[new]
-    #[pyo3(signature = (scenario, lb=None, seed=None))]
-    fn new(scenario: &Scenario, lb: Option<String>, seed: Option<u64>) -> PyResult<Self> {
-        let scn = &scenario.loaded;
+    #[pyo3(signature = (scenario, lb=None, seed=None, threads=None))]
+    fn new(
+        py: Python<'_>,
+        scenario: Py<Scenario>,
+        lb: Option<String>,
+        seed: Option<u64>,
+        threads: Option<u32>,
+    ) -> PyResult<Self> {
+        if threads == Some(0) {
+            return Err(PyValueError::new_err("threads=0: use 1 or more"));
+        }
+        let scn = &scenario.get().loaded;
         let run = match lb {
             Some(name) => scn.select(&[name]),
             None => scn.runs().map(|mut r| {
@@ -271,27 +290,70 @@ impl Simulation {
         .pop()
         .ok_or_else(|| PyValueError::new_err("the scenario names no load balancer"))?;
         let spec = scn.build_run(&run, seed).map_err(py_err)?;
-        let mut sim = repsim::Simulation::new(spec).map_err(py_err)?;
+        let chosen = threads.or(scn.scenario.threads.map(|t| t.get()));
+        let mut threads = match chosen {
+            Some(t) => t,
+            None => threads_from_env_var().map_err(py_err)?.unwrap_or(1),
+        };
+        let blockers = spec.split_blockers();
+        if threads > 1 && chosen.is_none() && !blockers.is_empty() {
+            let warning = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
+            let message = format!(
+                "{THREADS_VARIABLE}={threads}: this run goes on one thread: it cannot be split \
+                 over threads yet: {}",
+                blockers.join(", ")
+            );
+            PyErr::warn(py, &warning, &std::ffi::CString::new(message)?, 1)?;
+            threads = 1;
+        }
+        let spare = Mutex::new(Some(spec));
+        let build = || -> Result<repsim::Simulation, SetupError> {
+            let spec = match lock(&spare).take() {
+                Some(spec) => spec,
+                None => scn
+                    .build_run(&run, seed)
+                    .map_err(|e| SetupError::Invalid(format!("{e:#}")))?,
+            };
+            repsim::Simulation::new(spec)
+        };
+        let mut sim = py
+            .detach(|| SplitSimulation::new(threads, build))
+            .map_err(py_err)?;
         let shared = Arc::new(Shared::default());
         sim.set_observer(Box::new(PyObserver(shared.clone())));
+        let first = sim.first();
         // A trace workload numbers its flows from 1 as they arrive, during the run: injected
         // flows take ids far above any it reaches.
-        let first_free = sim.flows().iter().map(|f| f.spec.id + 1).max().unwrap_or(0);
+        let first_free = first
+            .flows()
+            .iter()
+            .map(|f| f.spec.id + 1)
+            .max()
+            .unwrap_or(0);
         let next_id = if scn.scenario.workload.any_is("trace") {
             first_free.max(INJECTED_IDS_OVER_A_TRACE)
         } else {
             first_free
         };
-        let t = sim.transport();
+        let t = first.transport();
         let packet_sizes = (t.mtu, t.header);
         Ok(Simulation {
-            label: sim.label().to_string(),
-            hosts: sim.topology().hosts,
+            label: first.label().to_string(),
+            hosts: first.topology().hosts,
             packet_sizes,
             sim: Mutex::new(sim),
             shared,
             next_id: AtomicU64::new(next_id),
+            scenario,
+            run,
+            seed,
         })
+    }
+
+    /// The threads (partitions) the run is split over (1: whole).
+    #[getter]
+    fn threads(&self) -> PyResult<u32> {
+        Ok(self.sim()?.partitions())
     }
 
     /// Simulated time now (ps); inside a step, the time of the event being reported.
@@ -331,7 +393,7 @@ impl Simulation {
                 hosts - 1
             )));
         }
-        Ok(sim.base_rtt(src, dst))
+        Ok(sim.first().base_rtt(src, dst))
     }
 
     /// Adds a flow of `bytes` from host `src` to host `dst`, starting at `start` (ps; default
@@ -411,7 +473,7 @@ impl Simulation {
                 done.extend(sim.take_completions());
                 return false;
             }
-            sim.pending_events() > 0 && next < sim.config().end
+            sim.pending() && next < sim.first().config().end
         })?;
         let sim = lock(&self.sim);
         Ok(done
@@ -426,7 +488,7 @@ impl Simulation {
             let next = sim.now() + SLICE;
             let more = sim.run_until(next);
             sim.take_completions();
-            more && next < sim.config().end
+            more && next < sim.first().config().end
         })
     }
 
@@ -442,7 +504,15 @@ impl Simulation {
 
     /// The run's summary (as a row of `summary.json`), as a table.
     fn summary(&self) -> PyResult<ArrowTable> {
-        let s = self.sim()?.summary(0.0);
+        let sim = self.sim()?;
+        let scn = &self.scenario.get().loaded;
+        let fresh = || {
+            repsim::Simulation::new(
+                scn.build_run(&self.run, self.seed)
+                    .map_err(|e| SetupError::Invalid(format!("{e:#}")))?,
+            )
+        };
+        let s = sim.summary(0.0, fresh).map_err(py_err)?;
         frames::summary(std::slice::from_ref(&s)).map_err(arrow_err)
     }
 
@@ -477,11 +547,12 @@ impl Simulation {
     fn __repr__(&self) -> PyResult<String> {
         let sim = self.sim()?;
         Ok(format!(
-            "Simulation({} on {}, t = {} ps, {} flows)",
-            sim.label(),
-            sim.topology(),
+            "Simulation({} on {}, t = {} ps, {} flows, {} thread(s))",
+            sim.first().label(),
+            sim.first().topology(),
             sim.now(),
-            sim.flows().len()
+            sim.flows().len(),
+            sim.partitions()
         ))
     }
 }

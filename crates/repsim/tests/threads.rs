@@ -147,7 +147,7 @@ fn an_observer_hears_the_same_at_every_thread_count() {
 
 /// What a stepped run shows: the flows in the order handed out, the clock and a count at each
 /// step, the rows, and what the observer heard.
-type Stepped = (Vec<u32>, Vec<(u64, u64)>, Vec<FlowRow>, Heard);
+type Stepped = (Vec<u32>, Vec<(u64, u64)>, Vec<FlowRow>, Heard, Vec<String>);
 
 /// Drives a run from outside: flows added between steps (one waiting for a finished flow),
 /// stepping from completion to completion, and a completion callback that adds more.
@@ -159,6 +159,13 @@ fn stepped(threads: u32) -> Stepped {
     let mut steps = Vec::new();
     assert!(sim.run_until(7 * US + 300_000));
     steps.push((sim.now(), sim.pending_events() as u64));
+    let summary = |sim: &SplitSimulation| {
+        let mut s = sim.summary(0.0, || Ok(build(&text))).expect("a summary");
+        // What the partitions' arenas held, which measures the simulator, not the network.
+        s.peak_packets = 0;
+        format!("{s:?}")
+    };
+    let mut summaries = vec![summary(&sim)];
     let late = FlowSpec::new(500, 3, 29, 100 << 10, 0);
     sim.add_flow(late).expect("added");
     let mut order = Vec::new();
@@ -166,6 +173,9 @@ fn stepped(threads: u32) -> Stepped {
         order.push(f);
         order.extend(sim.take_completions());
         steps.push((sim.now(), order.len() as u64));
+        if order.len() == 2 {
+            summaries.push(summary(&sim));
+        }
         if order.len() == 4 {
             // Waits for the first finished flow, which is done: starts now.
             let mut after = FlowSpec::new(600, 30, 2, 32 << 10, 0);
@@ -178,8 +188,9 @@ fn stepped(threads: u32) -> Stepped {
         .flow_row_refs()
         .map(|r| r.map_strings(str::to_string))
         .collect();
+    summaries.push(summary(&sim));
     let heard = std::mem::take(&mut *log.lock().unwrap());
-    (order, steps, rows, heard)
+    (order, steps, rows, heard, summaries)
 }
 
 #[test]

@@ -297,7 +297,8 @@ def run(
     per core; results are the same); ``collect`` is ``"scenario"`` (its ``[collect]``
     section), ``"all"`` (every port, queue samples, cwnd traces) or ``"none"``; ``quiet=False``
     prints the notes and warnings the command prints. ``threads`` runs each simulation on that
-    many threads (default: the scenario's ``threads``, else one), its network split into
+    many threads (default: the scenario's ``threads``, else ``REPSIM_THREADS``, else one; from
+    the variable, a run that cannot be split runs on one thread), its network split into
     partitions, with the same results as one thread (``repsim run --threads``; above one, the
     load balancers run one after another and a run whose features cannot be split yet raises
     ``RuntimeError`` naming them). Stall detection and Ctrl-C act on threads as on one.
@@ -333,9 +334,16 @@ class Simulation:
         sim.run()
 
     Times are integer picoseconds (strings such as ``"50us"`` are accepted where a time is
-    given). Callbacks run on the calling thread; the simulation runs without the GIL between
-    them, and Ctrl-C stops it (``KeyboardInterrupt``; it can be resumed). An exception in a
-    callback stops the step and is raised from it.
+    given). Callbacks run on the calling thread, at the end of each microsecond of simulated
+    time in which something happened, in the order it happened; the simulation runs without
+    the GIL between them, and Ctrl-C stops it (``KeyboardInterrupt``; it can be resumed). An
+    exception in a callback stops the step and is raised from it.
+
+    ``threads`` splits the run over that many threads as ``repsim run --threads`` does
+    (default: the scenario's ``threads``, else the ``REPSIM_THREADS`` environment variable,
+    else one): the same flows, callbacks and summary at any thread count. A run whose features
+    cannot be split yet raises ``RuntimeError`` when ``threads`` is given, and runs on one
+    thread with a ``RuntimeWarning`` when the count comes from ``REPSIM_THREADS``.
     """
 
     def __init__(
@@ -344,9 +352,15 @@ class Simulation:
         lb: Optional[str] = None,
         seed: Optional[int] = None,
         set: Overrides = None,
+        threads: Optional[int] = None,
     ):
         self.scenario = _load(scenario, set, check=False)
-        self._native = _repsim.Simulation(self.scenario, lb=lb, seed=seed)
+        self._native = _repsim.Simulation(self.scenario, lb=lb, seed=seed, threads=threads)
+
+    @property
+    def threads(self) -> int:
+        """The threads the run is split over (1: it runs whole)."""
+        return self._native.threads
 
     @property
     def now(self) -> int:
@@ -385,8 +399,9 @@ class Simulation:
 
         It starts at ``start`` (ps or ``"10us"``; default now, never before now) once every
         flow in ``after`` (ids) has finished. ``tag`` is yours (the completion callback sees
-        it). From a completion callback, the flow is added when the callback returns; from the
-        other callbacks, once the current microsecond of simulated time has run."""
+        it). Callbacks are called at the end of the microsecond of simulated time in which
+        what they report happened: a flow injected from a completion callback joins the run
+        there; from the other callbacks, when the step ends."""
         return self._native.inject(
             src, dst, bytes, start=None if start is None else time(start), after=list(after), tag=tag
         )
@@ -416,8 +431,9 @@ class Simulation:
         return self._native.run_until(time(until))
 
     def step_until_completion(self) -> List[SimulatedFlow]:
-        """Run until a flow finishes; return it (with any finishing at the same step), or an
-        empty list when nothing is left to do."""
+        """Run until a flow finishes; return it (with any others that finished in the same
+        microsecond), the clock left at the end of that microsecond, or an empty list when
+        nothing is left to do."""
         return self._native.step_until_completion()
 
     def run(self) -> None:

@@ -91,7 +91,10 @@ class Simulation:
     label: str
     hosts: int
     packet_sizes: Tuple[int, int]
-    def __init__(self, scenario: Scenario, lb: Optional[str] = None, seed: Optional[int] = None) -> None: ...
+    threads: int
+    def __init__(
+        self, scenario: Scenario, lb: Optional[str] = None, seed: Optional[int] = None, threads: Optional[int] = None
+    ) -> None: ...
     def base_rtt(self, src: int, dst: int) -> int: ...
     def inject(
         self, src: int, dst: int, bytes: int, start: Optional[int] = None, after: List[int] = ..., tag: int = 0

@@ -228,19 +228,15 @@ impl Simulation {
         })
     }
 
-    /// Takes into this partition's (the first's) view of the pull pacers every flow's credit
-    /// from the partition of `rest` that holds its receiver (`owner`: the partition of a node,
-    /// 0 being this one).
-    pub(super) fn fold_credit(&mut self, rest: &[Simulation], owner: &dyn Fn(u32) -> usize) {
+    /// Takes into this simulation's view of the pull pacers every flow's credit from the
+    /// partition holding its receiver (`holder`: that partition, `None` for this one).
+    pub(super) fn fold_credit<'a>(&mut self, holder: &dyn Fn(u32) -> Option<&'a Simulation>) {
         if self.credit.is_none() {
             return;
         }
         let folded = (0..self.flows.len() as u32)
             .map(|f| {
-                let part = match owner(self.flows[f as usize].spec.dst) {
-                    0 => &*self,
-                    k => &rest[k - 1],
-                };
+                let part = holder(self.flows[f as usize].spec.dst).unwrap_or(&*self);
                 (part.credit_granted(f), part.credit_outstanding(f))
             })
             .collect();

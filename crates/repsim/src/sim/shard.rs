@@ -271,42 +271,93 @@ impl Simulation {
                 );
             }
         }
+        let rest: Vec<&Simulation> = rest.iter().collect();
+        first.absorb_partitions(&rest, 1, &owner);
+        parts.swap_remove(0)
+    }
+
+    /// What a run split over threads has produced so far, as one thread would show it: `fresh`
+    /// (the same run, built and not run) with every flow's record (its sender's, with the
+    /// receiver's counts), each port's counters and every partition's outputs folded in. The
+    /// partitions go on unchanged; the view has no senders, receivers or queues, for its
+    /// summary and rows only.
+    pub(super) fn folded_view(mut fresh: Simulation, parts: &[Simulation]) -> Simulation {
+        let of_node = Arc::clone(&parts[0].shard.as_deref().expect("partitions").of_node);
+        let owner = |node: u32| of_node[node as usize] as usize;
+        let mut flows = super::flow_table::FlowTable::new();
+        for i in 0..parts[0].flows.len() {
+            let spec = &parts[0].flows[i].spec;
+            let received = &parts[owner(spec.dst)].flows[i];
+            let mut f = parts[owner(spec.src)].flows[i].without_endpoints();
+            f.delivered = received.delivered;
+            (f.stats.max_reorder, f.stats.reorder) =
+                (received.stats.max_reorder, received.stats.reorder);
+            flows.push(f);
+        }
+        fresh.flows = flows;
+        for p in 0..fresh.world.port_cold.len() {
+            let part = &parts[owner(fresh.world.port_from[p])];
+            fresh.world.port_cold[p] = part.world.port_cold[p].clone();
+        }
+        fresh.halt.clone_from(&parts[0].halt);
+        let all: Vec<&Simulation> = parts.iter().collect();
+        fresh.absorb_partitions(&all, 0, &owner);
+        fresh
+    }
+
+    /// Folds partitions `parts` (partition `first_index` and on; this simulation is partition
+    /// 0 when `first_index` is 1) into this simulation's outputs: load-balancer records and
+    /// congestion-window samples in event order, each port's collected series, PFC and credit
+    /// state from its owner, the switch scheme's, the faults' and the counters' totals.
+    fn absorb_partitions(
+        &mut self,
+        parts: &[&Simulation],
+        first_index: usize,
+        owner: &dyn Fn(u32) -> usize,
+    ) {
+        let index = |k: usize| first_index + k;
         let mut records = Vec::new();
         let mut samples = Vec::new();
-        for (k, part) in std::iter::once(&mut *first)
-            .chain(rest.iter_mut())
-            .enumerate()
-        {
-            let shard = part.shard.as_deref_mut().expect("partition");
+        if let Some(shard) = self.shard.as_deref_mut() {
             let keys = std::mem::take(&mut shard.lb_keys);
-            records.extend(keyed(k, keys, part.lb_records.drain(..)));
+            records.extend(keyed(0, keys, self.lb_records.drain(..)));
             let keys = std::mem::take(&mut shard.cwnd_keys);
-            if let Some(c) = part.collector.as_deref() {
-                samples.extend(keyed(k, keys, c.cwnd_samples().iter().copied()));
+            if let Some(c) = self.collector.as_deref() {
+                samples.extend(keyed(0, keys, c.cwnd_samples().iter().copied()));
             }
         }
-        first.lb_records = in_event_order(records);
-        if let Some(c) = first.collector.as_deref_mut() {
+        for (k, part) in parts.iter().enumerate() {
+            let shard = part.shard.as_deref().expect("partition");
+            let records_of = part.lb_records.iter().copied();
+            records.extend(keyed(index(k), shard.lb_keys.clone(), records_of));
+            if let Some(c) = part.collector.as_deref() {
+                let samples_of = c.cwnd_samples().iter().copied();
+                samples.extend(keyed(index(k), shard.cwnd_keys.clone(), samples_of));
+            }
+        }
+        self.lb_records = in_event_order(records);
+        if let Some(c) = self.collector.as_deref_mut() {
             c.set_cwnd_samples(in_event_order(samples));
-            for (k, part) in rest.iter().enumerate() {
-                let theirs = |port: u32| owner(part.world.port_from[port as usize]) == k + 1;
+            for (k, part) in parts.iter().enumerate() {
+                let theirs = |port: u32| owner(part.world.port_from[port as usize]) == index(k);
                 c.absorb_ports(
                     part.collector.as_deref().expect("every partition collects"),
                     theirs,
                 );
             }
         }
-        if let Some(pfc) = first.pfc.as_deref_mut() {
-            for (k, part) in rest.iter().enumerate() {
-                let theirs = |node: u32| owner(node) == k + 1;
+        if let Some(pfc) = self.pfc.as_deref_mut() {
+            for (k, part) in parts.iter().enumerate() {
+                let theirs = |node: u32| owner(node) == index(k);
                 let other = part.pfc.as_deref().expect("every partition has PFC");
-                pfc.absorb(other, &first.world.topo, theirs);
+                pfc.absorb(other, &self.world.topo, theirs);
             }
         }
-        fold_scheme_outputs(first, rest);
-        first.fold_credit(rest, &owner);
-        if let Some(faults) = first.faults.as_deref_mut() {
-            for part in rest.iter() {
+        fold_scheme_outputs(self, parts);
+        let holder = |node: u32| owner(node).checked_sub(first_index).map(|k| parts[k]);
+        self.fold_credit(&holder);
+        if let Some(faults) = self.faults.as_deref_mut() {
+            for part in parts {
                 faults.absorb(
                     part.faults
                         .as_deref()
@@ -314,8 +365,8 @@ impl Simulation {
                 );
             }
         }
-        if let Some(counter) = first.fabric.elephants.as_deref_mut() {
-            for part in rest.iter() {
+        if let Some(counter) = self.fabric.elephants.as_deref_mut() {
+            for part in parts {
                 counter.absorb(
                     part.fabric
                         .elephants
@@ -324,28 +375,27 @@ impl Simulation {
                 );
             }
         }
-        for part in rest.iter() {
-            add_counters(&mut first.world.counters, &part.world.counters);
-            add_books(&mut first.books, &part.books);
-            first.world.pkts.add_peak_of(&part.world.pkts);
-            first.fabric.reorder.absorb(&part.fabric.reorder);
-            first.last_event = first.last_event.max(part.last_event);
-            first.world.now = first.world.now.max(part.world.now);
-            first.endpoint_bytes_released += part.endpoint_bytes_released;
-            first.held_data += part.held_data;
-            first.rejected.extend(part.rejected.iter().cloned());
+        for part in parts {
+            add_counters(&mut self.world.counters, &part.world.counters);
+            add_books(&mut self.books, &part.books);
+            self.world.pkts.add_peak_of(&part.world.pkts);
+            self.fabric.reorder.absorb(&part.fabric.reorder);
+            self.last_event = self.last_event.max(part.last_event);
+            self.world.now = self.world.now.max(part.world.now);
+            self.endpoint_bytes_released += part.endpoint_bytes_released;
+            self.held_data += part.held_data;
+            self.rejected.extend(part.rejected.iter().cloned());
         }
-        first.world.outbox = None;
-        first.shard = None;
-        first.ran_as = rest.len() as u32 + 1;
-        parts.swap_remove(0)
+        self.world.outbox = None;
+        self.shard = None;
+        self.ran_as = (first_index + parts.len()) as u32;
     }
 }
 
 /// Combines the partitions' switch scheme counts (maxima for names starting `max_`, sums for
 /// the rest) and link samples (by time, then link, as one thread's interval ends make them)
 /// into `first`'s: each partition's instance of the scheme ran only its own switches.
-fn fold_scheme_outputs(first: &mut Simulation, rest: &[Simulation]) {
+fn fold_scheme_outputs(first: &mut Simulation, rest: &[&Simulation]) {
     let samples_of = |part: &Simulation| match &part.switching {
         Switching::Scheme { scheme, .. } => scheme.link_samples().to_vec(),
         Switching::Hashed => Vec::new(),

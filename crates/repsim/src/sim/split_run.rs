@@ -9,7 +9,7 @@
 use super::parallel::{self, Hearing};
 use super::{Flow, Observer, SetupError, Simulation};
 use crate::engine::Time;
-use crate::metrics::FlowRow;
+use crate::metrics::{FlowRow, RunSummary};
 use crate::workload::FlowSpec;
 
 /// A simulation its caller advances, whole or split over threads (see the module docs).
@@ -172,6 +172,17 @@ impl SplitSimulation {
         }
     }
 
+    /// Whether anything is left to happen: an event pending, or something an observer has
+    /// not heard of yet.
+    pub fn pending(&self) -> bool {
+        match &self.state {
+            State::Whole(sim) => sim.pending_events() > 0 || sim.has_noted(),
+            State::Split { sims, .. } => {
+                sims.iter().any(|s| s.pending_events() > 0 || s.has_noted())
+            }
+        }
+    }
+
     /// Events pending, over all partitions.
     pub fn pending_events(&self) -> usize {
         match &self.state {
@@ -198,7 +209,7 @@ impl SplitSimulation {
 
     /// Per-flow rows so far (`flows.csv`'s), each from its sender's and receiver's
     /// partitions.
-    pub fn flow_row_refs(&self) -> impl ExactSizeIterator<Item = FlowRow<&str>> + '_ {
+    pub fn flow_row_refs(&self) -> impl ExactSizeIterator<Item = FlowRow<&str>> + Clone + '_ {
         let first = self.first();
         (0..first.flows.len() as u32).map(move |i| {
             let received = match &self.state {
@@ -210,6 +221,22 @@ impl SplitSimulation {
             };
             first.flow_row(i, self.sent(i), received)
         })
+    }
+
+    /// The run's summary so far (as [`Simulation::summary`] gives it, `wall_s` its wall
+    /// time). A split run's partitions are folded, unchanged, into `fresh`: the same run built
+    /// again and not run (see [`Simulation::new`]), called only then.
+    pub fn summary(
+        &self,
+        wall_s: f64,
+        fresh: impl FnOnce() -> Result<Simulation, SetupError>,
+    ) -> Result<RunSummary, SetupError> {
+        match &self.state {
+            State::Whole(sim) => Ok(sim.summary(wall_s)),
+            State::Split { sims, .. } => {
+                Ok(Simulation::folded_view(fresh()?, sims).summary(wall_s))
+            }
+        }
     }
 
     /// Flows that could not be added (from an observer or a source), one message each.
