@@ -370,38 +370,75 @@ fn limits_and_stall_detection_stop_a_run_on_threads_where_one_thread_stops() {
 
 #[test]
 fn a_scenarios_threads_is_the_default_and_the_flag_overrides_it() {
-    let partitions = |extra: &[&str]| -> u64 {
-        let out = out_dir(&format!("default-threads-{}", extra.join("-")));
+    let run = |scenario: &str, extra: &[&str], vars: &[(&str, &str)]| {
+        let out = out_dir(&format!(
+            "default-threads-{}-{}",
+            extra.join("-"),
+            vars.len()
+        ));
         let o = out.to_str().unwrap().to_string();
         let mut a = vec![
             "run",
-            "scenarios/permutation-128.toml",
+            scenario,
             "--out",
-            o.as_str(),
-            "--quiet",
+            &o,
             "--collect",
             "none",
-            "--lb",
-            "reps",
             "--set",
             "end=20us",
         ];
         a.extend_from_slice(extra);
-        repsim_ok(&a);
+        let result = common::repsim_with(&a, vars);
+        assert!(
+            result.status.success(),
+            "{a:?}: {}",
+            String::from_utf8_lossy(&result.stderr)
+        );
         let text = std::fs::read_to_string(out.join("run.json")).expect("run.json");
         let v: serde_json::Value = serde_json::from_str(&text).expect("run.json parses");
-        v["runs"][0]["partitions"].as_u64().expect("partitions")
+        let partitions = v["runs"][0]["partitions"].as_u64().expect("partitions");
+        (
+            partitions,
+            String::from_utf8_lossy(&result.stderr).into_owned(),
+        )
     };
-    assert_eq!(partitions(&[]), 1, "one thread unless asked");
+    let permutation = "scenarios/permutation-128.toml";
+    let partitions = |extra: &[&str], vars: &[(&str, &str)]| {
+        let mut a = vec!["--lb", "reps", "--quiet"];
+        a.extend_from_slice(extra);
+        run(permutation, &a, vars).0
+    };
+    assert_eq!(partitions(&[], &[]), 1, "one thread unless asked");
     assert_eq!(
-        partitions(&["--set", "threads=2"]),
+        partitions(&["--set", "threads=2"], &[]),
         2,
         "the scenario's threads"
     );
     assert_eq!(
-        partitions(&["--set", "threads=2", "--threads", "1"]),
+        partitions(&["--set", "threads=2", "--threads", "1"], &[]),
         1,
         "--threads overrides the scenario"
+    );
+    let from_env = [("REPSIM_THREADS", "2")];
+    assert_eq!(partitions(&[], &from_env), 2, "REPSIM_THREADS");
+    assert_eq!(
+        partitions(&["--set", "threads=3"], &from_env),
+        3,
+        "the scenario's threads before REPSIM_THREADS"
+    );
+    // From the variable, a run that cannot be split yet runs on one thread, with a note.
+    let hdp = "scenarios/laps-dragonfly-hdp.toml";
+    let (partitions, err) = run(hdp, &["--lb", "conga"], &from_env);
+    assert_eq!(partitions, 1);
+    assert!(
+        err.contains("REPSIM_THREADS=2: conga runs on one thread") && err.contains("conga"),
+        "{err}"
+    );
+    let bad = common::repsim_with(&["run", permutation], &[("REPSIM_THREADS", "0")]);
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        !bad.status.success() && err.contains("REPSIM_THREADS"),
+        "{err}"
     );
     let refused = repsim(&[
         "check",

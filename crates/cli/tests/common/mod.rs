@@ -12,8 +12,16 @@ pub fn repo() -> PathBuf {
 
 /// Runs `repsim args...` in the repository root, successful or not.
 pub fn repsim(args: &[&str]) -> Output {
+    repsim_with(args, &[])
+}
+
+/// Runs `repsim args...` from the repository root with environment variables `vars` set (and
+/// `REPSIM_THREADS` unset unless given, so that a user's setting does not change the tests).
+pub fn repsim_with(args: &[&str], vars: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_repsim"))
         .current_dir(repo())
+        .env_remove("REPSIM_THREADS")
+        .envs(vars.iter().copied())
         .args(args)
         .output()
         .expect("run repsim")
