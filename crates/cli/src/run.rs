@@ -51,8 +51,10 @@ pub struct RunArgs {
     /// side with the same results as one thread (see docs/architecture.md). Above one, the
     /// load balancers run one after another, each on all N threads (`-j` is then unused). A
     /// run whose schemes cannot be split yet is refused. Default: the scenario's `threads`,
-    /// else the environment's `REPSIM_THREADS` (a run that cannot be split then runs on one
-    /// thread, with a note), else 1.
+    /// else the environment's `REPSIM_THREADS`, else the machine's cores (one with `-j` other
+    /// than 1, whose runs share the cores, and for a trace workload written as CSV, whose
+    /// finished flows stream out on one thread); with a default, a run that cannot be split
+    /// runs on one thread, with a note.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
     /// Resource limits and stall detection.

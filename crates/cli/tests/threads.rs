@@ -408,7 +408,21 @@ fn a_scenarios_threads_is_the_default_and_the_flag_overrides_it() {
         a.extend_from_slice(extra);
         run(permutation, &a, vars).0
     };
-    assert_eq!(partitions(&[], &[]), 1, "one thread unless asked");
+    assert_eq!(
+        partitions(&[], &[]),
+        1,
+        "REPSIM_THREADS=1, as the tests set it"
+    );
+    // Unset: the machine's cores; -j runs the load balancers side by side instead.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let by_default = partitions(&[], &[("REPSIM_THREADS", "")]);
+    assert_eq!(
+        by_default > 1,
+        cores > 1,
+        "{cores} cores: {by_default} partitions"
+    );
+    assert!(by_default as usize <= cores);
+    assert_eq!(partitions(&["-j", "2"], &[("REPSIM_THREADS", "")]), 1);
     assert_eq!(
         partitions(&["--set", "threads=2"], &[]),
         2,

@@ -150,16 +150,89 @@ pub struct RunOptions {
     pub header: bool,
     /// Draw progress bars (on a terminal only).
     pub progress: bool,
-    /// Threads each simulation runs on (see [`repsim::sim::parallel`]; `None`: the
-    /// scenario's `threads`, else [`THREADS_VARIABLE`], else one); above one, load balancers
-    /// run one after another, each on all of them.
+    /// Threads each simulation runs on (see [`repsim::sim::parallel`]; `None`: as
+    /// [`Threads::resolve`] says); above one, load balancers run one after another, each on
+    /// all of them.
     pub threads: Option<u32>,
 }
 
 /// The environment variable that sets the threads a run uses when neither the call nor the
-/// scenario says (`repsim run`, `repsim.run`, `repsim.Simulation`). A run that cannot be split
-/// yet then runs on one thread with a note, where an explicit count refuses it.
+/// scenario says (`repsim run`, `repsim.run`, `repsim.Simulation`).
 pub const THREADS_VARIABLE: &str = "REPSIM_THREADS";
+
+/// Where a run's thread count came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadSource {
+    /// The call (`--threads`, `threads=`) or the scenario's `threads`: a run that cannot be
+    /// split is refused.
+    Asked,
+    /// [`THREADS_VARIABLE`].
+    Variable,
+    /// The machine's cores, by default.
+    Cores,
+}
+
+/// The threads a run goes on, and where the count came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Threads {
+    /// How many.
+    pub count: u32,
+    /// Where from.
+    pub source: ThreadSource,
+}
+
+impl Threads {
+    /// `asked` (the call's), else `scenario`'s, else [`THREADS_VARIABLE`], else the machine's
+    /// cores, or one when `jobs` (not 1) runs load balancers side by side, which then share
+    /// the cores. An error when the variable is not a whole number, 1 or more.
+    pub fn resolve(asked: Option<u32>, scenario: Option<u32>, jobs: usize) -> Result<Threads> {
+        let (count, source) = match asked.or(scenario) {
+            Some(n) => (n, ThreadSource::Asked),
+            None => match threads_from_env_var()? {
+                Some(n) => (n, ThreadSource::Variable),
+                None if jobs == 1 => (every_core(), ThreadSource::Cores),
+                None => (1, ThreadSource::Cores),
+            },
+        };
+        Ok(Threads {
+            count: count.max(1),
+            source,
+        })
+    }
+
+    /// Exactly `count` threads, as asked.
+    pub fn asked(count: u32) -> Threads {
+        Threads {
+            count: count.max(1),
+            source: ThreadSource::Asked,
+        }
+    }
+
+    /// The count for run `label`, which cannot be split yet for the reasons `why` (empty: it
+    /// can): one thread, with the note to print, when the count was a default; the count
+    /// asked for otherwise (the split then refuses the run, naming the reasons).
+    pub fn for_run(self, label: &str, why: &[String]) -> (u32, Option<String>) {
+        if self.count <= 1 || why.is_empty() {
+            return (self.count, None);
+        }
+        let from = match self.source {
+            // Refused where it is split, with the run named.
+            ThreadSource::Asked => return (self.count, None),
+            ThreadSource::Variable => format!("{THREADS_VARIABLE}={}", self.count),
+            ThreadSource::Cores => format!("{} cores", self.count),
+        };
+        let note = format!(
+            "{from}: {label} runs on one thread: it cannot be split over threads yet: {}",
+            why.join(", ")
+        );
+        (1, Some(note))
+    }
+}
+
+/// The machine's cores (one if unknown).
+fn every_core() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+}
 
 /// The thread count [`THREADS_VARIABLE`] sets, if it is set; an error unless it is a whole
 /// number, 1 or more.
@@ -285,15 +358,15 @@ pub fn execute(
     }
     // On threads the finished flows stay until the end (the partitions fold first): the same
     // files, more memory.
-    let chosen = (options.threads).or(scn.scenario.threads.map(|t| t.get()));
-    let threads_from_env = chosen.is_none();
-    let threads = match chosen {
-        Some(t) => t.max(1),
-        None => threads_from_env_var()?.unwrap_or(1),
-    };
-    let stream_dir = out.filter(|_| {
-        scn.scenario.workload.any_is("trace") && options.format == Format::Csv && threads <= 1
-    });
+    let scenario_threads = scn.scenario.threads.map(|t| t.get());
+    let mut threads = Threads::resolve(options.threads, scenario_threads, options.jobs)?;
+    let streams = scn.scenario.workload.any_is("trace") && options.format == Format::Csv;
+    if streams && threads.source == ThreadSource::Cores {
+        // By default a trace workload's finished flows stream out on one thread, which keeps
+        // memory bounded; on threads every flow stays until the end.
+        threads.count = 1;
+    }
+    let stream_dir = out.filter(|_| streams && threads.count <= 1);
     let streaming = stream_dir.is_some();
     let mixed = !first.classes.is_empty();
     let reorder = scn.scenario.metrics.reorder;
@@ -324,7 +397,7 @@ pub fn execute(
     }
     let mut outputs = RunOutputs::new(flows_file, tables, mixed, options.quiet);
     let jobs = jobs_or_every_core(options.jobs);
-    let side_by_side = jobs > 1 && prepared.len() > 1 && threads == 1;
+    let side_by_side = jobs > 1 && prepared.len() > 1 && threads.count == 1;
     let allowed = side_by_side_allowed(streaming, &options.limits);
     let progress = options.progress;
     if side_by_side && allowed.is_ok() {
@@ -352,7 +425,6 @@ pub fn execute(
             streaming,
             reorder,
             threads,
-            threads_from_env,
             quiet: options.quiet,
         };
         turn.run(&lbs, prepared, &options.limits, &mut outputs)?;

@@ -22,7 +22,7 @@ use crate::limits::{Limiter, Limits, Stop};
 use crate::output::{elephant_rows, finished_row, flow_record, pfc_rows, ELEPHANTS, PFC};
 use crate::prepared::Prepared;
 use crate::progress::Bars;
-use crate::run::THREADS_VARIABLE;
+use crate::run::Threads;
 use crate::series::{RunEntry, Table, Tables};
 
 /// Everything the finished runs of a command have produced so far.
@@ -160,11 +160,9 @@ pub struct InTurn<'a> {
     pub streaming: bool,
     /// Per-flow rows carry reorder columns.
     pub reorder: bool,
-    /// Threads each simulation runs on (above one: no streaming).
-    pub threads: u32,
-    /// The thread count came from `REPSIM_THREADS`, not from the call or the scenario: a run
-    /// that cannot be split yet runs on one thread, with a note, rather than being refused.
-    pub threads_from_env: bool,
+    /// Threads each simulation runs on (above one: no streaming); a default count runs a run
+    /// that cannot be split yet on one thread, with a note, where an asked one refuses it.
+    pub threads: Threads,
     /// Print no notes.
     pub quiet: bool,
 }
@@ -205,19 +203,9 @@ impl InTurn<'_> {
                 Ok(())
             };
             let bars = Bars::alone_if(self.progress);
-            let mut threads = self.threads;
-            if threads > 1 && self.threads_from_env {
-                let why = p.built.split_blockers();
-                if !why.is_empty() {
-                    if !self.quiet {
-                        eprintln!(
-                            "note: {THREADS_VARIABLE}={threads}: {lb} runs on one thread: it \
-                             cannot be split over threads yet: {}",
-                            why.join(", ")
-                        );
-                    }
-                    threads = 1;
-                }
+            let (threads, note) = self.threads.for_run(lb, &p.built.split_blockers());
+            if let Some(note) = note.filter(|_| !self.quiet) {
+                eprintln!("note: {note}");
             }
             if threads > 1 {
                 let (sim, wall, stop) =

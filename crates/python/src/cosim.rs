@@ -26,7 +26,7 @@ use repsim::workload::FlowSpec;
 use crate::errors::py_err;
 use crate::frames::{self, arrow_err, ArrowTable};
 use crate::scenario::Scenario;
-use repsim_experiment::run::{threads_from_env_var, THREADS_VARIABLE};
+use repsim_experiment::run::Threads;
 
 /// Simulated time run between two looks for Ctrl-C.
 const SLICE: Time = US;
@@ -265,7 +265,8 @@ impl Simulation {
 impl Simulation {
     /// Builds the run of `scenario` for load balancer `lb` (a label or name; default its
     /// first) with `seed` (default the scenario's) on `threads` threads (default: the
-    /// scenario's `threads`, else `REPSIM_THREADS`, else one); nothing has run yet.
+    /// scenario's `threads`, else `REPSIM_THREADS`, else the machine's cores); nothing has run
+    /// yet.
     #[new]
     #[pyo3(signature = (scenario, lb=None, seed=None, threads=None))]
     fn new(
@@ -290,21 +291,13 @@ impl Simulation {
         .pop()
         .ok_or_else(|| PyValueError::new_err("the scenario names no load balancer"))?;
         let spec = scn.build_run(&run, seed).map_err(py_err)?;
-        let chosen = threads.or(scn.scenario.threads.map(|t| t.get()));
-        let mut threads = match chosen {
-            Some(t) => t,
-            None => threads_from_env_var().map_err(py_err)?.unwrap_or(1),
-        };
-        let blockers = spec.split_blockers();
-        if threads > 1 && chosen.is_none() && !blockers.is_empty() {
+        let scenario_threads = scn.scenario.threads.map(|t| t.get());
+        let (threads, note) = Threads::resolve(threads, scenario_threads, 1)
+            .map_err(py_err)?
+            .for_run(&run.label, &spec.split_blockers());
+        if let Some(note) = note {
             let warning = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
-            let message = format!(
-                "{THREADS_VARIABLE}={threads}: this run goes on one thread: it cannot be split \
-                 over threads yet: {}",
-                blockers.join(", ")
-            );
-            PyErr::warn(py, &warning, &std::ffi::CString::new(message)?, 1)?;
-            threads = 1;
+            PyErr::warn(py, &warning, &std::ffi::CString::new(note)?, 1)?;
         }
         let spare = Mutex::new(Some(spec));
         let build = || -> Result<repsim::Simulation, SetupError> {

@@ -130,7 +130,7 @@ impl RunResult {
 
 /// Runs `scenario` once per load balancer (`lb`: labels or names, default the scenario's) with
 /// `seed` (default the scenario's), `jobs` load balancers at once (0: one per core), each
-/// simulation on `threads` threads (default: the scenario's `threads`, else one), and
+/// simulation on `threads` threads (default: as `repsim run`'s), and
 /// `collect` (`scenario`, `all` or `none`), as `repsim run` does.
 #[pyfunction]
 #[pyo3(signature = (scenario, lb=None, seed=None, jobs=1, collect="scenario", quiet=true, threads=None))]

@@ -15,16 +15,20 @@ pub fn repsim(args: &[&str]) -> Output {
     repsim_with(args, &[])
 }
 
-/// Runs `repsim args...` from the repository root with environment variables `vars` set (and
-/// `REPSIM_THREADS` unset unless given, so that a user's setting does not change the tests).
+/// Runs `repsim args...` from the repository root with environment variables `vars` set (one
+/// set to "" is unset). `REPSIM_THREADS` is 1 unless given: runs go on one thread unless a
+/// test asks for more, whatever the machine's cores or the user's setting.
 pub fn repsim_with(args: &[&str], vars: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_repsim"))
-        .current_dir(repo())
-        .env_remove("REPSIM_THREADS")
-        .envs(vars.iter().copied())
-        .args(args)
-        .output()
-        .expect("run repsim")
+    let mut command = Command::new(env!("CARGO_BIN_EXE_repsim"));
+    command.current_dir(repo()).env("REPSIM_THREADS", "1");
+    for &(name, value) in vars {
+        if value.is_empty() {
+            command.env_remove(name);
+        } else {
+            command.env(name, value);
+        }
+    }
+    command.args(args).output().expect("run repsim")
 }
 
 /// Runs `repsim args...` and fails the test (with its stderr) unless it succeeds.

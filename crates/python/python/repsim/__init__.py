@@ -297,8 +297,9 @@ def run(
     per core; results are the same); ``collect`` is ``"scenario"`` (its ``[collect]``
     section), ``"all"`` (every port, queue samples, cwnd traces) or ``"none"``; ``quiet=False``
     prints the notes and warnings the command prints. ``threads`` runs each simulation on that
-    many threads (default: the scenario's ``threads``, else ``REPSIM_THREADS``, else one; from
-    the variable, a run that cannot be split runs on one thread), its network split into
+    many threads (default: the scenario's ``threads``, else ``REPSIM_THREADS``, else the
+    machine's cores, as for ``repsim run``; with a default, a run that cannot be split runs on
+    one thread), its network split into
     partitions, with the same results as one thread (``repsim run --threads``; above one, the
     load balancers run one after another and a run whose features cannot be split yet raises
     ``RuntimeError`` naming them). Stall detection and Ctrl-C act on threads as on one.
@@ -341,9 +342,10 @@ class Simulation:
 
     ``threads`` splits the run over that many threads as ``repsim run --threads`` does
     (default: the scenario's ``threads``, else the ``REPSIM_THREADS`` environment variable,
-    else one): the same flows, callbacks and summary at any thread count. A run whose features
-    cannot be split yet raises ``RuntimeError`` when ``threads`` is given, and runs on one
-    thread with a ``RuntimeWarning`` when the count comes from ``REPSIM_THREADS``.
+    else the machine's cores): the same flows, callbacks and summary at any thread count. A run
+    whose features cannot be split yet raises ``RuntimeError`` when ``threads`` is given, and
+    runs on one thread with a ``RuntimeWarning`` when the count is a default. On a small fabric
+    ``threads=1`` is faster.
     """
 
     def __init__(
