@@ -21,6 +21,7 @@ pub mod run_outputs;
 pub mod scale;
 pub mod series;
 pub mod sweep;
+pub mod threads;
 
 /// The commit the library is built from (short hash, `-dirty` when tracked files differ from
 /// it, `unknown` outside a git checkout), recorded in `run.json` and figure provenance.

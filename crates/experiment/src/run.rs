@@ -14,6 +14,7 @@ use crate::prepared::{peak_rss, CollectMode, Prepared};
 use crate::progress::Bars;
 use crate::run_outputs::{run_side_by_side, side_by_side_allowed, InTurn, RunOutputs};
 use crate::series::{self, Format, RunInfo, Table, Tables};
+use crate::threads::{ThreadSource, Threads};
 
 /// Everything `repsim run` is asked for, as plain options: the scenario file, where its files
 /// go, how its summary is printed, and how it runs ([`RunOptions`]).
@@ -154,99 +155,6 @@ pub struct RunOptions {
     /// [`Threads::resolve`] says); above one, load balancers run one after another, each on
     /// all of them.
     pub threads: Option<u32>,
-}
-
-/// The environment variable that sets the threads a run uses when neither the call nor the
-/// scenario says (`repsim run`, `repsim.run`, `repsim.Simulation`).
-pub const THREADS_VARIABLE: &str = "REPSIM_THREADS";
-
-/// Where a run's thread count came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ThreadSource {
-    /// The call (`--threads`, `threads=`) or the scenario's `threads`: a run that cannot be
-    /// split is refused.
-    Asked,
-    /// [`THREADS_VARIABLE`].
-    Variable,
-    /// The machine's cores, by default.
-    Cores,
-}
-
-/// The threads a run goes on, and where the count came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Threads {
-    /// How many.
-    pub count: u32,
-    /// Where from.
-    pub source: ThreadSource,
-}
-
-impl Threads {
-    /// `asked` (the call's), else `scenario`'s, else [`THREADS_VARIABLE`], else the machine's
-    /// cores, or one when `jobs` (not 1) runs load balancers side by side, which then share
-    /// the cores. An error when the variable is not a whole number, 1 or more.
-    pub fn resolve(asked: Option<u32>, scenario: Option<u32>, jobs: usize) -> Result<Threads> {
-        let (count, source) = match asked.or(scenario) {
-            Some(n) => (n, ThreadSource::Asked),
-            None => match threads_from_env_var()? {
-                Some(n) => (n, ThreadSource::Variable),
-                None if jobs == 1 => (every_core(), ThreadSource::Cores),
-                None => (1, ThreadSource::Cores),
-            },
-        };
-        Ok(Threads {
-            count: count.max(1),
-            source,
-        })
-    }
-
-    /// Exactly `count` threads, as asked.
-    pub fn asked(count: u32) -> Threads {
-        Threads {
-            count: count.max(1),
-            source: ThreadSource::Asked,
-        }
-    }
-
-    /// The count for run `label`, which cannot be split yet for the reasons `why` (empty: it
-    /// can): one thread, with the note to print, when the count was a default; the count
-    /// asked for otherwise (the split then refuses the run, naming the reasons).
-    pub fn for_run(self, label: &str, why: &[String]) -> (u32, Option<String>) {
-        if self.count <= 1 || why.is_empty() {
-            return (self.count, None);
-        }
-        let from = match self.source {
-            // Refused where it is split, with the run named.
-            ThreadSource::Asked => return (self.count, None),
-            ThreadSource::Variable => format!("{THREADS_VARIABLE}={}", self.count),
-            ThreadSource::Cores => format!("{} cores", self.count),
-        };
-        let note = format!(
-            "{from}: {label} runs on one thread: it cannot be split over threads yet: {}",
-            why.join(", ")
-        );
-        (1, Some(note))
-    }
-}
-
-/// The machine's cores (one if unknown).
-fn every_core() -> u32 {
-    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
-}
-
-/// The thread count [`THREADS_VARIABLE`] sets, if it is set; an error unless it is a whole
-/// number, 1 or more.
-pub fn threads_from_env_var() -> Result<Option<u32>> {
-    let Some(value) = std::env::var_os(THREADS_VARIABLE) else {
-        return Ok(None);
-    };
-    let text = value.to_string_lossy();
-    match text.trim().parse::<u32>() {
-        Ok(n) if n >= 1 => Ok(Some(n)),
-        _ => anyhow::bail!(
-            "{THREADS_VARIABLE}={text:?}: expected a whole number of threads, 1 or more"
-        ),
-    }
 }
 
 impl Default for RunOptions {

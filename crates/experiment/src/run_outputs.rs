@@ -22,8 +22,8 @@ use crate::limits::{Limiter, Limits, Stop};
 use crate::output::{elephant_rows, finished_row, flow_record, pfc_rows, ELEPHANTS, PFC};
 use crate::prepared::Prepared;
 use crate::progress::Bars;
-use crate::run::Threads;
 use crate::series::{RunEntry, Table, Tables};
+use crate::threads::Threads;
 
 /// Everything the finished runs of a command have produced so far.
 pub struct RunOutputs {

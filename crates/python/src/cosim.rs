@@ -26,7 +26,7 @@ use repsim::workload::FlowSpec;
 use crate::errors::py_err;
 use crate::frames::{self, arrow_err, ArrowTable};
 use crate::scenario::Scenario;
-use repsim_experiment::run::Threads;
+use repsim_experiment::threads::Threads;
 
 /// Simulated time run between two looks for Ctrl-C.
 const SLICE: Time = US;
