@@ -184,6 +184,28 @@ fn stepped(threads: u32) -> Stepped {
         }
     }
     assert!(sim.all_done());
+    // Idle, then later a flow from outside: its completion is told at the end of its own
+    // microsecond, the clock left there.
+    let idle_until = sim.now() + 50 * US;
+    assert!(!sim.run_until(idle_until));
+    let last = sim
+        .add_flow(FlowSpec::new(700, 9, 20, 16 << 10, 0))
+        .expect("added");
+    let now = sim.now();
+    assert_eq!(
+        sim.run_until_completion(now + MS),
+        Some(last),
+        "{threads} threads at {now}"
+    );
+    let finish = sim.flow(last).and_then(|f| f.finish).expect("finished");
+    assert_eq!(sim.now(), finish.div_ceil(US) * US, "{threads} threads");
+    steps.push((sim.now(), finish));
+    order.push(last);
+    order.extend(sim.take_completions());
+    while let Some(f) = sim.run_until_completion(sim.now() + MS) {
+        order.push(f);
+        order.extend(sim.take_completions());
+    }
     let rows = sim
         .flow_row_refs()
         .map(|r| r.map_strings(str::to_string))

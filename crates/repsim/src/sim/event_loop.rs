@@ -49,17 +49,20 @@ impl Simulation {
     }
 
     /// [`Self::process`] while observing: the events run slice by slice, and at each slice end
-    /// with something noted the observer hears of it (see [`super::observer`]). Slices with
-    /// nothing noted are passed over to the next event's.
+    /// with something noted the observer hears of it (see [`super::observer`]). The next
+    /// slice end is that of the earliest note, or of the next event when nothing is noted (no
+    /// sooner than one slice after the last telling), so slices with nothing noted are passed
+    /// over.
     fn process_in_slices<const STOP_ON_COMPLETION: bool>(&mut self, limit: Time) -> bool {
         loop {
-            if !self.has_noted() {
-                let Some(next) = self.world.events.peek_time() else {
-                    return false;
-                };
-                self.next_telling = self.next_telling.max(observer::slice_end(next));
-            }
-            let at = self.next_telling;
+            let earliest = match self.first_noted_time() {
+                Some(t) => t,
+                None => match self.world.events.peek_time() {
+                    Some(t) => t,
+                    None => return false,
+                },
+            };
+            let at = self.next_telling.max(observer::slice_end(earliest));
             if at > limit {
                 return self.process_events::<false>(limit);
             }
@@ -67,10 +70,12 @@ impl Simulation {
             if self.halt.is_some() {
                 return false;
             }
-            self.tell_slice(at);
-            self.next_telling = at + observer::OBSERVER_SLICE;
-            if STOP_ON_COMPLETION && !self.completions.is_empty() {
-                return true;
+            if self.has_noted() {
+                self.tell_slice(at);
+                self.next_telling = at + observer::OBSERVER_SLICE;
+                if STOP_ON_COMPLETION && !self.completions.is_empty() {
+                    return true;
+                }
             }
         }
     }

@@ -169,6 +169,11 @@ impl super::Simulation {
         !self.noted.is_empty()
     }
 
+    /// When the earliest note waiting to be told happened (notes are made in event order).
+    pub(super) fn first_noted_time(&self) -> Option<Time> {
+        (self.noted.first()).map(|n| crate::engine::queue::key_time(n.key))
+    }
+
     /// The notes so far, ready to be told (each finished flow copied), forgotten here.
     pub(super) fn telling(&mut self) -> Telling {
         let noted = std::mem::take(&mut self.noted);

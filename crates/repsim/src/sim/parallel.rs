@@ -261,7 +261,8 @@ pub(super) fn advance(
     // mailbox[from * parts + to]: what `from` sent `to` in the window that just ran.
     let mailbox: Vec<Mutex<Parcel>> = (0..parts * parts).map(|_| Mutex::default()).collect();
     let next: Vec<AtomicU64> = (0..parts).map(|_| AtomicU64::new(Time::MAX)).collect();
-    let noted: Vec<AtomicBool> = (0..parts).map(|_| AtomicBool::new(false)).collect();
+    // When each partition's earliest note waiting to be told happened (none: `Time::MAX`).
+    let noted: Vec<AtomicU64> = (0..parts).map(|_| AtomicU64::new(Time::MAX)).collect();
     // Each partition's delivered data packets and paused links at a PFC watch instant.
     let watched: Vec<Mutex<(u64, Vec<u32>)>> = (0..parts).map(|_| Mutex::default()).collect();
     // Each partition's part of a checkpoint, and the verdict on it.
@@ -293,35 +294,40 @@ pub(super) fn advance(
                     let windows = std::panic::AssertUnwindSafe(|| loop {
                         let mine = sim.next_event_time().unwrap_or(Time::MAX);
                         next[me].store(mine, Ordering::Relaxed);
-                        noted[me].store(sim.has_noted(), Ordering::Relaxed);
+                        let first_note = sim.first_noted_time().unwrap_or(Time::MAX);
+                        noted[me].store(first_note, Ordering::Relaxed);
                         if !barrier.wait() {
                             return;
                         }
                         let start = next.iter().map(|t| t.load(Ordering::Relaxed)).min();
                         let start = start.unwrap_or(Time::MAX);
-                        if hearing_on {
-                            // As one thread does (`process_in_slices`): a slice with nothing
-                            // noted is passed over to the next event's.
-                            if !noted.iter().any(|n| n.load(Ordering::Relaxed)) {
-                                tell_at = tell_at.max(super::observer::slice_end(start));
+                        // The next slice end to tell at, as one thread finds it
+                        // (`process_in_slices`): that of the earliest note anywhere, or of the
+                        // next event when nothing is noted; windows stop there.
+                        let first_note = noted.iter().map(|n| n.load(Ordering::Relaxed)).min();
+                        let first_note = first_note.unwrap_or(Time::MAX);
+                        let telling = if hearing_on {
+                            let earliest = first_note.min(start);
+                            tell_at.max(super::observer::slice_end(earliest))
+                        } else {
+                            Time::MAX
+                        };
+                        if first_note != Time::MAX && telling <= last && telling < start {
+                            let Some(go) = tell_slice(
+                                sim,
+                                me,
+                                telling,
+                                barrier,
+                                (told, answer, stop),
+                                &mut hearing,
+                            ) else {
+                                return;
+                            };
+                            tell_at = telling + super::OBSERVER_SLICE;
+                            if !go {
+                                return;
                             }
-                            if tell_at <= last && tell_at < start {
-                                let Some(go) = tell_slice(
-                                    sim,
-                                    me,
-                                    tell_at,
-                                    barrier,
-                                    (told, answer, stop),
-                                    &mut hearing,
-                                ) else {
-                                    return;
-                                };
-                                tell_at += super::OBSERVER_SLICE;
-                                if !go {
-                                    return;
-                                }
-                                continue;
-                            }
+                            continue;
                         }
                         // Every thread reads the same times, so all leave together.
                         if start > last {
@@ -371,7 +377,7 @@ pub(super) fn advance(
                             std::mem::swap(sim.sent_to(to), &mut lock(&mailbox[me * parts + to]));
                         }
                         let limit = start.saturating_add(lookahead - 1).min(last);
-                        sim.run_window(limit.min(pfc_watch - 1).min(check_at).min(tell_at));
+                        sim.run_window(limit.min(pfc_watch - 1).min(check_at).min(telling));
                         for to in 0..parts {
                             std::mem::swap(sim.sent_to(to), &mut lock(&mailbox[me * parts + to]));
                         }
