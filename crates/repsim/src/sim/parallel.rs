@@ -115,23 +115,10 @@ pub fn run_on_threads_observed(
     build: impl Fn() -> Result<Simulation, SetupError> + Sync,
     observer: Box<dyn Observer>,
 ) -> Result<Simulation, SetupError> {
-    let mut first = build()?;
-    if let Some(split) = split_of(&first, threads)? {
-        let last = first.last_instant();
-        let mut sims = build_partitions(first, &build, &split)?;
-        let mut hearing = Hearing::new(Some(observer));
-        for sim in &mut sims {
-            sim.observing = true;
-        }
-        advance(&mut sims, split.lookahead, last, None, Some(&mut hearing));
-        let mut sim = Simulation::fold_partitions(sims);
-        sim.observer = hearing.observer;
-        sim.next_telling = hearing.next;
-        return Ok(sim);
-    }
-    first.set_observer(observer);
-    first.run_until_idle();
-    Ok(first)
+    let mut run = super::SplitSimulation::new(threads, build)?;
+    run.set_observer(observer);
+    run.run_until_idle();
+    Ok(run.into_simulation())
 }
 
 /// How a run splits over threads: each node's partition and the lookahead.
