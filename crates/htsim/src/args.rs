@@ -178,6 +178,10 @@ pub struct HtsimArgs {
     pub sack_threshold: u32,
     /// `-enable_accurate_base_rtt`.
     pub accurate_base_rtt: bool,
+    /// `-oversubscribed_cc` (on) or `-force_disable_oversubscribed_cc` (off): the receiver's
+    /// oversubscription control (absent: on with receiver credit alone on an oversubscribed
+    /// topology, as the reference decides).
+    pub oversubscribed_cc: Option<bool>,
     /// `-conn_reuse` (UEC) or `-connections_mapping` (the REPS artifact).
     pub conn_reuse: bool,
     /// `-end` in microseconds (default 1,000).
@@ -227,6 +231,7 @@ impl Default for HtsimArgs {
             qa_gate: None,
             sack_threshold: 16384,
             accurate_base_rtt: false,
+            oversubscribed_cc: None,
             conn_reuse: false,
             end_us: 1000,
             seed: 13,
@@ -266,6 +271,8 @@ pub const FLAGS: &[(&str, usize)] = &[
     ("-qa_gate", 1),
     ("-sack_threshold", 1),
     ("-enable_accurate_base_rtt", 0),
+    ("-oversubscribed_cc", 0),
+    ("-force_disable_oversubscribed_cc", 0),
     ("-conn_reuse", 0),
     ("-connections_mapping", 0),
     ("-end", 1),
@@ -298,6 +305,8 @@ pub const UET_ONLY_FLAGS: &[&str] = &[
     "-conn_reuse",
     "-qa_gate",
     "-enable_accurate_base_rtt",
+    "-oversubscribed_cc",
+    "-force_disable_oversubscribed_cc",
     "-receiver_cc",
     "-target_q_delay",
 ];
@@ -395,6 +404,8 @@ impl HtsimArgs {
                 "-queue_size_bdp_factor" => a.queue_bdp_factor = Some(number(flag, v)?),
                 "-ecn" => a.ecn_pkts = Some((number(flag, v)?, number(flag, values[1])?)),
                 "-disable_trim" => a.disable_trim = true,
+                "-oversubscribed_cc" => a.oversubscribed_cc = Some(true),
+                "-force_disable_oversubscribed_cc" => a.oversubscribed_cc = Some(false),
                 "-trimsize" => {
                     let size: u32 = number(flag, v)?;
                     if size != 64 {

@@ -28,6 +28,9 @@ pub struct Network {
     pub diameter_latency_ps: u64,
     /// The generated fat tree's radix K (absent with a topology file).
     pub radix: Option<u32>,
+    /// Oversubscription ratio: the product of a topology file's `Oversubscribed` lines (1 for
+    /// the generated fat tree).
+    pub oversubscription: u32,
 }
 
 /// The reference's derived constants for a run.
@@ -124,6 +127,7 @@ pub(crate) fn read_topo_file(path: &Path) -> Result<(u32, Network)> {
     let mut tier = 0usize;
     let mut link_ns = [0u64; 3];
     let mut switch_ns = [0u64; 3];
+    let mut oversubscription = 1u32;
     for line in text.lines() {
         let t: Vec<&str> = line.split_whitespace().collect();
         if t.is_empty() || t[0].starts_with('#') || t.len() < 2 {
@@ -140,6 +144,16 @@ pub(crate) fn read_topo_file(path: &Path) -> Result<(u32, Network)> {
             "tier" => tier = (int()? as usize).min(2),
             "downlink_latency_ns" => link_ns[tier] = int()?,
             "switch_latency_ns" => switch_ns[tier] = int()?,
+            "oversubscribed" => {
+                let ratio = int()?;
+                if ratio == 0 {
+                    return Err(HtsimError::new(format!(
+                        "-topo {}: 'Oversubscribed 0' is not a ratio",
+                        path.display()
+                    )));
+                }
+                oversubscription = oversubscription.saturating_mul(ratio.min(1 << 16) as u32);
+            }
             _ => {}
         }
     }
@@ -156,6 +170,7 @@ pub(crate) fn read_topo_file(path: &Path) -> Result<(u32, Network)> {
             tiers,
             diameter_latency_ps: (links + switches) * 1000,
             radix: None,
+            oversubscription,
         },
     ))
 }
@@ -227,8 +242,12 @@ pub fn scenario(args: &HtsimArgs, matrix: &UecMatrix, topo: Option<&PathBuf>) ->
     write_degraded(&mut s, args, &network)?;
     let _ = writeln!(
         s,
-        "\n[queue]\nsize = \"{}B\"\necn_min = \"{}pkt\"\necn_max = \"{}pkt\"\ntrimming = {}",
-        derived.queue_bytes, derived.ecn_pkts.0, derived.ecn_pkts.1, !args.disable_trim
+        "\n[queue]\nsize = \"{}B\"\necn_min = \"{}pkt\"\necn_max = \"{}pkt\"\ntrimming = {}\nheader_limit = \"{}B\"",
+        derived.queue_bytes,
+        derived.ecn_pkts.0,
+        derived.ecn_pkts.1,
+        !args.disable_trim,
+        2 * derived.queue_bytes
     );
     let _ = writeln!(
         s,
@@ -236,6 +255,7 @@ pub fn scenario(args: &HtsimArgs, matrix: &UecMatrix, topo: Option<&PathBuf>) ->
         args.mtu, args.sack_threshold, derived.rto_ps, args.paths, args.conn_reuse
     );
     s.push_str(&cc_section(args)?);
+    s.push_str(&oversubscription_control(args, &network, &derived));
     let _ = writeln!(s, "\n[workload]\ntype = \"explicit\"\nflows = [");
     let mut ids: Vec<u64> = matrix.flows.iter().map(|f| f.id).collect();
     ids.sort_unstable();
@@ -281,6 +301,7 @@ pub(crate) fn generated_fat_tree(s: &mut String, args: &HtsimArgs, nodes: u32) -
         tiers: args.tiers,
         diameter_latency_ps: link_ps * hops + switch_ps * (hops - 1),
         radix: Some(k),
+        oversubscription: 1,
     })
 }
 
@@ -360,6 +381,29 @@ pub(crate) fn cc_section(args: &HtsimArgs) -> Result<String> {
     Ok(s)
 }
 
+/// The `[cc]` line of the reference's receiver-side oversubscription control
+/// (`OversubscribedCC`), or nothing where it is off. It is on with receiver credit alone
+/// (`-receiver_cc_only`) on an oversubscribed topology, unless
+/// `-force_disable_oversubscribed_cc`, and wherever `-oversubscribed_cc` asks; it updates every
+/// 1.5 x the network's largest unloaded RTT on average and floors the rate at 0.9 / ratio of
+/// the pull rate where the topology is oversubscribed (at 0.01 elsewhere).
+fn oversubscription_control(args: &HtsimArgs, net: &Network, derived: &Derived) -> String {
+    let oversubscribed = net.oversubscription > 1;
+    let on = args.oversubscribed_cc.unwrap_or(oversubscribed) && args.cc == CcMode::Receiver;
+    if !on {
+        return String::new();
+    }
+    let min_rate = if oversubscribed {
+        (0.9 / f64::from(net.oversubscription)).max(0.01)
+    } else {
+        0.01
+    };
+    format!(
+        "oversubscribed = {{ min_rate = {min_rate}, interval = \"{}ps\" }}\n",
+        derived.network_rtt_ps * 3 / 2
+    )
+}
+
 /// `-failed N`: the links the reference builds at a quarter of their speed (queue and ECN
 /// thresholds scaled alike). Three tiers: the core-to-agg downlinks of agg `a`'s uplink `l` for
 /// `l + a x aggs_per_pod < N`; two tiers: every ToR's links to and from spines `0..N`.
@@ -437,6 +481,7 @@ mod tests {
             tiers: 3,
             diameter_latency_ps: 6_000_000,
             radix: Some(4),
+            oversubscription: 1,
         };
         let d = Derived::new(&args(&[]), &net);
         assert_eq!(d.network_rtt_ps, 14_022_720);

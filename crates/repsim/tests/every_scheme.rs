@@ -222,7 +222,7 @@ fn every_transport_mode_runs_every_congestion_control() {
     for mode in TransportMode::ALL.iter().filter(|m| m.is_rnic()) {
         for cc in CcSpec::names() {
             let credit_paced =
-                CcSpec::named(cc).is_some_and(|c| c.receiver_pacing(&[], 4150).is_some());
+                CcSpec::named(cc).is_some_and(|c| c.receiver_pacing(&[], 4150, 0).is_some());
             if credit_paced {
                 // Receiver credit needs the UEC transport (the scenario refuses it).
                 continue;

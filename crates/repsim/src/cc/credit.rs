@@ -47,6 +47,10 @@ pub struct PullArrival {
     pub used: u32,
     /// Only the header arrived: its retransmission needs credit.
     pub trimmed: bool,
+    /// It was trimmed at the last hop (the port facing the receiver), not on the way.
+    pub trimmed_at_last_hop: bool,
+    /// A full data packet that carries an ECN mark.
+    pub ecn: bool,
     /// Its EV (the PULLs that follow take it).
     pub ev: u16,
     /// Its explicit route, if any (the PULLs that follow take the reverse).

@@ -24,6 +24,8 @@ pub enum Stream {
     SwitchScheme = 6,
     /// Random loss at a receiving port (`[loss]`).
     Loss = 7,
+    /// A receiving host's pull pacer (the jitter of its rate updates).
+    Pacer = 8,
 }
 
 /// A SplitMix64 random stream.

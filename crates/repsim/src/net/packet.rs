@@ -146,6 +146,9 @@ pub struct Packet {
     pub flags: u8,
     /// With a route: index of the link of the route it travels on (or last travelled).
     pub hop: u8,
+    /// Trimmed data only: it was trimmed at the port facing its receiver (the last hop), not
+    /// on the way there.
+    pub trimmed_at_last_hop: bool,
 }
 
 impl Packet {
@@ -170,6 +173,7 @@ impl Packet {
             kind,
             flags: 0,
             hop: 0,
+            trimmed_at_last_hop: false,
         }
     }
 

@@ -45,13 +45,13 @@ pub(super) struct CreditPacing {
 
 impl CreditPacing {
     /// The pacing some class of `specs` asks for on `topo`'s hosts (`None`: no class does).
-    fn new(specs: &[&CcSpec], topo: &Topology, mtu: u32) -> Option<Self> {
+    fn new(specs: &[&CcSpec], topo: &Topology, mtu: u32, seed: u64) -> Option<Self> {
         let rates: Vec<u64> = topo
             .host_downlink
             .iter()
             .map(|&l| topo.links[l as usize].rate_bps)
             .collect();
-        let pacers = specs.iter().find_map(|c| c.receiver_pacing(&rates, mtu))?;
+        let pacers = specs.iter().find_map(|c| c.receiver_pacing(&rates, mtu, seed))?;
         Some(CreditPacing {
             pacers,
             folded: None,
@@ -79,6 +79,8 @@ impl CreditPacing {
                 target: pkt.sack_base,
                 used: pkt.cum_ack,
                 trimmed: pkt.has(flags::TRIMMED),
+                trimmed_at_last_hop: pkt.trimmed_at_last_hop,
+                ecn: pkt.kind == Kind::Data && pkt.has(flags::ECN) && !pkt.has(flags::TRIMMED),
                 ev: pkt.ev,
                 route: pkt.route,
             },
@@ -134,7 +136,7 @@ impl Simulation {
         let specs: Vec<&CcSpec> = std::iter::once(&self.cfg.cc)
             .chain(self.classes.iter().filter_map(|c| c.cc.as_ref()))
             .collect();
-        self.credit = CreditPacing::new(&specs, &self.world.topo, self.transport.mtu);
+        self.credit = CreditPacing::new(&specs, &self.world.topo, self.transport.mtu, self.cfg.seed);
         if specs.iter().any(|c| c.no_ecn_at_last_hop()) {
             let hosts = self.world.topo.hosts;
             for port in 0..self.world.topo.links.len() as u32 {

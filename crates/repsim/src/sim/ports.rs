@@ -227,7 +227,10 @@ impl Simulation {
         }
         match self.world.admit(port, h) {
             Admission::Queued => {}
-            Admission::Trimmed(_) => {
+            Admission::Trimmed(v) => {
+                if self.world.topo.links[port as usize].to < self.world.topo.hosts {
+                    self.world.pkts.get_mut(v).trimmed_at_last_hop = true;
+                }
                 if let Some(c) = self.collector.as_deref_mut() {
                     c.on_trim(port, now);
                 }

@@ -218,7 +218,7 @@ impl TransportParams {
         }
         let paced = ccs
             .into_iter()
-            .find(|c| c.receiver_pacing(&[], self.mtu).is_some());
+            .find(|c| c.receiver_pacing(&[], self.mtu, 0).is_some());
         match paced {
             Some(cc) => Err(ConfigError::new(
                 "transport.mode",

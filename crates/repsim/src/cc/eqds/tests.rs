@@ -10,7 +10,7 @@ fn pacers(hosts: usize) -> PullPacers {
         slow_pulls: false,
         ..EqdsConfig::default()
     }
-    .pacers(&vec![RATE; hosts], MTU)
+    .pacers(&vec![RATE; hosts], MTU, 0)
 }
 
 fn arrival(flow: u32, target: u64, used: u64) -> PullArrival {
@@ -19,6 +19,8 @@ fn arrival(flow: u32, target: u64, used: u64) -> PullArrival {
         target: target as u32,
         used: used as u32,
         trimmed: false,
+        trimmed_at_last_hop: false,
+        ecn: false,
         ev: 7,
         route: u32::MAX,
     }
@@ -78,7 +80,7 @@ fn idle_connections_get_slow_pulls_up_to_their_cap_while_none_is_active() {
             slow_pulls: on,
             ..EqdsConfig::default()
         }
-        .pacers(&[RATE, RATE], MTU)
+        .pacers(&[RATE, RATE], MTU, 0)
     };
     let mut p = slow(true);
     p.add_sink(0, 0, cap);

@@ -25,6 +25,9 @@ pub struct QueueParams {
     pub trimming: bool,
     /// Size of a trimmed packet.
     pub header_size: u32,
+    /// Header-lane budget in bytes: a header that would take the lane past it is dropped
+    /// ([`QueueParams::OFF`]: no limit).
+    pub header_limit: u64,
 }
 
 impl QueueParams {
@@ -37,6 +40,7 @@ impl QueueParams {
     pub fn rescaled(&self, mut new: QueueParams) -> QueueParams {
         if self.capacity == Self::OFF {
             new.capacity = Self::OFF;
+            new.header_limit = Self::OFF;
         }
         if self.ecn_min == Self::OFF {
             new.ecn_min = Self::OFF;
@@ -66,6 +70,12 @@ pub struct QueueConfig {
     /// at 200 Gb/s). Absent: every port uses them as they are.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub per_rate: Option<RateQ>,
+    /// Header-lane budget per port (ACKs, NACKs, pulls and trimmed packets): a header that
+    /// would take the lane past it is dropped, and its sender waits for a timeout. The UEC
+    /// reference drops beyond twice the data buffer (`repsim htsim` sets that). Absent: no
+    /// limit, as in the REPS reference and in a switch that trims into a reserved buffer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub header_limit: Option<SizeQ>,
 }
 
 impl Default for QueueConfig {
@@ -78,6 +88,7 @@ impl Default for QueueConfig {
             ecn_pmax: 1.0,
             trimming: true,
             per_rate: None,
+            header_limit: None,
         }
     }
 }
@@ -99,6 +110,15 @@ impl QueueConfig {
             return Err(ConfigError::new(
                 "queue.ecn_min",
                 "must not exceed queue.ecn_max",
+            ));
+        }
+        if q.header_limit < 64 {
+            return Err(ConfigError::new(
+                "queue.header_limit",
+                format!(
+                    "must hold at least one header (64B), not {}B",
+                    q.header_limit
+                ),
             ));
         }
         if q.capacity > super::QUEUE_BYTES_MAX {
@@ -124,6 +144,9 @@ impl QueueConfig {
             ecn_pmax: self.ecn_pmax,
             trimming: self.trimming,
             per_rate: self.per_rate.map(|r| r.0),
+            header_limit: self
+                .header_limit
+                .map_or(QueueParams::OFF, |l| l.0.bytes(mtu)),
         }
     }
 }
@@ -143,6 +166,8 @@ pub struct QueueBytes {
     pub trimming: bool,
     /// The sizes above are for ports of this speed (bit/s), see [`QueueConfig::per_rate`].
     pub per_rate: Option<u64>,
+    /// Header-lane budget ([`QueueParams::OFF`]: none), see [`QueueConfig::header_limit`].
+    pub header_limit: u64,
 }
 
 impl QueueBytes {
@@ -163,6 +188,11 @@ impl QueueBytes {
             ecn_pmax: self.ecn_pmax,
             trimming: self.trimming,
             header_size,
+            header_limit: if self.header_limit == QueueParams::OFF {
+                QueueParams::OFF
+            } else {
+                scaled(self.header_limit)
+            },
         }
     }
 
@@ -175,6 +205,7 @@ impl QueueBytes {
             ecn_pmax: 1.0,
             trimming: false,
             header_size,
+            header_limit: QueueParams::OFF,
         }
     }
 }
@@ -194,7 +225,7 @@ pub struct PortClass {
 impl PortClass {
     /// The bits that tell two classes apart (the float by its bit pattern). Destructured in
     /// full, so that a field added to either struct cannot be left out of the key.
-    fn key(&self) -> [u64; 8] {
+    fn key(&self) -> [u64; 9] {
         let PortClass {
             rate_bps,
             latency,
@@ -206,6 +237,7 @@ impl PortClass {
                     ecn_pmax,
                     trimming,
                     header_size,
+                    header_limit,
                 },
         } = *self;
         [
@@ -217,6 +249,7 @@ impl PortClass {
             ecn_pmax.to_bits(),
             trimming as u64,
             header_size as u64,
+            header_limit,
         ]
     }
 }
@@ -230,7 +263,7 @@ pub struct PortClasses {
     /// 64-bit division per packet.
     ps_per_byte: Vec<u64>,
     /// Class key -> index (looked up when a port is set up or changes class).
-    index: BTreeMap<[u64; 8], u32>,
+    index: BTreeMap<[u64; 9], u32>,
 }
 
 impl PortClasses {
@@ -283,7 +316,7 @@ impl PortClasses {
     pub fn heap_bytes(&self) -> usize {
         self.classes.capacity() * std::mem::size_of::<PortClass>()
             + self.ps_per_byte.capacity() * std::mem::size_of::<u64>()
-            + self.index.len() * (std::mem::size_of::<[u64; 8]>() + 4)
+            + self.index.len() * (std::mem::size_of::<[u64; 9]>() + 4)
     }
 }
 
@@ -300,6 +333,7 @@ pub(super) mod tests {
             ecn_pmax: 0.8,
             trimming: false,
             per_rate: None,
+            header_limit: QueueParams::OFF,
         };
         assert_eq!(q.rate_scale(200_000_000_000), 1.0);
         // LAPS: 400/1600 KB at 100 Gb/s, 800/3200 KB at 200 Gb/s, 100/400 KB at 25 Gb/s.
@@ -325,6 +359,7 @@ pub(super) mod tests {
             ecn_pmax: 1.0,
             trimming,
             header_size: 64,
+            header_limit: QueueParams::OFF,
         }
     }
 

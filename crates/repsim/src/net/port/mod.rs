@@ -5,7 +5,9 @@
 //! packet leaves the data lane (RED-style: linear probability between Kmin and Kmax of the bytes
 //! still queued behind it). When the data lane is full, half of the time the most recently
 //! queued packet is evicted in favour of the arrival, otherwise the arrival itself is the victim
-//! (the reference simulator's policy); the victim is trimmed to a header or dropped.
+//! (the reference simulator's policy); the victim is trimmed to a header or dropped. The header
+//! lane may have a byte budget (the UEC reference's: twice the data buffer); a header beyond it
+//! is dropped, and so is a victim that would become one.
 //!
 //! Occupancy counts the packet being serialized until its last bit leaves, as in the reference.
 //!
@@ -31,7 +33,7 @@ pub use class::{PortClass, PortClasses, QueueBytes, QueueConfig, QueueParams};
 
 use crate::engine::{Arena, Handle, Rng, Time};
 use crate::net::lane::{Lane, Queued};
-use crate::net::packet::{flags, Packet};
+use crate::net::packet::{flags, Kind, Packet};
 
 /// Per-port counters.
 #[derive(Clone, Copy, Debug, Default)]
@@ -276,6 +278,12 @@ impl Port {
         let pkt = pkts.get(h);
         let size = pkt.size;
         if pkt.is_header() {
+            if !self.header_fits(size, params) {
+                if pkt.kind == Kind::Data {
+                    cold.count_drop();
+                }
+                return Admission::Dropped(h);
+            }
             self.headers.push_back(Queued::new(h, size));
             return Admission::Queued;
         }
@@ -296,7 +304,7 @@ impl Port {
         } else {
             h
         };
-        if params.trimming {
+        if params.trimming && self.header_fits(params.header_size, params) {
             let v = pkts.get_mut(victim);
             v.size = params.header_size;
             v.flags |= flags::TRIMMED;
@@ -307,6 +315,16 @@ impl Port {
             cold.count_drop();
             Admission::Dropped(victim)
         }
+    }
+
+    /// True when a header of `size` bytes fits in the header lane's budget. Every header in
+    /// the lane is counted at the run's header size (ACKs, NACKs, pulls and trimmed packets
+    /// all are), so the lane needs no byte counter of its own.
+    #[inline]
+    fn header_fits(&self, size: u32, params: &QueueParams) -> bool {
+        params.header_limit == QueueParams::OFF
+            || self.headers.len() as u64 * u64::from(params.header_size) + u64::from(size)
+                <= params.header_limit
     }
 
     /// Takes the next header-lane packet only (the data lane is paused by PFC).

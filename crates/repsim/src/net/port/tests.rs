@@ -143,6 +143,56 @@ fn overflow_trims_or_drops_one_victim() {
     }
 }
 
+/// With a header budget of three headers, a fourth header (an ACK, or a trimmed packet
+/// arriving from upstream) is dropped, and so is an overflow victim that would become one;
+/// once a header leaves, one fits again.
+#[test]
+fn headers_beyond_the_budget_are_dropped() {
+    let (mut a, mut p, mut c, q) = rig(true);
+    let q = QueueParams {
+        header_limit: 3 * 64,
+        ..q
+    };
+    let header = |a: &mut Arena<Packet>, kind: Kind| {
+        let mut h = data(64);
+        h.kind = kind;
+        if kind == Kind::Data {
+            h.flags |= flags::TRIMMED;
+        }
+        a.alloc(h)
+    };
+    for kind in [Kind::Ack, Kind::Nack, Kind::Data] {
+        let h = header(&mut a, kind);
+        assert_eq!(p.enqueue(&mut c, h, &mut a, 0, &q), Admission::Queued);
+    }
+    let ack = header(&mut a, Kind::Ack);
+    assert_eq!(
+        p.enqueue(&mut c, ack, &mut a, 0, &q),
+        Admission::Dropped(ack)
+    );
+    assert_eq!(p.stats(&c).drops, 0, "an ACK is not a data packet");
+    let trimmed = header(&mut a, Kind::Data);
+    assert_eq!(
+        p.enqueue(&mut c, trimmed, &mut a, 0, &q),
+        Admission::Dropped(trimmed)
+    );
+    // Fill the data lane, then overflow it: the victim cannot be trimmed, so it is dropped.
+    for _ in 0..3 {
+        let d = a.alloc(data(1000));
+        assert_eq!(p.enqueue(&mut c, d, &mut a, 0, &q), Admission::Queued);
+    }
+    let d = a.alloc(data(1000));
+    assert!(matches!(
+        p.enqueue(&mut c, d, &mut a, 0, &q),
+        Admission::Dropped(_)
+    ));
+    let stats = p.stats(&c);
+    assert_eq!((stats.drops, stats.trims, p.headers.len()), (2, 0, 3));
+    p.dequeue(&mut c, &mut a, &q);
+    let ack = header(&mut a, Kind::Ack);
+    assert_eq!(p.enqueue(&mut c, ack, &mut a, 0, &q), Admission::Queued);
+}
+
 #[test]
 fn ecn_marks_above_kmax_never_below_kmin() {
     let mut a = Arena::new();
