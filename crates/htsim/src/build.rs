@@ -548,6 +548,53 @@ mod tests {
         assert!(b.unwrap().toml.contains("evs_size = 100\n"));
     }
 
+    /// uet-htsim drops headers beyond twice the queue, and runs its receiver-side
+    /// oversubscription control with receiver credit alone on an oversubscribed topology
+    /// file: floor 0.9 / ratio, updates every 1.5 RTTs on average.
+    #[test]
+    fn header_budget_and_oversubscription_control_follow_the_reference() {
+        let m = matrix::parse(
+            "Nodes 1024\nConnections 1\n0->1000 start 0 size 100000\n",
+            false,
+        )
+        .unwrap();
+        let topo = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../data/uet-htsim/topologies/leaf_spine_1024_oversub.topo");
+        let built = |extra: &[&str]| scenario(&args(extra), &m, Some(&topo)).unwrap();
+        let b = built(&["-receiver_cc_only"]);
+        assert_eq!(b.network.oversubscription, 4);
+        assert!(b.toml.contains(&format!(
+            "header_limit = \"{}B\"",
+            2 * b.derived.queue_bytes
+        )));
+        let interval = b.derived.network_rtt_ps * 3 / 2;
+        let line = format!("oversubscribed = {{ min_rate = 0.225, interval = \"{interval}ps\" }}");
+        assert!(b.toml.contains(&line), "{}", b.toml);
+        let scn = repsim::scenario::LoadedScenario::parse(&b.toml, Path::new("x.toml"))
+            .unwrap_or_else(|e| panic!("{e}\n{}", b.toml));
+        scn.build_run(&scn.runs().unwrap()[0], None).unwrap();
+        for off in [
+            &["-receiver_cc_only", "-force_disable_oversubscribed_cc"][..],
+            &["-sender_cc_only"],
+        ] {
+            assert!(!built(off).toml.contains("oversubscribed ="), "{off:?}");
+        }
+        // Asked for on a fabric that is not oversubscribed: the floor is 0.01.
+        let small =
+            matrix::parse("Nodes 16\nConnections 1\n0->13 start 0 size 100\n", false).unwrap();
+        let b = scenario(
+            &args(&["-receiver_cc_only", "-oversubscribed_cc"]),
+            &small,
+            None,
+        )
+        .unwrap();
+        assert!(
+            b.toml.contains("oversubscribed = { min_rate = 0.01,"),
+            "{}",
+            b.toml
+        );
+    }
+
     #[test]
     fn the_scenario_loads() {
         let m = matrix::parse(

@@ -96,8 +96,8 @@ use serde::{Deserialize, Serialize};
 
 use super::credit::{CreditGate, Grant, PacerStep, PullArrival, PullRequest, ReceiverPacing};
 use super::{widen, AckSample, CcParams, CcScheme, CongestionControl};
-use crate::engine::time::serialization;
 use crate::engine::rng::Stream;
+use crate::engine::time::serialization;
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
 use crate::units::{Size, SizeQ, TimeQ};

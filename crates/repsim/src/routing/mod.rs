@@ -419,6 +419,7 @@ pub(crate) fn test_world(rates: &[u64], salt: u32) -> World {
         ecn_pmax: 1.0,
         trimming: true,
         header_size: 64,
+        header_limit: QueueParams::OFF,
     };
     let topo = FatTreeSpec::uniform(2, 8, 4, 0, 1, 400_000_000_000, 1_000_000, 0)
         .and_then(|spec| spec.build())

@@ -51,7 +51,9 @@ impl CreditPacing {
             .iter()
             .map(|&l| topo.links[l as usize].rate_bps)
             .collect();
-        let pacers = specs.iter().find_map(|c| c.receiver_pacing(&rates, mtu, seed))?;
+        let pacers = specs
+            .iter()
+            .find_map(|c| c.receiver_pacing(&rates, mtu, seed))?;
         Some(CreditPacing {
             pacers,
             folded: None,
@@ -136,7 +138,8 @@ impl Simulation {
         let specs: Vec<&CcSpec> = std::iter::once(&self.cfg.cc)
             .chain(self.classes.iter().filter_map(|c| c.cc.as_ref()))
             .collect();
-        self.credit = CreditPacing::new(&specs, &self.world.topo, self.transport.mtu, self.cfg.seed);
+        self.credit =
+            CreditPacing::new(&specs, &self.world.topo, self.transport.mtu, self.cfg.seed);
         if specs.iter().any(|c| c.no_ecn_at_last_hop()) {
             let hosts = self.world.topo.hosts;
             for port in 0..self.world.topo.links.len() as u32 {

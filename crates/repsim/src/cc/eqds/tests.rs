@@ -353,6 +353,46 @@ fn config_checks_name_the_field() {
     })
     .to_string()
     .starts_with("pull_rate:"));
+    for (field, o) in [
+        (
+            "min_rate",
+            OversubscribedCc {
+                min_rate: 0.0,
+                ..OversubscribedCc::default()
+            },
+        ),
+        (
+            "interval",
+            OversubscribedCc {
+                interval: TimeQ(0),
+                ..OversubscribedCc::default()
+            },
+        ),
+        (
+            "alpha",
+            OversubscribedCc {
+                alpha: 1.5,
+                ..OversubscribedCc::default()
+            },
+        ),
+        (
+            "md",
+            OversubscribedCc {
+                md: -1.0,
+                ..OversubscribedCc::default()
+            },
+        ),
+    ] {
+        let e = bad(EqdsConfig {
+            oversubscribed: Some(o),
+            ..d.clone()
+        });
+        assert!(
+            e.to_string()
+                .starts_with(&format!("oversubscribed.{field}:")),
+            "{e}"
+        );
+    }
     assert!(bad(EqdsConfig {
         initial_credit: Some(SizeQ(Size::Bytes(0))),
         ..d.clone()
@@ -380,4 +420,150 @@ fn config_checks_name_the_field() {
     assert_eq!((cc.credit(), cc.credit_cap()), (4150, 625_284));
     let built = with(Size::Bytes(1 << 30)).build(&CcParams::example());
     assert_eq!(built.credit_gate().expect("credit gated").credit(), 625_284);
+}
+
+/// Oversubscription control with the reference's rules and a 10 us mean interval.
+fn control_params(min_rate: f64) -> OversubscribedCc {
+    OversubscribedCc {
+        min_rate,
+        interval: TimeQ(10 * crate::engine::time::US),
+        ..OversubscribedCc::default()
+    }
+}
+
+fn counted(c: &mut RateControl, packets: u64, marked: u64, last_hop: u64, other: u64) {
+    let full = PullArrival {
+        ecn: false,
+        ..arrival(0, 0, 0)
+    };
+    for k in 0..packets {
+        let a = if k < other {
+            PullArrival {
+                trimmed: true,
+                ..full
+            }
+        } else if k < other + last_hop {
+            PullArrival {
+                trimmed: true,
+                trimmed_at_last_hop: true,
+                ..full
+            }
+        } else if k < other + last_hop + marked {
+            PullArrival { ecn: true, ..full }
+        } else {
+            full
+        };
+        c.count(&a);
+    }
+}
+
+/// The reference's update rules, step by step: trims on the way cut the rate by their
+/// fraction, a smoothed marked fraction above the target cuts it multiplicatively, and
+/// otherwise it grows by `ai`, doubling with each unmarked increase in a row, within
+/// [`min_rate`, 1].
+#[test]
+fn rate_control_follows_the_references_rules() {
+    let p = control_params(0.25);
+    let mut c = RateControl::new(1_000_000, &p, Rng::new(1));
+    // 20 trimmed on the way, 10 at the last hop, 35 of the 70 full packets marked.
+    counted(&mut c, 100, 35, 10, 20);
+    c.update(&p);
+    assert!((c.rate - 0.8).abs() < 1e-12, "{}", c.rate);
+    assert!((c.g - 0.25).abs() < 1e-12, "below the target: no cut");
+    // 56 of 70 marked: g = 0.525, above 0.3 by 0.225: the rate times 1 - 0.1125.
+    counted(&mut c, 70, 56, 0, 0);
+    c.update(&p);
+    assert!((c.rate - 0.8 * 0.8875).abs() < 1e-12, "{}", c.rate);
+    assert_eq!(c.increases, 0);
+    // Quiet intervals: g decays below the target, then +1 %, +2 %, +4 % ...
+    let before = c.rate;
+    for step in [0.01, 0.02, 0.04] {
+        let r = c.rate;
+        c.update(&p);
+        assert!((c.rate - (r + step)).abs() < 1e-12, "{} after {r}", c.rate);
+    }
+    assert!(c.rate > before);
+    // A marked interval below the target grows by `ai` only, and counts as an increase.
+    counted(&mut c, 100, 1, 0, 0);
+    let r = c.rate;
+    c.update(&p);
+    assert!((c.rate - (r + 0.01)).abs() < 1e-12);
+    assert_eq!(c.increases, 4);
+    // Everything trimmed on the way: down to the floor, never below it.
+    counted(&mut c, 10, 0, 0, 10);
+    c.update(&p);
+    assert_eq!(c.rate, 0.25);
+    // Long quiet: up to 1, never above.
+    for _ in 0..20 {
+        c.update(&p);
+    }
+    assert_eq!(c.rate, 1.0);
+}
+
+/// Updates fall due every interval x U(0.75, 1.25), and every one due is applied when the
+/// pacer next acts; the pacer's PULLs are then spaced at the rate they set.
+#[test]
+fn the_pacer_pulls_at_the_controlled_rate() {
+    let p = control_params(0.1);
+    let mut pacers = EqdsConfig {
+        slow_pulls: false,
+        oversubscribed: Some(p.clone()),
+        ..EqdsConfig::default()
+    }
+    .pacers(&[RATE], MTU, 9);
+    pacers.add_sink(0, 0, u64::MAX);
+    let first = pacers.hosts[0].control.as_ref().unwrap().next_update;
+    assert!((7_500_000..=12_500_000).contains(&first), "{first}");
+    // Before the first update: half of what arrives was trimmed on the way.
+    for k in 0..100u64 {
+        let a = PullArrival {
+            trimmed: k % 2 == 0,
+            ..arrival(0, (k + 1) * 100_000, 0)
+        };
+        pacers.on_arrival(k * 10_000, &a);
+    }
+    let step = pacers.on_timer(0, first);
+    let g = step.grant.unwrap();
+    let rate = pacers.hosts[0].control.as_ref().unwrap().rate;
+    assert!((rate - 0.5).abs() < 1e-12, "{rate}");
+    let full = (RATE as f64 * 0.99) as u64;
+    assert_eq!(
+        step.rearm.unwrap() - first,
+        serialization(g.bytes as u32, (full as f64 * 0.5) as u64)
+    );
+    // The next updates, each drawn anew, lie 7.5 to 12.5 us apart.
+    let mut last = pacers.hosts[0].control.as_ref().unwrap().next_update;
+    assert!(last > first);
+    for _ in 0..50 {
+        pacers.on_timer(0, last);
+        let next = pacers.hosts[0].control.as_ref().unwrap().next_update;
+        assert!(
+            (7_500_000..=12_500_000).contains(&(next - last)),
+            "{}",
+            next - last
+        );
+        last = next;
+    }
+}
+
+/// The same seed gives the same update times; another seed, others.
+#[test]
+fn update_times_come_from_the_seed() {
+    let times = |seed| {
+        let p = control_params(0.1);
+        let pacers = EqdsConfig {
+            oversubscribed: Some(p),
+            ..EqdsConfig::default()
+        }
+        .pacers(&[RATE, RATE], MTU, seed);
+        let t: Vec<Time> = pacers
+            .hosts
+            .iter()
+            .map(|h| h.control.as_ref().unwrap().next_update)
+            .collect();
+        t
+    };
+    assert_eq!(times(1), times(1));
+    assert_ne!(times(1), times(2));
+    assert_ne!(times(1)[0], times(1)[1], "each host draws its own");
 }
