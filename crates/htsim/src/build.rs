@@ -314,15 +314,22 @@ fn lb_entry(args: &HtsimArgs) -> Result<String> {
         ));
     }
     let mut entry = format!("{{ scheme = \"{scheme}\"");
+    if matches!(args.lb, LbAlgo::Bitmap | LbAlgo::Mixed | LbAlgo::Oblivious)
+        && !args.paths.is_power_of_two()
+    {
+        return Err(HtsimError::new(format!(
+            "-paths {}: oblivious, bitmap and mixed need a power of two",
+            args.paths
+        )));
+    }
     if matches!(args.lb, LbAlgo::Bitmap | LbAlgo::Mixed) {
         // These keep their own EV-set size (default 256); the reference's is `-paths`.
-        if !args.paths.is_power_of_two() {
-            return Err(HtsimError::new(format!(
-                "-paths {}: bitmap and mixed need a power of two",
-                args.paths
-            )));
-        }
         let _ = write!(entry, ", evs_size = {}", args.paths);
+    }
+    if args.lb == LbAlgo::Oblivious {
+        // uet-htsim's oblivious walks each EV once per round in a scrambled order (the REPS
+        // artifact's draws them at random).
+        entry.push_str(", order = \"rounds\"");
     }
     if let Some(ps) = args.exit_freeze_ps {
         let _ = write!(entry, ", freeze = \"{ps}ps\"");
@@ -520,7 +527,7 @@ mod tests {
     }
 
     #[test]
-    fn bitmap_and_mixed_take_the_paths_flag_as_their_ev_set() {
+    fn oblivious_bitmap_and_mixed_take_the_paths_flag_as_their_ev_set() {
         let m = matrix::parse("Nodes 16\nConnections 1\n0->1 start 0 size 10\n", false).unwrap();
         let b = scenario(&args(&["-paths", "1"]), &m, None).unwrap();
         assert!(
@@ -540,12 +547,27 @@ mod tests {
             .contains("scheme = \"bitmap\", evs_size = 128"));
         let e = scenario(&args(&["-paths", "100"]), &m, None).unwrap_err();
         assert!(e.0.starts_with("-paths 100"), "{e}");
+        // uet-htsim's oblivious walks the EVs in scrambled rounds, which need a power of two.
         let b = scenario(
+            &args(&["-load_balancing_algo", "oblivious", "-paths", "128"]),
+            &m,
+            None,
+        )
+        .unwrap();
+        assert!(b.toml.contains("evs_size = 128\n"));
+        assert!(
+            b.toml
+                .contains("lb = [{ scheme = \"ops\", order = \"rounds\" }]"),
+            "{}",
+            b.toml
+        );
+        let e = scenario(
             &args(&["-load_balancing_algo", "oblivious", "-paths", "100"]),
             &m,
             None,
-        );
-        assert!(b.unwrap().toml.contains("evs_size = 100\n"));
+        )
+        .unwrap_err();
+        assert!(e.0.starts_with("-paths 100"), "{e}");
     }
 
     /// uet-htsim drops headers beyond twice the queue, and runs its receiver-side

@@ -7,9 +7,10 @@
 //! adds 4 and a retransmission timeout sets the timed-out packet's EV to 15, all capped at 15;
 //! un-marked ACKs change nothing (there is no decay on success).
 //!
-//! EVs come from the oblivious generator: candidate = `index XOR mask`, where `index` counts
-//! 0, 1, ..., `evs_size - 1` and `mask` is redrawn every time `index` wraps, so every round of
-//! `evs_size` candidates visits each EV once in a fresh order. A penalised candidate is skipped
+//! EVs come from the oblivious generator ([`super::ops::EvRounds`]): candidate = `index XOR
+//! mask`, where `index` counts 0, 1, ..., `evs_size - 1` and `mask` is redrawn every time
+//! `index` wraps, so every round of `evs_size` candidates visits each EV once in a fresh order.
+//! A penalised candidate is skipped
 //! and the next one taken; the *first* candidate skipped in a choice loses one point (penalties
 //! decay only when the sender would have used the EV). Bits above `log2(evs_size)` of the EV
 //! come from a random value fixed per connection, so different connections' EVs differ in
@@ -29,6 +30,7 @@
 //!   does not say where a packet was trimmed, so every NACK adds 4 (as in htsim-reps).
 use serde::{Deserialize, Serialize};
 
+use super::ops::EvRounds;
 use super::{check_evs_size, AckFeedback, LbContext, LbScheme, LoadBalancer, PathChoice};
 use crate::engine::{Rng, Time};
 use crate::net::RunContext;
@@ -106,14 +108,8 @@ pub struct BitmapState {
     penalty: Vec<u8>,
     /// EVs with penalty 0, kept so the guaranteed walk knows when to stop.
     clean: u32,
-    /// `evs - 1`: the EV-set size is a power of two.
-    low_mask: u32,
-    /// Position in the current round, 0..evs.
-    index: u32,
-    /// The current round's scrambling mask, 0..evs.
-    xor: u32,
-    /// The connection's fixed upper EV bits (above `low_mask`).
-    upper: u16,
+    /// The oblivious generator whose candidates the walk takes or skips.
+    walk: EvRounds,
     /// When the walk stops.
     skip: SkipRule,
 }
@@ -122,20 +118,11 @@ impl BitmapState {
     /// Fresh state over `evs` EVs (rounded down to a power of two; validated configurations
     /// give one already), all unpenalised.
     pub fn new(evs: u32, skip: SkipRule, rng: &mut Rng) -> Self {
-        let evs = evs.clamp(1, 1 << 16);
-        // An unvalidated NIC-wide size (e.g. 65535) falls back to the largest power of two
-        // below it rather than breaking the XOR generator.
-        let evs = 1u32 << (31 - evs.leading_zeros());
-        let low_mask = evs - 1;
-        let xor = rng.below(evs);
-        let upper = (rng.below(0xFFFF) & !low_mask) as u16;
+        let walk = EvRounds::new(evs, rng);
         BitmapState {
-            penalty: vec![0; evs as usize],
-            clean: evs,
-            low_mask,
-            index: 0,
-            xor,
-            upper,
+            penalty: vec![0; walk.evs() as usize],
+            clean: walk.evs(),
+            walk,
             skip,
         }
     }
@@ -143,13 +130,13 @@ impl BitmapState {
     /// Number of EVs (low values).
     #[inline]
     pub fn evs(&self) -> u32 {
-        self.low_mask + 1
+        self.walk.evs()
     }
 
     /// The penalty of `ev` (its low bits).
     #[inline]
     pub fn penalty(&self, ev: u16) -> u8 {
-        self.penalty[(ev as u32 & self.low_mask) as usize]
+        self.penalty[self.walk.low(ev) as usize]
     }
 
     /// Number of EVs with no penalty.
@@ -158,24 +145,10 @@ impl BitmapState {
         self.clean
     }
 
-    #[inline]
-    fn candidate(&self) -> u32 {
-        (self.index ^ self.xor) & self.low_mask
-    }
-
-    #[inline]
-    fn advance(&mut self, rng: &mut Rng) {
-        self.index += 1;
-        if self.index > self.low_mask {
-            self.index = 0;
-            self.xor = rng.below(self.evs());
-        }
-    }
-
     /// Sets `ev`'s penalty to `f(old)` capped at [`MAX_PENALTY`], keeping the clean count.
     #[inline]
     fn set(&mut self, ev: u32, f: impl FnOnce(u8) -> u8) {
-        let p = &mut self.penalty[(ev & self.low_mask) as usize];
+        let p = &mut self.penalty[(ev & (self.walk.evs() - 1)) as usize];
         let old = *p;
         let new = f(old).min(MAX_PENALTY);
         *p = new;
@@ -189,7 +162,7 @@ impl BitmapState {
     /// The EV of the next packet.
     pub fn next_ev(&mut self, rng: &mut Rng) -> u16 {
         let evs = self.evs();
-        let mut c = self.candidate();
+        let mut c = self.walk.candidate();
         let mut skips = 0u32;
         while self.penalty[c as usize] > 0 {
             let give_up = skips > evs
@@ -203,14 +176,14 @@ impl BitmapState {
             if skips == 0 {
                 self.set(c, |p| p - 1);
             }
-            self.advance(rng);
-            c = self.candidate();
+            self.walk.advance(rng);
+            c = self.walk.candidate();
             skips += 1;
             // The rest of one round plus a full one visits every EV.
             debug_assert!(skips <= 3 * evs + 1, "bitmap walk did not end");
         }
-        self.advance(rng);
-        c as u16 | self.upper
+        self.walk.advance(rng);
+        self.walk.ev(c)
     }
 
     /// An ECN-marked ACK echoed `ev`.
@@ -326,8 +299,8 @@ mod tests {
     #[test]
     fn every_round_visits_each_ev_once_with_fixed_upper_bits() {
         let (mut s, mut rng) = state(64, SkipRule::Guaranteed, 11);
-        let upper = s.upper;
-        assert_eq!(upper as u32 & s.low_mask, 0);
+        let upper = s.walk.upper();
+        assert_eq!(upper as u32 & (s.evs() - 1), 0);
         let mut orders = Vec::new();
         for _ in 0..4 {
             let mut seen = [false; 64];
@@ -351,7 +324,7 @@ mod tests {
     #[test]
     fn upper_bits_differ_between_connections() {
         let uppers: Vec<u16> = (0..8)
-            .map(|seed| state(256, SkipRule::Guaranteed, seed).0.upper)
+            .map(|seed| state(256, SkipRule::Guaranteed, seed).0.walk.upper())
             .collect();
         assert!(uppers.iter().any(|&u| u != uppers[0]));
         assert!(uppers.iter().all(|&u| u & 0xFF == 0));
@@ -361,7 +334,7 @@ mod tests {
     fn skip_decrements_only_the_first_penalised_candidate() {
         let (mut s, mut rng) = state(16, SkipRule::Guaranteed, 5);
         // A fresh generator is at position 0: the next three candidates, without a wrap.
-        let (c0, c1, c2) = (s.xor, 1 ^ s.xor, 2 ^ s.xor);
+        let (c0, c1, c2) = (s.walk.mask(), 1 ^ s.walk.mask(), 2 ^ s.walk.mask());
         s.on_nack(c0 as u16);
         s.on_ecn(c1 as u16);
         s.on_ecn(c1 as u16);
@@ -369,13 +342,13 @@ mod tests {
         assert_eq!(ev as u32 & 15, c2, "both penalised candidates skipped");
         assert_eq!(s.penalty(c0 as u16), 3, "first skipped loses one");
         assert_eq!(s.penalty(c1 as u16), 2, "second skipped unchanged");
-        assert_eq!(s.index, 3, "index moves past the chosen candidate");
+        assert_eq!(s.walk.index(), 3, "index moves past the chosen candidate");
     }
 
     #[test]
     fn penalty_of_one_is_skipped_once_then_reused() {
         let (mut s, mut rng) = state(8, SkipRule::Guaranteed, 9);
-        let c0 = s.candidate();
+        let c0 = s.walk.candidate();
         s.on_ecn(c0 as u16);
         let ev = s.next_ev(&mut rng);
         assert_ne!(ev as u32 & 7, c0);
@@ -388,8 +361,7 @@ mod tests {
         let (mut s, rng) = state(4, skip, 0);
         // Round order 0,1,2,3 (mask 0) with position 0 already used, and the next round's
         // mask 3 (order 3,2,1,0): a walk from position 1 over 5 skips sees 1,2,3,3,2,1 only.
-        s.index = 1;
-        s.xor = 0;
+        s.walk.set_round(1, 0);
         for ev in 1..4 {
             s.on_timeout(ev);
         }
@@ -434,7 +406,7 @@ mod tests {
             let total: u32 = (0..8).map(|e| s.penalty(e) as u32).sum();
             assert_eq!(total, 8 * 15 - 1, "one decrement per choice");
             // 8 + 1 skips, then one more advance: 10 positions from the start.
-            assert_eq!(s.index, 10 % 8);
+            assert_eq!(s.walk.index(), 10 % 8);
         }
     }
 
