@@ -69,6 +69,19 @@ const SPLIT: &[(&str, &[&str], &[&str])] = &[
     // does; PULLs are packets, and the pacer drops a connection when its receiver hears the
     // sender finished.
     ("evs-sweep-128", &["end=200us", "cc=eqds"], &["reps"]),
+    // The UEC reference's queues (ECN decided as a packet leaves, so a packet bound for
+    // another partition is sent there only then; a header budget) and its receiver-side
+    // oversubscription control (each host's own update times).
+    (
+        "evs-sweep-128",
+        &[
+            "end=200us",
+            "queue.ecn_at_departure=true",
+            "queue.header_limit=\"10pkt\"",
+            "cc={ algo = \"eqds\", oversubscribed = { min_rate = 0.25, interval = \"5us\" } }",
+        ],
+        &["reps", "ops"],
+    ),
     ("reps-micro-asymmetric", &[], &[]),
     ("incast-with-background", &["end=200us"], &[]),
     // Elephants counted per link (each partition counts the links into its nodes).

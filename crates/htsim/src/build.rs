@@ -242,7 +242,7 @@ pub fn scenario(args: &HtsimArgs, matrix: &UecMatrix, topo: Option<&PathBuf>) ->
     write_degraded(&mut s, args, &network)?;
     let _ = writeln!(
         s,
-        "\n[queue]\nsize = \"{}B\"\necn_min = \"{}pkt\"\necn_max = \"{}pkt\"\ntrimming = {}\nheader_limit = \"{}B\"",
+        "\n[queue]\nsize = \"{}B\"\necn_min = \"{}pkt\"\necn_max = \"{}pkt\"\ntrimming = {}\nheader_limit = \"{}B\"\necn_at_departure = true",
         derived.queue_bytes,
         derived.ecn_pkts.0,
         derived.ecn_pkts.1,
@@ -589,6 +589,7 @@ mod tests {
             "header_limit = \"{}B\"",
             2 * b.derived.queue_bytes
         )));
+        assert!(b.toml.contains("ecn_at_departure = true"));
         let interval = b.derived.network_rtt_ps * 3 / 2;
         let line = format!("oversubscribed = {{ min_rate = 0.225, interval = \"{interval}ps\" }}");
         assert!(b.toml.contains(&line), "{}", b.toml);

@@ -47,7 +47,9 @@ fn connection_reuse_matches_the_reference() {
 fn receiver_credit_connections_and_incasts_match_the_reference() {
     // 4: the 128-node incast's ACKs match only without an RTS every RTO while waiting for a
     // PULL.
-    check("validate_uec_rcv", &[1, 2, 3, 4]);
+    // 8: the 16-host permutation's ACKs (2,916 against 2,911) follow ECN marks decided as
+    // packets leave their queues.
+    check("validate_uec_rcv", &[1, 2, 3, 4, 8]);
 }
 
 #[test]
@@ -60,7 +62,9 @@ fn receiver_credit_on_oversubscribed_leaf_spines_matches_the_reference() {
 
 #[test]
 fn single_and_bidirectional_connections_match_the_reference() {
-    check("validate_uec_sender", &[1, 2, 7, 8]);
+    // 5: the 1,024-node incast's first 100 KB flow finishes at 127.4 us (the reference's
+    // 127.9) only with the header budget and ECN decided as packets leave.
+    check("validate_uec_sender", &[1, 2, 5, 7, 8]);
 }
 
 #[test]

@@ -8,7 +8,7 @@ use crate::engine::{Arena, EventOrder, EventQueue, Handle, Time};
 use crate::net::lane::Queued;
 use crate::net::outbox::{Outbox, LOCAL};
 use crate::net::paths::PathTable;
-use crate::net::port::{Admission, Port, PortClass, PortClasses, PortCold, PortStats};
+use crate::net::port::{Admission, Departing, Port, PortClass, PortClasses, PortCold, PortStats};
 use crate::net::{Kind, Packet, Topology};
 
 /// The component a timer belongs to (the simulation dispatches on it). Schemes own timers
@@ -338,8 +338,19 @@ impl World {
         if deliver {
             let order = self.order.next_order();
             let at = now + ser + class.latency;
+            // A data packet whose mark waits for its departure (on a link with latency, so
+            // that it is still on its way when its mark is decided).
+            let departing =
+                class.params.ecn_at_departure && class.latency > 0 && p.in_service_data() > 0;
             if let Some(out) = self.outbox.as_deref_mut() {
                 let far = out.far[port as usize];
+                if far != LOCAL && departing {
+                    self.port_cold[port as usize].departing = Some(Departing {
+                        handle: q.handle,
+                        remote: Some((at, order)),
+                    });
+                    return ser;
+                }
                 if far != LOCAL {
                     let packet = *self.pkts.get(q.handle);
                     let words = match packet.kind {
@@ -352,8 +363,41 @@ impl World {
                 }
             }
             self.events.push(at, order, Event::arrive(q.handle, port));
+            if departing {
+                self.port_cold[port as usize].departing = Some(Departing {
+                    handle: q.handle,
+                    remote: None,
+                });
+            }
         }
         ser
+    }
+
+    /// The data packet that port `port` finished sending now, if its ECN mark waited for its
+    /// departure: its mark is decided on the data bytes waiting now, and, if it crosses to
+    /// another partition, it is sent there.
+    pub fn settle_departure(&mut self, port: u32) {
+        let Some(d) = self.port_cold[port as usize].departing.take() else {
+            return;
+        };
+        let p = &mut self.ports[port as usize];
+        let params = &self.port_classes.get(p.class).params;
+        p.mark_ecn(
+            &mut self.port_cold[port as usize],
+            &mut self.pkts,
+            d.handle,
+            params,
+        );
+        if let Some((at, order)) = d.remote {
+            let out = self
+                .outbox
+                .as_deref_mut()
+                .expect("a packet bound for another partition has an outbox");
+            let far = out.far[port as usize];
+            let packet = *self.pkts.get(d.handle);
+            out.send(far, at, order, port, packet, None);
+            self.pkts.free(d.handle);
+        }
     }
 
     /// Counts a packet lost anywhere (data or control) and frees it; true for data.

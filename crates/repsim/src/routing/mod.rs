@@ -420,6 +420,7 @@ pub(crate) fn test_world(rates: &[u64], salt: u32) -> World {
         trimming: true,
         header_size: 64,
         header_limit: QueueParams::OFF,
+        ecn_at_departure: false,
     };
     let topo = FatTreeSpec::uniform(2, 8, 4, 0, 1, 400_000_000_000, 1_000_000, 0)
         .and_then(|spec| spec.build())

@@ -28,6 +28,9 @@ pub struct QueueParams {
     /// Header-lane budget in bytes: a header that would take the lane past it is dropped
     /// ([`QueueParams::OFF`]: no limit).
     pub header_limit: u64,
+    /// ECN is decided when a data packet's last bit leaves, on the data bytes then waiting
+    /// (false: when it starts serialization, on the bytes behind it then).
+    pub ecn_at_departure: bool,
 }
 
 impl QueueParams {
@@ -76,6 +79,13 @@ pub struct QueueConfig {
     /// limit, as in the REPS reference and in a switch that trims into a reserved buffer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub header_limit: Option<SizeQ>,
+    /// Decide ECN when a data packet's last bit leaves the port, on the data bytes waiting
+    /// then (uet-htsim's queue marks at its service completion, so the packets that arrived
+    /// while it was on the wire count); false: when it starts serialization, on the bytes
+    /// behind it then (the REPS reference). On a link without latency the decision stays at
+    /// the start.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ecn_at_departure: bool,
 }
 
 impl Default for QueueConfig {
@@ -89,6 +99,7 @@ impl Default for QueueConfig {
             trimming: true,
             per_rate: None,
             header_limit: None,
+            ecn_at_departure: false,
         }
     }
 }
@@ -147,6 +158,7 @@ impl QueueConfig {
             header_limit: self
                 .header_limit
                 .map_or(QueueParams::OFF, |l| l.0.bytes(mtu)),
+            ecn_at_departure: self.ecn_at_departure,
         }
     }
 }
@@ -168,6 +180,8 @@ pub struct QueueBytes {
     pub per_rate: Option<u64>,
     /// Header-lane budget ([`QueueParams::OFF`]: none), see [`QueueConfig::header_limit`].
     pub header_limit: u64,
+    /// See [`QueueConfig::ecn_at_departure`].
+    pub ecn_at_departure: bool,
 }
 
 impl QueueBytes {
@@ -193,6 +207,7 @@ impl QueueBytes {
             } else {
                 scaled(self.header_limit)
             },
+            ecn_at_departure: self.ecn_at_departure,
         }
     }
 
@@ -206,6 +221,7 @@ impl QueueBytes {
             trimming: false,
             header_size,
             header_limit: QueueParams::OFF,
+            ecn_at_departure: false,
         }
     }
 }
@@ -225,7 +241,7 @@ pub struct PortClass {
 impl PortClass {
     /// The bits that tell two classes apart (the float by its bit pattern). Destructured in
     /// full, so that a field added to either struct cannot be left out of the key.
-    fn key(&self) -> [u64; 9] {
+    fn key(&self) -> [u64; 10] {
         let PortClass {
             rate_bps,
             latency,
@@ -238,6 +254,7 @@ impl PortClass {
                     trimming,
                     header_size,
                     header_limit,
+                    ecn_at_departure,
                 },
         } = *self;
         [
@@ -250,6 +267,7 @@ impl PortClass {
             trimming as u64,
             header_size as u64,
             header_limit,
+            ecn_at_departure as u64,
         ]
     }
 }
@@ -263,7 +281,7 @@ pub struct PortClasses {
     /// 64-bit division per packet.
     ps_per_byte: Vec<u64>,
     /// Class key -> index (looked up when a port is set up or changes class).
-    index: BTreeMap<[u64; 9], u32>,
+    index: BTreeMap<[u64; 10], u32>,
 }
 
 impl PortClasses {
@@ -316,7 +334,7 @@ impl PortClasses {
     pub fn heap_bytes(&self) -> usize {
         self.classes.capacity() * std::mem::size_of::<PortClass>()
             + self.ps_per_byte.capacity() * std::mem::size_of::<u64>()
-            + self.index.len() * (std::mem::size_of::<[u64; 9]>() + 4)
+            + self.index.len() * (std::mem::size_of::<[u64; 10]>() + 4)
     }
 }
 
@@ -334,6 +352,7 @@ pub(super) mod tests {
             trimming: false,
             per_rate: None,
             header_limit: QueueParams::OFF,
+            ecn_at_departure: false,
         };
         assert_eq!(q.rate_scale(200_000_000_000), 1.0);
         // LAPS: 400/1600 KB at 100 Gb/s, 800/3200 KB at 200 Gb/s, 100/400 KB at 25 Gb/s.
@@ -360,6 +379,7 @@ pub(super) mod tests {
             trimming,
             header_size: 64,
             header_limit: QueueParams::OFF,
+            ecn_at_departure: false,
         }
     }
 

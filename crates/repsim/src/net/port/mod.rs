@@ -3,7 +3,8 @@
 //! Two FIFOs share the port: a *header* lane for ACKs, NACKs and trimmed packets, served with
 //! strict priority, and a *data* lane with a finite byte budget. ECN is decided when a data
 //! packet leaves the data lane (RED-style: linear probability between Kmin and Kmax of the bytes
-//! still queued behind it). When the data lane is full, half of the time the most recently
+//! still queued behind it), or, with `ecn_at_departure`, when its last bit leaves, on the bytes
+//! waiting then. When the data lane is full, half of the time the most recently
 //! queued packet is evicted in favour of the arrival, otherwise the arrival itself is the victim
 //! (the reference simulator's policy); the victim is trimmed to a header or dropped. The header
 //! lane may have a byte budget (the UEC reference's: twice the data buffer); a header beyond it
@@ -109,6 +110,19 @@ pub struct PortCold {
     tx_packets_carries: u64,
     /// Carries out of the port's 32-bit byte counter.
     tx_bytes_carries: u64,
+    /// The data packet on the wire whose ECN mark waits for its departure, if the port marks
+    /// on departure.
+    pub departing: Option<Departing>,
+}
+
+/// A data packet on the wire of a port that decides ECN on departure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Departing {
+    /// The packet.
+    pub handle: Handle,
+    /// Its arrival time and event order when it crosses to another partition: it is sent
+    /// there once its mark is decided. `None`: its arrival is scheduled here already.
+    pub remote: Option<(Time, u64)>,
 }
 
 impl PortCold {
@@ -121,6 +135,7 @@ impl PortCold {
             ecn_marks: 0,
             tx_packets_carries: 0,
             tx_bytes_carries: 0,
+            departing: None,
         }
     }
 
@@ -350,13 +365,28 @@ impl Port {
         let next = self.data.pop_front()?;
         self.data_bytes -= next.size;
         self.set_in_service_data(next.size);
+        if !params.ecn_at_departure {
+            self.mark_ecn(cold, pkts, next.handle, params);
+        }
+        Some(next)
+    }
+
+    /// Decides packet `h`'s ECN mark on the data bytes waiting now (RED-style: linear between
+    /// Kmin and Kmax, up to Pmax) and marks it.
+    #[inline]
+    pub fn mark_ecn(
+        &mut self,
+        cold: &mut PortCold,
+        pkts: &mut Arena<Packet>,
+        h: Handle,
+        p: &QueueParams,
+    ) {
         let behind = self.data_bytes as u64;
-        let p = params;
         let mark = if behind > p.ecn_max {
             true
         } else if behind > p.ecn_min {
-            // Linear between Kmin and Kmax on the bytes left behind, up to Pmax. The draw is
-            // the same whatever Pmax is, so Pmax = 1 keeps the integer comparison exactly.
+            // The draw is the same whatever Pmax is, so Pmax = 1 keeps the integer comparison
+            // exactly.
             let span = (p.ecn_max - p.ecn_min).max(1);
             let draw = cold.rng.next_u64() % span;
             if p.ecn_pmax >= 1.0 {
@@ -368,10 +398,9 @@ impl Port {
             false
         };
         if mark {
-            pkts.get_mut(next.handle).flags |= flags::ECN;
+            pkts.get_mut(h).flags |= flags::ECN;
             cold.ecn_marks += 1;
         }
-        Some(next)
     }
 }
 

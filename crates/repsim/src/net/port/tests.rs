@@ -214,3 +214,33 @@ fn ecn_marks_above_kmax_never_below_kmin() {
     let h4 = p.dequeue(&mut c, &mut a, &q).unwrap().handle;
     assert!(!a.get(h3).has(flags::ECN) && !a.get(h4).has(flags::ECN));
 }
+
+/// A port that decides ECN on departure leaves the packet it starts unmarked, however full
+/// its queue; the mark is decided later on the data bytes waiting then.
+#[test]
+fn departure_marking_waits_for_the_bytes_behind_at_the_end() {
+    let (mut a, mut p, mut c, q) = rig(true);
+    let q = QueueParams {
+        capacity: 100_000,
+        ecn_at_departure: true,
+        ..q
+    };
+    let hs: Vec<Handle> = (0..5).map(|_| a.alloc(data(1000))).collect();
+    for &h in &hs {
+        p.enqueue(&mut c, h, &mut a, 0, &q);
+    }
+    // 4,000 bytes behind (above Kmax), yet no mark at the start.
+    let first = p.dequeue(&mut c, &mut a, &q).unwrap().handle;
+    assert!(!a.get(first).has(flags::ECN));
+    // Decided now on the 4,000 bytes waiting: marked.
+    p.mark_ecn(&mut c, &mut a, first, &q);
+    assert!(a.get(first).has(flags::ECN));
+    // The queue drained to 0 bytes before the next decision: not marked.
+    let last = hs[4];
+    for _ in 0..4 {
+        p.dequeue(&mut c, &mut a, &q);
+    }
+    p.mark_ecn(&mut c, &mut a, last, &q);
+    assert!(!a.get(last).has(flags::ECN));
+    assert_eq!(p.stats(&c).ecn_marks, 1);
+}
