@@ -251,8 +251,13 @@ pub fn scenario(args: &HtsimArgs, matrix: &UecMatrix, topo: Option<&PathBuf>) ->
     );
     let _ = writeln!(
         s,
-        "\n[transport]\nmtu = \"{}B\"\nheader = \"{HEADER_BYTES}B\"\nack_every = \"{}B\"\nack_counter_16bit = true\nrto = \"{}ps\"\nevs_size = {}\nreuse_connections = {}",
-        args.mtu, args.sack_threshold, derived.rto_ps, args.paths, args.conn_reuse
+        "\n[transport]\nmtu = \"{}B\"\nheader = \"{HEADER_BYTES}B\"\nack_every = \"{}B\"\nack_counter_16bit = true\nrto = \"{}ps\"\nnetwork_rtt = \"{}ps\"\nevs_size = {}\nreuse_connections = {}",
+        args.mtu,
+        args.sack_threshold,
+        derived.rto_ps,
+        derived.network_rtt_ps,
+        args.paths,
+        args.conn_reuse
     );
     s.push_str(&cc_section(args)?);
     s.push_str(&oversubscription_control(args, &network, &derived));
@@ -590,6 +595,9 @@ mod tests {
             2 * b.derived.queue_bytes
         )));
         assert!(b.toml.contains("ecn_at_departure = true"));
+        assert!(b
+            .toml
+            .contains(&format!("network_rtt = \"{}ps\"", b.derived.network_rtt_ps)));
         let interval = b.derived.network_rtt_ps * 3 / 2;
         let line = format!("oversubscribed = {{ min_rate = 0.225, interval = \"{interval}ps\" }}");
         assert!(b.toml.contains(&line), "{}", b.toml);

@@ -221,3 +221,32 @@ fn receiver_credit_under_a_roce_mode_fails_alike() {
         "{toml}"
     );
 }
+
+/// `[transport] network_rtt` is the largest unloaded RTT the senders assume, taken as given
+/// (degraded links do not lengthen it then); without it the run computes it over the topology,
+/// and a zero is refused alike from a file and from code.
+#[test]
+fn the_network_rtt_is_taken_as_given_or_computed() {
+    let topology = tree(400_000_000_000).expect("a valid tree");
+    let flows = vec![FlowSpec::new(1, 0, 12, 1 << 20, 0)];
+    let computed = Simulation::new(RunSpec::new(
+        SimConfig::default(),
+        topology.clone(),
+        flows.clone(),
+    ))
+    .unwrap()
+    .max_base_rtt();
+    assert!(computed > 2 * US);
+    let mut config = SimConfig::default();
+    config.transport.network_rtt = Some(TimeQ(20 * US));
+    let sim = Simulation::new(RunSpec::new(config, topology, flows)).unwrap();
+    assert_eq!(sim.max_base_rtt(), 20 * US);
+    let mut config = SimConfig::default();
+    config.transport.network_rtt = Some(TimeQ(0));
+    let library = library_error(config);
+    assert_eq!(library.field, "transport.network_rtt");
+    assert_same(
+        &toml_error("[transport]\nnetwork_rtt = \"0us\"", TREE_32),
+        &library,
+    );
+}

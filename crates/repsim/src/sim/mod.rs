@@ -521,7 +521,10 @@ impl Simulation {
             ran_as: 1,
             cfg,
         };
-        let max_base_rtt = sim.network_max_rtt();
+        let max_base_rtt = sim
+            .transport
+            .network_rtt
+            .unwrap_or_else(|| sim.network_max_rtt());
         let topo = &sim.world.topo;
         let slowest_nic = topo
             .host_uplink

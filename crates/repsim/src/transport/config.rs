@@ -33,6 +33,12 @@ pub struct TransportConfig {
     /// Fixed retransmission timeout (default: max base RTT + 4 queue drain times).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rto: Option<TimeQ>,
+    /// The largest unloaded RTT the senders assume (NSCC's base RTT without
+    /// `accurate_base_rtt`, the default timeout's base). Default: computed over the topology at
+    /// its links' current speeds, degraded links included. The reference simulators compute it
+    /// from the nominal link speed, whatever is degraded (`repsim htsim` writes theirs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network_rtt: Option<TimeQ>,
     /// After a timeout whose retransmission the window has no room for, send a 64 B RTS
     /// (request to send), as the reference does.
     pub rts: bool,
@@ -83,6 +89,7 @@ impl Default for TransportConfig {
             ack_counter_16bit: false,
             cnp_interval: None,
             rto: None,
+            network_rtt: None,
             rts: true,
             duplicate_nic_request_on_timeout: false,
             evs_size: crate::lb::DEFAULT_EVS_SIZE,
@@ -123,6 +130,7 @@ impl TransportConfig {
         let every_bytes = self.ack_every.0.bytes(mtu);
         positive("transport.ack_every", Some(every_bytes))?;
         positive("transport.rto", self.rto.map(|r| r.0))?;
+        positive("transport.network_rtt", self.network_rtt.map(|r| r.0))?;
         if let Err(e) = crate::lb::check_evs_size(self.evs_size) {
             return Err(ConfigError::new("transport.evs_size", e.message));
         }
@@ -169,6 +177,7 @@ impl TransportConfig {
             header,
             ack,
             rto: self.rto.map(|r| r.0),
+            network_rtt: self.network_rtt.map(|r| r.0),
             rts: self.rts,
             duplicate_nic_request_on_timeout: self.duplicate_nic_request_on_timeout,
             evs_size: self.evs_size,

@@ -37,6 +37,8 @@ pub struct TransportParams {
     pub ack: AckPolicy,
     /// Retransmission timeout (`None`: max base RTT + time to drain 4 full queues).
     pub rto: Option<Time>,
+    /// The largest unloaded RTT the senders assume (`None`: computed over the topology).
+    pub network_rtt: Option<Time>,
     /// Send an RTS (request to send) after a timeout whose retransmission the window has no
     /// room for, as the reference does.
     pub rts: bool,
