@@ -14,15 +14,33 @@ struct Graph {
     members: Vec<String>,
 }
 
+/// The triple of the machine the tests run on, from `rustc -vV`.
+fn host_triple() -> String {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let out = Command::new(rustc)
+        .arg("-vV")
+        .output()
+        .expect("rustc -vV runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .expect("rustc -vV names its host")
+        .to_string()
+}
+
 fn metadata() -> Graph {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.toml");
+    // Offline, and only this platform's dependencies: those the build downloaded (other
+    // platforms' crates, which a fresh cargo cache lacks, would need the network).
     let out = Command::new(cargo)
         .args([
             "metadata",
             "--format-version",
             "1",
             "--offline",
+            "--filter-platform",
+            &host_triple(),
             "--manifest-path",
         ])
         .arg(manifest)
