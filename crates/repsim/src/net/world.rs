@@ -335,13 +335,25 @@ impl World {
         let class = self.port_classes.get(p.class);
         p.busy_until = now + ser;
         p.count_tx(q.size, &mut self.port_cold[port as usize]);
+        // A data packet whose mark waits for its departure (its port's dequeue said so).
+        let mut departing = p.departing();
+        if departing && (!deliver || class.latency == 0) {
+            // Lost on the wire: nothing to mark. Over a link without latency it would arrive
+            // as it left, so it is marked now, on the bytes behind it.
+            p.set_departing(false);
+            if deliver {
+                p.mark_ecn(
+                    &mut self.port_cold[port as usize],
+                    &mut self.pkts,
+                    q.handle,
+                    &class.params,
+                );
+            }
+            departing = false;
+        }
         if deliver {
             let order = self.order.next_order();
             let at = now + ser + class.latency;
-            // A data packet whose mark waits for its departure (on a link with latency, so
-            // that it is still on its way when its mark is decided).
-            let departing =
-                class.params.ecn_at_departure && class.latency > 0 && p.in_service_data() > 0;
             if let Some(out) = self.outbox.as_deref_mut() {
                 let far = out.far[port as usize];
                 if far != LOCAL && departing {
@@ -377,10 +389,11 @@ impl World {
     /// departure: its mark is decided on the data bytes waiting now, and, if it crosses to
     /// another partition, it is sent there.
     pub fn settle_departure(&mut self, port: u32) {
+        let p = &mut self.ports[port as usize];
+        p.set_departing(false);
         let Some(d) = self.port_cold[port as usize].departing.take() else {
             return;
         };
-        let p = &mut self.ports[port as usize];
         let params = &self.port_classes.get(p.class).params;
         p.mark_ecn(
             &mut self.port_cold[port as usize],

@@ -131,10 +131,8 @@ impl Simulation {
     /// The port's wire is free: put its next packet on it.
     pub(super) fn start_next(&mut self, port: u32) {
         let host = self.port_hosts[port as usize].host;
-        // A port that decides ECN on departure settles the packet it just finished sending,
-        // and wakes when the next one leaves, whatever is queued then.
-        let marks_on_departure = self.world.port_class(port).params.ecn_at_departure;
-        if marks_on_departure {
+        // A packet whose mark waits for its departure is settled as it leaves.
+        if self.world.ports[port as usize].departing() {
             self.world.settle_departure(port);
         }
         // Only the collector asks whether this packet was marked (the cold part of the port is
@@ -191,9 +189,10 @@ impl Simulation {
                 Some(self.world.port_cold[port as usize].ecn_marks()) != marks_before,
             );
         }
+        // A packet whose mark waits for its departure wakes the port then, whatever is queued.
         let more = !p.is_empty()
             || (host != SWITCH_PORT && !self.hosts[host as usize].ready.is_empty())
-            || (marks_on_departure && self.world.port_cold[port as usize].departing.is_some());
+            || p.departing();
         if more {
             let at = p.busy_until;
             self.world.ports[port as usize].set_wakeup_pending(true);

@@ -82,8 +82,9 @@ pub struct Port {
     data_bytes: u32,
     /// Largest data-lane occupancy seen (bytes, the packet on the wire included).
     max_occupancy: u32,
-    /// Size of the data packet being serialized (0 for a header) in the low 31 bits; the top
-    /// bit says a service-completion event is scheduled (one word, to keep one line).
+    /// Size of the data packet being serialized (0 for a header) in the low 30 bits; the top
+    /// bit says a service-completion event is scheduled, the next that the packet on the wire
+    /// waits for its departure to be marked (one word, to keep one line).
     service: u32,
     /// Index of its [`PortClass`] (link speed, latency, queue parameters).
     pub class: u32,
@@ -172,6 +173,13 @@ pub const SWITCH_PORT: u32 = u32::MAX;
 /// The bit of `Port::service` that marks a scheduled service completion.
 const WAKEUP_PENDING: u32 = 1 << 31;
 
+/// The bit of `Port::service` that says the packet on the wire waits for its departure to be
+/// marked (its port decides ECN on departure; the packet is its cold part's `departing`).
+const DEPARTING: u32 = 1 << 30;
+
+/// The flag bits of `Port::service`; the rest is the size of the data packet on the wire.
+const SERVICE_FLAGS: u32 = WAKEUP_PENDING | DEPARTING;
+
 // One cache line, no more: the event loop prefetches it for every packet moved.
 const _: () = assert!(std::mem::size_of::<Port>() == 64);
 
@@ -225,14 +233,30 @@ impl Port {
     /// Size of the data packet being serialized (0 for a header).
     #[inline]
     pub fn in_service_data(&self) -> u32 {
-        self.service & !WAKEUP_PENDING
+        self.service & !SERVICE_FLAGS
     }
 
     #[inline]
     fn set_in_service_data(&mut self, size: u32) {
         // Packet sizes stay far below the flag bit: the scenario caps the MTU at 65,535 B.
-        debug_assert!(size < WAKEUP_PENDING, "packet size {size} out of range");
-        self.service = (self.service & WAKEUP_PENDING) | size;
+        debug_assert!(size < DEPARTING, "packet size {size} out of range");
+        self.service = (self.service & SERVICE_FLAGS) | size;
+    }
+
+    /// The packet on the wire waits for its departure to be marked.
+    #[inline]
+    pub fn departing(&self) -> bool {
+        self.service & DEPARTING != 0
+    }
+
+    /// Records whether the packet on the wire waits for its departure to be marked.
+    #[inline]
+    pub fn set_departing(&mut self, departing: bool) {
+        if departing {
+            self.service |= DEPARTING;
+        } else {
+            self.service &= !DEPARTING;
+        }
     }
 
     /// A service-completion event is scheduled.
@@ -365,7 +389,9 @@ impl Port {
         let next = self.data.pop_front()?;
         self.data_bytes -= next.size;
         self.set_in_service_data(next.size);
-        if !params.ecn_at_departure {
+        if params.ecn_at_departure {
+            self.set_departing(true);
+        } else {
             self.mark_ecn(cold, pkts, next.handle, params);
         }
         Some(next)
@@ -373,7 +399,7 @@ impl Port {
 
     /// Decides packet `h`'s ECN mark on the data bytes waiting now (RED-style: linear between
     /// Kmin and Kmax, up to Pmax) and marks it.
-    #[inline]
+    #[inline(always)]
     pub fn mark_ecn(
         &mut self,
         cold: &mut PortCold,
