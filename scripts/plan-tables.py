@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Markdown tables of `repsim validate-plan --against` outputs, as docs/fidelity.md shows them.
 
-Usage: scripts/plan-tables.py OUTPUT.txt...   (each the saved output of one plan's run)
+Usage: scripts/plan-tables.py OUTPUT.txt...   (each the saved output of one plan run with -j 2)
 """
 import re
 import sys
@@ -38,7 +38,7 @@ def table(path):
     rows.sort()
     total = re.search(r"^(\d+) experiments in ([\d.]+) s", text, re.M)
     ok = sum(1 for r in rows if r[2])
-    print(f"{ok} of {len(rows)} experiments within tolerance; the plan took {total.group(2)} s with `-j 2` on the 2 shared cores. **x** marks a number outside tolerance.\n")
+    print(f"{ok} of {len(rows)} experiments within tolerance; the plan took {total.group(2)} s with `-j 2` on the 2 cores. **x** marks a number outside tolerance.\n")
     print("| # | experiment | tail FCT us, ours / ref | first finish us, ours / ref | Rtx ours / ref | ACKs ours / ref | our verdicts | wall s | agrees |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
