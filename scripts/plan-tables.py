@@ -7,10 +7,6 @@ import re
 import sys
 
 
-def fmt(v):
-    return v
-
-
 def table(path):
     text = open(path).read()
     numbers = {}
