@@ -1,5 +1,6 @@
 use super::*;
 use crate::engine::Rng;
+use crate::units::TimeQ;
 
 const MTU: u32 = 4150;
 const RATE: u64 = 400_000_000_000;
