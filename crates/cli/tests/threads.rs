@@ -118,6 +118,25 @@ const SPLIT: &[(&str, &[&str], &[&str])] = &[
     // Collectives: each step's flows wait for the previous step's, and hear of it one
     // crossing of the fabric later, from another partition or their own.
     ("allreduce-ring-128", &["end=300us"], &[]),
+    // The REPS artifact's AllToAll matrix: each trigger is one host's, released at once at
+    // that host; and its ring AllReduce with triggers that notify across the fabric.
+    (
+        "permutation-128",
+        &[
+            "workload.file=../data/htsim/connection_matrices/alltoall8_n128.cm",
+            "end=400us",
+        ],
+        &["reps"],
+    ),
+    (
+        "permutation-128",
+        &[
+            "workload.file=../data/htsim/connection_matrices/allreduce_128.cm",
+            "workload.triggers=\"notice\"",
+            "end=300us",
+        ],
+        &["bitmap"],
+    ),
     ("allreduce-butterfly-128", &["end=300us"], &["reps"]),
     ("alltoall-128", &["end=300us"], &["ecmp"]),
     // Lossless (PFC) on a Dragonfly, with the reorder metrics; LetFlow at every switch over
@@ -159,9 +178,9 @@ const REFUSED: &[(&str, &[&str], &str, &str)] = &[
     ),
     (
         "permutation-128",
-        &["workload.file=../data/htsim/connection_matrices/alltoall8_n128.cm"],
+        &["workload.file=../data/htsim/connection_matrices/allreduce_128.cm"],
         "reps",
-        "triggers",
+        "instant triggers act across hosts at once: 1 (hosts 9 and 92)",
     ),
 ];
 

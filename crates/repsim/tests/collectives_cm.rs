@@ -1,10 +1,15 @@
 //! The reference's collective connection matrices (ring and butterfly AllReduce, AllToAll in
 //! rounds) import with their triggers and complete, and no flow starts before the flows its
-//! trigger waits for have finished.
+//! trigger waits for have finished; instant triggers release at the activating flow's finish,
+//! notice triggers one crossing of the fabric later, and both run the same on threads.
 mod common;
 
+use repsim::engine::time::US;
+use repsim::sim::parallel::run_on_threads_observed;
+use repsim::sim::{Flow, Injector, Observer, SplitSimulation};
 use repsim::workload::cm::parse_matrix;
-use repsim::workload::TriggerKind;
+use repsim::workload::{FlowSpec, TriggerKind};
+use repsim::Simulation;
 
 fn run_matrix(file: &str, hosts: u32, flows: usize) {
     let text = std::fs::read_to_string(common::scenario_path(&format!(
@@ -78,4 +83,181 @@ fn butterfly_allreduce_matrix_runs_in_order() {
 #[test]
 fn alltoall_matrix_runs_in_rounds() {
     run_matrix("alltoall8.cm", 32, 992);
+}
+
+/// The 16-host ring AllReduce matrix on a 16-host tree (4 hosts per ToR, 1 us links), its
+/// triggers `triggers` ("instant" or "notice").
+fn ring_16(triggers: &str) -> String {
+    format!(
+        r#"
+seed = 3
+end = "1s"
+lb = "reps"
+[topology]
+type = "fat_tree"
+tiers = 2
+hosts = 16
+hosts_per_tor = 4
+link_speed = "400Gbps"
+link_latency = "1us"
+[workload]
+type = "cm"
+file = "../data/htsim/connection_matrices/all_red_ring_8mb.cm"
+triggers = "{triggers}"
+"#
+    )
+}
+
+fn build(text: &str) -> Simulation {
+    let scn = common::parse(text);
+    Simulation::new(scn.build("reps", None).unwrap_or_else(|e| panic!("{e}"))).unwrap()
+}
+
+/// Each ring step's flow starts when the previous step's finishes (instant) or when the news
+/// has crossed the fabric from its source to the next one (notice: 2 links within a ToR, 4
+/// across; the unloaded one-way latency).
+#[test]
+fn instant_triggers_release_at_once_and_notices_one_crossing_later() {
+    for triggers in ["instant", "notice"] {
+        let mut sim = build(&ring_16(triggers));
+        sim.run_until_idle();
+        common::assert_all_delivered(&sim);
+        let flows = sim.flows();
+        let by_id = |id: u64| flows.iter().find(|f| f.spec.id == id).unwrap();
+        let mut checked = 0;
+        for f in flows.iter().filter(|f| f.spec.fires.is_some()) {
+            let k = f.spec.fires.unwrap();
+            for w in flows.iter().filter(|w| w.spec.trigger == Some(k)) {
+                let crossing = match (triggers, f.spec.src / 4 == w.spec.src / 4) {
+                    ("instant", _) => 0,
+                    (_, true) if f.spec.src == w.spec.src => 0,
+                    (_, true) => 2 * US,
+                    (_, false) => 4 * US,
+                };
+                assert_eq!(
+                    w.started_at.unwrap(),
+                    by_id(f.spec.id).finish.unwrap() + crossing,
+                    "{triggers}: flow {} after flow {}",
+                    w.spec.id,
+                    f.spec.id
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 400, "{triggers}: {checked} releases checked");
+    }
+}
+
+/// The rows, counters and one flow added while the run goes (id 9000, waiting on trigger 1,
+/// open by then) of the notice ring stepped on `threads` threads.
+fn stepped_ring(threads: u32) -> (Vec<repsim::metrics::FlowRow>, String, Option<u64>) {
+    let text = ring_16("notice");
+    let mut sim = SplitSimulation::new(threads, || Ok(build(&text))).expect("splits");
+    assert!(sim.run_until(400 * US));
+    // Trigger 1 (oneshot, home host 0) has fired: the flow from host 9 hears of it one crossing
+    // from host 0 later and starts.
+    let mut late = FlowSpec::new(9000, 9, 14, 64 << 10, 0);
+    late.trigger = Some(1);
+    let index = sim.add_flow(late).expect("added");
+    sim.run_until_idle();
+    assert!(sim.all_done(), "{threads} threads");
+    let started = sim.flow(index).and_then(|f| f.started_at);
+    let sim = sim.into_simulation();
+    (sim.flow_rows(), format!("{:?}", sim.counters()), started)
+}
+
+#[test]
+fn notice_triggers_run_the_same_on_threads() {
+    let one = stepped_ring(1);
+    assert_eq!(one.2, Some(400 * US + 4 * US), "the late flow's start");
+    for threads in [2, 3, 8] {
+        assert_eq!(stepped_ring(threads), one, "{threads} threads");
+    }
+}
+
+/// Adds, when it hears a ring flow finish, a flow from host 15 to host 9 waiting on the
+/// trigger that flow fired (open by then: each is a oneshot).
+struct FollowTrigger;
+
+impl Observer for FollowTrigger {
+    fn flow_completed(&mut self, flow: &Flow, inject: &mut Injector) {
+        if let Some(k) = flow.spec.fires.filter(|_| flow.spec.id < 20) {
+            let mut next = FlowSpec::new(10_000 + flow.spec.id, 15, 9, 32 << 10, 0);
+            next.trigger = Some(k);
+            inject.add_flow(next);
+        }
+    }
+}
+
+#[test]
+fn flows_an_observer_adds_on_open_triggers_run_the_same_on_threads() {
+    let text = ring_16("notice");
+    let run = |threads| {
+        let sim = run_on_threads_observed(threads, || Ok(build(&text)), Box::new(FollowTrigger))
+            .expect("splits");
+        assert!(sim.all_done(), "{threads} threads");
+        assert!(
+            sim.rejected_flows().is_empty(),
+            "{:?}",
+            sim.rejected_flows()
+        );
+        (sim.flow_rows(), format!("{:?}", sim.counters()))
+    };
+    let one = run(1);
+    assert_eq!(
+        one.0.len(),
+        496 + 19,
+        "one follower per ring flow under id 20"
+    );
+    for threads in [2, 3, 8] {
+        assert_eq!(run(threads), one, "{threads} threads");
+    }
+}
+
+/// The AllToAll matrix's triggers are each named by one host's flows only, so instant ones
+/// split; the instant ring's are not, and a split run refuses it with the triggers named, as
+/// it refuses a flow added later that names an instant trigger from another host.
+#[test]
+fn instant_triggers_split_only_within_one_host() {
+    let alltoall = r#"
+seed = 3
+end = "400us"
+lb = "reps"
+[topology]
+type = "fat_tree"
+tiers = 2
+hosts = 32
+hosts_per_tor = 4
+link_speed = "400Gbps"
+link_latency = "1us"
+[workload]
+type = "cm"
+file = "../data/htsim/connection_matrices/alltoall8.cm"
+"#;
+    let mut one = build(alltoall);
+    one.run_until(400 * US);
+    let mut two = SplitSimulation::new(2, || Ok(build(alltoall))).expect("splits");
+    assert!(two.partitions() > 1);
+    // Trigger 1's flows all start at host 26.
+    let mut stranger = FlowSpec::new(9000, 3, 4, 1000, 0);
+    stranger.trigger = Some(1);
+    let err = two.add_flow(stranger.clone()).unwrap_err().to_string();
+    assert!(err.contains("instant trigger 1"), "{err}");
+    assert!(one.add_flow(stranger).is_ok(), "one thread takes it");
+    two.run_until(400 * US);
+    let two = two.into_simulation();
+    assert_eq!(
+        two.flow_rows()[..992],
+        one.flow_rows()[..992],
+        "the matrix's flows"
+    );
+    let ring = ring_16("instant");
+    let err = SplitSimulation::new(2, || Ok(build(&ring)))
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        err.contains("instant triggers act across hosts at once: 1 (hosts 0 and 1)"),
+        "{err}"
+    );
 }

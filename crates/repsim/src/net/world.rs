@@ -42,9 +42,11 @@ pub enum Owner {
     Dependency,
     /// The congestion control's timed switch turns on for every connection.
     CcSwitch,
+    /// A trigger's home hears of an activation (`id` = the trigger's index).
+    Trigger,
 }
 
-const OWNERS: [Owner; 11] = [
+const OWNERS: [Owner; 12] = [
     Owner::Connection,
     Owner::FlowStart,
     Owner::Fault,
@@ -56,6 +58,7 @@ const OWNERS: [Owner; 11] = [
     Owner::Receiver,
     Owner::Dependency,
     Owner::CcSwitch,
+    Owner::Trigger,
 ];
 
 /// A timer: who owns it and which of its timers it is. `gen` lets the owner ignore timers it

@@ -146,6 +146,10 @@ pub struct WorkloadSection {
     /// cm: path of a reference connection matrix, relative to the scenario file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// cm: how the matrix's triggers reach other hosts: `"instant"` (default, as htsim's)
+    /// or `"notice"` (one crossing of the fabric, so that the run splits over threads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub triggers: Option<String>,
     /// Mixed traffic: flows whose source host is a multiple of this go in class `background`
     /// (ECMP and exempt from adaptive routing, as the reference's `-mixed_lb_traffic`, unless a
     /// `[[class]]` of that name says otherwise; default: off).
@@ -228,7 +232,7 @@ const WORKLOAD_KEYS: &[(&str, &[&str])] = &[
     ("permutation", &["size", "start", "seed"]),
     ("tornado", &["size", "start"]),
     ("incast", &["senders", "receiver", "size", "start", "seed"]),
-    ("cm", &["file"]),
+    ("cm", &["file", "triggers"]),
     (
         "trace",
         &[
@@ -529,7 +533,20 @@ impl LoadedScenario {
                     .map_err(|e| self.err(&field("file"), e))?;
                 let m = parse_matrix(&text, hosts)
                     .map_err(|e| self.err(&field("file"), format!("{}: {e}", path.display())))?;
+                let notice = match w.triggers.as_deref() {
+                    None | Some("instant") => false,
+                    Some("notice") => true,
+                    Some(other) => {
+                        return Err(self.err(
+                            &field("triggers"),
+                            format!("unknown '{other}'; allowed: instant, notice"),
+                        ))
+                    }
+                };
                 triggers = m.triggers;
+                for t in &mut triggers {
+                    t.notice = notice;
+                }
                 m.flows
             }
             "trace" => Vec::new(),

@@ -193,7 +193,7 @@ impl Simulation {
     /// flow's sending host, a receiver's notice at the receiving host, a pull pacer's at its
     /// host, a PFC pause's expiry at the paused port's node and a pause refresh at the pausing
     /// node, a switch scheme's at the switch that set it (schemes set timers only while a
-    /// switch runs them); faults, reconvergence, workload sources and the congestion
+    /// switch runs them), a trigger's notice at the trigger's home host; faults, reconvergence, workload sources and the congestion
     /// control's timed switch at the control entity.
     fn timer_entity(&self, timer: Timer, order: u64) -> u32 {
         match timer.owner {
@@ -201,6 +201,7 @@ impl Simulation {
             Owner::Connection | Owner::FlowStart => self.flows[timer.id as usize].spec.src,
             Owner::Receiver => self.flows[timer.id as usize].spec.dst,
             Owner::Dependency => self.flows[timer.id as usize].spec.src,
+            Owner::Trigger => self.trigger_home(timer.id),
             Owner::Pacer => timer.id,
             Owner::Pfc if timer.kind == pfc::timer::EXPIRE => {
                 self.world.port_from[timer.id as usize]
@@ -232,6 +233,7 @@ impl Simulation {
             Owner::Pfc => self.on_pfc_timer(timer),
             Owner::Receiver => self.on_sender_finished(timer.id),
             Owner::Dependency => self.release_dependency(timer.id),
+            Owner::Trigger => self.count_activation(timer.id),
             Owner::CcSwitch => self.switch_on_timed_switch(),
         }
     }

@@ -105,7 +105,7 @@ impl Simulation {
     }
 
     fn check_dependencies(&self, spec: &FlowSpec) -> Result<(), SetupError> {
-        self.check_triggers(spec.id, spec.trigger, spec.fires)?;
+        self.check_triggers(spec)?;
         for id in &spec.after {
             if !self.flow_index.contains_key(id) {
                 return Err(SetupError::BadFlow {
@@ -140,10 +140,9 @@ impl Simulation {
                 }
             }
         }
-        if let Some(k) = spec.trigger {
-            if self.wait_on_trigger(k, index) {
-                deps_left += 1;
-            }
+        let trigger = spec.trigger;
+        if self.enter_triggers(&spec, index) {
+            deps_left += 1;
         }
         let base_rtt = self.base_rtt(spec.src, spec.dst);
         // Source routes are interned as flows are added, in the same order in every
@@ -180,6 +179,9 @@ impl Simulation {
         });
         if deps_left == 0 {
             self.world.set_timer(ready_at, start_timer(index));
+        }
+        if let Some(k) = trigger {
+            self.release_if_open(k, index);
         }
     }
 
@@ -365,7 +367,7 @@ impl Simulation {
             self.notify_dependent(d, src);
         }
         if let Some(k) = self.flows[f as usize].spec.fires {
-            self.activate_trigger(k);
+            self.activate_trigger(k, src);
         }
         if self.observing {
             self.note(src, super::observer::Heard::Completed(f));

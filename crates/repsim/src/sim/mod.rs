@@ -281,8 +281,8 @@ pub struct Simulation {
     flow_index: BTreeMap<u64, u32>,
     /// Flow id -> indices of flows waiting for it.
     dependents: BTreeMap<u64, Vec<u32>>,
-    /// Triggers by id (`.cm` collectives).
-    triggers: BTreeMap<u64, triggers::TriggerState>,
+    /// Triggers (`.cm` collectives).
+    triggers: triggers::Triggers,
     classes: Vec<TrafficClass>,
     /// Labels of the scenario's workloads (empty: the outputs do not name them).
     workloads: Vec<String>,
@@ -483,7 +483,7 @@ impl Simulation {
             flows: flow_table::FlowTable::new(),
             flow_index: BTreeMap::new(),
             dependents: BTreeMap::new(),
-            triggers: BTreeMap::new(),
+            triggers: triggers::Triggers::default(),
             classes: all_classes,
             workloads,
             // Timed once the network's RTTs are known, below.

@@ -305,7 +305,7 @@ pub(super) fn advance(
                                 me,
                                 telling,
                                 barrier,
-                                (told, answer, stop),
+                                (told, answer, stop, mailbox),
                                 &mut hearing,
                             ) else {
                                 return;
@@ -392,16 +392,26 @@ pub(super) fn advance(
     });
 }
 
+/// What the threads share at a slice end: each partition's notes, the observer's answer, the
+/// stop flag and the mailboxes.
+type SliceShared<'a> = (
+    &'a [Mutex<Telling>],
+    &'a Mutex<Answer>,
+    &'a AtomicBool,
+    &'a [Mutex<Parcel>],
+);
+
 /// One thread's part of a slice end `at`: it hands in its partition's notes; the thread
 /// holding the observer tells them in one thread's order and answers with the flows to add
-/// and those finished, which every partition then learns. Returns whether to go on (`None`:
-/// the run was aborted meanwhile).
+/// and those finished, which every partition then learns; what adding them sent to other
+/// partitions (a released flow's start, a trigger's notice) is exchanged through `mailbox`.
+/// Returns whether to go on (`None`: the run was aborted meanwhile).
 fn tell_slice(
     sim: &mut Simulation,
     me: usize,
     at: Time,
     barrier: &WindowBarrier,
-    (told, answer, stop): (&[Mutex<Telling>], &Mutex<Answer>, &AtomicBool),
+    (told, answer, stop, mailbox): SliceShared<'_>,
     hearing: &mut Option<&mut Hearing>,
 ) -> Option<bool> {
     sim.settle_at(at);
@@ -430,12 +440,41 @@ fn tell_slice(
     if !barrier.wait() {
         return None;
     }
-    let answer = lock(answer);
-    for &(f, finish) in &answer.1 {
-        sim.learn_finished(f, finish);
+    let added = {
+        let answer = lock(answer);
+        for &(f, finish) in &answer.1 {
+            sim.learn_finished(f, finish);
+        }
+        sim.add_told_flows(&answer.0);
+        !answer.0.is_empty()
+    };
+    // Every thread reads the same answer, so all exchange or none does.
+    if added {
+        let parts = told.len();
+        for to in 0..parts {
+            std::mem::swap(sim.sent_to(to), &mut lock(&mailbox[me * parts + to]));
+        }
+        if !barrier.wait() {
+            return None;
+        }
+        for from in 0..parts {
+            sim.take_in(&mut lock(&mailbox[from * parts + me]));
+        }
     }
-    sim.add_told_flows(&answer.0);
     Some(!stop.load(Ordering::Relaxed))
+}
+
+/// Hands what each partition sent the others outside a window (while flows were added
+/// between steps) to its destination.
+pub(super) fn exchange_between_steps(sims: &mut [Simulation]) {
+    for from in 0..sims.len() {
+        for to in 0..sims.len() {
+            if from != to {
+                let mut parcel = std::mem::take(sims[from].sent_to(to));
+                sims[to].take_in(&mut parcel);
+            }
+        }
+    }
 }
 
 /// One thread's part of a checkpoint: it hands in its partition's `point`, the thread holding

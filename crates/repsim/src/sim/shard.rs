@@ -34,16 +34,18 @@ pub(super) struct Shard {
     pub cwnd_keys: Vec<u128>,
 }
 
-/// Why a run of switch scheme `switch`, with `.cm` triggers or not, cannot be split over
-/// threads yet (see [`Simulation::partition_blockers`]).
-pub(super) fn split_blockers(switch: &crate::routing::SwitchSpec, triggers: bool) -> Vec<String> {
+/// Why a run of switch scheme `switch`, whose triggers say `triggers` (see
+/// [`super::triggers::cross_host_instant`]), cannot be split over threads yet (see
+/// [`Simulation::partition_blockers`]).
+pub(super) fn split_blockers(
+    switch: &crate::routing::SwitchSpec,
+    triggers: Option<String>,
+) -> Vec<String> {
     let mut why = Vec::new();
     if let Some(shared) = switch.shared_between_switches() {
         why.push(format!("switch scheme {} ({shared})", switch.name()));
     }
-    if triggers {
-        why.push("triggers (a connection matrix's shared trigger state)".to_string());
-    }
+    why.extend(triggers);
     why
 }
 
@@ -63,7 +65,10 @@ impl Simulation {
     /// Why this run cannot be split over threads yet: one line per feature that shares state
     /// between partitions without a message (empty: it can).
     pub fn partition_blockers(&self) -> Vec<String> {
-        split_blockers(&self.cfg.switch, !self.triggers.is_empty())
+        let triggers = (!self.triggers.is_empty())
+            .then(|| self.triggers_across_hosts())
+            .flatten();
+        split_blockers(&self.cfg.switch, triggers)
     }
 
     /// Makes this simulation partition `index` of `partitioning`'s split of its network.

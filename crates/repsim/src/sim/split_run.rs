@@ -113,6 +113,8 @@ impl SplitSimulation {
                 "every partition adds it alike"
             );
         }
+        // A flow released at once (its trigger open) starts at its far end too.
+        parallel::exchange_between_steps(sims);
         first
     }
 

@@ -2,17 +2,34 @@
 //! completion may activate one. A oneshot trigger releases every waiting flow at its first
 //! activation, a multishot one the next waiting flow (in the order they were added) at each,
 //! a barrier all of them at its `count`-th.
-use std::collections::VecDeque;
+//!
+//! Each trigger lives at a home host: the source of the first flow that names it. Its count
+//! of activations and its queue of waiting flows change only there. An instant trigger (htsim's)
+//! counts an activation and releases its flows at the instant the activating flow completes,
+//! wherever their hosts are; a run split over threads can hold it only when every flow that
+//! names it starts at its home (the AllToAll matrices' triggers do). A notice trigger's
+//! activation reaches its home one crossing of the fabric after the activating flow completes,
+//! and a released flow's source hears one crossing after that, at once where the hosts are the
+//! same: as a collective library's ranks learn from each other, and the same at any split.
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::{Phase, SetupError, Simulation};
 use crate::net::world::{Owner, Timer};
-use crate::workload::{Trigger, TriggerKind};
+use crate::workload::{FlowSpec, Trigger, TriggerKind};
 
 /// One trigger's state.
 #[derive(Debug)]
-pub(super) struct TriggerState {
+struct TriggerState {
+    /// Its id.
+    id: u64,
     kind: TriggerKind,
-    /// Activations so far.
+    /// Whether it reaches other hosts by notices (see the module's documentation).
+    notice: bool,
+    /// The source host of the first flow that names it (none yet: no flow does).
+    home: Option<u32>,
+    /// The source host of the first flow that names it from another host than its home.
+    elsewhere: Option<u32>,
+    /// Activations so far (counted at its home).
     activations: u32,
     /// Flows (indices) waiting on it, in the order they were added.
     waiting: VecDeque<u32>,
@@ -29,62 +46,200 @@ impl TriggerState {
     }
 }
 
+/// The run's triggers, with their ids.
+#[derive(Debug, Default)]
+pub(super) struct Triggers {
+    /// Each trigger's state; its index names it in timers.
+    states: Vec<TriggerState>,
+    /// Trigger id -> index.
+    index: BTreeMap<u64, u32>,
+}
+
+impl Triggers {
+    /// True when the run has none.
+    pub(super) fn is_empty(&self) -> bool {
+        self.states.is_empty()
+    }
+}
+
+/// Instant triggers named by flows of more than one source host, as one line (the first few,
+/// then a count); such a trigger acts on other hosts in zero time, which no split of the
+/// network over threads can reproduce.
+pub(super) fn cross_host_instant<'a>(
+    triggers: impl IntoIterator<Item = &'a Trigger>,
+    flows: impl IntoIterator<Item = &'a FlowSpec>,
+) -> Option<String> {
+    let instant: BTreeSet<u64> = (triggers.into_iter())
+        .filter(|t| !t.notice)
+        .map(|t| t.id)
+        .collect();
+    if instant.is_empty() {
+        return None;
+    }
+    // Per trigger: the first source host that names it, and the first other one.
+    let mut hosts: BTreeMap<u64, (u32, Option<u32>)> = BTreeMap::new();
+    for f in flows {
+        for k in [f.trigger, f.fires].into_iter().flatten() {
+            if instant.contains(&k) {
+                let (home, other) = hosts.entry(k).or_insert((f.src, None));
+                if *home != f.src && other.is_none() {
+                    *other = Some(f.src);
+                }
+            }
+        }
+    }
+    describe_crossing(
+        hosts
+            .into_iter()
+            .filter_map(|(k, (home, other))| Some((k, home, other?))),
+    )
+}
+
+/// The line for instant triggers `(id, home, another host)` that cross hosts (none: `None`).
+fn describe_crossing(crossing: impl Iterator<Item = (u64, u32, u32)>) -> Option<String> {
+    let crossing: Vec<String> = crossing
+        .map(|(k, a, b)| format!("{k} (hosts {a} and {b})"))
+        .collect();
+    let n = crossing.len();
+    (n > 0).then(|| {
+        format!(
+            "instant triggers act across hosts at once: {}{}; the cm workload's \
+             triggers = \"notice\" makes them travel as messages",
+            crossing[..n.min(3)].join(", "),
+            if n > 3 {
+                format!(" and {} more", n - 3)
+            } else {
+                String::new()
+            }
+        )
+    })
+}
+
 impl Simulation {
     /// Declares triggers; ids must be new.
     pub(super) fn add_triggers(&mut self, triggers: Vec<Trigger>) -> Result<(), SetupError> {
         for t in triggers {
-            if self.triggers.contains_key(&t.id) {
+            if self.triggers.index.contains_key(&t.id) {
                 return Err(SetupError::Invalid(format!(
                     "trigger {} is declared twice",
                     t.id
                 )));
             }
-            self.triggers.insert(
-                t.id,
-                TriggerState {
-                    kind: t.kind,
-                    activations: 0,
-                    waiting: VecDeque::new(),
-                },
-            );
+            let index = self.triggers.states.len() as u32;
+            self.triggers.index.insert(t.id, index);
+            self.triggers.states.push(TriggerState {
+                id: t.id,
+                kind: t.kind,
+                notice: t.notice,
+                home: None,
+                elsewhere: None,
+                activations: 0,
+                waiting: VecDeque::new(),
+            });
         }
         Ok(())
     }
 
-    /// Checks that a flow's triggers exist.
-    pub(super) fn check_triggers(
-        &self,
-        id: u64,
-        trigger: Option<u64>,
-        fires: Option<u64>,
-    ) -> Result<(), SetupError> {
-        for k in [trigger, fires].into_iter().flatten() {
-            if !self.triggers.contains_key(&k) {
+    /// Checks that a flow's triggers exist and, in a run split over threads, that an
+    /// instant one is not named from a second host.
+    pub(super) fn check_triggers(&self, spec: &FlowSpec) -> Result<(), SetupError> {
+        for k in [spec.trigger, spec.fires].into_iter().flatten() {
+            let Some(&i) = self.triggers.index.get(&k) else {
                 return Err(SetupError::BadFlow {
-                    id,
+                    id: spec.id,
                     why: format!("trigger {k} is not declared"),
+                });
+            };
+            let t = &self.triggers.states[i as usize];
+            let split = self.shard.is_some();
+            if let Some(home) = t.home.filter(|&h| split && !t.notice && h != spec.src) {
+                return Err(SetupError::BadFlow {
+                    id: spec.id,
+                    why: format!(
+                        "instant trigger {k} is named by flows of host {home}; in a run split \
+                         over threads it cannot act on host {} at once",
+                        spec.src
+                    ),
                 });
             }
         }
         Ok(())
     }
 
-    /// Flow `index` waits on trigger `k` unless the trigger is already open: returns whether
-    /// it has to wait.
-    pub(super) fn wait_on_trigger(&mut self, k: u64, index: u32) -> bool {
-        let t = self.triggers.get_mut(&k).expect("checked when added");
-        if t.open() {
-            return false;
+    /// Records flow `index` (just added) with the triggers it names: the first flow to name
+    /// a trigger makes its source the trigger's home; a flow that waits is queued there, and
+    /// when the trigger is already open it is released as an activation would release it.
+    /// Returns whether it waits.
+    pub(super) fn enter_triggers(&mut self, spec: &FlowSpec, index: u32) -> bool {
+        for k in [spec.trigger, spec.fires].into_iter().flatten() {
+            let t = &mut self.triggers.states[self.triggers.index[&k] as usize];
+            if *t.home.get_or_insert(spec.src) != spec.src && t.elsewhere.is_none() {
+                t.elsewhere = Some(spec.src);
+            }
         }
-        t.waiting.push_back(index);
+        let Some(k) = spec.trigger else {
+            return false;
+        };
+        let t = &mut self.triggers.states[self.triggers.index[&k] as usize];
+        if !t.open() {
+            t.waiting.push_back(index);
+        }
         true
     }
 
-    /// A flow that activates trigger `k` completed: release what the trigger's kind says.
-    pub(super) fn activate_trigger(&mut self, k: u64) {
-        let Some(t) = self.triggers.get_mut(&k) else {
+    /// Instant triggers that the flows added so far name from more than one host (see
+    /// [`cross_host_instant`]).
+    pub(super) fn triggers_across_hosts(&self) -> Option<String> {
+        describe_crossing(self.triggers.states.iter().filter_map(|t| {
+            let other = t.elsewhere.filter(|_| !t.notice)?;
+            Some((t.id, t.home?, other))
+        }))
+    }
+
+    /// After flow `index` was added waiting on trigger `k`: releases it if the trigger was
+    /// already open, where the trigger's state is known (its home's partition, or the whole
+    /// network); every other partition waits for the release's start.
+    pub(super) fn release_if_open(&mut self, k: u64, index: u32) {
+        let i = self.triggers.index[&k];
+        let t = &self.triggers.states[i as usize];
+        let home = t.home.expect("its flow named it");
+        if t.open() && self.owns(home) {
+            self.release_from_trigger(i, index);
+        }
+    }
+
+    /// A flow that activates trigger `k` completed at host `from`: its home counts the
+    /// activation now (instant, or the same host) or when the notice reaches it.
+    pub(super) fn activate_trigger(&mut self, k: u64, from: u32) {
+        let Some(&i) = self.triggers.index.get(&k) else {
             return;
         };
+        let t = &self.triggers.states[i as usize];
+        let home = t.home.expect("the activating flow named it");
+        if !t.notice || home == from {
+            self.count_activation(i);
+            return;
+        }
+        let at = self.world.now + self.one_way_latency(from, home);
+        let notice = Timer {
+            owner: Owner::Trigger,
+            kind: 0,
+            gen: 0,
+            id: i,
+        };
+        self.set_timer_at(home, at, notice);
+    }
+
+    /// The home host of the trigger at `index` (the entity its notices fire at).
+    pub(super) fn trigger_home(&self, index: u32) -> u32 {
+        self.triggers.states[index as usize]
+            .home
+            .expect("a notice goes to a trigger with a home")
+    }
+
+    /// Trigger `i`'s home counts an activation and releases what the trigger's kind says.
+    pub(super) fn count_activation(&mut self, i: u32) {
+        let t = &mut self.triggers.states[i as usize];
         t.activations += 1;
         let released: Vec<u32> = match t.kind {
             TriggerKind::Multishot => t.waiting.pop_front().into_iter().collect(),
@@ -92,6 +247,18 @@ impl Simulation {
             _ => Vec::new(),
         };
         for f in released {
+            self.release_from_trigger(i, f);
+        }
+    }
+
+    /// Trigger `i` releases flow `f`: at once when instant or at its home, else by a notice
+    /// to `f`'s source.
+    fn release_from_trigger(&mut self, i: u32, f: u32) {
+        let t = &self.triggers.states[i as usize];
+        let home = t.home.expect("a trigger with a flow has a home");
+        if t.notice {
+            self.notify_dependent(f, home);
+        } else {
             self.release_dependency(f);
         }
     }

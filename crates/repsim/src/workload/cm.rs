@@ -242,7 +242,11 @@ fn parse_trigger(tokens: &[&str]) -> Result<Trigger, String> {
             ))
         }
     };
-    Ok(Trigger { id, kind })
+    Ok(Trigger {
+        id,
+        kind,
+        notice: false,
+    })
 }
 
 #[cfg(test)]

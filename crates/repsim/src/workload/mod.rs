@@ -70,6 +70,9 @@ pub struct Trigger {
     pub id: u64,
     /// How it releases its waiting flows.
     pub kind: TriggerKind,
+    /// Whether its activations and releases travel between hosts as notices, one crossing
+    /// of the fabric each (`false`: at once, as htsim's triggers; see `docs/workloads.md`).
+    pub notice: bool,
 }
 
 impl FlowSpec {
