@@ -9,8 +9,8 @@
 //! does not depend on how the network is partitioned, so one thread and many order every tie
 //! alike. The pair is unique among pending events, so the order is total.
 //!
-//! The pair is packed into the 58 bits the event queue keeps for a tie-break: the entity in
-//! the top [`ENTITY_BITS`], its count in the rest. A count wraps after 2^36 events of one
+//! The pair is packed into the 57 bits the event queue keeps for a tie-break: the entity in
+//! the top [`ENTITY_BITS`], its count in the rest. A count wraps after 2^35 events of one
 //! entity; the order stays a pure function of the entity's history (deterministic), it only
 //! stops being that entity's scheduling order for ties that straddle the wrap.
 
