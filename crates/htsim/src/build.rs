@@ -251,7 +251,7 @@ pub fn scenario(args: &HtsimArgs, matrix: &UecMatrix, topo: Option<&PathBuf>) ->
     );
     let _ = writeln!(
         s,
-        "\n[transport]\nmtu = \"{}B\"\nheader = \"{HEADER_BYTES}B\"\nack_every = \"{}B\"\nack_counter_16bit = true\nrto = \"{}ps\"\nnetwork_rtt = \"{}ps\"\nevs_size = {}\nreuse_connections = {}",
+        "\n[transport]\nmtu = \"{}B\"\nheader = \"{HEADER_BYTES}B\"\nack_every = \"{}B\"\nack_counter_16bit = true\nwindow_fit = true\nrto = \"{}ps\"\nnetwork_rtt = \"{}ps\"\nevs_size = {}\nreuse_connections = {}",
         args.mtu,
         args.sack_threshold,
         derived.rto_ps,

@@ -14,18 +14,23 @@ const LINE: u64 = 400_000_000_000;
 
 /// A sender of a flow of `packets` full packets with a constant window of `window_packets`.
 fn sender_of(packets: u64, window_packets: u64) -> Sender {
+    sender_with_window(packets, window_packets as f64)
+}
+
+/// A sender of a flow of `packets` full packets with a constant window of `window` packets
+/// (fractions allowed).
+fn sender_with_window(packets: u64, window: f64) -> Sender {
     let sizes = Sizes::new(packets * 4086, MTU, HEADER);
+    let window_bytes = (window * MTU as f64) as u64;
     let cc = CcSpec::new(repsim::cc::mprdma::MprdmaConfig {
-        initial_cwnd: Some(repsim::units::SizeQ(repsim::units::Size::Packets(
-            window_packets as f64,
-        ))),
+        initial_cwnd: Some(repsim::units::SizeQ(repsim::units::Size::Packets(window))),
         max_cwnd_bdp: 1.0,
         ..Default::default()
     })
     .build(&CcParams {
         mtu: MTU,
         base_rtt: 8_000_000,
-        bdp: window_packets * MTU as u64,
+        bdp: window_bytes,
         line_rate: LINE,
         network_rtt: 8_000_000,
         trimming: false,
@@ -36,12 +41,30 @@ fn sender_of(packets: u64, window_packets: u64) -> Sender {
         rto: RTO,
         bdp_packets: 4,
         trimming: false,
-        initial_window: window_packets * MTU as u64,
+        initial_window: window_bytes,
         ..LbContext::example()
     };
     let mut rng = Rng::new(1);
     let lb = LbSpec::named("ops").unwrap().build(&ctx, &mut rng);
     Sender::new(sizes, LINE, cc, lb, rng)
+}
+
+/// With a window of 4.5 packets, the REPS artifact's rule sends while the window exceeds the
+/// bytes in flight (5 packets, the last overshooting) and requests an ACK on the packet that
+/// fills it; uet-htsim's (`window_fit`) sends only packets that fit whole (4) and requests an
+/// ACK on the one after which the next would not fit.
+#[test]
+fn the_window_fit_rule_sends_whole_packets_and_asks_for_an_ack_a_packet_early() {
+    let requests = |fit: bool| {
+        let mut s = sender_with_window(20, 4.5).with_window_fit(fit);
+        let mut asked = Vec::new();
+        while s.can_send() {
+            asked.push(s.transmit(0, RTO).window_full);
+        }
+        asked
+    };
+    assert_eq!(requests(false), [false, false, false, false, true]);
+    assert_eq!(requests(true), [false, false, false, true]);
 }
 
 /// A load balancer that sprays random EVs and keeps every `covered` list it hears.

@@ -156,7 +156,9 @@ impl ConnectionFactory {
             None => {
                 let recovery = t.recovery(req.line_rate, self.max_base_rtt);
                 (
-                    Sender::new(req.sizes, req.line_rate, cc, lb, rng).with_recovery(recovery),
+                    Sender::new(req.sizes, req.line_rate, cc, lb, rng)
+                        .with_recovery(recovery)
+                        .with_window_fit(t.window_fit),
                     Receiver::new(req.sizes.bytes, ack),
                 )
             }

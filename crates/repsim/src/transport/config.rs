@@ -25,6 +25,17 @@ pub struct TransportConfig {
     /// Count coalesced bytes in 16 bits as the reference receiver does, so thresholds above
     /// 65,535 B minus a packet wrap (off: exact counting).
     pub ack_counter_16bit: bool,
+    /// Receiver: a packet that requested an ACK and arrived above a hole is acknowledged at
+    /// once and again when the holes below it fill (on by default: both reference receivers'
+    /// `ack_request` latch; off: only at once).
+    #[serde(skip_serializing_if = "is_true")]
+    pub ack_request_latch: bool,
+    /// Sender: a packet goes only when it fits the window whole, and a new packet requests an
+    /// ACK when the next one would not fit (uet-htsim's NSCC sender); off: a packet goes while
+    /// the window exceeds the bytes in flight and requests an ACK once they reach it (the REPS
+    /// artifact's sender).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub window_fit: bool,
     /// Receiver sets the CNP flag on the ACK of an ECN-marked packet at most once per this
     /// interval per connection (absent: never under UEC, on every such ACK in the RoCE modes,
     /// as the reference RNIC).
@@ -80,13 +91,15 @@ pub struct TransportConfig {
 
 impl Default for TransportConfig {
     /// 4,150-byte packets with 64-byte headers, an ACK per packet, RTS on, 65,536 EVs, UEC
-    /// recovery.
+    /// recovery, the references' ACK-request latch.
     fn default() -> Self {
         TransportConfig {
             mtu: SizeQ(Size::Bytes(4150)),
             header: SizeQ(Size::Bytes(64)),
             ack_every: SizeQ(Size::Packets(1.0)),
             ack_counter_16bit: false,
+            ack_request_latch: true,
+            window_fit: false,
             cnp_interval: None,
             rto: None,
             network_rtt: None,
@@ -164,6 +177,7 @@ impl TransportConfig {
             cnp_interval: self.cnp_interval.map(|i| i.0),
             counter_16bit: self.ack_counter_16bit,
             mode: self.mode,
+            ack_request_latch: self.ack_request_latch,
             ..AckPolicy::default()
         };
         if let Some(i) = self.nack_interval {
@@ -179,6 +193,7 @@ impl TransportConfig {
             rto: self.rto.map(|r| r.0),
             network_rtt: self.network_rtt.map(|r| r.0),
             rts: self.rts,
+            window_fit: self.window_fit,
             duplicate_nic_request_on_timeout: self.duplicate_nic_request_on_timeout,
             evs_size: self.evs_size,
             reuse_connections: self.reuse_connections,
@@ -190,6 +205,11 @@ impl TransportConfig {
             irn_rto_high,
         })
     }
+}
+
+/// True for a key whose default is on (skipped when written out at its default).
+fn is_true(on: &bool) -> bool {
+    *on
 }
 
 /// Checks an MTU in bytes (`transport.mtu`): 128 to 65,535 bytes.

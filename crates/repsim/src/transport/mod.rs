@@ -42,6 +42,8 @@ pub struct TransportParams {
     /// Send an RTS (request to send) after a timeout whose retransmission the window has no
     /// room for, as the reference does.
     pub rts: bool,
+    /// Sender: packets go only when they fit the window whole (uet-htsim's rule).
+    pub window_fit: bool,
     /// A timeout the window has room for gives the connection a second place in its host's
     /// NIC round robin (the REPS artifact's sender; see [`TransportConfig`]).
     pub duplicate_nic_request_on_timeout: bool,

@@ -24,6 +24,9 @@ pub struct AckPolicy {
     pub mode: TransportMode,
     /// Go-back-N: at most one NACK per this interval for the same expected PSN.
     pub nack_interval: Time,
+    /// An ACK-requested packet that arrives above a hole is answered at once and again when
+    /// the holes below the highest arrival are filled (both reference receivers' latch).
+    pub ack_request_latch: bool,
 }
 
 impl Default for AckPolicy {
@@ -34,6 +37,7 @@ impl Default for AckPolicy {
             counter_16bit: false,
             mode: TransportMode::Uec,
             nack_interval: super::mode::DEFAULT_NACK_INTERVAL,
+            ack_request_latch: true,
         }
     }
 }
@@ -97,6 +101,9 @@ pub struct Receiver {
     out_of_order: u32,
     /// Wire bytes accepted since the last ACK.
     unacked_bytes: u64,
+    /// An ACK request arrived; with [`AckPolicy::ack_request_latch`], the arrival that leaves
+    /// nothing out of order is acknowledged at once.
+    ack_requested: bool,
     /// Time of the latest CNP.
     last_cnp: Option<Time>,
     /// Go-back-N: the expected PSN the latest NACK asked for, and when.
@@ -119,6 +126,7 @@ impl Receiver {
             bits: Vec::new(),
             out_of_order: 0,
             unacked_bytes: 0,
+            ack_requested: false,
             last_cnp: None,
             last_nack: None,
             policy,
@@ -257,11 +265,13 @@ impl Receiver {
                 reply: Some(self.reply(d.psn, !have, false)),
             };
         }
+        let in_order = d.psn == self.expected;
         let delivered = self.accept(d.psn);
         if delivered {
             self.delivered += d.payload as u64;
         }
-        if !self.count_for_ack(d) {
+        let drained = delivered && self.latch_drained(d.ack_request, in_order);
+        if !self.count_for_ack(d) && !drained {
             return RxOutcome {
                 delivered,
                 reply: None,
@@ -302,6 +312,21 @@ impl Receiver {
             self.last_cnp = Some(now);
         }
         cnp
+    }
+
+    /// With the ACK-request latch: notes a new packet's request, and says whether this new
+    /// packet (`in_order`: it was the next expected) left nothing out of order while a request
+    /// was pending, which clears it.
+    fn latch_drained(&mut self, ack_request: bool, in_order: bool) -> bool {
+        if !self.policy.ack_request_latch {
+            return false;
+        }
+        self.ack_requested |= ack_request;
+        let drained = self.ack_requested && in_order && self.out_of_order == 0;
+        if drained {
+            self.ack_requested = false;
+        }
+        drained
     }
 
     /// Counts `wire` bytes towards ACK coalescing; true if the packet is to be acknowledged
@@ -438,6 +463,44 @@ mod tests {
         assert!(r.on_data(70, &trimmed(8)).reply.unwrap().nack);
         assert!(!r.on_data(70, &trimmed(6)).reply.unwrap().nack);
         assert_eq!(r.delivered(), 7 * 4086);
+    }
+
+    /// An ACK request that arrives above a hole is answered at once and, with the latch, again
+    /// by the arrival that fills the last hole below it (not by one that leaves a hole).
+    #[test]
+    fn a_latched_ack_request_is_answered_again_when_the_holes_fill() {
+        let data = |psn, ack_request| DataArrival {
+            psn,
+            wire: 4150,
+            payload: 4086,
+            trimmed: false,
+            ecn: false,
+            ack_request,
+        };
+        let replies = |latch: bool| {
+            let policy = AckPolicy {
+                every_bytes: 16 * 4150,
+                ack_request_latch: latch,
+                ..AckPolicy::default()
+            };
+            let mut r = Receiver::new(20 * 4086, policy);
+            // 0 is first (acknowledged); 3 requests an ACK above holes at 1 and 2; 2 fills one
+            // hole, 1 the last; 4 and 5 arrive in order with nothing pending.
+            let order = [
+                (0, false),
+                (3, true),
+                (2, false),
+                (1, false),
+                (4, false),
+                (5, false),
+            ];
+            order
+                .iter()
+                .map(|&(psn, ar)| r.on_data(0, &data(psn, ar)).reply.is_some())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(replies(false), [true, true, false, false, false, false]);
+        assert_eq!(replies(true), [true, true, false, true, false, false]);
     }
 
     /// Packets between count-triggered ACKs of a long in-order stream of 4150 B packets.

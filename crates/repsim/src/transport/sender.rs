@@ -65,6 +65,9 @@ pub struct Sender {
     lb_timers: bool,
     /// Sending is gated by receiver credit, not by the window.
     credit_gated: bool,
+    /// A window sender sends a packet only when it fits the window whole (see
+    /// [`Self::with_window_fit`]).
+    window_fit: bool,
     /// Wire bytes of the PSNs waiting for retransmission.
     queued_bytes: u64,
     /// Cumulative credit the receiver granted, as far as PULLs arrived.
@@ -114,6 +117,7 @@ impl Sender {
             cc_timers: cc.has_timers(),
             lb_timers: lb.has_timers(),
             credit_gated: cc.credit_gate().is_some(),
+            window_fit: false,
             probes: lb.sends_probes(),
             own: None,
             queued_bytes: 0,
@@ -125,6 +129,16 @@ impl Sender {
             lb,
             rng,
         }
+    }
+
+    /// The same sender under uet-htsim's window rule when `fit`: a packet goes only when the
+    /// bytes in flight plus its size are within the window, and a new packet requests an ACK
+    /// when the bytes in flight plus its size reach the window. Otherwise (the REPS
+    /// artifact's rule) a packet goes while the window exceeds the bytes in flight, so the
+    /// last one may overshoot it, and requests an ACK once the bytes in flight reach it.
+    pub fn with_window_fit(mut self, fit: bool) -> Self {
+        self.window_fit = fit;
+        self
     }
 
     /// The same sender under the recovery rules of another transport mode.
@@ -276,9 +290,26 @@ impl Sender {
     /// packet (it may overshoot by one).
     #[inline]
     pub fn can_send(&mut self) -> bool {
+        if self.window_fit && !self.credit_gated && self.own.is_none() {
+            return self.next_fits();
+        }
         !self.finished()
             && self.may_send()
             && (self.next_data < self.sizes.packets || self.next_retransmission().is_some())
+    }
+
+    /// Under the fit rule: there is a next packet (a retransmission first) and the window
+    /// holds it whole on top of the bytes in flight.
+    fn next_fits(&mut self) -> bool {
+        if self.finished() {
+            return false;
+        }
+        let wire = match self.next_retransmission() {
+            Some(psn) => self.record(psn).wire,
+            None if self.next_data < self.sizes.packets => self.sizes.wire(self.next_data),
+            None => return false,
+        };
+        self.window() >= self.in_flight + i64::from(wire)
     }
 
     /// The window has room, or, credit gated, the credit is positive.
@@ -370,6 +401,8 @@ impl Sender {
             let gate = self.gate_mut();
             gate.on_send(u64::from(wire));
             gate.credit() <= 0
+        } else if self.window_fit {
+            self.in_flight + i64::from(wire) >= self.window()
         } else {
             self.in_flight >= self.window()
         };
