@@ -18,23 +18,7 @@ fn run_matrix(file: &str, hosts: u32, flows: usize) {
     .unwrap();
     let m = parse_matrix(&text, hosts).unwrap_or_else(|e| panic!("{file}: {e}"));
     assert_eq!(m.flows.len(), flows, "{file}");
-    let scn = common::parse(&format!(
-        r#"
-seed = 3
-end = "1s"
-lb = "reps"
-[topology]
-type = "fat_tree"
-tiers = 2
-hosts = {hosts}
-hosts_per_tor = 4
-link_speed = "400Gbps"
-link_latency = "1us"
-[workload]
-type = "cm"
-file = "../data/htsim/connection_matrices/{file}"
-"#
-    ));
+    let scn = common::parse(&cm_scenario(file, hosts, "instant", "1s"));
     let sim = common::run(&scn, "reps", None);
     common::assert_all_delivered(&sim);
     assert_eq!(sim.flows().len(), flows);
@@ -85,27 +69,33 @@ fn alltoall_matrix_runs_in_rounds() {
     run_matrix("alltoall8.cm", 32, 992);
 }
 
-/// The 16-host ring AllReduce matrix on a 16-host tree (4 hosts per ToR, 1 us links), its
-/// triggers `triggers` ("instant" or "notice").
-fn ring_16(triggers: &str) -> String {
+/// A 2-tier tree of `hosts` hosts (4 per ToR, 400 Gbps, 1 us links) running the reference
+/// connection matrix `file` under REPS until `end`, its triggers `triggers` ("instant" or
+/// "notice").
+fn cm_scenario(file: &str, hosts: u32, triggers: &str, end: &str) -> String {
     format!(
         r#"
 seed = 3
-end = "1s"
+end = "{end}"
 lb = "reps"
 [topology]
 type = "fat_tree"
 tiers = 2
-hosts = 16
+hosts = {hosts}
 hosts_per_tor = 4
 link_speed = "400Gbps"
 link_latency = "1us"
 [workload]
 type = "cm"
-file = "../data/htsim/connection_matrices/all_red_ring_8mb.cm"
+file = "../data/htsim/connection_matrices/{file}"
 triggers = "{triggers}"
 "#
     )
+}
+
+/// The 16-host ring AllReduce matrix on a 16-host tree, its triggers `triggers`.
+fn ring_16(triggers: &str) -> String {
+    cm_scenario("all_red_ring_8mb.cm", 16, triggers, "1s")
 }
 
 fn build(text: &str) -> Simulation {
@@ -219,21 +209,7 @@ fn flows_an_observer_adds_on_open_triggers_run_the_same_on_threads() {
 /// it refuses a flow added later that names an instant trigger from another host.
 #[test]
 fn instant_triggers_split_only_within_one_host() {
-    let alltoall = r#"
-seed = 3
-end = "400us"
-lb = "reps"
-[topology]
-type = "fat_tree"
-tiers = 2
-hosts = 32
-hosts_per_tor = 4
-link_speed = "400Gbps"
-link_latency = "1us"
-[workload]
-type = "cm"
-file = "../data/htsim/connection_matrices/alltoall8.cm"
-"#;
+    let alltoall = &cm_scenario("alltoall8.cm", 32, "instant", "400us");
     let mut one = build(alltoall);
     one.run_until(400 * US);
     let mut two = SplitSimulation::new(2, || Ok(build(alltoall))).expect("splits");

@@ -220,14 +220,20 @@ impl Simulation {
             self.count_activation(i);
             return;
         }
-        let at = self.world.now + self.one_way_latency(from, home);
+        self.notice_across(from, home, Owner::Trigger, i);
+    }
+
+    /// Host `to` hears notice `owner`/`id` from host `from` one crossing of the fabric from
+    /// now: the unloaded one-way latency of the pair's first path.
+    fn notice_across(&mut self, from: u32, to: u32, owner: Owner, id: u32) {
+        let at = self.world.now + self.one_way_latency(from, to);
         let notice = Timer {
-            owner: Owner::Trigger,
+            owner,
             kind: 0,
             gen: 0,
-            id: i,
+            id,
         };
-        self.set_timer_at(home, at, notice);
+        self.set_timer_at(to, at, notice);
     }
 
     /// The home host of the trigger at `index` (the entity its notices fire at).
@@ -274,14 +280,7 @@ impl Simulation {
             self.release_dependency(f);
             return;
         }
-        let at = self.world.now + self.one_way_latency(from, to);
-        let notice = Timer {
-            owner: Owner::Dependency,
-            kind: 0,
-            gen: 0,
-            id: f,
-        };
-        self.set_timer_at(to, at, notice);
+        self.notice_across(from, to, Owner::Dependency, f);
     }
 
     /// One thing flow `f` waited for is done (its source has heard); it starts once nothing
