@@ -3,6 +3,7 @@ paths are relative to it) and compare against the `repsim` command built from th
 
 import os
 import pathlib
+import signal
 import subprocess
 
 import pytest
@@ -28,6 +29,16 @@ switch_latency = "0ns"
 @pytest.fixture(autouse=True)
 def at_repository_root(monkeypatch):
     monkeypatch.chdir(ROOT)
+
+
+@pytest.fixture
+def ctrl_c():
+    """Ctrl-C raises KeyboardInterrupt during the test, however the suite was started: a
+    shell that starts it in the background (`cmd &`) has SIGINT ignored, and then Python
+    installs no handler and `_thread.interrupt_main()` does nothing."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
 
 
 @pytest.fixture(scope="session")

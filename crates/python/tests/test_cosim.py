@@ -129,7 +129,7 @@ def test_lb_event_callbacks_fire():
     assert times == sorted(times)
 
 
-def test_ctrl_c_stops_a_co_simulation_which_can_go_on():
+def test_ctrl_c_stops_a_co_simulation_which_can_go_on(ctrl_c):
     sim = repsim.Simulation(FABRIC)
     for src in range(8):
         sim.inject(src, src + 8, 2 << 30)  # about 40 ms of simulated time, many seconds to run

@@ -198,7 +198,7 @@ def test_the_gil_is_released_while_simulating():
     assert ticks > 20
 
 
-def test_ctrl_c_stops_a_run():
+def test_ctrl_c_stops_a_run(ctrl_c):
     # Loaded first: only the call that simulates is timed.
     scenario = repsim.load("scenarios/permutation-1024.toml")
     timer = threading.Timer(0.5, _thread.interrupt_main)
