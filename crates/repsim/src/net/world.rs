@@ -357,33 +357,22 @@ impl World {
         if deliver {
             let order = self.order.next_order();
             let at = now + ser + class.latency;
-            if let Some(out) = self.outbox.as_deref_mut() {
-                let far = out.far[port as usize];
-                if far != LOCAL && departing {
-                    self.port_cold[port as usize].departing = Some(Departing {
-                        handle: q.handle,
-                        remote: Some((at, order)),
-                    });
-                    return ser;
-                }
-                if far != LOCAL {
-                    let packet = *self.pkts.get(q.handle);
-                    let words = match packet.kind {
-                        Kind::Notify => self.payloads.remove(&q.handle),
-                        _ => None,
-                    };
-                    out.send(far, at, order, port, packet, words);
-                    self.pkts.free(q.handle);
-                    return ser;
-                }
-            }
-            self.events.push(at, order, Event::arrive(q.handle, port));
+            let remote =
+                (self.outbox.as_deref()).is_some_and(|out| out.far[port as usize] != LOCAL);
             if departing {
+                // Sent to another partition only once its mark is decided.
                 self.port_cold[port as usize].departing = Some(Departing {
                     handle: q.handle,
-                    remote: None,
+                    remote: remote.then_some((at, order)),
                 });
             }
+            if remote {
+                if !departing {
+                    self.send_across(port, at, order, q.handle);
+                }
+                return ser;
+            }
+            self.events.push(at, order, Event::arrive(q.handle, port));
         }
         ser
     }
@@ -405,15 +394,23 @@ impl World {
             params,
         );
         if let Some((at, order)) = d.remote {
-            let out = self
-                .outbox
-                .as_deref_mut()
-                .expect("a packet bound for another partition has an outbox");
-            let far = out.far[port as usize];
-            let packet = *self.pkts.get(d.handle);
-            out.send(far, at, order, port, packet, None);
-            self.pkts.free(d.handle);
+            self.send_across(port, at, order, d.handle);
         }
+    }
+
+    /// Moves packet `h`, put on port `port` to arrive at `at` with tie-break `order`, out of
+    /// the arena into the parcel for the partition that owns the port's far end, with the
+    /// words it carries.
+    fn send_across(&mut self, port: u32, at: Time, order: u64, h: Handle) {
+        let packet = *self.pkts.get(h);
+        let words = match packet.kind {
+            Kind::Notify => self.payloads.remove(&h),
+            _ => None,
+        };
+        let out = (self.outbox.as_deref_mut()).expect("a packet bound for another partition");
+        let far = out.far[port as usize];
+        out.send(far, at, order, port, packet, words);
+        self.pkts.free(h);
     }
 
     /// Counts a packet lost anywhere (data or control) and frees it; true for data.
