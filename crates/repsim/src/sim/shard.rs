@@ -65,10 +65,7 @@ impl Simulation {
     /// Why this run cannot be split over threads yet: one line per feature that shares state
     /// between partitions without a message (empty: it can).
     pub fn partition_blockers(&self) -> Vec<String> {
-        let triggers = (!self.triggers.is_empty())
-            .then(|| self.triggers_across_hosts())
-            .flatten();
-        split_blockers(&self.cfg.switch, triggers)
+        split_blockers(&self.cfg.switch, self.triggers_across_hosts())
     }
 
     /// Makes this simulation partition `index` of `partitioning`'s split of its network.

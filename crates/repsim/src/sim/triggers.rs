@@ -27,8 +27,6 @@ struct TriggerState {
     notice: bool,
     /// The source host of the first flow that names it (none yet: no flow does).
     home: Option<u32>,
-    /// The source host of the first flow that names it from another host than its home.
-    elsewhere: Option<u32>,
     /// Activations so far (counted at its home).
     activations: u32,
     /// Flows (indices) waiting on it, in the order they were added.
@@ -53,13 +51,6 @@ pub(super) struct Triggers {
     states: Vec<TriggerState>,
     /// Trigger id -> index.
     index: BTreeMap<u64, u32>,
-}
-
-impl Triggers {
-    /// True when the run has none.
-    pub(super) fn is_empty(&self) -> bool {
-        self.states.is_empty()
-    }
 }
 
 /// Instant triggers named by flows of more than one source host, as one line (the first few,
@@ -132,7 +123,6 @@ impl Simulation {
                 kind: t.kind,
                 notice: t.notice,
                 home: None,
-                elsewhere: None,
                 activations: 0,
                 waiting: VecDeque::new(),
             });
@@ -173,9 +163,7 @@ impl Simulation {
     pub(super) fn enter_triggers(&mut self, spec: &FlowSpec, index: u32) -> bool {
         for k in [spec.trigger, spec.fires].into_iter().flatten() {
             let t = &mut self.triggers.states[self.triggers.index[&k] as usize];
-            if *t.home.get_or_insert(spec.src) != spec.src && t.elsewhere.is_none() {
-                t.elsewhere = Some(spec.src);
-            }
+            t.home.get_or_insert(spec.src);
         }
         let Some(k) = spec.trigger else {
             return false;
@@ -190,10 +178,14 @@ impl Simulation {
     /// Instant triggers that the flows added so far name from more than one host (see
     /// [`cross_host_instant`]).
     pub(super) fn triggers_across_hosts(&self) -> Option<String> {
-        describe_crossing(self.triggers.states.iter().filter_map(|t| {
-            let other = t.elsewhere.filter(|_| !t.notice)?;
-            Some((t.id, t.home?, other))
-        }))
+        let declared: Vec<Trigger> = (self.triggers.states.iter())
+            .map(|t| Trigger {
+                id: t.id,
+                kind: t.kind,
+                notice: t.notice,
+            })
+            .collect();
+        cross_host_instant(&declared, self.flows.iter().map(|f| &f.spec))
     }
 
     /// After flow `index` was added waiting on trigger `k`: releases it if the trigger was
