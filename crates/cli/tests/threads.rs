@@ -140,11 +140,12 @@ const SPLIT: &[(&str, &[&str], &[&str])] = &[
     ("allreduce-butterfly-128", &["end=300us"], &["reps"]),
     ("alltoall-128", &["end=300us"], &["ecmp"]),
     // Lossless (PFC) on a Dragonfly, with the reorder metrics; LetFlow at every switch over
-    // the LAPS candidates, ConWeave, and LAPS's source routes and path probes.
+    // the LAPS candidates, CONGA with the LAPS code's global table (every router in one
+    // partition, the hosts in the others), ConWeave, and LAPS's source routes and path probes.
     (
         "laps-dragonfly-hdp",
         &["end=300us"],
-        &["ecmp", "plb", "letflow", "conweave", "laps"],
+        &["ecmp", "plb", "letflow", "conga", "conweave", "laps"],
     ),
     ("laps-rail-dm", &["end=300us"], &["laps"]),
     // Reunion: sketches, marks and interval timers at every switch, notifications (their link
@@ -169,20 +170,12 @@ const SPLIT: &[(&str, &[&str], &[&str])] = &[
 ];
 
 /// (scenario, `--set` overrides, load balancer, what the refusal must name).
-const REFUSED: &[(&str, &[&str], &str, &str)] = &[
-    (
-        "laps-dragonfly-hdp",
-        &[],
-        "conga",
-        "feedback = \"global\" writes the source ToR's table",
-    ),
-    (
-        "permutation-128",
-        &["workload.file=../data/htsim/connection_matrices/allreduce_128.cm"],
-        "reps",
-        "instant triggers act across hosts at once: 1 (hosts 9 and 92)",
-    ),
-];
+const REFUSED: &[(&str, &[&str], &str, &str)] = &[(
+    "permutation-128",
+    &["workload.file=../data/htsim/connection_matrices/allreduce_128.cm"],
+    "reps",
+    "instant triggers act across hosts at once: 1 (hosts 9 and 92)",
+)];
 
 fn out_dir(name: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
@@ -405,7 +398,7 @@ fn a_scenarios_threads_is_the_default_and_the_flag_overrides_it() {
     let run = |scenario: &str, extra: &[&str], vars: &[(&str, &str)]| {
         let out = out_dir(&format!(
             "default-threads-{}-{}",
-            extra.join("-"),
+            extra.join("-").replace('/', "_"),
             vars.len()
         ));
         let o = out.to_str().unwrap().to_string();
@@ -473,11 +466,11 @@ fn a_scenarios_threads_is_the_default_and_the_flag_overrides_it() {
         "the scenario's threads before REPSIM_THREADS"
     );
     // From the variable, a run that cannot be split yet runs on one thread, with a note.
-    let hdp = "scenarios/laps-dragonfly-hdp.toml";
-    let (partitions, err) = run(hdp, &["--lb", "conga"], &from_env);
+    let ring = "workload.file=../data/htsim/connection_matrices/allreduce_128.cm";
+    let (partitions, err) = run(permutation, &["--lb", "reps", "--set", ring], &from_env);
     assert_eq!(partitions, 1);
     assert!(
-        err.contains("REPSIM_THREADS=2: conga runs on one thread") && err.contains("conga"),
+        err.contains("REPSIM_THREADS=2: reps runs on one thread") && err.contains("triggers"),
         "{err}"
     );
     let bad = common::repsim_with(&["run", permutation], &[("REPSIM_THREADS", "0")]);

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use repsim::engine::time::to_us;
+use repsim::net::topology::PartitionRule;
 use repsim::scenario::{LoadedScenario, Override};
 
 use crate::run::check_runs;
@@ -11,7 +12,7 @@ use crate::run::check_runs;
 /// `repsim check`; with `partitions`, also how the network would split into that many
 /// partitions.
 pub fn check(path: &Path, set: &[Override], memory: bool, partitions: Option<u32>) -> Result<()> {
-    let mut first_run = true;
+    let mut printed_rules = Vec::new();
     let scn = LoadedScenario::load_with(path, set)?;
     if let Some(description) = &scn.scenario.description {
         println!("{}: {description}", scn.name());
@@ -28,11 +29,11 @@ pub fn check(path: &Path, set: &[Override], memory: bool, partitions: Option<u32
         if memory {
             crate::scale::print_memory(sim);
         }
-        // Every run of a scenario has the same network: its split is printed once.
+        // Every run of a scenario has the same network: its split is printed once per rule.
         if let Some(parts) = partitions {
-            if first_run {
-                print_partitions(sim.topology(), parts);
-                first_run = false;
+            if !printed_rules.contains(&sim.partition_rule()) {
+                print_partitions(sim.topology(), parts, sim.partition_rule());
+                printed_rules.push(sim.partition_rule());
             }
             if memory {
                 print_partition_memory(sim, parts);
@@ -48,11 +49,14 @@ pub fn check(path: &Path, set: &[Override], memory: bool, partitions: Option<u32
     })
 }
 
-/// The partitions `topo` splits into when `parts` are asked for: each one's hosts, switches
-/// and ports, the links that cross, and the lookahead (see
+/// The partitions `topo` splits into under `rule` when `parts` are asked for: each one's
+/// hosts, switches and ports, the links that cross, and the lookahead (see
 /// [`repsim::net::topology::partition`]).
-fn print_partitions(topo: &repsim::net::topology::Topology, parts: u32) {
-    let p = topo.partition(parts);
+fn print_partitions(topo: &repsim::net::topology::Topology, parts: u32, rule: PartitionRule) {
+    let p = topo.partition_by(parts, rule);
+    if rule == PartitionRule::EdgesTogether {
+        println!("the switch scheme shares state among the edge switches: they stay together");
+    }
     let (hosts, switches) = (p.hosts(topo), p.switches(topo));
     println!(
         "{} partitions (of {parts} asked for): {} of {} directed links cross, lookahead {}, \
@@ -81,7 +85,7 @@ fn print_partitions(topo: &repsim::net::topology::Topology, parts: u32) {
 /// partition adds the windows of the flows it sends and receives and the packets on its ports.
 fn print_partition_memory(sim: &repsim::Simulation, parts: u32) {
     let topo = sim.topology();
-    let p = topo.partition(parts);
+    let p = topo.partition_by(parts, sim.partition_rule());
     let setup = sim.memory_breakdown().last().map_or(0, |total| total.bytes);
     let mut sends = vec![0u64; p.parts as usize];
     let mut receives = vec![0u64; p.parts as usize];

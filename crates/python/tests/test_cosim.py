@@ -264,12 +264,13 @@ def test_a_co_simulation_on_threads_is_the_same_as_on_one():
 
 
 def test_threads_refuse_a_run_that_cannot_split_and_the_variable_falls_back(monkeypatch):
-    # CONGA with the LAPS repository's global feedback table cannot be split yet.
+    # The ring AllReduce's instant triggers release flows at other hosts at once.
+    ring = {"workload.file": "../data/htsim/connection_matrices/allreduce_128.cm"}
     with pytest.raises(RuntimeError, match="cannot be split"):
-        repsim.Simulation("scenarios/laps-dragonfly-hdp.toml", lb="conga", threads=2)
+        repsim.Simulation("scenarios/permutation-128.toml", lb="reps", set=ring, threads=2)
     monkeypatch.setenv("REPSIM_THREADS", "2")
     with pytest.warns(RuntimeWarning, match="REPSIM_THREADS=2"):
-        sim = repsim.Simulation("scenarios/laps-dragonfly-hdp.toml", lb="conga")
+        sim = repsim.Simulation("scenarios/permutation-128.toml", lb="reps", set=ring)
     assert sim.threads == 1
     assert repsim.Simulation(FABRIC).threads == 2
     monkeypatch.setenv("REPSIM_THREADS", "many")

@@ -56,8 +56,9 @@ def test_threads_give_the_frames_of_one_thread():
         assert many.summary.drop("wall_s", strict=False).equals(
             one.summary.drop("wall_s", strict=False)
         ), threads
+    ring = {"workload.file": "../data/htsim/connection_matrices/allreduce_128.cm", "end": "50us"}
     with pytest.raises(RuntimeError, match="cannot be split over threads yet"):
-        repsim.run("scenarios/laps-dragonfly-hdp.toml", lb="conga", threads=2, set={"end": "50us"})
+        repsim.run("scenarios/permutation-128.toml", lb="reps", threads=2, set=ring)
 
 
 def test_frames_hold_what_the_files_hold(tmp_path):

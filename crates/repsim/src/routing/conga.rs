@@ -32,7 +32,9 @@
 //! - Feedback (`feedback`): `"piggyback"` (default, paper and ConWeave repository) as above;
 //!   `"global"` is the LAPS repository's single metric table shared by all switches: the
 //!   destination ToR writes the CE straight into the source ToR's to-leaf table, which sees it
-//!   at once (the piggybacked entries are still carried, as there).
+//!   at once (the piggybacked entries are still carried, as there). Only ToRs share it, so a
+//!   run split over threads keeps every ToR in one partition and spreads the hosts and the
+//!   spines over the others ([`crate::net::topology::PartitionRule::EdgesTogether`]).
 //! - Which packets: data only (ConWeave repository); `replies = true` also routes ACKs and
 //!   NACKs by flowlet at their own source ToR (LAPS runs), without CE or feedback (their
 //!   `aux` carries the SACK bitmap). The DRE counts every packet a port sends.
@@ -119,11 +121,15 @@ impl Default for CongaConfig {
 }
 
 impl RoutingScheme for CongaConfig {
-    /// Piggybacked feedback keeps each switch's tables its own; the global table does not.
+    /// Piggybacked feedback keeps each switch's tables its own; the global table is shared
+    /// by the ToRs alone (see [`Self::edges_share_state`]).
     fn shared_between_switches(&self) -> Option<&'static str> {
-        (self.feedback == Feedback::Global).then_some(
-            "feedback = \"global\" writes the source ToR's table from the destination at once",
-        )
+        None
+    }
+
+    /// With `feedback = "global"` the destination ToR writes the source ToR's table at once.
+    fn edges_share_state(&self) -> bool {
+        self.feedback == Feedback::Global
     }
 
     /// With `events = true`, every flowlet is recorded.

@@ -324,6 +324,14 @@ pub trait RoutingScheme: AsAny + fmt::Debug + Send + Sync {
     fn shared_between_switches(&self) -> Option<&'static str> {
         Some("its switches' state has not been shown to be their own")
     }
+    /// True when the only state the scheme's switches share without packets is shared
+    /// among the edge switches (ToRs): a split over threads then keeps every edge switch in
+    /// one partition and spreads their hosts and the upper tiers over the others
+    /// ([`crate::net::topology::PartitionRule::EdgesTogether`]), so that the shared state
+    /// has one writer and every read sees the writes one thread would have made.
+    fn edges_share_state(&self) -> bool {
+        false
+    }
 }
 
 impl<T: RoutingScheme + 'static> Implements<dyn RoutingScheme> for T {

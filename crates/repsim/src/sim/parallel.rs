@@ -140,7 +140,9 @@ pub(super) fn split_of(first: &Simulation, threads: u32) -> Result<Option<Split>
             blockers.join(", ")
         )));
     }
-    let split = first.topology().partition(threads);
+    let split = first
+        .topology()
+        .partition_by(threads, first.partition_rule());
     Ok(split
         .lookahead
         .filter(|_| split.parts > 1)

@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use super::{Phase, Simulation, Switching};
 use crate::net::outbox::{Outbox, Parcel};
+use crate::net::topology::PartitionRule;
 use crate::net::world::{Event, Owner, Timer};
 
 /// What a partition knows about the split.
@@ -66,6 +67,17 @@ impl Simulation {
     /// between partitions without a message (empty: it can).
     pub fn partition_blockers(&self) -> Vec<String> {
         split_blockers(&self.cfg.switch, self.triggers_across_hosts())
+    }
+
+    /// Which nodes a split of this run keeps together: every edge switch in one partition
+    /// when the switch scheme's edge switches share state
+    /// ([`crate::routing::RoutingScheme::edges_share_state`]), else the network's structure.
+    pub fn partition_rule(&self) -> PartitionRule {
+        if self.cfg.switch.edges_share_state() {
+            PartitionRule::EdgesTogether
+        } else {
+            PartitionRule::Structure
+        }
     }
 
     /// Makes this simulation partition `index` of `partitioning`'s split of its network.

@@ -30,7 +30,7 @@ pub use builder::{BuildError, FileReader, TopologyBuilder, TopologySpec};
 pub use dragonfly::DragonflySpec;
 pub use fat_tree::{FatTreeSpec, TierSpec};
 pub use leaf_spine::LeafSpineSpec;
-pub use partition::Partitioning;
+pub use partition::{PartitionRule, Partitioning};
 pub use rail::RailSpec;
 
 /// "No such node / port / edge switch".

@@ -62,22 +62,37 @@ impl Partitioning {
     }
 }
 
+/// Which nodes a split keeps together.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PartitionRule {
+    /// The network's structure (see the module docs): a host with its edge switch, a group's
+    /// switches together.
+    #[default]
+    Structure,
+    /// Every edge switch (one a host's first NIC attaches to) in one partition, for a switch scheme whose edge switches
+    /// share state without packets ([`crate::routing::RoutingScheme::edges_share_state`]);
+    /// the hosts of each edge switch form a unit of their own, and every other switch is a
+    /// unit alone, so that the hosts and the upper tiers spread over the other partitions.
+    EdgesTogether,
+}
+
 impl Topology {
     /// Splits the network into at most `parts` partitions (at least one) that follow its
     /// structure (see [`crate::net::topology::partition`]).
     pub fn partition(&self, parts: u32) -> Partitioning {
-        let unit_of_switch = self.partition_units();
-        let units = unit_of_switch.iter().max().map_or(0, |&u| u + 1);
-        let mut unit_ports = vec![0u64; units as usize];
-        let unit_of_node = |n: u32| -> u32 {
-            if n < self.hosts {
-                unit_of_switch[self.host_edge[n as usize] as usize]
-            } else {
-                unit_of_switch[(n - self.hosts) as usize]
-            }
+        self.partition_by(parts, PartitionRule::Structure)
+    }
+
+    /// Splits the network into at most `parts` partitions (at least one) under `rule`.
+    pub fn partition_by(&self, parts: u32, rule: PartitionRule) -> Partitioning {
+        let unit_of_node = match rule {
+            PartitionRule::Structure => self.structure_units(),
+            PartitionRule::EdgesTogether => self.edges_together_units(),
         };
+        let units = unit_of_node.iter().max().map_or(0, |&u| u + 1);
+        let mut unit_ports = vec![0u64; units as usize];
         for n in 0..self.nodes() {
-            unit_ports[unit_of_node(n) as usize] += self.out_of(n).len() as u64;
+            unit_ports[unit_of_node[n as usize] as usize] += self.out_of(n).len() as u64;
         }
         // Longest first, each to the lightest partition; ties by index, so the result is a
         // function of the topology alone.
@@ -93,8 +108,9 @@ impl Topology {
             part_of_unit[u as usize] = lightest;
             ports[lightest as usize] += unit_ports[u as usize];
         }
-        let of_node: Vec<u32> = (0..self.nodes())
-            .map(|n| part_of_unit[unit_of_node(n) as usize])
+        let of_node: Vec<u32> = unit_of_node
+            .iter()
+            .map(|&u| part_of_unit[u as usize])
             .collect();
         let mut crossing_links = 0;
         let mut lookahead: Option<Time> = None;
@@ -113,10 +129,11 @@ impl Topology {
         }
     }
 
-    /// The unit (a set of switches that stays in one partition) of every switch, numbered
-    /// densely in switch order: the switches of one group together where the edge switches
-    /// fall in more than one group, every other switch alone.
-    fn partition_units(&self) -> Vec<u32> {
+    /// The unit (a set of nodes that stays in one partition) of every node under
+    /// [`PartitionRule::Structure`], numbered densely in switch order: the switches of one
+    /// group together where the edge switches fall in more than one group, every other switch
+    /// alone, and each host with its edge switch.
+    fn structure_units(&self) -> Vec<u32> {
         let mut edge_groups = self
             .switches
             .iter()
@@ -128,7 +145,7 @@ impl Topology {
         };
         let mut unit_of_group: Vec<u32> = Vec::new();
         let mut next = 0;
-        let mut units = Vec::with_capacity(self.switches.len());
+        let mut of_switch = Vec::with_capacity(self.switches.len());
         for s in &self.switches {
             let unit = if grouped && s.group != NONE {
                 let g = s.group as usize;
@@ -144,9 +161,31 @@ impl Topology {
                 next += 1;
                 next - 1
             };
-            units.push(unit);
+            of_switch.push(unit);
         }
-        units
+        (self.host_edge.iter().map(|&e| of_switch[e as usize]))
+            .chain(of_switch.iter().copied())
+            .collect()
+    }
+
+    /// The unit of every node under [`PartitionRule::EdgesTogether`]: unit 0 holds every
+    /// edge switch, then one unit per edge switch's hosts (in edge order), then every other
+    /// switch alone.
+    fn edges_together_units(&self) -> Vec<u32> {
+        let edges = self.edge_index.iter().filter(|&&e| e != NONE).count() as u32;
+        let mut next = 1 + edges;
+        let hosts = (self.host_edge.iter()).map(|&e| 1 + self.edge_index[e as usize]);
+        let switches: Vec<u32> = (self.edge_index.iter())
+            .map(|&e| {
+                if e != NONE {
+                    0
+                } else {
+                    next += 1;
+                    next - 1
+                }
+            })
+            .collect();
+        hosts.chain(switches).collect()
     }
 }
 
@@ -250,6 +289,39 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn edges_together_keeps_every_edge_switch_in_one_partition_and_spreads_the_rest() {
+        for topo in [
+            fat_tree(2, 128, 0),
+            LeafSpineSpec::at_100g(8, 4, 16).build().unwrap(),
+            DragonflySpec::example().build().unwrap(),
+        ] {
+            let p = topo.partition_by(3, PartitionRule::EdgesTogether);
+            every_node_once(&topo, &p);
+            let edge_part = p.of_node[topo.switch_node(topo.edges[0]) as usize];
+            for &e in &topo.edges {
+                assert_eq!(p.of_node[topo.switch_node(e) as usize], edge_part);
+            }
+            // The hosts of one edge switch stay together, and some live elsewhere.
+            let mut part_of_hosts_at = vec![NONE; topo.switches.len()];
+            for h in 0..topo.hosts {
+                let at = &mut part_of_hosts_at[topo.host_edge[h as usize] as usize];
+                if *at == NONE {
+                    *at = p.of_node[h as usize];
+                }
+                assert_eq!(p.of_node[h as usize], *at, "host {h}");
+            }
+            assert!((0..topo.hosts).any(|h| p.of_node[h as usize] != edge_part));
+            assert_eq!(p, topo.partition_by(3, PartitionRule::EdgesTogether));
+        }
+        let topo = fat_tree(2, 32, 0);
+        assert_eq!(
+            topo.partition_by(1, PartitionRule::EdgesTogether)
+                .crossing_links,
+            0
+        );
     }
 
     #[test]
