@@ -253,21 +253,29 @@ impl Simulation {
         }
     }
 
+    /// Keeps flow `flow`'s load-balancer event, if it has one.
+    #[inline]
     pub(super) fn record_lb(&mut self, flow: u32, event: Option<LbEvent>) {
+        // Most packets carry no event: only that test is paid inline.
         if let Some(event) = event {
-            let record = LbRecord {
-                time: self.world.now,
-                flow,
-                event,
-            };
-            self.lb_records.push(record);
-            if let Some(shard) = self.shard.as_deref_mut() {
-                shard.lb_keys.push(self.current_key);
-            }
-            if self.observing {
-                let node = self.flows[flow as usize].spec.src;
-                self.note(node, Heard::Lb(record));
-            }
+            self.push_lb_record(flow, event);
+        }
+    }
+
+    /// Keeps flow `flow`'s load-balancer event `event`, and tells the observer of it.
+    fn push_lb_record(&mut self, flow: u32, event: LbEvent) {
+        let record = LbRecord {
+            time: self.world.now,
+            flow,
+            event,
+        };
+        self.lb_records.push(record);
+        if let Some(shard) = self.shard.as_deref_mut() {
+            shard.lb_keys.push(self.current_key);
+        }
+        if self.observing {
+            let node = self.flows[flow as usize].spec.src;
+            self.note(node, Heard::Lb(record));
         }
     }
 

@@ -13,6 +13,7 @@ use crate::transport::Sender;
 
 impl Simulation {
     /// Makes sure port `port` is served: now if its wire is free, else when it frees up.
+    #[inline]
     pub(super) fn kick(&mut self, port: u32) {
         let now = self.world.now;
         let p = &mut self.world.ports[port as usize];

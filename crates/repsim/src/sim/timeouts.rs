@@ -143,11 +143,18 @@ impl Simulation {
 
     /// Schedules flow `f`'s control timer if its congestion control or load balancer asks
     /// for one earlier than any already pending.
+    #[inline]
     pub(super) fn arm_control_timer(&mut self, f: u32) {
-        let flow = &mut self.flows[f as usize];
-        if !flow.control_timers {
-            return;
+        // Most congestion controls and load balancers set no timer: only that test is paid
+        // inline.
+        if self.flows[f as usize].control_timers {
+            self.arm_control_timer_now(f);
         }
+    }
+
+    /// [`Self::arm_control_timer`] for a flow whose controls set timers.
+    fn arm_control_timer_now(&mut self, f: u32) {
+        let flow = &mut self.flows[f as usize];
         let Some(at) = flow.sender.as_ref().and_then(|s| s.next_control_timer()) else {
             return;
         };

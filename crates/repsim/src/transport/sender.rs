@@ -289,7 +289,7 @@ impl Sender {
 
     /// True when the window (or, credit gated, the credit) and the backlog allow one more
     /// packet (it may overshoot by one).
-    #[inline]
+    #[inline(always)]
     pub fn can_send(&mut self) -> bool {
         if self.window_fit && !self.credit_gated && self.own.is_none() {
             return self.next_fits();
