@@ -349,10 +349,10 @@ fn lb_entry(args: &HtsimArgs) -> Result<String> {
 pub(crate) fn cc_section(args: &HtsimArgs) -> Result<String> {
     let mut s = String::from("\n[cc]\n");
     if args.cc == CcMode::Receiver {
-        // The UEC reference's RCCC: 16 KiB per PULL, a PULL ends speculation too, and pull
-        // targets count 256-byte quanta.
+        // The UEC reference's RCCC: 16 KiB per PULL, a PULL ends speculation too, pull
+        // targets count 256-byte quanta, and its pacer's rules.
         s.push_str("algo = \"eqds\"\npull_size = \"16384B\"\npull_ends_speculation = true\n");
-        s.push_str("pull_quantum = \"256B\"\n");
+        s.push_str("pull_quantum = \"256B\"\npacer = \"uet-htsim\"\n");
         return Ok(s);
     }
     let cwnd = args

@@ -46,9 +46,10 @@ fn connection_reuse_matches_the_reference() {
 #[test]
 fn receiver_credit_connections_and_incasts_match_the_reference() {
     // 4: the 128-node incast's ACKs match only without an RTS every RTO while waiting for a
-    // PULL. (8, the 16-host permutation, is a draw of ECN marks: its ACKs over seeds 1-6 are
-    // within 3 % of the reference's mean, its plan seed 5.1 % below; docs/fidelity.md.)
-    check("validate_uec_rcv", &[1, 2, 3, 4]);
+    // PULL. 8 and 9, the 16-host permutations (9 with a core link at a quarter), match only
+    // with uet-htsim's pacer rules (`pacer = "uet-htsim"`): under the bounded pacer their ACKs
+    // are 5 % and 6 % low and 9's retransmissions 32 % low.
+    check("validate_uec_rcv", &[1, 2, 3, 4, 8, 9]);
 }
 
 #[test]

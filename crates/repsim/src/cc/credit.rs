@@ -49,6 +49,8 @@ pub struct PullArrival {
     pub trimmed: bool,
     /// It was trimmed at the last hop (the port facing the receiver), not on the way.
     pub trimmed_at_last_hop: bool,
+    /// It is an RTS (the sender asks for credit).
+    pub rts: bool,
     /// A full data packet that carries an ECN mark.
     pub ecn: bool,
     /// Its EV (the PULLs that follow take it).

@@ -66,6 +66,15 @@
 //! receiver-side control of each host's pull rate on oversubscribed fabrics
 //! ([`OversubscribedCc`]).
 //!
+//! **The UEC reference's pacer** (`pacer = "uet-htsim"`, [`PacerRule::UetHtsim`]; `repsim
+//! htsim` sets it): uet-htsim's `UecPullPacer` bounds nothing but the credit beyond a
+//! connection's target, lists a connection whenever its target advances, sends a PULL that
+//! grants nothing (and holds the pacer for 1,024 bytes' time) when the advanced target is still
+//! below the grants, keeps a connection in its idle list once per time it went idle, and goes on
+//! serving those entries after the flow ends; a trimmed header lists the connection without
+//! raising its target (its sink's retransmission backlog is never added to). Its PULL count
+//! then matches the reference's (219,006 against 217,489 on `validate_uec_rcv` 11).
+//!
 //! Not modelled: the UEC reference's division of the target among a NIC's active senders, its
 //! PCIe pull-rate control, running a sender window at the same time, the low host-queue priority of
 //! speculative packets (hosts here serve their flows round robin), and a global maximum credit
@@ -81,15 +90,11 @@
 //! lost to queues only where the header lane has a budget (`[queue] header_limit`, the UEC
 //! reference's); one lost is made good by the next, but if it was a connection's last and nothing of the connection is in flight, nothing
 //! re-sends it (the reference has no timer for that either) and the flow stays unfinished.
-use std::collections::VecDeque;
-
 use serde::{Deserialize, Serialize};
 
-use super::credit::{CreditGate, Grant, PacerStep, PullArrival, PullRequest, ReceiverPacing};
-use super::{widen, AckSample, CcParams, CcScheme, CongestionControl};
-use crate::engine::rng::Stream;
-use crate::engine::time::serialization;
-use crate::engine::{Rng, Time};
+use super::credit::{CreditGate, PullRequest, ReceiverPacing};
+use super::{AckSample, CcParams, CcScheme, CongestionControl};
+use crate::engine::Time;
 use crate::net::RunContext;
 use crate::units::{Size, SizeQ};
 use crate::ConfigError;
@@ -129,6 +134,26 @@ pub struct EqdsConfig {
     /// (absent: the pacers pull at `pull_rate`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub oversubscribed: Option<OversubscribedCc>,
+    /// How a host's pacer decides what to grant ([`PacerRule`]).
+    pub pacer: PacerRule,
+}
+
+/// How a host's pull pacer decides what to grant (`pacer = "bounded"` or `"uet-htsim"`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PacerRule {
+    /// The credit invariant holds (a connection's unused credit stays within its cap), a
+    /// trimmed header raises the target by one MTU, and a connection is listed once.
+    #[default]
+    Bounded,
+    /// uet-htsim's `UecPullPacer` as its code runs: a connection is listed active when its
+    /// target advances (or a trimmed header or RTS arrives) and is served whatever its unused
+    /// credit; a served connection whose target is met gets a PULL anyway (granting nothing,
+    /// and holding the pacer for 1,024 bytes' time) and joins the idle list, where it may
+    /// stand more than once; slow pulls grant a full PULL to the idle list's head; a trimmed
+    /// header does not raise the target (the sender's next packet asks for the
+    /// retransmission's credit).
+    UetHtsim,
 }
 
 impl Default for EqdsConfig {
@@ -144,6 +169,7 @@ impl Default for EqdsConfig {
             rts_while_starved: false,
             pull_quantum: SizeQ(Size::Bytes(1)),
             oversubscribed: None,
+            pacer: PacerRule::Bounded,
         }
     }
 }
@@ -160,6 +186,9 @@ impl EqdsConfig {
             mtu,
             self.slow_pulls,
         );
+        if self.pacer == PacerRule::UetHtsim {
+            pacers.follow_uet_htsim(self.pull_quantum.0.bytes(mtu).max(1));
+        }
         if let Some(o) = &self.oversubscribed {
             pacers.control_oversubscription(o, seed);
         }
@@ -344,301 +373,10 @@ impl CreditGate for Eqds {
     }
 }
 
-/// One receiving connection as its host's pacer sees it (bytes counted from its start).
-#[derive(Clone, Copy, Debug)]
-struct Sink {
-    /// Registered as credit paced.
-    paced: bool,
-    host: u32,
-    /// Most granted-but-unused credit (0: finished).
-    cap: u64,
-    granted: u64,
-    /// Highest pull target seen, plus one MTU per trimmed header.
-    target: u64,
-    /// Highest pull credit used that a packet reported.
-    used: u64,
-    /// In its host's active list.
-    listed: bool,
-    /// In its host's idle list (slow pulls).
-    idle: bool,
-    ev: u16,
-    route: u32,
-}
-
-impl Sink {
-    const NONE: Sink = Sink {
-        paced: false,
-        host: 0,
-        cap: 0,
-        granted: 0,
-        target: 0,
-        used: 0,
-        listed: false,
-        idle: false,
-        ev: 0,
-        route: u32::MAX,
-    };
-
-    /// Bytes the next PULL may grant (0: inactive).
-    #[inline]
-    fn grantable(&self, pull: u64) -> u64 {
-        let unused = self.granted - self.used;
-        pull.min(self.target.saturating_sub(self.granted))
-            .min(self.cap.saturating_sub(unused))
-    }
-
-    /// Bytes a slow pull may grant: a full PULL whatever the target, within the cap.
-    #[inline]
-    fn slow_grantable(&self, pull: u64) -> u64 {
-        pull.min(self.cap.saturating_sub(self.granted - self.used))
-    }
-
-    /// Its target is met and its slow credit (granted beyond the target) is below its cap:
-    /// it belongs in the idle list.
-    #[inline]
-    fn idles(&self) -> bool {
-        self.cap > 0 && self.target <= self.granted && self.granted - self.target < self.cap
-    }
-}
-
-/// One receiving host's pacer.
-#[derive(Debug)]
-struct HostPacer {
-    /// Active connections, served round robin.
-    active: VecDeque<u32>,
-    /// Connections whose targets are met, granted slow pulls round robin while no connection
-    /// is active.
-    idle: VecDeque<u32>,
-    /// Pull rate in bits per second.
-    rate: u64,
-    /// No PULL before this time.
-    next_free: Time,
-    /// A wake-up is scheduled.
-    armed: bool,
-    /// Oversubscription control of `rate`, if on.
-    control: Option<RateControl>,
-}
-
-/// The pull pacers of every receiving host (sans-IO: the simulation feeds them arrivals and
-/// wake-ups and sends the PULLs they grant).
-#[derive(Debug)]
-pub struct PullPacers {
-    hosts: Vec<HostPacer>,
-    /// Per flow index.
-    sinks: Vec<Sink>,
-    pull: u64,
-    mtu: u64,
-    slow_pulls: bool,
-    /// Oversubscription control's parameters, if it is on (each host's state is its pacer's).
-    control: Option<OversubscribedCc>,
-}
-
-impl PullPacers {
-    /// Pacers for hosts whose links run at `link_rates`, pacing at `fraction` of them, each
-    /// PULL granting `pull` bytes at most; with `slow_pulls`, idle connections get PULLs
-    /// while no connection is active.
-    pub fn new(link_rates: &[u64], pull: u64, fraction: f64, mtu: u32, slow_pulls: bool) -> Self {
-        PullPacers {
-            hosts: link_rates
-                .iter()
-                .map(|&r| HostPacer {
-                    active: VecDeque::new(),
-                    idle: VecDeque::new(),
-                    rate: ((r as f64 * fraction) as u64).max(1),
-                    next_free: 0,
-                    armed: false,
-                    control: None,
-                })
-                .collect(),
-            sinks: Vec::new(),
-            pull: pull.max(1),
-            mtu: mtu as u64,
-            slow_pulls,
-            control: None,
-        }
-    }
-
-    /// Turns on oversubscription control with `params`, each host drawing its update times
-    /// from its own stream of `seed`.
-    pub fn control_oversubscription(&mut self, params: &OversubscribedCc, seed: u64) {
-        for (h, hp) in self.hosts.iter_mut().enumerate() {
-            let rng = Rng::derive(seed, Stream::Pacer, h as u64);
-            hp.control = Some(RateControl::new(hp.rate, params, rng));
-        }
-        self.control = Some(params.clone());
-    }
-
-    /// Host `host`'s pacer acts at `now`: its rate control, if on, applies the updates due.
-    #[inline]
-    fn catch_up(&mut self, host: u32, now: Time) {
-        if let (Some(params), Some(c)) = (
-            self.control.as_ref(),
-            self.hosts[host as usize].control.as_mut(),
-        ) {
-            self.hosts[host as usize].rate = c.catch_up(now, params);
-        }
-    }
-}
-
-impl ReceiverPacing for PullPacers {
-    /// Connection `flow`, received by `host`, is credit paced with at most `cap` bytes of
-    /// unused credit granted at once.
-    fn add_sink(&mut self, flow: u32, host: u32, cap: u64) {
-        let i = flow as usize;
-        if self.sinks.len() <= i {
-            self.sinks.resize(i + 1, Sink::NONE);
-        }
-        self.sinks[i] = Sink {
-            paced: true,
-            host,
-            cap,
-            ..Sink::NONE
-        };
-    }
-
-    /// Connection `flow` is over: it gets no more PULLs.
-    fn remove_sink(&mut self, flow: u32) {
-        if let Some(s) = self.sinks.get_mut(flow as usize) {
-            s.cap = 0;
-        }
-    }
-
-    /// A packet of a credit-paced connection arrived at `now`. Returns when to wake its host's
-    /// pacer if it must be woken and is not already.
-    fn on_arrival(&mut self, now: Time, a: &PullArrival) -> Option<Time> {
-        let pull = self.pull;
-        if self.control.is_some() {
-            if let Some(s) = self.sinks.get(a.flow as usize).filter(|s| s.paced) {
-                let host = s.host;
-                self.catch_up(host, now);
-                if let Some(c) = self.hosts[host as usize].control.as_mut() {
-                    c.count(a);
-                }
-            }
-        }
-        let s = self.sinks.get_mut(a.flow as usize)?;
-        if s.cap == 0 {
-            return None;
-        }
-        s.target = s.target.max(widen(a.target, s.granted));
-        // Used credit was granted first: a report above the grants is not believed.
-        s.used = s.used.max(widen(a.used, s.granted).min(s.granted));
-        if a.trimmed {
-            s.target += self.mtu;
-        }
-        s.ev = a.ev;
-        s.route = a.route;
-        if s.listed {
-            return None;
-        }
-        let host = &mut self.hosts[s.host as usize];
-        if s.grantable(pull) > 0 {
-            s.listed = true;
-            host.active.push_back(a.flow);
-        } else if self.slow_pulls && !s.idle && s.idles() && s.slow_grantable(pull) > 0 {
-            s.idle = true;
-            host.idle.push_back(a.flow);
-        } else {
-            return None;
-        }
-        if host.armed {
-            return None;
-        }
-        host.armed = true;
-        Some(host.next_free.max(now))
-    }
-
-    /// Host `host`'s pacer wakes at `now`: the next active connection gets a PULL, or, if
-    /// none is active and slow pulls are on, the next idle one.
-    fn on_timer(&mut self, host: u32, now: Time) -> PacerStep {
-        let pull = self.pull;
-        let slow_pulls = self.slow_pulls;
-        self.catch_up(host, now);
-        let hp = &mut self.hosts[host as usize];
-        hp.armed = false;
-        let mut grant = None;
-        while let Some(f) = hp.active.pop_front() {
-            let s = &mut self.sinks[f as usize];
-            s.listed = false;
-            let bytes = s.grantable(pull);
-            if bytes > 0 {
-                s.granted += bytes;
-                grant = Some((f, bytes));
-                if s.grantable(pull) > 0 {
-                    s.listed = true;
-                    hp.active.push_back(f);
-                }
-            }
-            // Demand met: idle, for slow pulls.
-            if slow_pulls && !s.listed && !s.idle && s.idles() {
-                s.idle = true;
-                hp.idle.push_back(f);
-            }
-            if grant.is_some() {
-                break;
-            }
-        }
-        if grant.is_none() {
-            while let Some(f) = hp.idle.pop_front() {
-                let s = &mut self.sinks[f as usize];
-                s.idle = false;
-                let bytes = s.slow_grantable(pull);
-                if s.listed || !s.idles() || bytes == 0 {
-                    continue;
-                }
-                s.granted += bytes;
-                grant = Some((f, bytes));
-                if s.idles() {
-                    s.idle = true;
-                    hp.idle.push_back(f);
-                }
-                break;
-            }
-        }
-        let Some((f, bytes)) = grant else {
-            return PacerStep {
-                grant: None,
-                rearm: None,
-            };
-        };
-        let s = &self.sinks[f as usize];
-        hp.next_free = now + serialization(bytes as u32, hp.rate);
-        let rearm = (!hp.active.is_empty() || !hp.idle.is_empty()).then(|| {
-            hp.armed = true;
-            hp.next_free
-        });
-        PacerStep {
-            grant: Some(Grant {
-                flow: f,
-                bytes,
-                granted: s.granted,
-                ev: s.ev,
-                route: s.route,
-            }),
-            rearm,
-        }
-    }
-
-    /// Cumulative bytes granted to connection `flow`, if it is credit paced.
-    fn granted(&self, flow: u32) -> Option<u64> {
-        self.sinks
-            .get(flow as usize)
-            .filter(|s| s.paced)
-            .map(|s| s.granted)
-    }
-
-    /// Granted minus the highest used credit reported: what the pacer counts as outstanding
-    /// for connection `flow` (never above its cap).
-    fn outstanding(&self, flow: u32) -> u64 {
-        self.sinks
-            .get(flow as usize)
-            .map_or(0, |s| s.granted - s.used)
-    }
-}
-
 mod oversubscribed;
+mod pacer;
 #[cfg(test)]
 mod tests;
 
 pub use oversubscribed::OversubscribedCc;
-use oversubscribed::RateControl;
+pub use pacer::PullPacers;

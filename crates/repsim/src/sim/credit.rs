@@ -82,6 +82,7 @@ impl CreditPacing {
                 used: pkt.cum_ack,
                 trimmed: pkt.has(flags::TRIMMED),
                 trimmed_at_last_hop: pkt.trimmed_at_last_hop,
+                rts: pkt.kind == Kind::Rts,
                 ecn: pkt.kind == Kind::Data && pkt.has(flags::ECN) && !pkt.has(flags::TRIMMED),
                 ev: pkt.ev,
                 route: pkt.route,

@@ -1,4 +1,8 @@
+use super::oversubscribed::RateControl;
 use super::*;
+use crate::cc::credit::{Grant, PullArrival};
+use crate::cc::widen;
+use crate::engine::time::serialization;
 use crate::engine::Rng;
 use crate::units::TimeQ;
 
@@ -21,6 +25,7 @@ fn arrival(flow: u32, target: u64, used: u64) -> PullArrival {
         used: used as u32,
         trimmed: false,
         trimmed_at_last_hop: false,
+        rts: false,
         ecn: false,
         ev: 7,
         route: u32::MAX,
@@ -567,4 +572,76 @@ fn update_times_come_from_the_seed() {
     assert_eq!(times(1), times(1));
     assert_ne!(times(1), times(2));
     assert_ne!(times(1)[0], times(1)[1], "each host draws its own");
+}
+
+/// uet-htsim's pacer rules (`pacer = "uet-htsim"`): a connection is served whatever credit it
+/// holds unused; once its target is met it joins the idle list, and a target that advances
+/// still below what was granted earns a PULL that grants nothing and holds the pacer for 1,024
+/// bytes' time; a trimmed header lists it without raising its target; a finished connection's
+/// entries are still served.
+#[test]
+fn the_uet_htsim_pacer_serves_advancing_targets_and_its_idle_entries() {
+    let cap = 40_000;
+    let uet = || {
+        EqdsConfig {
+            pull_size: SizeQ(Size::Bytes(16_384)),
+            pull_quantum: SizeQ(Size::Bytes(256)),
+            pacer: PacerRule::UetHtsim,
+            ..EqdsConfig::default()
+        }
+        .pacers(&[RATE], MTU, 0)
+    };
+    let rate = 396_000_000_000;
+    let wake_all = |p: &mut PullPacers, mut at: Time| {
+        let mut out = Vec::new();
+        loop {
+            let step = p.on_timer(0, at);
+            if let Some(g) = step.grant {
+                out.push((at, g.bytes));
+            }
+            match step.rearm {
+                Some(next) => at = next,
+                None => return (out, at),
+            }
+        }
+    };
+    let mut p = uet();
+    p.add_sink(0, 0, cap);
+    assert_eq!(p.on_arrival(0, &arrival(0, 5120, 0)), Some(0));
+    let (grants, last) = wake_all(&mut p, 0);
+    let bytes: Vec<u64> = grants.iter().map(|g| g.1).collect();
+    // The target, then slow pulls until the credit beyond the target reaches the cap (in
+    // whole 256-byte quanta: 39,936 bytes).
+    assert_eq!(bytes, [5120, 16_384, 16_384, 16_384]);
+    assert_eq!(grants[1].0, serialization(5120, rate));
+    assert_eq!(p.granted(0), Some(5120 + 3 * 16_384));
+    // A target that advances but stays below the grants: a PULL of nothing, 1,024 bytes'
+    // time, then the idle entry it left earns one more slow pull.
+    let now = last + 1_000_000;
+    assert_eq!(p.on_arrival(now, &arrival(0, 10_240, 0)), Some(now));
+    let (grants, _) = wake_all(&mut p, now);
+    assert_eq!(
+        grants,
+        [(now, 0), (now + serialization(1024, rate), 16_384)]
+    );
+    // The same target again lists nothing; a trimmed header with it does.
+    assert_eq!(p.on_arrival(now + 5_000_000, &arrival(0, 10_240, 0)), None);
+    let trimmed = PullArrival {
+        trimmed: true,
+        ..arrival(0, 10_240, 0)
+    };
+    let later = now + 6_000_000;
+    assert_eq!(p.on_arrival(later, &trimmed), Some(later));
+    let (grants, _) = wake_all(&mut p, later);
+    assert_eq!(grants[0], (later, 0), "the target is not raised");
+    // A finished connection hears nothing new, but its idle entries are served.
+    let mut p = uet();
+    p.add_sink(0, 0, cap);
+    p.on_arrival(0, &arrival(0, 5120, 0));
+    let first = p.on_timer(0, 0);
+    assert_eq!(first.grant.map(|g| g.bytes), Some(5120));
+    p.remove_sink(0);
+    assert_eq!(p.on_arrival(10, &arrival(0, 1 << 20, 0)), None);
+    let (grants, _) = wake_all(&mut p, first.rearm.expect("idle entry"));
+    assert_eq!(grants.len(), 3, "{grants:?}");
 }
