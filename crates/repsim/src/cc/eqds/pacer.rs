@@ -213,16 +213,33 @@ impl PullPacers {
         } else {
             None
         };
+        // A PULL that grants nothing still holds the pacer, for 1,024 bytes' time.
+        self.send(
+            host,
+            now,
+            grant,
+            |bytes| if bytes == 0 { 1024 } else { bytes },
+        )
+    }
+
+    /// Host `host`'s pacer sends `grant`'s PULL at `now` (none: it stops), and holds for
+    /// `held(bytes)` bytes' time at its rate.
+    fn send(
+        &mut self,
+        host: u32,
+        now: Time,
+        grant: Option<(u32, u64)>,
+        held: impl Fn(u64) -> u64,
+    ) -> PacerStep {
         let Some((f, bytes)) = grant else {
             return PacerStep {
                 grant: None,
                 rearm: None,
             };
         };
+        let hp = &mut self.hosts[host as usize];
         let s = &self.sinks[f as usize];
-        // A PULL that grants nothing still holds the pacer, for 1,024 bytes' time.
-        let held = if bytes == 0 { 1024 } else { bytes };
-        hp.next_free = now + serialization(held as u32, hp.rate);
+        hp.next_free = now + serialization(held(bytes) as u32, hp.rate);
         let rearm = (!hp.active.is_empty() || !hp.idle.is_empty()).then(|| {
             hp.armed = true;
             hp.next_free
@@ -367,28 +384,7 @@ impl ReceiverPacing for PullPacers {
                 break;
             }
         }
-        let Some((f, bytes)) = grant else {
-            return PacerStep {
-                grant: None,
-                rearm: None,
-            };
-        };
-        let s = &self.sinks[f as usize];
-        hp.next_free = now + serialization(bytes as u32, hp.rate);
-        let rearm = (!hp.active.is_empty() || !hp.idle.is_empty()).then(|| {
-            hp.armed = true;
-            hp.next_free
-        });
-        PacerStep {
-            grant: Some(Grant {
-                flow: f,
-                bytes,
-                granted: s.granted,
-                ev: s.ev,
-                route: s.route,
-            }),
-            rearm,
-        }
+        self.send(host, now, grant, |bytes| bytes)
     }
 
     /// Cumulative bytes granted to connection `flow`, if it is credit paced.
