@@ -19,7 +19,7 @@ struct Sink {
     /// Most granted-but-unused credit (0: finished).
     cap: u64,
     granted: u64,
-    /// Highest pull target seen, plus one MTU per trimmed header.
+    /// Highest pull target seen (under the bounded rule, plus one MTU per trimmed header).
     target: u64,
     /// Highest pull credit used that a packet reported.
     used: u64,
