@@ -1,13 +1,16 @@
 //! Splitting a network into partitions that follow its structure, for running one simulation
 //! on several threads.
 //!
-//! A partition is a set of whole nodes: a host always goes with the switch its first NIC
-//! attaches to, and where the family groups its switches (the pods of a 3-tier fat tree, the
+//! A partition is a set of whole nodes. Under the default rule ([`PartitionRule::Structure`])
+//! a host always goes with the switch its first NIC attaches to, and where the family groups
+//! its switches (the pods of a 3-tier fat tree, the
 //! groups of a Dragonfly, the clusters of a rail fabric) a group stays together, so that the
 //! busiest links (host to edge switch, inside a pod or group) never cross partitions. Switches
 //! above the groups (cores, spines, rails) and the edge switches of an ungrouped fabric (2-tier
 //! fat tree, leaf-spine) are units of their own. Units are handed out longest first (by ports,
-//! which is what events scale with) to the partition with the fewest ports so far.
+//! which is what events scale with) to the partition with the fewest ports so far. A switch
+//! scheme whose edge switches share state asks for [`PartitionRule::EdgesTogether`] instead:
+//! every edge switch in one unit, each edge switch's hosts in another.
 //!
 //! The partitioning is a pure function of the topology and the partition count, so it is the
 //! same on every machine. What crosses between partitions travels on links, and a packet sent
