@@ -186,9 +186,7 @@ impl EqdsConfig {
             mtu,
             self.slow_pulls,
         );
-        if self.pacer == PacerRule::UetHtsim {
-            pacers.follow_uet_htsim(self.pull_quantum.0.bytes(mtu).max(1));
-        }
+        pacers.follow(self.pacer, self.pull_quantum.0.bytes(mtu));
         if let Some(o) = &self.oversubscribed {
             pacers.control_oversubscription(o, seed);
         }

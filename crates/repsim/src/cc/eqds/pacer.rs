@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 
 use super::oversubscribed::RateControl;
-use super::OversubscribedCc;
+use super::{OversubscribedCc, PacerRule};
 use crate::cc::credit::{Grant, PacerStep, PullArrival, ReceiverPacing};
 use crate::cc::widen;
 use crate::engine::rng::Stream;
@@ -69,6 +69,19 @@ impl Sink {
     fn idles(&self) -> bool {
         self.cap > 0 && self.target <= self.granted && self.granted - self.target < self.cap
     }
+
+    /// Takes in what packet `a` tells (its target, its use, the EV and route PULLs take);
+    /// returns whether its target advanced the sink's.
+    fn hear(&mut self, a: &PullArrival) -> bool {
+        let target = widen(a.target, self.granted);
+        let advanced = target > self.target;
+        self.target = self.target.max(target);
+        // Used credit was granted first: a report above the grants is not believed.
+        self.used = self.used.max(widen(a.used, self.granted).min(self.granted));
+        self.ev = a.ev;
+        self.route = a.route;
+        advanced
+    }
 }
 
 /// One receiving host's pacer.
@@ -89,6 +102,20 @@ pub(super) struct HostPacer {
     pub(super) control: Option<RateControl>,
 }
 
+impl HostPacer {
+    /// Someone was listed at `now`: when to wake the pacer, unless a wake-up is set already.
+    fn arm(&mut self, now: Time) -> Option<Time> {
+        if self.armed {
+            return None;
+        }
+        self.armed = true;
+        Some(self.next_free.max(now))
+    }
+}
+
+/// Bytes' time a PULL that grants nothing holds the pacer (uet-htsim's `UecPullPacer`).
+const EMPTY_PULL_HOLD: u64 = 1024;
+
 /// The pull pacers of every receiving host (sans-IO: the simulation feeds them arrivals and
 /// wake-ups and sends the PULLs they grant).
 #[derive(Debug)]
@@ -101,8 +128,10 @@ pub struct PullPacers {
     slow_pulls: bool,
     /// Oversubscription control's parameters, if it is on (each host's state is its pacer's).
     control: Option<OversubscribedCc>,
-    /// Under [`PacerRule::UetHtsim`], the credit quantum its slow-credit bound is counted in.
-    uet_quantum: Option<u64>,
+    /// How the pacers grant.
+    rule: PacerRule,
+    /// The credit quantum [`PacerRule::UetHtsim`] counts its slow-credit bound in.
+    quantum: u64,
 }
 
 impl PullPacers {
@@ -127,13 +156,15 @@ impl PullPacers {
             mtu: mtu as u64,
             slow_pulls,
             control: None,
-            uet_quantum: None,
+            rule: PacerRule::Bounded,
+            quantum: 1,
         }
     }
 
-    /// Grants as [`PacerRule::UetHtsim`] says, counting credit in `quantum`-byte units.
-    pub fn follow_uet_htsim(&mut self, quantum: u64) {
-        self.uet_quantum = Some(quantum.max(1));
+    /// Grants as `rule` says, counting credit in `quantum`-byte units where the rule does.
+    pub fn follow(&mut self, rule: PacerRule, quantum: u64) {
+        self.rule = rule;
+        self.quantum = quantum.max(1);
     }
 
     /// Turns on oversubscription control with `params`, each host drawing its update times
@@ -164,29 +195,20 @@ impl PullPacers {
         if s.cap == 0 || s.done {
             return None;
         }
-        let target = widen(a.target, s.granted);
-        let advanced = target > s.target;
-        s.target = s.target.max(target);
-        s.used = s.used.max(widen(a.used, s.granted).min(s.granted));
-        s.ev = a.ev;
-        s.route = a.route;
+        let advanced = s.hear(a);
         if s.listed || !(advanced || a.trimmed || a.rts) {
             return None;
         }
         s.listed = true;
         let host = &mut self.hosts[s.host as usize];
         host.active.push_back(a.flow);
-        if host.armed {
-            return None;
-        }
-        host.armed = true;
-        Some(host.next_free.max(now))
+        host.arm(now)
     }
 
     /// [`ReceiverPacing::on_timer`] under [`PacerRule::UetHtsim`] (see there). A finished
     /// connection is served as any other: its entries leave the lists as they would.
-    fn uet_timer(&mut self, host: u32, now: Time, quantum: u64) -> PacerStep {
-        let pull = self.pull;
+    fn uet_timer(&mut self, host: u32, now: Time) -> PacerStep {
+        let (pull, quantum) = (self.pull, self.quantum);
         let hp = &mut self.hosts[host as usize];
         hp.armed = false;
         let grant = if let Some(f) = hp.active.pop_front() {
@@ -213,24 +235,13 @@ impl PullPacers {
         } else {
             None
         };
-        // A PULL that grants nothing still holds the pacer, for 1,024 bytes' time.
-        self.send(
-            host,
-            now,
-            grant,
-            |bytes| if bytes == 0 { 1024 } else { bytes },
-        )
+        self.send(host, now, grant)
     }
 
-    /// Host `host`'s pacer sends `grant`'s PULL at `now` (none: it stops), and holds for
-    /// `held(bytes)` bytes' time at its rate.
-    fn send(
-        &mut self,
-        host: u32,
-        now: Time,
-        grant: Option<(u32, u64)>,
-        held: impl Fn(u64) -> u64,
-    ) -> PacerStep {
+    /// Host `host`'s pacer sends `grant`'s PULL at `now` (none: it stops), and holds for its
+    /// bytes' time at its rate ([`EMPTY_PULL_HOLD`] for one that grants nothing, which only
+    /// [`PacerRule::UetHtsim`] sends).
+    fn send(&mut self, host: u32, now: Time, grant: Option<(u32, u64)>) -> PacerStep {
         let Some((f, bytes)) = grant else {
             return PacerStep {
                 grant: None,
@@ -239,7 +250,8 @@ impl PullPacers {
         };
         let hp = &mut self.hosts[host as usize];
         let s = &self.sinks[f as usize];
-        hp.next_free = now + serialization(held(bytes) as u32, hp.rate);
+        let held = if bytes == 0 { EMPTY_PULL_HOLD } else { bytes };
+        hp.next_free = now + serialization(held as u32, hp.rate);
         let rearm = (!hp.active.is_empty() || !hp.idle.is_empty()).then(|| {
             hp.armed = true;
             hp.next_free
@@ -276,7 +288,7 @@ impl ReceiverPacing for PullPacers {
     /// Connection `flow` is over: it gets no more PULLs (under [`PacerRule::UetHtsim`], those
     /// its place in the pacer's lists still earns it, as there).
     fn remove_sink(&mut self, flow: u32) {
-        let uet = self.uet_quantum.is_some();
+        let uet = self.rule == PacerRule::UetHtsim;
         if let Some(s) = self.sinks.get_mut(flow as usize) {
             if uet {
                 s.done = true;
@@ -299,21 +311,17 @@ impl ReceiverPacing for PullPacers {
                 }
             }
         }
-        if self.uet_quantum.is_some() {
+        if self.rule == PacerRule::UetHtsim {
             return self.uet_arrival(now, a);
         }
         let s = self.sinks.get_mut(a.flow as usize)?;
         if s.cap == 0 {
             return None;
         }
-        s.target = s.target.max(widen(a.target, s.granted));
-        // Used credit was granted first: a report above the grants is not believed.
-        s.used = s.used.max(widen(a.used, s.granted).min(s.granted));
+        s.hear(a);
         if a.trimmed {
             s.target += self.mtu;
         }
-        s.ev = a.ev;
-        s.route = a.route;
         if s.listed {
             return None;
         }
@@ -327,11 +335,7 @@ impl ReceiverPacing for PullPacers {
         } else {
             return None;
         }
-        if host.armed {
-            return None;
-        }
-        host.armed = true;
-        Some(host.next_free.max(now))
+        host.arm(now)
     }
 
     /// Host `host`'s pacer wakes at `now`: the next active connection gets a PULL, or, if
@@ -340,8 +344,8 @@ impl ReceiverPacing for PullPacers {
         let pull = self.pull;
         let slow_pulls = self.slow_pulls;
         self.catch_up(host, now);
-        if let Some(quantum) = self.uet_quantum {
-            return self.uet_timer(host, now, quantum);
+        if self.rule == PacerRule::UetHtsim {
+            return self.uet_timer(host, now);
         }
         let hp = &mut self.hosts[host as usize];
         hp.armed = false;
@@ -384,7 +388,7 @@ impl ReceiverPacing for PullPacers {
                 break;
             }
         }
-        self.send(host, now, grant, |bytes| bytes)
+        self.send(host, now, grant)
     }
 
     /// Cumulative bytes granted to connection `flow`, if it is credit paced.
