@@ -259,6 +259,15 @@ pub fn scenario(args: &HtsimArgs, matrix: &UecMatrix, topo: Option<&PathBuf>) ->
         args.paths,
         args.conn_reuse
     );
+    // uet-htsim's least time between two RTS is its network RTT, which only NSCC's set-up
+    // sets: under receiver credit alone it stays zero and every timeout that calls for an RTS
+    // sends one.
+    let rts_gap_ps = if args.cc == CcMode::Receiver {
+        0
+    } else {
+        derived.network_rtt_ps
+    };
+    let _ = writeln!(s, "rts_gap = \"{rts_gap_ps}ps\"");
     s.push_str(&cc_section(args)?);
     s.push_str(&oversubscription_control(args, &network, &derived));
     let _ = writeln!(s, "\n[workload]\ntype = \"explicit\"\nflows = [");
@@ -577,7 +586,7 @@ mod tests {
 
     /// uet-htsim drops headers beyond twice the queue, and runs its receiver-side
     /// oversubscription control with receiver credit alone on an oversubscribed topology
-    /// file: floor 0.9 / ratio, updates every 1.5 RTTs on average.
+    /// file: floor 0.9 / ratio, updates every 1.5 RTTs on average; the RTS gap.
     #[test]
     fn header_budget_and_oversubscription_control_follow_the_reference() {
         let m = matrix::parse(
@@ -598,6 +607,11 @@ mod tests {
         assert!(b
             .toml
             .contains(&format!("network_rtt = \"{}ps\"", b.derived.network_rtt_ps)));
+        // uet-htsim's RTS gap is its network RTT, which only NSCC's set-up sets.
+        assert!(b.toml.contains("rts_gap = \"0ps\""), "{}", b.toml);
+        let nscc = built(&["-sender_cc_only"]);
+        let gap = format!("rts_gap = \"{}ps\"", nscc.derived.network_rtt_ps);
+        assert!(nscc.toml.contains(&gap), "{}", nscc.toml);
         let interval = b.derived.network_rtt_ps * 3 / 2;
         let line = format!("oversubscribed = {{ min_rate = 0.225, interval = \"{interval}ps\" }}");
         assert!(b.toml.contains(&line), "{}", b.toml);

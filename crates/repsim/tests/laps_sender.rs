@@ -327,7 +327,7 @@ fn an_idle_path_times_out_alone() {
         assert_eq!(s.record(q).state, expected, "psn {q}");
     }
     assert_eq!(s.in_flight(), 0);
-    assert!(!s.rts_due(now, MTU as u64, rto), "LAPS sends no RTS");
+    assert!(!s.rts_due(now, MTU as u64, false, rto), "LAPS sends no RTS");
 }
 
 #[test]

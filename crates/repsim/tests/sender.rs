@@ -125,7 +125,7 @@ fn rts_only_when_the_window_has_no_room_and_once_per_rto() {
     assert_eq!(fill(&mut s, 0), vec![0, 1, 2, 3]);
     let wire = time_out(&mut s);
     assert!(!s.can_send(), "the window forbids the retransmission");
-    assert!(s.rts_due(RTO, wire, RTO));
+    assert!(s.rts_due(RTO, wire, false, RTO));
     let rts = s.send_rts(RTO, HEADER, RTO);
     assert_eq!(rts.psn, 4, "the RTS takes the next PSN");
     assert_eq!(
@@ -135,14 +135,18 @@ fn rts_only_when_the_window_has_no_room_and_once_per_rto() {
     );
     // Another timeout within one RTO of it may not send a second RTS.
     let wire = time_out(&mut s);
-    assert!(!s.rts_due(RTO + RTO / 2, wire, RTO));
-    assert!(s.rts_due(2 * RTO, wire, RTO), "one RTO later it may");
+    assert!(!s.rts_due(RTO + RTO / 2, wire, false, RTO));
+    assert!(s.rts_due(2 * RTO, wire, false, RTO), "one RTO later it may");
+    assert!(
+        s.rts_due(RTO + RTO / 2, wire, false, 0),
+        "with no gap (uet-htsim under receiver credit) at once"
+    );
     // A lone packet: after its timeout the window has room, so no RTS.
     let mut s = sender(4);
     s.transmit(0, RTO);
     let wire = time_out(&mut s);
     assert!(s.can_send());
-    assert!(!s.rts_due(RTO, wire, RTO));
+    assert!(!s.rts_due(RTO, wire, false, RTO));
 }
 
 #[test]
@@ -151,12 +155,12 @@ fn window_room_after_a_timeout_is_the_complement_of_the_rts_test() {
     let mut s = sender(4);
     fill(&mut s, 0);
     let wire = time_out(&mut s);
-    assert!(!s.window_has_room(wire) && s.rts_due(RTO, wire, RTO));
+    assert!(!s.window_has_room(wire) && s.rts_due(RTO, wire, false, RTO));
     // A lone packet in a 4-packet window: room for it, and no RTS.
     let mut s = sender(4);
     s.transmit(0, RTO);
     let wire = time_out(&mut s);
-    assert!(s.window_has_room(wire) && !s.rts_due(RTO, wire, RTO));
+    assert!(s.window_has_room(wire) && !s.rts_due(RTO, wire, false, RTO));
     assert!(!s.window_has_room(4 * wire), "not for four packets");
     // A credit-gated sender has no window to have room in.
     let mut s = credit_sender(20, 2.0);
@@ -346,9 +350,16 @@ fn credit_gates_sending_and_pulls_reopen_it() {
     // The retransmission queue counts in the backlog until the packet goes again.
     let wire = time_out(&mut s);
     assert_eq!(s.backlog(), 17 * MTU as u64 + wire);
-    assert!(s.rts_due(RTO, wire, RTO), "no credit: an RTS asks for some");
+    assert!(
+        s.rts_due(RTO, wire, false, RTO),
+        "no credit: an RTS asks for some"
+    );
     s.on_pull(RTO, 3 * 4096);
-    assert!(!s.rts_due(RTO, wire, RTO));
+    assert!(!s.rts_due(RTO, wire, false, RTO));
+    assert!(
+        s.rts_due(RTO, wire, true, RTO),
+        "credit left, but the lost packet queued behind another retransmission"
+    );
     let tx = s.transmit(RTO, RTO);
     assert!(tx.retransmit);
     assert_eq!(s.backlog(), 17 * MTU as u64);

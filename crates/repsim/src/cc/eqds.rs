@@ -82,8 +82,10 @@
 //! pacer's rate is the rate of the receiving host's link; a PULL takes the EV (and, for
 //! source-routed flows, the reverse route) of the connection's latest packet, as ACKs do.
 //!
-//! **RTS.** In credit mode an RTS follows a timeout when the sender holds no credit (at most one
-//! per RTO), since only a packet can tell the receiver it needs more. A sender that holds no credit
+//! **RTS.** In credit mode an RTS follows a timeout when the sender holds no credit, or when the
+//! timed-out packet queues behind another retransmission, as in both references (at most one
+//! per `[transport] rts_gap`, by default the RTO), since only a packet can tell the receiver
+//! it needs more. A sender that holds no credit
 //! and has nothing in flight sends no RTS, as in the UEC reference: every packet it sent, or its
 //! trimmed header, reached the receiver, whose pacer has the demand (a NACKed packet's header
 //! raised its target); `rts_while_starved = true` sends one every RTO while it waits. PULLs are

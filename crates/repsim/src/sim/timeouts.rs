@@ -35,7 +35,7 @@ impl Simulation {
         let psn = match s.check_rto(now, rto) {
             RtoCheck::Idle => {
                 if s.rts_retry_due() {
-                    self.credit_rts(f);
+                    self.credit_rts(f, false);
                 }
                 return;
             }
@@ -59,9 +59,9 @@ impl Simulation {
         self.mark_ready(f);
         // Credit gated, the RTS is what tells the receiver that the sender needs credit.
         if credit_gated {
-            self.credit_rts(f);
+            self.credit_rts(f, !out.rtx_was_empty);
         } else if self.transport.sends_rts() && out.rtx_was_empty {
-            self.maybe_send_rts(f, out.wire);
+            self.maybe_send_rts(f, out.wire, false);
         }
         if self.transport.duplicates_nic_request_on_timeout() && out.rtx_was_empty {
             self.duplicate_nic_request(f, out.wire);
@@ -91,10 +91,11 @@ impl Simulation {
     }
 
     /// Credit gated: the RTS is what tells the receiver that the sender needs credit. Sends
-    /// one if it may go now; a connection still starved afterwards gets its timer woken when
-    /// the next may go if its controller re-sends RTS while starved.
-    fn credit_rts(&mut self, f: u32) {
-        self.maybe_send_rts(f, 0);
+    /// one if it may go now (`rtx_waiting`: the timed-out packet queued behind another
+    /// retransmission); a connection still starved afterwards gets its timer woken when the
+    /// next may go if its controller re-sends RTS while starved.
+    fn credit_rts(&mut self, f: u32, rtx_waiting: bool) {
+        self.maybe_send_rts(f, 0, rtx_waiting);
         let now = self.world.now;
         let flow = &mut self.flows[f as usize];
         let rto = flow.rto;
@@ -106,14 +107,16 @@ impl Simulation {
 
     /// After a timeout (whose retransmission was queued and, window and NIC permitting, already
     /// sent): send an RTS if the window has no room for a packet of the lost one's size, at most
-    /// one per RTO (see [`crate::transport::Sender::rts_due`]).
-    fn maybe_send_rts(&mut self, f: u32, lost_wire: u64) {
+    /// one per `[transport] rts_gap` (default: the RTO; see
+    /// [`crate::transport::Sender::rts_due`]).
+    fn maybe_send_rts(&mut self, f: u32, lost_wire: u64, rtx_waiting: bool) {
         let now = self.world.now;
         let header = self.transport.header;
         let flow = &mut self.flows[f as usize];
         let rto = flow.rto;
+        let gap = self.transport.rts_gap.unwrap_or(rto);
         let s = flow.sender.as_mut().expect("running flows have a sender");
-        if !s.rts_due(now, lost_wire, rto) {
+        if !s.rts_due(now, lost_wire, rtx_waiting, gap) {
             return;
         }
         let tx = s.send_rts(now, header, rto);

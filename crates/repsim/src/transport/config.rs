@@ -53,6 +53,11 @@ pub struct TransportConfig {
     /// After a timeout whose retransmission the window has no room for, send a 64 B RTS
     /// (request to send), as the reference does.
     pub rts: bool,
+    /// The least time between two RTS of one connection (default: its retransmission timeout,
+    /// the REPS artifact's rule; `"0us"`: no limit). uet-htsim waits its network RTT when
+    /// NSCC is on and nothing under receiver credit alone; `repsim htsim` writes that.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rts_gap: Option<TimeQ>,
     /// After a timeout whose retransmission the window has room for, the connection asks its
     /// NIC for a send turn a second time and so holds two places in the host's round robin
     /// until its window closes or its data runs out, as the REPS artifact's sender does (off:
@@ -104,6 +109,7 @@ impl Default for TransportConfig {
             rto: None,
             network_rtt: None,
             rts: true,
+            rts_gap: None,
             duplicate_nic_request_on_timeout: false,
             evs_size: crate::lb::DEFAULT_EVS_SIZE,
             reuse_connections: false,
@@ -193,6 +199,7 @@ impl TransportConfig {
             rto: self.rto.map(|r| r.0),
             network_rtt: self.network_rtt.map(|r| r.0),
             rts: self.rts,
+            rts_gap: self.rts_gap.map(|g| g.0),
             window_fit: self.window_fit,
             duplicate_nic_request_on_timeout: self.duplicate_nic_request_on_timeout,
             evs_size: self.evs_size,

@@ -42,6 +42,8 @@ pub struct TransportParams {
     /// Send an RTS (request to send) after a timeout whose retransmission the window has no
     /// room for, as the reference does.
     pub rts: bool,
+    /// The least time between two RTS of one connection (`None`: its retransmission timeout).
+    pub rts_gap: Option<Time>,
     /// Sender: packets go only when they fit the window whole (uet-htsim's rule).
     pub window_fit: bool,
     /// A timeout the window has room for gives the connection a second place in its host's

@@ -53,22 +53,22 @@ impl Sender {
         }
     }
 
-    /// Whether a timeout of a `lost_wire`-byte packet calls for an RTS now, as the reference
-    /// decides after it has queued (and, window and NIC permitting, already sent) the
-    /// retransmission: the window has no room for a packet of that size
-    /// (`cwnd < in_flight + size`; credit gated: no credit is left) and no RTS went out in the
-    /// last `rto`. Under a window the caller also requires that no other retransmission was
-    /// already waiting.
-    pub fn rts_due(&self, now: Time, lost_wire: u64, rto: Time) -> bool {
+    /// Whether a timeout of a `lost_wire`-byte packet calls for an RTS now, as both reference
+    /// simulators decide after they have queued (and, window and NIC permitting, already sent)
+    /// the retransmission: the window has no room for a packet of that size
+    /// (`cwnd < in_flight + size`), or, credit gated, no credit is left or another
+    /// retransmission was already waiting (`rtx_waiting`); and no RTS went out in the last
+    /// `gap`. Under a window the caller also requires that no other retransmission was waiting.
+    pub fn rts_due(&self, now: Time, lost_wire: u64, rtx_waiting: bool, gap: Time) -> bool {
         if self.own.is_some() {
             return false;
         }
         let blocked = if self.credit_gated {
-            self.gate().credit() <= 0
+            rtx_waiting || self.gate().credit() <= 0
         } else {
             !self.window_has_room(lost_wire)
         };
-        blocked && self.last_rts.is_none_or(|t| now - t >= rto)
+        blocked && self.last_rts.is_none_or(|t| now - t >= gap)
     }
 
     /// Whether the window has room for `bytes` more in flight (a window sender; false for a
