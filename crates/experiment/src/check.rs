@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use repsim::engine::time::to_us;
-use repsim::net::topology::PartitionRule;
+use repsim::net::topology::{PartitionRule, Partitioning};
 use repsim::scenario::{LoadedScenario, Override};
 
 use crate::run::check_runs;
@@ -12,7 +12,7 @@ use crate::run::check_runs;
 /// `repsim check`; with `partitions`, also how the network would split into that many
 /// partitions.
 pub fn check(path: &Path, set: &[Override], memory: bool, partitions: Option<u32>) -> Result<()> {
-    let mut printed_rules = Vec::new();
+    let mut printed: Vec<Partitioning> = Vec::new();
     let scn = LoadedScenario::load_with(path, set)?;
     if let Some(description) = &scn.scenario.description {
         println!("{}: {description}", scn.name());
@@ -29,11 +29,12 @@ pub fn check(path: &Path, set: &[Override], memory: bool, partitions: Option<u32
         if memory {
             crate::scale::print_memory(sim);
         }
-        // Every run of a scenario has the same network: its split is printed once per rule.
+        // Every run of a scenario has the same network: each different split is printed once.
         if let Some(parts) = partitions {
-            if !printed_rules.contains(&sim.partition_rule()) {
-                print_partitions(sim.topology(), parts, sim.partition_rule());
-                printed_rules.push(sim.partition_rule());
+            let split = sim.partitioning(parts);
+            if !printed.contains(&split) {
+                print_partitions(sim, &split, parts);
+                printed.push(split);
             }
             if memory {
                 print_partition_memory(sim, parts);
@@ -49,13 +50,24 @@ pub fn check(path: &Path, set: &[Override], memory: bool, partitions: Option<u32
     })
 }
 
-/// The partitions `topo` splits into under `rule` when `parts` are asked for: each one's
-/// hosts, switches and ports, the links that cross, and the lookahead (see
-/// [`repsim::net::topology::partition`]).
-fn print_partitions(topo: &repsim::net::topology::Topology, parts: u32, rule: PartitionRule) {
-    let p = topo.partition_by(parts, rule);
-    if rule == PartitionRule::EdgesTogether {
+/// The partitions `p` of `sim`'s network (asked for: `parts`): each one's hosts, switches and
+/// ports, the links that cross, and the lookahead (see [`repsim::net::topology::partition`]).
+fn print_partitions(sim: &repsim::Simulation, p: &Partitioning, parts: u32) {
+    let topo = sim.topology();
+    if sim.partition_rule() == PartitionRule::EdgesTogether {
         println!("the switch scheme shares state among the edge switches: they stay together");
+    }
+    let together = sim.hosts_kept_together();
+    if !together.is_empty() {
+        let largest = together.iter().map(Vec::len).max().unwrap_or(0);
+        let groups = match together.len() {
+            1 => "1 group".to_string(),
+            n => format!("{n} groups"),
+        };
+        println!(
+            "instant triggers act on several hosts at once: {groups} of hosts (the largest \
+             {largest} hosts) stay in one partition each, with their units"
+        );
     }
     let (hosts, switches) = (p.hosts(topo), p.switches(topo));
     println!(
@@ -84,8 +96,7 @@ fn print_partitions(topo: &repsim::net::topology::Topology, parts: u32, rule: Pa
 /// list and every port), so each holds the one-thread table's total; while running, a
 /// partition adds the windows of the flows it sends and receives and the packets on its ports.
 fn print_partition_memory(sim: &repsim::Simulation, parts: u32) {
-    let topo = sim.topology();
-    let p = topo.partition_by(parts, sim.partition_rule());
+    let p = sim.partitioning(parts);
     let setup = sim.memory_breakdown().last().map_or(0, |total| total.bytes);
     let mut sends = vec![0u64; p.parts as usize];
     let mut receives = vec![0u64; p.parts as usize];

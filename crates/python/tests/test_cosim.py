@@ -263,15 +263,15 @@ def test_a_co_simulation_on_threads_is_the_same_as_on_one():
             assert mine.equals(theirs), (n, mine, theirs)
 
 
-def test_threads_refuse_a_run_that_cannot_split_and_the_variable_falls_back(monkeypatch):
-    # The ring AllReduce's instant triggers release flows at other hosts at once.
+def test_an_instant_ring_splits_and_the_variable_sets_the_threads(monkeypatch):
+    # The ring AllReduce's instant triggers release flows at other hosts at once: the split
+    # keeps the ring's hosts in one partition.
     ring = {"workload.file": "../data/htsim/connection_matrices/allreduce_128.cm"}
-    with pytest.raises(RuntimeError, match="cannot be split"):
-        repsim.Simulation("scenarios/permutation-128.toml", lb="reps", set=ring, threads=2)
+    sim = repsim.Simulation("scenarios/permutation-128.toml", lb="reps", set=ring, threads=2)
+    assert sim.threads == 2
     monkeypatch.setenv("REPSIM_THREADS", "2")
-    with pytest.warns(RuntimeWarning, match="REPSIM_THREADS=2"):
-        sim = repsim.Simulation("scenarios/permutation-128.toml", lb="reps", set=ring)
-    assert sim.threads == 1
+    sim = repsim.Simulation("scenarios/permutation-128.toml", lb="reps", set=ring)
+    assert sim.threads == 2
     assert repsim.Simulation(FABRIC).threads == 2
     monkeypatch.setenv("REPSIM_THREADS", "many")
     with pytest.raises(RuntimeError, match="REPSIM_THREADS"):

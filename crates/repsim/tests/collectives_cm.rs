@@ -1,11 +1,12 @@
 //! The reference's collective connection matrices (ring and butterfly AllReduce, AllToAll in
 //! rounds) import with their triggers and complete, and no flow starts before the flows its
 //! trigger waits for have finished; instant triggers release at the activating flow's finish,
-//! notice triggers one crossing of the fabric later, and both run the same on threads.
+//! notice triggers one crossing of the fabric later, and both run the same on threads (a
+//! split keeps the hosts an instant trigger joins in one partition).
 mod common;
 
 use repsim::engine::time::US;
-use repsim::sim::parallel::run_on_threads_observed;
+use repsim::sim::parallel::{run_on_threads, run_on_threads_observed};
 use repsim::sim::{Flow, Injector, Observer, SplitSimulation};
 use repsim::workload::cm::parse_matrix;
 use repsim::workload::{FlowSpec, TriggerKind};
@@ -204,21 +205,30 @@ fn flows_an_observer_adds_on_open_triggers_run_the_same_on_threads() {
     }
 }
 
-/// The AllToAll matrix's triggers are each named by one host's flows only, so instant ones
-/// split; the instant ring's are not, and a split run refuses it with the triggers named, as
-/// it refuses a flow added later that names an instant trigger from another host.
+/// An instant trigger acts at once on every host whose flows name it, so a split keeps those
+/// hosts in one partition: the AllToAll matrix's triggers are each one host's, the ring's join
+/// all of its hosts, and both run on threads as on one. A flow added later that names an
+/// instant trigger from a host in another partition than the trigger's home is refused.
 #[test]
-fn instant_triggers_split_only_within_one_host() {
+fn instant_triggers_keep_their_hosts_in_one_partition() {
     let alltoall = &cm_scenario("alltoall8.cm", 32, "instant", "400us");
     let mut one = build(alltoall);
     one.run_until(400 * US);
     let mut two = SplitSimulation::new(2, || Ok(build(alltoall))).expect("splits");
     assert!(two.partitions() > 1);
     // Trigger 1's flows all start at host 26.
-    let mut stranger = FlowSpec::new(9000, 3, 4, 1000, 0);
+    let split = build(alltoall).partitioning(2);
+    let home = split.of_node[26];
+    let apart = (0..32u32)
+        .find(|&h| split.of_node[h as usize] != home)
+        .expect("a host in the other partition");
+    let mut stranger = FlowSpec::new(9000, apart, 27, 1000, 0);
     stranger.trigger = Some(1);
     let err = two.add_flow(stranger.clone()).unwrap_err().to_string();
-    assert!(err.contains("instant trigger 1"), "{err}");
+    assert!(
+        err.contains("instant trigger 1") && err.contains("another partition"),
+        "{err}"
+    );
     assert!(one.add_flow(stranger).is_ok(), "one thread takes it");
     two.run_until(400 * US);
     let two = two.into_simulation();
@@ -227,13 +237,23 @@ fn instant_triggers_split_only_within_one_host() {
         one.flow_rows()[..992],
         "the matrix's flows"
     );
+
     let ring = ring_16("instant");
-    let err = SplitSimulation::new(2, || Ok(build(&ring)))
-        .err()
-        .expect("refused")
-        .to_string();
-    assert!(
-        err.contains("instant triggers act across hosts at once: 1 (hosts 0 and 1)"),
-        "{err}"
+    let built = build(&ring);
+    assert_eq!(
+        built.hosts_kept_together(),
+        vec![(0..16).collect::<Vec<u32>>()]
     );
+    let split = built.partitioning(2);
+    assert!(split.parts > 1, "the aggregation switches still split off");
+    assert!((0..16).all(|h| split.of_node[h] == split.of_node[0]));
+    let rows = |threads| {
+        let sim = run_on_threads(threads, || Ok(build(&ring))).expect("splits");
+        assert!(sim.all_done(), "{threads} threads");
+        (sim.flow_rows(), format!("{:?}", sim.counters()))
+    };
+    let one = rows(1);
+    for threads in [2, 3, 8] {
+        assert_eq!(rows(threads), one, "{threads} threads");
+    }
 }

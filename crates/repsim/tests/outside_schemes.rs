@@ -15,6 +15,7 @@ use repsim::lb::{OwnConnection, OwnTransport, Route};
 use repsim::net::packet::{Kind, Packet};
 use repsim::net::RunContext;
 use repsim::routing::{Ingress, RoutingScheme, SchemeSetup, SchemeTimer, SwitchCtx, SwitchScheme};
+use repsim::sim::parallel::run_on_threads;
 use repsim::{ConfigError, Registry, Simulation};
 use serde::{Deserialize, Serialize};
 
@@ -279,6 +280,21 @@ flows = [{}]
     assert!(
         notes > 0 && notes <= ticks,
         "its notifications reached their switches ({notes} of {ticks})"
+    );
+    // A switch scheme that has not declared each switch's state its own cannot be split over
+    // threads: the split refuses it, naming it, rather than run it on one thread unannounced.
+    let blockers = sim.partition_blockers();
+    assert_eq!(blockers.len(), 1, "{blockers:?}");
+    assert!(blockers[0].contains("test-first-port"), "{blockers:?}");
+    let err = run_on_threads(2, || {
+        Simulation::new(scenario.build_run(&run, None).expect("builds"))
+    })
+    .err()
+    .expect("refused")
+    .to_string();
+    assert!(
+        err.contains("cannot be split over threads yet") && err.contains("test-first-port"),
+        "{err}"
     );
 }
 

@@ -147,7 +147,8 @@ pub struct WorkloadSection {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     /// cm: how the matrix's triggers reach other hosts: `"instant"` (default, as htsim's)
-    /// or `"notice"` (one crossing of the fabric, so that the run splits over threads).
+    /// or `"notice"` (one crossing of the fabric, so that a split over threads need not keep
+    /// the hosts a trigger joins together).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub triggers: Option<String>,
     /// Mixed traffic: flows whose source host is a multiple of this go in class `background`

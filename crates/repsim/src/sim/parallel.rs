@@ -140,9 +140,7 @@ pub(super) fn split_of(first: &Simulation, threads: u32) -> Result<Option<Split>
             blockers.join(", ")
         )));
     }
-    let split = first
-        .topology()
-        .partition_by(threads, first.partition_rule());
+    let split = first.partitioning(threads);
     Ok(split
         .lookahead
         .filter(|_| split.parts > 1)

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use super::{Phase, Simulation, Switching};
 use crate::net::outbox::{Outbox, Parcel};
-use crate::net::topology::PartitionRule;
+use crate::net::topology::{PartitionRule, Partitioning};
 use crate::net::world::{Event, Owner, Timer};
 
 /// What a partition knows about the split.
@@ -35,18 +35,13 @@ pub(super) struct Shard {
     pub cwnd_keys: Vec<u128>,
 }
 
-/// Why a run of switch scheme `switch`, whose triggers say `triggers` (see
-/// [`super::triggers::cross_host_instant`]), cannot be split over threads yet (see
+/// Why a run of switch scheme `switch` cannot be split over threads yet (see
 /// [`Simulation::partition_blockers`]).
-pub(super) fn split_blockers(
-    switch: &crate::routing::SwitchSpec,
-    triggers: Option<String>,
-) -> Vec<String> {
+pub(super) fn split_blockers(switch: &crate::routing::SwitchSpec) -> Vec<String> {
     let mut why = Vec::new();
     if let Some(shared) = switch.shared_between_switches() {
         why.push(format!("switch scheme {} ({shared})", switch.name()));
     }
-    why.extend(triggers);
     why
 }
 
@@ -66,7 +61,15 @@ impl Simulation {
     /// Why this run cannot be split over threads yet: one line per feature that shares state
     /// between partitions without a message (empty: it can).
     pub fn partition_blockers(&self) -> Vec<String> {
-        split_blockers(&self.cfg.switch, self.triggers_across_hosts())
+        split_blockers(&self.cfg.switch)
+    }
+
+    /// The split of this run's network into at most `parts` partitions: under
+    /// [`Self::partition_rule`], with the hosts each instant trigger joins
+    /// ([`Self::hosts_kept_together`]) in one partition.
+    pub fn partitioning(&self, parts: u32) -> Partitioning {
+        self.topology()
+            .partition_joining(parts, self.partition_rule(), &self.hosts_kept_together())
     }
 
     /// Which nodes a split of this run keeps together: every edge switch in one partition

@@ -149,8 +149,7 @@ impl RunSpec {
     /// Why this run cannot be split over threads yet (empty: it can); as
     /// [`super::Simulation::partition_blockers`] says once it is built.
     pub fn split_blockers(&self) -> Vec<String> {
-        let triggers = super::triggers::cross_host_instant(&self.triggers, &self.flows);
-        super::shard::split_blockers(&self.config.switch, triggers)
+        super::shard::split_blockers(&self.config.switch)
     }
 
     /// A run of `flows` on `topology` with no faults and one traffic class.

@@ -6,8 +6,9 @@
 //! Each trigger lives at a home host: the source of the first flow that names it. Its count
 //! of activations and its queue of waiting flows change only there. An instant trigger (htsim's)
 //! counts an activation and releases its flows at the instant the activating flow completes,
-//! wherever their hosts are; a run split over threads can hold it only when every flow that
-//! names it starts at its home (the AllToAll matrices' triggers do). A notice trigger's
+//! wherever their hosts are; a run split over threads keeps the source hosts of every flow
+//! that names it in one partition, so that it acts there alone (the AllToAll matrices'
+//! triggers name one host each; a ring AllReduce's join every host of the ring). A notice trigger's
 //! activation reaches its home one crossing of the fabric after the activating flow completes,
 //! and a released flow's source hears one crossing after that, at once where the hosts are the
 //! same: as a collective library's ranks learn from each other, and the same at any split.
@@ -53,57 +54,49 @@ pub(super) struct Triggers {
     index: BTreeMap<u64, u32>,
 }
 
-/// Instant triggers named by flows of more than one source host, as one line (the first few,
-/// then a count); such a trigger acts on other hosts in zero time, which no split of the
-/// network over threads can reproduce.
-pub(super) fn cross_host_instant<'a>(
+/// The groups of hosts that instant triggers join: two hosts are in one group when the flows
+/// of both name one instant trigger, or each is joined to a third (disjoint groups of two or
+/// more hosts, ascending, in the order of their first host). Such a trigger acts on all of
+/// them in zero time, so a run split over threads keeps each group in one partition.
+pub(super) fn hosts_joined_by_instant<'a>(
     triggers: impl IntoIterator<Item = &'a Trigger>,
     flows: impl IntoIterator<Item = &'a FlowSpec>,
-) -> Option<String> {
+) -> Vec<Vec<u32>> {
     let instant: BTreeSet<u64> = (triggers.into_iter())
         .filter(|t| !t.notice)
         .map(|t| t.id)
         .collect();
     if instant.is_empty() {
-        return None;
+        return Vec::new();
     }
-    // Per trigger: the first source host that names it, and the first other one.
-    let mut hosts: BTreeMap<u64, (u32, Option<u32>)> = BTreeMap::new();
+    // Each host names its group's lowest host it has met so far, through a chain of parents.
+    let mut parent: BTreeMap<u32, u32> = BTreeMap::new();
+    fn root(parent: &mut BTreeMap<u32, u32>, host: u32) -> u32 {
+        let mut r = host;
+        while let Some(&p) = parent.get(&r).filter(|&&p| p != r) {
+            r = p;
+        }
+        parent.insert(host, r);
+        r
+    }
+    let mut first_host: BTreeMap<u64, u32> = BTreeMap::new();
     for f in flows {
         for k in [f.trigger, f.fires].into_iter().flatten() {
-            if instant.contains(&k) {
-                let (home, other) = hosts.entry(k).or_insert((f.src, None));
-                if *home != f.src && other.is_none() {
-                    *other = Some(f.src);
-                }
+            if !instant.contains(&k) {
+                continue;
             }
+            let first = *first_host.entry(k).or_insert(f.src);
+            let (a, b) = (root(&mut parent, first), root(&mut parent, f.src));
+            parent.insert(a.max(b), a.min(b));
         }
     }
-    describe_crossing(
-        hosts
-            .into_iter()
-            .filter_map(|(k, (home, other))| Some((k, home, other?))),
-    )
-}
-
-/// The line for instant triggers `(id, home, another host)` that cross hosts (none: `None`).
-fn describe_crossing(crossing: impl Iterator<Item = (u64, u32, u32)>) -> Option<String> {
-    let crossing: Vec<String> = crossing
-        .map(|(k, a, b)| format!("{k} (hosts {a} and {b})"))
-        .collect();
-    let n = crossing.len();
-    (n > 0).then(|| {
-        format!(
-            "instant triggers act across hosts at once: {}{}; the cm workload's \
-             triggers = \"notice\" makes them travel as messages",
-            crossing[..n.min(3)].join(", "),
-            if n > 3 {
-                format!(" and {} more", n - 3)
-            } else {
-                String::new()
-            }
-        )
-    })
+    let hosts: Vec<u32> = parent.keys().copied().collect();
+    let mut groups: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for h in hosts {
+        let r = root(&mut parent, h);
+        groups.entry(r).or_default().push(h);
+    }
+    groups.into_values().filter(|g| g.len() > 1).collect()
 }
 
 impl Simulation {
@@ -131,7 +124,8 @@ impl Simulation {
     }
 
     /// Checks that a flow's triggers exist and, in a run split over threads, that an
-    /// instant one is not named from a second host.
+    /// instant one is not named from a host in another partition than its home (a flow added
+    /// while the run goes; the split keeps the hosts of the flows added before together).
     pub(super) fn check_triggers(&self, spec: &FlowSpec) -> Result<(), SetupError> {
         for k in [spec.trigger, spec.fires].into_iter().flatten() {
             let Some(&i) = self.triggers.index.get(&k) else {
@@ -141,13 +135,18 @@ impl Simulation {
                 });
             };
             let t = &self.triggers.states[i as usize];
-            let split = self.shard.is_some();
-            if let Some(home) = t.home.filter(|&h| split && !t.notice && h != spec.src) {
+            let apart = |home: u32| {
+                self.shard
+                    .as_ref()
+                    .is_some_and(|s| s.of_node[home as usize] != s.of_node[spec.src as usize])
+            };
+            if let Some(home) = t.home.filter(|&h| !t.notice && apart(h)) {
                 return Err(SetupError::BadFlow {
                     id: spec.id,
                     why: format!(
-                        "instant trigger {k} is named by flows of host {home}; in a run split \
-                         over threads it cannot act on host {} at once",
+                        "instant trigger {k} is named by flows of host {home}; in this split \
+                         over threads host {} is in another partition, where it cannot act at \
+                         once",
                         spec.src
                     ),
                 });
@@ -175,9 +174,10 @@ impl Simulation {
         true
     }
 
-    /// Instant triggers that the flows added so far name from more than one host (see
-    /// [`cross_host_instant`]).
-    pub(super) fn triggers_across_hosts(&self) -> Option<String> {
+    /// The hosts each instant trigger joins: the sources of the flows added so far that name
+    /// it, for every one named from more than one host. A split over threads keeps each group
+    /// in one partition ([`crate::net::topology::Topology::partition_joining`]).
+    pub fn hosts_kept_together(&self) -> Vec<Vec<u32>> {
         let declared: Vec<Trigger> = (self.triggers.states.iter())
             .map(|t| Trigger {
                 id: t.id,
@@ -185,7 +185,7 @@ impl Simulation {
                 notice: t.notice,
             })
             .collect();
-        cross_host_instant(&declared, self.flows.iter().map(|f| &f.spec))
+        hosts_joined_by_instant(&declared, self.flows.iter().map(|f| &f.spec))
     }
 
     /// After flow `index` was added waiting on trigger `k`: releases it if the trigger was

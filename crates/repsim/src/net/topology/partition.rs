@@ -10,7 +10,10 @@
 //! fat tree, leaf-spine) are units of their own. Units are handed out longest first (by ports,
 //! which is what events scale with) to the partition with the fewest ports so far. A switch
 //! scheme whose edge switches share state asks for [`PartitionRule::EdgesTogether`] instead:
-//! every edge switch in one unit, each edge switch's hosts in another.
+//! every edge switch in one unit, each edge switch's hosts in another. Hosts that must share
+//! a partition (those an instant `.cm` trigger joins, which acts on all of them in zero time)
+//! are handed in as groups: the units of a group's hosts merge into one before units are
+//! handed out.
 //!
 //! The partitioning is a pure function of the topology and the partition count, so it is the
 //! same on every machine. What crosses between partitions travels on links, and a packet sent
@@ -88,10 +91,25 @@ impl Topology {
 
     /// Splits the network into at most `parts` partitions (at least one) under `rule`.
     pub fn partition_by(&self, parts: u32, rule: PartitionRule) -> Partitioning {
-        let unit_of_node = match rule {
+        self.partition_joining(parts, rule, &[])
+    }
+
+    /// Splits the network into at most `parts` partitions (at least one) under `rule`, with
+    /// the hosts of each group in `together` in one partition (each with what its unit holds
+    /// under `rule`).
+    pub fn partition_joining(
+        &self,
+        parts: u32,
+        rule: PartitionRule,
+        together: &[Vec<u32>],
+    ) -> Partitioning {
+        let mut unit_of_node = match rule {
             PartitionRule::Structure => self.structure_units(),
             PartitionRule::EdgesTogether => self.edges_together_units(),
         };
+        if !together.is_empty() {
+            unit_of_node = merge_units(unit_of_node, together);
+        }
         let units = unit_of_node.iter().max().map_or(0, |&u| u + 1);
         let mut unit_ports = vec![0u64; units as usize];
         for n in 0..self.nodes() {
@@ -190,6 +208,44 @@ impl Topology {
             .collect();
         hosts.chain(switches).collect()
     }
+}
+
+/// `unit_of_node` with the units of each group's hosts merged into one, renumbered densely in
+/// order of first appearance (so the result is a function of its inputs alone).
+fn merge_units(unit_of_node: Vec<u32>, together: &[Vec<u32>]) -> Vec<u32> {
+    let units = unit_of_node.iter().max().map_or(0, |&u| u + 1) as usize;
+    let mut parent: Vec<u32> = (0..units as u32).collect();
+    fn root(parent: &mut [u32], mut u: u32) -> u32 {
+        while parent[u as usize] != u {
+            parent[u as usize] = parent[parent[u as usize] as usize];
+            u = parent[u as usize];
+        }
+        u
+    }
+    for group in together {
+        let mut hosts = group.iter().map(|&h| unit_of_node[h as usize]);
+        let Some(first) = hosts.next() else {
+            continue;
+        };
+        for u in hosts {
+            let (a, b) = (root(&mut parent, first), root(&mut parent, u));
+            // The lower unit stays the root, so the merge does not depend on the order.
+            parent[a.max(b) as usize] = a.min(b);
+        }
+    }
+    let mut dense = vec![NONE; units];
+    let mut next = 0;
+    unit_of_node
+        .iter()
+        .map(|&u| {
+            let r = root(&mut parent, u) as usize;
+            if dense[r] == NONE {
+                dense[r] = next;
+                next += 1;
+            }
+            dense[r]
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -337,6 +393,40 @@ mod tests {
         assert!(many.parts < 10_000 && many.parts > 1);
         every_node_once(&topo, &many);
         assert_eq!(topo.partition(0).parts, 1, "zero means one");
+    }
+
+    #[test]
+    fn hosts_held_together_share_a_partition_with_their_units() {
+        // A 2-tier fat tree: each edge switch with its hosts is a unit. Hosts 0 and 31 sit
+        // under different edge switches; joined, both edge units fall in one partition.
+        let topo = fat_tree(2, 32, 0);
+        let together = vec![vec![0, 31], vec![8, 16, 24]];
+        for rule in [PartitionRule::Structure, PartitionRule::EdgesTogether] {
+            let p = topo.partition_joining(4, rule, &together);
+            every_node_once(&topo, &p);
+            for group in &together {
+                let first = p.of_node[group[0] as usize];
+                assert!(
+                    group.iter().all(|&h| p.of_node[h as usize] == first),
+                    "{rule:?}"
+                );
+            }
+            if rule == PartitionRule::Structure {
+                hosts_stay_with_their_edge(&topo, &p);
+            }
+            assert!(p.parts > 1, "the rest still splits");
+            assert_eq!(p, topo.partition_joining(4, rule, &together));
+            let reversed: Vec<Vec<u32>> = together
+                .iter()
+                .rev()
+                .map(|g| g.iter().rev().copied().collect())
+                .collect();
+            assert_eq!(p, topo.partition_joining(4, rule, &reversed), "order-free");
+        }
+        assert_eq!(
+            topo.partition_joining(4, PartitionRule::Structure, &[]),
+            topo.partition(4)
+        );
     }
 
     #[test]
