@@ -18,6 +18,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use repsim::cc::WindowTally;
 use repsim::engine::time::to_us;
 use repsim::scenario::LoadedScenario;
 use repsim::Simulation;
@@ -51,6 +52,9 @@ pub struct Finish {
     pub packets: u64,
     /// RTS packets it sent.
     pub rts: u64,
+    /// What its window controller's rules added and took, where it tallies them (NSCC), as
+    /// the reference's line ends (`fair_inc` ... `nack_dec`).
+    pub tally: Option<WindowTally>,
 }
 
 /// The reference's summary counters.
@@ -260,6 +264,7 @@ pub fn run(args: &HtsimArgs, roots: &[PathBuf]) -> Result<HtsimRun> {
             messages,
             packets: f.spec.bytes.div_ceil(mss) + s.rts,
             rts: s.rts,
+            tally: f.sender().and_then(|s| s.cc().window_tally()),
         });
     }
     finishes.sort_by(|a, b| {
@@ -325,14 +330,15 @@ pub fn print(run: &HtsimRun, out: &mut impl Write) -> std::io::Result<()> {
     for f in &run.finishes {
         writeln!(
             out,
-            "Flow {} flowId {} uecSrc {} finished at {} total messages {} total packets {} RTS {}",
+            "Flow {} flowId {} uecSrc {} finished at {} total messages {} total packets {} RTS {}{}",
             f.name,
             f.id,
             f.index,
             format_us(f.finish_us),
             f.messages,
             f.packets,
-            f.rts
+            f.rts,
+            f.tally.map_or_else(String::new, |t| tally_text(&t))
         )?;
     }
     writeln!(out, "Done")?;
@@ -340,6 +346,20 @@ pub fn print(run: &HtsimRun, out: &mut impl Write) -> std::io::Result<()> {
         writeln!(out, "{} flows did not finish before -end", run.unfinished)?;
     }
     writeln!(out, "{}", run.counters.line())
+}
+
+/// The end of a `finished` line with a window tally, as the UEC reference writes it.
+fn tally_text(t: &WindowTally) -> String {
+    format!(
+        " fair_inc {} prop_inc {} fast_inc {} eta_inc {} multi_dec -{} quick_dec -{} nack_dec -{}",
+        t.fair_increase,
+        t.proportional_increase,
+        t.fast_increase,
+        t.periodic_increase,
+        t.multiplicative_decrease,
+        t.quick_adapt_decrease,
+        t.nack_decrease
+    )
 }
 
 /// `repsim htsim ARGS...`: parse, optionally write the scenario, run, print.

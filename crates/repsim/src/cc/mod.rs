@@ -87,6 +87,28 @@ pub fn widen(wire: u32, near: u64) -> u64 {
     (near as i64 + diff).max(0) as u64
 }
 
+/// Bytes a window controller added to its window and took from it, by rule, over a
+/// connection's life: what the UEC reference prints for each flow (`fair_inc` ... `nack_dec`),
+/// tallied as it tallies them (fair and proportional increases as the window bytes they
+/// added; a NACK's bytes whether or not quick adapt took their place).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WindowTally {
+    /// Fair increase (delay at or above the target, no ECN).
+    pub fair_increase: i64,
+    /// Proportional increase (delay below the target, no ECN).
+    pub proportional_increase: i64,
+    /// Fast increase (delay near zero for a window's worth of bytes).
+    pub fast_increase: i64,
+    /// The periodic additive increase (`eta`).
+    pub periodic_increase: i64,
+    /// Multiplicative decrease (ECN with delay above the target).
+    pub multiplicative_decrease: i64,
+    /// Quick adapt's cuts to the bytes achieved.
+    pub quick_adapt_decrease: i64,
+    /// Bytes NACKed.
+    pub nack_decrease: i64,
+}
+
 /// A congestion controller for one connection.
 pub trait CongestionControl: Send {
     /// Bytes that may be in flight (`u64::MAX` for a rate-only controller).
@@ -135,6 +157,11 @@ pub trait CongestionControl: Send {
     }
     /// The credit gate, to change.
     fn credit_gate_mut(&mut self) -> Option<&mut dyn CreditGate> {
+        None
+    }
+    /// What its rules added to the window and took from it so far, for a controller that
+    /// tallies them (NSCC); `None` otherwise.
+    fn window_tally(&self) -> Option<WindowTally> {
         None
     }
 }

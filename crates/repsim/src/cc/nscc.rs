@@ -43,7 +43,7 @@
 //! last ACK (the reference takes them at the NACK).
 use serde::{Deserialize, Serialize};
 
-use super::{AckSample, CcParams, CcScheme, CongestionControl};
+use super::{AckSample, CcParams, CcScheme, CongestionControl, WindowTally};
 use crate::engine::time::{SEC, US};
 use crate::engine::Time;
 use crate::net::RunContext;
@@ -208,13 +208,22 @@ pub struct Nscc {
     bytes_ignored: u64,
     /// Bytes in flight after the last ACK.
     in_flight: u64,
+    /// What each rule added to the window and took from it.
+    tally: WindowTally,
+    /// Fair and proportional increase (bytes squared) since the last adjustment, which the
+    /// adjustment turns into window bytes for the tally.
+    pending_fair: f64,
+    pending_proportional: f64,
 }
 
 impl Nscc {
     /// A controller for one connection.
     pub fn new(c: &NsccConfig, p: &CcParams) -> Self {
         let reps2024 = c.variant == NsccVariant::Reps2024;
-        let r = p.network_rtt.max(p.base_rtt).max(1);
+        // The constants and the starting base RTT are the network's, whatever this flow's
+        // first path crosses: both references size them from the network RTT alone, so a
+        // flow whose first path takes a slowed link starts from the nominal RTT.
+        let r = p.network_rtt.max(1);
         let mtu = p.mtu as u64;
         let mss = p.mtu.saturating_sub(HEADER).max(1) as f64;
         let a = bdp(r, p.line_rate) as f64 / REFERENCE_BDP;
@@ -246,7 +255,8 @@ impl Nscc {
             max_cwnd_bdp: c.max_cwnd_bdp,
             min_cwnd: mtu,
             network_rtt: r,
-            path_rtt: p.base_rtt,
+            // A sample below both its first path's RTT and the network's is no packet's.
+            path_rtt: p.base_rtt.min(r),
             target,
             qa_threshold: 4.0 * target,
             qa_enabled: c.quick_adapt,
@@ -274,6 +284,9 @@ impl Nscc {
             bytes_to_ignore: 0,
             bytes_ignored: 0,
             in_flight: 0,
+            tally: WindowTally::default(),
+            pending_fair: 0.0,
+            pending_proportional: 0.0,
         };
         cc.set_base_rtt(base_rtt);
         cc.cwnd = c
@@ -336,7 +349,9 @@ impl Nscc {
                 && (self.trigger_qa || is_loss || large)
                 && self.achieved_bytes < self.max_cwnd >> self.qa_gate
             {
+                let before = self.cwnd;
                 self.cwnd = self.achieved_bytes.max(self.min_cwnd);
+                self.tally.quick_adapt_decrease += before as i64 - self.cwnd as i64;
                 self.bytes_to_ignore = self.in_flight;
                 self.bytes_ignored = 0;
                 self.trigger_qa = false;
@@ -356,7 +371,9 @@ impl Nscc {
         if delay < FAST_INCREASE_DELAY {
             self.fi_count += acked;
             if self.fi_count > self.cwnd || self.fast_mode {
-                self.cwnd += (acked as f64 * self.fi_scale) as u64;
+                let added = (acked as f64 * self.fi_scale) as u64;
+                self.cwnd += added;
+                self.tally.fast_increase += added as i64;
                 self.fast_mode = true;
                 return;
             }
@@ -372,7 +389,9 @@ impl Nscc {
         let avg = self.avg_delay;
         if avg > self.target && now.saturating_sub(self.last_decrease) > self.base_rtt {
             let factor = (1.0 - self.gamma * (avg - self.target) / avg).max(0.5);
+            let before = self.cwnd;
             self.cwnd = ((self.cwnd as f64 * factor) as u64).max(self.min_cwnd);
+            self.tally.multiplicative_decrease += before as i64 - self.cwnd as i64;
             self.last_decrease = now;
         }
     }
@@ -383,8 +402,13 @@ impl Nscc {
             add = add.min(self.adjust_bytes as f64);
         }
         self.cwnd += add as u64;
+        let cwnd = self.cwnd.max(1) as f64;
+        self.tally.fair_increase += (self.pending_fair / cwnd) as i64;
+        self.tally.proportional_increase += (self.pending_proportional / cwnd) as i64;
+        (self.pending_fair, self.pending_proportional) = (0.0, 0.0);
         if now.saturating_sub(self.last_adjust) >= self.adjust_period {
             self.cwnd += self.eta as u64;
+            self.tally.periodic_increase += self.eta as i64;
             self.last_adjust = now;
         }
         self.inc = 0.0;
@@ -401,6 +425,10 @@ impl CongestionControl for Nscc {
         self.cwnd
     }
 
+    fn window_tally(&self) -> Option<WindowTally> {
+        Some(self.tally)
+    }
+
     fn on_ack(&mut self, ack: &AckSample) {
         let (acked, now) = (ack.acked, ack.now);
         self.achieved_bytes += acked;
@@ -412,13 +440,19 @@ impl CongestionControl for Nscc {
             return;
         }
         match (ack.ecn, delay >= self.target) {
-            (false, true) => self.inc += self.fi * acked as f64,
+            (false, true) => {
+                self.inc += self.fi * acked as f64;
+                self.pending_fair += self.fi * acked as f64;
+            }
             (false, false) => {
                 self.fast_increase(acked, delay);
                 if !self.fast_mode {
-                    self.inc += self.alpha * acked as f64 * (self.target - delay);
+                    let proportional = self.alpha * acked as f64 * (self.target - delay);
+                    self.inc += proportional;
+                    self.pending_proportional += proportional;
                     if self.reps2024 {
                         self.inc += self.fi * acked as f64;
+                        self.pending_fair += self.fi * acked as f64;
                     }
                 }
             }
@@ -436,6 +470,7 @@ impl CongestionControl for Nscc {
 
     fn on_nack(&mut self, size: u64, now: Time) {
         self.bytes_ignored += size;
+        self.tally.nack_decrease += size as i64;
         self.fold_delay(self.network_rtt as f64, true);
         self.trigger_qa = true;
         if self.quick_adapt(true, true, 0.0, now) {

@@ -484,3 +484,44 @@ fn the_target_delay_follows_trimming_as_the_reference_does() {
     );
     assert_eq!(set.target, (r * 0.5) as Time as f64);
 }
+
+/// The tally counts what each rule did to the window, as the reference prints it per flow:
+/// fast increase and multiplicative decrease as the bytes they moved, fair and proportional
+/// increase as the window bytes an adjustment made of them, a NACK's bytes as they come.
+#[test]
+fn the_window_tally_counts_each_rule() {
+    let mut cc = nscc(quiet(), 10.0);
+    assert_eq!(cc.window_tally(), Some(WindowTally::default()));
+    // Ten low-delay ACKs: proportional increase, pending until an adjustment.
+    for i in 0..10 {
+        ack(&mut cc, 10 * US + i, MTU, false, Some(US - 1));
+    }
+    assert_eq!(cc.tally.proportional_increase, 0);
+    // The next goes over a window: fast increase, by the bytes it added.
+    let before = cc.cwnd();
+    ack(&mut cc, 11 * US, MTU, false, Some(0));
+    assert_eq!(cc.tally.fast_increase, (cc.cwnd() - before) as i64);
+    // An adjustment turns the pending increase into window bytes.
+    let pending = cc.pending_proportional;
+    assert!(pending > 0.0);
+    let before = cc.cwnd();
+    cc.fulfill_adjustment(12 * US);
+    let added = cc.cwnd() - before;
+    assert_eq!(
+        cc.tally.proportional_increase,
+        (pending / cc.cwnd() as f64) as i64
+    );
+    assert!(added as i64 >= cc.tally.proportional_increase);
+    // Marked with a long average delay: a multiplicative decrease, by the bytes it took.
+    cc.avg_delay = 3.0 * T as f64;
+    let before = cc.cwnd();
+    ack(&mut cc, 40 * US, MTU, true, Some(3 * T));
+    assert!(cc.cwnd() < before);
+    assert_eq!(
+        cc.tally.multiplicative_decrease,
+        (before - cc.cwnd()) as i64
+    );
+    // A NACK counts its bytes.
+    cc.on_nack(MTU, 50 * US);
+    assert_eq!(cc.tally.nack_decrease, MTU as i64);
+}
