@@ -1,6 +1,7 @@
-//! The discrete-event core: integer-picosecond time, the event queue, seeded random streams and
-//! the packet arena. Nothing here knows about networks.
+//! The discrete-event core: integer-picosecond time, the event queue, seeded random streams,
+//! the packet arena and disjoint sets. Nothing here knows about networks.
 pub mod arena;
+pub mod disjoint;
 pub mod hugepage;
 pub mod order;
 pub mod prefetch;

@@ -15,6 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::{Phase, SetupError, Simulation};
+use crate::engine::disjoint::DisjointSets;
 use crate::net::world::{Owner, Timer};
 use crate::workload::{FlowSpec, Trigger, TriggerKind};
 
@@ -69,32 +70,23 @@ pub(super) fn hosts_joined_by_instant<'a>(
     if instant.is_empty() {
         return Vec::new();
     }
-    // Each host names its group's lowest host it has met so far, through a chain of parents.
-    let mut parent: BTreeMap<u32, u32> = BTreeMap::new();
-    fn root(parent: &mut BTreeMap<u32, u32>, host: u32) -> u32 {
-        let mut r = host;
-        while let Some(&p) = parent.get(&r).filter(|&&p| p != r) {
-            r = p;
-        }
-        parent.insert(host, r);
-        r
-    }
+    let flows: Vec<&FlowSpec> = flows.into_iter().collect();
+    let hosts = flows.iter().map(|f| f.src as usize + 1).max().unwrap_or(0);
+    let mut sets = DisjointSets::new(hosts);
+    let mut named = vec![false; hosts];
     let mut first_host: BTreeMap<u64, u32> = BTreeMap::new();
     for f in flows {
         for k in [f.trigger, f.fires].into_iter().flatten() {
-            if !instant.contains(&k) {
-                continue;
+            if instant.contains(&k) {
+                let first = *first_host.entry(k).or_insert(f.src);
+                sets.join(first, f.src);
+                named[f.src as usize] = true;
             }
-            let first = *first_host.entry(k).or_insert(f.src);
-            let (a, b) = (root(&mut parent, first), root(&mut parent, f.src));
-            parent.insert(a.max(b), a.min(b));
         }
     }
-    let hosts: Vec<u32> = parent.keys().copied().collect();
     let mut groups: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-    for h in hosts {
-        let r = root(&mut parent, h);
-        groups.entry(r).or_default().push(h);
+    for h in (0..hosts as u32).filter(|&h| named[h as usize]) {
+        groups.entry(sets.root(h)).or_default().push(h);
     }
     groups.into_values().filter(|g| g.len() > 1).collect()
 }

@@ -21,6 +21,7 @@
 //! of a crossing link is the *lookahead*, the window a partition can run ahead without hearing
 //! from the others.
 use super::{Topology, NONE};
+use crate::engine::disjoint::DisjointSets;
 use crate::engine::Time;
 
 /// A split of a topology's nodes into partitions (see the module docs).
@@ -214,23 +215,11 @@ impl Topology {
 /// order of first appearance (so the result is a function of its inputs alone).
 fn merge_units(unit_of_node: Vec<u32>, together: &[Vec<u32>]) -> Vec<u32> {
     let units = unit_of_node.iter().max().map_or(0, |&u| u + 1) as usize;
-    let mut parent: Vec<u32> = (0..units as u32).collect();
-    fn root(parent: &mut [u32], mut u: u32) -> u32 {
-        while parent[u as usize] != u {
-            parent[u as usize] = parent[parent[u as usize] as usize];
-            u = parent[u as usize];
-        }
-        u
-    }
+    let mut sets = DisjointSets::new(units);
     for group in together {
         let mut hosts = group.iter().map(|&h| unit_of_node[h as usize]);
-        let Some(first) = hosts.next() else {
-            continue;
-        };
-        for u in hosts {
-            let (a, b) = (root(&mut parent, first), root(&mut parent, u));
-            // The lower unit stays the root, so the merge does not depend on the order.
-            parent[a.max(b) as usize] = a.min(b);
+        if let Some(first) = hosts.next() {
+            hosts.for_each(|u| sets.join(first, u));
         }
     }
     let mut dense = vec![NONE; units];
@@ -238,7 +227,7 @@ fn merge_units(unit_of_node: Vec<u32>, together: &[Vec<u32>]) -> Vec<u32> {
     unit_of_node
         .iter()
         .map(|&u| {
-            let r = root(&mut parent, u) as usize;
+            let r = sets.root(u) as usize;
             if dense[r] == NONE {
                 dense[r] = next;
                 next += 1;
