@@ -9,7 +9,8 @@ fn data() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/uet-htsim")
 }
 
-fn check(plan: &str, only: &[usize]) {
+/// Experiments `only` of `plan`, run beside the reference's committed output.
+fn against_reference(plan: &str, only: &[usize]) -> validate::PlanReport {
     let options = ValidateOptions {
         plan: data().join(format!("{plan}.txt")),
         against: Some(data().join(format!("validate_outputs/{plan}.out"))),
@@ -17,7 +18,11 @@ fn check(plan: &str, only: &[usize]) {
         jobs: 2,
         only: only.to_vec(),
     };
-    let report = validate::validate(&options).unwrap();
+    validate::validate(&options).unwrap()
+}
+
+fn check(plan: &str, only: &[usize]) {
+    let report = against_reference(plan, only);
     assert_eq!(report.results.len(), only.len());
     for r in &report.results {
         let mut text = Vec::new();
@@ -59,14 +64,7 @@ fn the_receiver_credit_1024_node_incast_sends_the_references_rts() {
     // NSCC's network RTT, left at zero). With one RTS per RTO we sent 1,022 against 21,666 and
     // 43 % fewer ACKs. Its first finish is the draw of which flow the pacer serves first (seeds
     // 1-10 overlap), so only the other numbers are checked here.
-    let options = ValidateOptions {
-        plan: data().join("validate_uec_rcv.txt"),
-        against: Some(data().join("validate_outputs/validate_uec_rcv.out")),
-        root: None,
-        jobs: 1,
-        only: vec![5],
-    };
-    let report = validate::validate(&options).unwrap();
+    let report = against_reference("validate_uec_rcv", &[5]);
     let r = &report.results[0];
     let quantity = |name: &str| {
         r.comparisons

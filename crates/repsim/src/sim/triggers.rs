@@ -55,23 +55,18 @@ pub(super) struct Triggers {
     index: BTreeMap<u64, u32>,
 }
 
-/// The groups of hosts that instant triggers join: two hosts are in one group when the flows
-/// of both name one instant trigger, or each is joined to a third (disjoint groups of two or
+/// The groups of hosts (of `hosts`) that the triggers in `instant` join: two hosts are in one
+/// group when the flows of both name one such trigger, or each is joined to a third (disjoint groups of two or
 /// more hosts, ascending, in the order of their first host). Such a trigger acts on all of
 /// them in zero time, so a run split over threads keeps each group in one partition.
-pub(super) fn hosts_joined_by_instant<'a>(
-    triggers: impl IntoIterator<Item = &'a Trigger>,
+fn hosts_joined_by_instant<'a>(
+    instant: &BTreeSet<u64>,
+    hosts: usize,
     flows: impl IntoIterator<Item = &'a FlowSpec>,
 ) -> Vec<Vec<u32>> {
-    let instant: BTreeSet<u64> = (triggers.into_iter())
-        .filter(|t| !t.notice)
-        .map(|t| t.id)
-        .collect();
     if instant.is_empty() {
         return Vec::new();
     }
-    let flows: Vec<&FlowSpec> = flows.into_iter().collect();
-    let hosts = flows.iter().map(|f| f.src as usize + 1).max().unwrap_or(0);
     let mut sets = DisjointSets::new(hosts);
     let mut named = vec![false; hosts];
     let mut first_host: BTreeMap<u64, u32> = BTreeMap::new();
@@ -170,14 +165,12 @@ impl Simulation {
     /// it, for every one named from more than one host. A split over threads keeps each group
     /// in one partition ([`crate::net::topology::Topology::partition_joining`]).
     pub fn hosts_kept_together(&self) -> Vec<Vec<u32>> {
-        let declared: Vec<Trigger> = (self.triggers.states.iter())
-            .map(|t| Trigger {
-                id: t.id,
-                kind: t.kind,
-                notice: t.notice,
-            })
+        let instant: BTreeSet<u64> = (self.triggers.states.iter())
+            .filter(|t| !t.notice)
+            .map(|t| t.id)
             .collect();
-        hosts_joined_by_instant(&declared, self.flows.iter().map(|f| &f.spec))
+        let hosts = self.world.topo.hosts as usize;
+        hosts_joined_by_instant(&instant, hosts, self.flows.iter().map(|f| &f.spec))
     }
 
     /// After flow `index` was added waiting on trigger `k`: releases it if the trigger was
