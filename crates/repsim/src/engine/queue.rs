@@ -1,9 +1,9 @@
 //! The future-event list.
 //!
 //! Events are ordered by (time, order): the caller gives each event an `order`, a tie-break
-//! below 2^[`ORDER_BITS`] that is unique among pending events (the simulator's is the
-//! scheduling entity and that entity's own count, see [`super::order`]), so runs are
-//! deterministic and same-time events do not come out in push order but in the callers'.
+//! below 2^[`ORDER_BITS`] that is unique among pending events (the simulator's is the delay's
+//! class, the scheduling entity and that entity's own count, see [`super::order`]), so runs
+//! are deterministic and same-time events do not come out in push order but in the callers'.
 //! Simulated time never goes backwards and almost every event lands within a few microseconds
 //! of "now" (serialization, propagation), so the list is a *bucket queue*: a ring of 2^19
 //! buckets, each 128 ps wide, covering the next ~67 us, plus a binary heap for anything further
@@ -126,7 +126,7 @@ const MAX_DIGIT: u32 = 11;
 impl DigitPlan {
     /// The cheapest digits covering the `varying` bits of `n` keys: each digit starts at the
     /// lowest varying bit the digits before it leave, so bits that are equal in every key
-    /// (the unused top of the entity field, below the time offset) cost no pass. A pass costs
+    /// (the unused top of the entity field, the delay classes no entry has) cost no pass. A pass costs
     /// a walk of its 2^width counters and a read and a write of every entry; the weights are
     /// instruction counts of the two loops.
     fn for_bits(varying: u64, n: usize) -> Self {
@@ -202,7 +202,8 @@ impl<E: Copy> EventQueue<E> {
 
     /// An empty queue whose caller promises that pending events whose orders agree above
     /// their low `bits` bits were pushed in increasing order (the simulator's orders agree
-    /// above their count when one entity scheduled them, and its count grows). A crowded
+    /// above their count when one entity scheduled them with delays of one class, and its
+    /// count grows). A crowded
     /// bucket is then sorted by a stable radix sort on the time offset and the bits above
     /// `bits`, which is much cheaper than a comparison sort when hundreds of events share a
     /// picosecond. With `bits` = [`ORDER_BITS`] (what [`Self::new`] does) the promise is

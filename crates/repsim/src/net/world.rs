@@ -241,12 +241,13 @@ pub struct World {
 }
 
 impl World {
-    /// Schedules `event` at `at` (never before now), ordered among same-time events by the
-    /// entity running now and its count.
+    /// Schedules `event` at `at` (never before now), ordered among same-time events by its
+    /// delay's class, the entity running now and its count (see [`crate::engine::order`]).
     #[inline]
     pub fn schedule(&mut self, at: Time, event: Event) {
         debug_assert!(at >= self.now);
-        self.events.push(at, self.order.next_order(), event);
+        self.events
+            .push(at, self.order.next_order(at - self.now), event);
     }
 
     /// The entity that stands for everything outside the nodes: the setup, faults and
@@ -355,7 +356,7 @@ impl World {
             departing = false;
         }
         if deliver {
-            let order = self.order.next_order();
+            let order = self.order.next_order(ser + class.latency);
             let at = now + ser + class.latency;
             let remote =
                 (self.outbox.as_deref()).is_some_and(|out| out.far[port as usize] != LOCAL);

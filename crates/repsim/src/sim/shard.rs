@@ -221,11 +221,12 @@ impl Simulation {
             return;
         };
         let to = shard.of_node[node as usize] as usize;
-        let order = self.world.order.next_order();
+        let at = at.max(self.world.now);
+        let order = self.world.order.next_order(at - self.world.now);
         let outbox = self.world.outbox.as_deref_mut().expect("a partition");
         outbox.sent[to]
             .events
-            .push((at.max(self.world.now), order, Event::timer(timer)));
+            .push((at, order, Event::timer(timer)));
     }
 
     /// Schedules flow `f`'s start at `at` (a flow released by the flows it waited for) and,
@@ -234,7 +235,7 @@ impl Simulation {
     /// same tie-break.
     pub(super) fn schedule_start(&mut self, f: u32, at: crate::engine::Time) {
         let at = at.max(self.world.now);
-        let order = self.world.order.next_order();
+        let order = self.world.order.next_order(at - self.world.now);
         let start = Event::timer(super::flows::start_timer(f));
         self.world.events.push(at, order, start);
         let Some(shard) = self.shard.as_deref() else {

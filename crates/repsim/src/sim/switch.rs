@@ -166,7 +166,7 @@ impl Simulation {
                 self.enqueue_switch(port, h);
             } else {
                 pkt.egress = port;
-                events.push(*now + latency, order.next_order(), Event::egress(h));
+                events.push(*now + latency, order.next_order(latency), Event::egress(h));
             }
             return;
         }
