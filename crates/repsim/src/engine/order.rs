@@ -15,8 +15,8 @@
 //! events run in the order they were scheduled. Besides matching the reference's tie order
 //! more closely, it keeps same-time events of one kind together (an ACK's hop, a full
 //! packet's hop and a switch's pipeline delay fall in different classes), which the
-//! handlers' branches predict much better than an order by entity alone; and pushes into a
-//! bucket come in increasing class for each time, so the class costs the queue's sort little.
+//! handlers' branches predict much better than an order by entity alone (the classes cost
+//! the queue's radix sort a few more key bits; `docs/performance.md` has the measurements).
 //!
 //! The triple is packed into the 57 bits the event queue keeps for a tie-break: the class in
 //! the top [`CLASS_BITS`], then the entity in [`ENTITY_BITS`], its count in the rest. A count

@@ -126,9 +126,9 @@ const MAX_DIGIT: u32 = 11;
 impl DigitPlan {
     /// The cheapest digits covering the `varying` bits of `n` keys: each digit starts at the
     /// lowest varying bit the digits before it leave, so bits that are equal in every key
-    /// (the unused top of the entity field, the delay classes no entry has) cost no pass. A pass costs
-    /// a walk of its 2^width counters and a read and a write of every entry; the weights are
-    /// instruction counts of the two loops.
+    /// (the unused top of the entity field, the delay classes no entry has) cost no pass. A
+    /// pass costs a walk of its 2^width counters and a read and a write of every entry; the
+    /// weights are instruction counts of the two loops.
     fn for_bits(varying: u64, n: usize) -> Self {
         let mut best = DigitPlan {
             shifts: [0; MAX_PASSES],
@@ -203,10 +203,9 @@ impl<E: Copy> EventQueue<E> {
     /// An empty queue whose caller promises that pending events whose orders agree above
     /// their low `bits` bits were pushed in increasing order (the simulator's orders agree
     /// above their count when one entity scheduled them with delays of one class, and its
-    /// count grows). A crowded
-    /// bucket is then sorted by a stable radix sort on the time offset and the bits above
-    /// `bits`, which is much cheaper than a comparison sort when hundreds of events share a
-    /// picosecond. With `bits` = [`ORDER_BITS`] (what [`Self::new`] does) the promise is
+    /// count grows). A crowded bucket is then sorted by a stable radix sort on the time
+    /// offset and the bits above `bits`, which is much cheaper than a comparison sort when
+    /// hundreds of events share a picosecond. With `bits` = [`ORDER_BITS`] (what [`Self::new`] does) the promise is
     /// empty and buckets are sorted by comparison.
     pub fn with_pushed_in_order_below(bits: u32) -> Self {
         assert!(bits <= ORDER_BITS, "orders have {ORDER_BITS} bits");
