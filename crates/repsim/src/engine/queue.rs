@@ -229,7 +229,7 @@ impl<E: Copy> EventQueue<E> {
     /// Schedules `event` at absolute time `at` (never earlier than the last popped event),
     /// after the pending events of that time whose `order` is lower (below 2^[`ORDER_BITS`];
     /// two pending events of one time with the same order pop in either order).
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, at: Time, order: u64, event: E) {
         self.len += 1;
         let bucket = at >> BUCKET_SHIFT;

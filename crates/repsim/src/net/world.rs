@@ -243,7 +243,7 @@ pub struct World {
 impl World {
     /// Schedules `event` at `at` (never before now), ordered among same-time events by its
     /// delay's class, the entity running now and its count (see [`crate::engine::order`]).
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, at: Time, event: Event) {
         debug_assert!(at >= self.now);
         self.events
