@@ -183,7 +183,8 @@ pub trait CcScheme: AsAny + fmt::Debug + Send + Sync {
     }
     /// The pull pacers the algorithm needs at every receiving host (credit pacing), if any,
     /// for hosts whose links in run at `link_rates` (bits per second, by host) and packets of
-    /// `mtu` bytes; `seed` is the run's (each host's pacer derives its own stream). The first traffic class whose algorithm returns some paces every host.
+    /// `mtu` bytes; `seed` is the run's (each host's pacer derives its own stream). The first
+    /// traffic class whose algorithm returns some paces every host.
     /// Credit-paced senders ask for credit with RTS, which only the UEC transport sends, so a
     /// scenario refuses RNIC transports with such an algorithm.
     fn receiver_pacing(

@@ -205,8 +205,8 @@ impl<E: Copy> EventQueue<E> {
     /// above their count when one entity scheduled them with delays of one class, and its
     /// count grows). A crowded bucket is then sorted by a stable radix sort on the time
     /// offset and the bits above `bits`, which is much cheaper than a comparison sort when
-    /// hundreds of events share a picosecond. With `bits` = [`ORDER_BITS`] (what [`Self::new`] does) the promise is
-    /// empty and buckets are sorted by comparison.
+    /// hundreds of events share a picosecond. With `bits` = [`ORDER_BITS`] (what
+    /// [`Self::new`] does) the promise is empty and buckets are sorted by comparison.
     pub fn with_pushed_in_order_below(bits: u32) -> Self {
         assert!(bits <= ORDER_BITS, "orders have {ORDER_BITS} bits");
         EventQueue {

@@ -56,9 +56,10 @@ pub(super) struct Triggers {
 }
 
 /// The groups of hosts (of `hosts`) that the triggers in `instant` join: two hosts are in one
-/// group when the flows of both name one such trigger, or each is joined to a third (disjoint groups of two or
-/// more hosts, ascending, in the order of their first host). Such a trigger acts on all of
-/// them in zero time, so a run split over threads keeps each group in one partition.
+/// group when the flows of both name one such trigger, or each is joined to a third
+/// (disjoint groups of two or more hosts, ascending, in the order of their first host). Such a
+/// trigger acts on all of them in zero time, so a run split over threads keeps each group in
+/// one partition.
 fn hosts_joined_by_instant<'a>(
     instant: &BTreeSet<u64>,
     hosts: usize,

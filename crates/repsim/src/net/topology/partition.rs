@@ -76,10 +76,11 @@ pub enum PartitionRule {
     /// switches together.
     #[default]
     Structure,
-    /// Every edge switch (one a host's first NIC attaches to) in one partition, for a switch scheme whose edge switches
-    /// share state without packets ([`crate::routing::RoutingScheme::edges_share_state`]);
-    /// the hosts of each edge switch form a unit of their own, and every other switch is a
-    /// unit alone, so that the hosts and the upper tiers spread over the other partitions.
+    /// Every edge switch (one a host's first NIC attaches to) in one partition, for a switch
+    /// scheme whose edge switches share state without packets
+    /// ([`crate::routing::RoutingScheme::edges_share_state`]); the hosts of each edge switch
+    /// form a unit of their own, and every other switch is a unit alone, so that the hosts and
+    /// the upper tiers spread over the other partitions.
     EdgesTogether,
 }
 
