@@ -15,8 +15,8 @@
 //! events run in the order they were scheduled. Besides matching the reference's tie order
 //! more closely, it keeps same-time events of one kind together (an ACK's hop, a full
 //! packet's hop and a switch's pipeline delay fall in different classes), which the
-//! handlers' branches predict much better than an order by entity alone (the classes cost
-//! the queue's radix sort a few more key bits; `docs/performance.md` has the measurements).
+//! handlers' branches predict much better than an order by entity alone
+//! (`docs/performance.md` has the measurements).
 //!
 //! The triple is packed into the 57 bits the event queue keeps for a tie-break: the class in
 //! the top [`CLASS_BITS`], then the entity in [`ENTITY_BITS`], its count in the rest. A count
@@ -35,15 +35,18 @@ pub const MAX_ENTITIES: u64 = 1 << ENTITY_BITS;
 pub const COUNT_BITS: u32 = super::queue::ORDER_BITS - CLASS_BITS - ENTITY_BITS;
 const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
 const ENTITY_MASK: u64 = (1 << ENTITY_BITS) - 1;
-/// The largest delay class (a delay of 2^63 ps or more).
-const MAX_CLASS: u64 = (1 << CLASS_BITS) - 1;
+const _: () = assert!(
+    1 << CLASS_BITS == u64::BITS,
+    "a class is a 64-bit delay's leading zeros less one, 0 to 63"
+);
 
 /// The tie-break bits of an event scheduled `delay` after now: the bit length of the delay,
-/// inverted so that longer delays (events scheduled earlier) order first.
+/// inverted so that longer delays (events scheduled earlier) order first. That is 63 less
+/// the bit length (64 less the leading zeros), with delays of 2^63 ps and more in class 0:
+/// the leading zeros less one.
 #[inline]
 fn delay_class(delay: Time) -> u64 {
-    let length = u64::from(u64::BITS - delay.leading_zeros()).min(MAX_CLASS);
-    (MAX_CLASS - length) << (ENTITY_BITS + COUNT_BITS)
+    u64::from(delay.leading_zeros()).saturating_sub(1) << (ENTITY_BITS + COUNT_BITS)
 }
 
 /// Per-entity event counters and the entity whose event is running (see the module docs).
@@ -188,6 +191,31 @@ mod tests {
         assert_eq!(EventOrder::entity_of(soon), 0);
         assert_eq!(EventOrder::entity_of(o.next_order(Time::MAX)), 3);
         assert!(o.next_order(Time::MAX) < 1 << super::super::queue::ORDER_BITS);
+    }
+
+    /// The class is the bit length inverted, longest first, capped at the 6 bits it has.
+    #[test]
+    fn class_is_the_inverted_bit_length() {
+        for delay in [
+            0,
+            1,
+            2,
+            3,
+            127,
+            128,
+            83_000,
+            1 << 62,
+            (1 << 63) - 1,
+            1 << 63,
+            Time::MAX,
+        ] {
+            let length = u64::from(u64::BITS - delay.leading_zeros()).min(63);
+            assert_eq!(
+                delay_class(delay) >> (ENTITY_BITS + COUNT_BITS),
+                63 - length,
+                "delay {delay}"
+            );
+        }
     }
 
     #[test]

@@ -21,9 +21,10 @@
 //! drained, the next occupied bucket's chunk list is walked one chunk per pop into the cache.
 //! An entry is 16 bytes (for 8-byte events): the time's offset inside its bucket and the
 //! order share one `u64` key, which orders entries of one bucket exactly as (time, order)
-//! does, so a drained bucket is sorted on that key alone. Chunks return to the pool as soon as
-//! their bucket is drained and are reused last-in first-out, so memory follows the number of
-//! pending events and the chunks in use stay warm.
+//! does, so a drained bucket is sorted on that key alone (a natural merge sort, see
+//! [`merge`]), and stays in that form while it is drained. Chunks return to the pool as soon
+//! as their bucket is drained and are reused last-in first-out, so memory follows the number
+//! of pending events and the chunks in use stay warm.
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
@@ -36,9 +37,6 @@ const MASK: u64 = RING as u64 - 1;
 /// Bits of an event's order (its tie-break among events of the same time): what a bucket
 /// entry's key keeps below the time offset.
 pub const ORDER_BITS: u32 = 64 - BUCKET_SHIFT;
-/// Buckets with fewer entries are sorted by comparison, which is cheap for a few entries
-/// while each radix pass walks its counters (the value is a choice, not tuned).
-const RADIX_SORT_FROM: usize = 64;
 /// Entries per chunk: with 8-byte events, 15 entries of 16 bytes plus the chunk's 8-byte
 /// header fill four cache lines (chunks are cache-line aligned).
 pub const CHUNK: usize = 15;
@@ -109,71 +107,20 @@ struct Chunk<E> {
     entries: [(u64, E); CHUNK],
 }
 
-/// The digits of a radix sort: where each pass's digit starts, least significant first, and
-/// the digits' common width.
-struct DigitPlan {
-    shifts: [u32; MAX_PASSES],
-    passes: usize,
-    width: u32,
-}
-
-/// Passes a radix sort of a 64-bit key may need (with the narrowest digit).
-const MAX_PASSES: usize = 64 / MIN_DIGIT as usize + 1;
-/// Digit widths the radix sort chooses between.
-const MIN_DIGIT: u32 = 5;
-const MAX_DIGIT: u32 = 11;
-
-impl DigitPlan {
-    /// The cheapest digits covering the `varying` bits of `n` keys: each digit starts at the
-    /// lowest varying bit the digits before it leave, so bits that are equal in every key
-    /// (the unused top of the entity field, the delay classes no entry has) cost no pass. A
-    /// pass costs a walk of its 2^width counters and a read and a write of every entry; the
-    /// weights are instruction counts of the two loops.
-    fn for_bits(varying: u64, n: usize) -> Self {
-        let mut best = DigitPlan {
-            shifts: [0; MAX_PASSES],
-            passes: 0,
-            width: MIN_DIGIT,
-        };
-        let mut best_cost = u64::MAX;
-        for width in MIN_DIGIT..=MAX_DIGIT {
-            let mut plan = DigitPlan {
-                shifts: [0; MAX_PASSES],
-                passes: 0,
-                width,
-            };
-            let mut covered = 0;
-            while covered < 64 && varying >> covered != 0 {
-                let shift = covered + (varying >> covered).trailing_zeros();
-                plan.shifts[plan.passes] = shift;
-                plan.passes += 1;
-                covered = shift + width;
-            }
-            let cost = plan.passes as u64 * ((3 << width) + 16 * n as u64);
-            if cost < best_cost {
-                best_cost = cost;
-                best = plan;
-            }
-        }
-        best
-    }
-}
-
 /// A deterministic priority queue of timed events (see the module docs).
 pub struct EventQueue<E: Copy> {
     /// Bucket index (time >> BUCKET_SHIFT) being drained.
     current_bucket: u64,
-    /// Entries of the current bucket, sorted by key descending (pop from the end).
-    current: Vec<(u128, E)>,
-    /// The entries of the bucket being moved into `current` (kept for its capacity).
+    /// Entries of the current bucket, by in-bucket key (see [`bucket_key`]) descending (pop
+    /// from the end).
+    current: Vec<(u64, E)>,
+    /// The entries of the next bucket, gathered and sorted before they become `current`
+    /// (the two swap; kept for its capacity).
     gathered: Vec<(u64, E)>,
-    /// The other half of the radix sort of `gathered` (kept for its capacity; the two swap).
+    /// The merge sort's copy of the run being merged (kept for its capacity).
     scratch: Vec<(u64, E)>,
-    /// The radix sort's counters, one block per pass (kept for its capacity).
-    counters: Vec<u32>,
-    /// Low bits of an order below which pushes come in increasing order (see
-    /// [`Self::with_pushed_in_order_below`]).
-    in_order_bits: u32,
+    /// The merge sort's run boundaries (kept for its capacity).
+    runs: Vec<u32>,
     /// Chunk storage shared by all buckets.
     chunks: Vec<Chunk<E>>,
     /// Chunks not in use, reused last-in first-out.
@@ -197,25 +144,12 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     /// An empty queue starting at time 0.
     pub fn new() -> Self {
-        Self::with_pushed_in_order_below(ORDER_BITS)
-    }
-
-    /// An empty queue whose caller promises that pending events whose orders agree above
-    /// their low `bits` bits were pushed in increasing order (the simulator's orders agree
-    /// above their count when one entity scheduled them with delays of one class, and its
-    /// count grows). A crowded bucket is then sorted by a stable radix sort on the time
-    /// offset and the bits above `bits`, which is much cheaper than a comparison sort when
-    /// hundreds of events share a picosecond. With `bits` = [`ORDER_BITS`] (what
-    /// [`Self::new`] does) the promise is empty and buckets are sorted by comparison.
-    pub fn with_pushed_in_order_below(bits: u32) -> Self {
-        assert!(bits <= ORDER_BITS, "orders have {ORDER_BITS} bits");
         EventQueue {
             current_bucket: 0,
             current: Vec::new(),
             gathered: Vec::new(),
             scratch: Vec::new(),
-            counters: Vec::new(),
-            in_order_bits: bits,
+            runs: Vec::new(),
             chunks: Vec::new(),
             free: Vec::new(),
             head: vec![NIL; RING],
@@ -234,10 +168,11 @@ impl<E: Copy> EventQueue<E> {
         self.len += 1;
         let bucket = at >> BUCKET_SHIFT;
         if bucket <= self.current_bucket {
-            // Same bucket as the one being drained: keep `current` sorted (descending).
-            let key = key_of(at, order);
-            let pos = self.current.partition_point(|(k, _)| *k > key);
-            self.current.insert(pos, (key, event));
+            if bucket < self.current_bucket {
+                // Before the bucket a peek moved to: that one goes back to the ring.
+                self.rewind(bucket);
+            }
+            self.insert_current(bucket_key(at, order), event);
         } else if bucket < self.current_bucket + RING as u64 {
             self.append(bucket, bucket_key(at, order), event);
         } else {
@@ -261,7 +196,7 @@ impl<E: Copy> EventQueue<E> {
         let entry = self.current.pop().expect("advance filled it");
         self.len -= 1;
         self.warm_step();
-        Some(entry)
+        Some(full_key(self.current_bucket << BUCKET_SHIFT, entry))
     }
 
     /// One step down the chunk list of the bucket after the one being drained: the chunk
@@ -286,7 +221,10 @@ impl<E: Copy> EventQueue<E> {
         if self.current.is_empty() && !self.advance() {
             return None;
         }
-        self.current.last().map(|(k, _)| time_of(*k))
+        let base = self.current_bucket << BUCKET_SHIFT;
+        self.current
+            .last()
+            .map(|&entry| time_of(full_key(base, entry).0))
     }
 
     /// The key (time above order, as [`Self::push`] takes them) of the earliest event.
@@ -295,7 +233,8 @@ impl<E: Copy> EventQueue<E> {
         if self.current.is_empty() && !self.advance() {
             return None;
         }
-        self.current.last().map(|(k, _)| *k)
+        let base = self.current_bucket << BUCKET_SHIFT;
+        self.current.last().map(|&entry| full_key(base, entry).0)
     }
 
     /// The event `k` pops from now (0: the next one to pop), if it is already sorted into the
@@ -317,7 +256,6 @@ impl<E: Copy> EventQueue<E> {
                 self.current_bucket = bucket;
                 self.pull_far();
                 let slot = (bucket & MASK) as usize;
-                let base = bucket << BUCKET_SHIFT;
                 let mut c = self.head[slot];
                 self.gathered.clear();
                 while c != NIL {
@@ -329,7 +267,7 @@ impl<E: Copy> EventQueue<E> {
                 }
                 self.head[slot] = NIL;
                 self.occupied[slot / 64] &= !(1 << (slot % 64));
-                self.sort_gathered(base);
+                self.sort_gathered();
                 self.warm = self
                     .next_occupied()
                     .map_or(NIL, |b| self.head[(b & MASK) as usize]);
@@ -347,104 +285,88 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
-    /// Moves the entries gathered from a bucket starting at time `base` into `current`,
-    /// sorted by key descending (see [`Self::sort_bucket`]), with a sort of the whole when
-    /// the first of them does not follow what `current` already held (far events pulled into
-    /// the bucket being drained).
+    /// Sorts the entries gathered from the next bucket and makes them `current`, merged
+    /// with what `current` already holds (far events pulled into that bucket first).
     #[inline]
-    fn sort_gathered(&mut self, base: Time) {
-        let before = self.current.len();
-        self.sort_bucket();
-        let gathered = self.gathered.iter();
-        self.current
-            .extend(gathered.map(|&entry| full_key(base, entry)));
-        let junction = before.saturating_sub(1)..(before + 1).min(self.current.len());
-        if !self.current[junction].windows(2).all(|w| w[0].0 > w[1].0) {
-            self.current.sort_unstable_by_key(|e| Reverse(e.0));
+    fn sort_gathered(&mut self) {
+        merge::sort_descending(&mut self.gathered, &mut self.runs, &mut self.scratch);
+        if self.current.is_empty() {
+            std::mem::swap(&mut self.current, &mut self.gathered);
+        } else {
+            self.current.extend_from_slice(&self.gathered);
+            merge::sort_descending(&mut self.current, &mut self.runs, &mut self.scratch);
         }
     }
 
-    /// Sorts the gathered entries by their in-bucket key (time offset, then order)
-    /// descending. A small bucket, or any bucket without the caller's promise, is sorted by
-    /// comparison. A crowded one is sorted by a stable LSD radix sort on the key's bits above
-    /// `in_order_bits` that differ within the bucket, in the digits [`DigitPlan`] finds
-    /// cheapest: entries that agree on those bits were pushed in increasing order, so they
-    /// are gathered (newest first) in decreasing order, which a stable sort keeps. (Where the
-    /// promise does not hold, such entries stay in reverse push order: the order is still a
-    /// function of what was pushed, only not by key; for the simulator that takes a count
-    /// wrapping between two same-time events of one entity.)
-    fn sort_bucket(&mut self) {
-        let n = self.gathered.len();
-        if n < RADIX_SORT_FROM || self.in_order_bits == ORDER_BITS {
-            self.gathered.sort_unstable_by_key(|e| Reverse(e.0));
-            return;
-        }
-        let (mut all, mut any) = (u64::MAX, 0);
-        for &(key, _) in &self.gathered {
-            all &= key;
-            any |= key;
-        }
-        let varying = (all ^ any) >> self.in_order_bits << self.in_order_bits;
-        let plan = DigitPlan::for_bits(varying, n);
-        if plan.passes == 0 {
-            return;
-        }
-        let slots = 1usize << plan.width;
-        let mask = slots as u64 - 1;
-        let shifts = &plan.shifts[..plan.passes];
-        self.counters.clear();
-        self.counters.resize(slots * plan.passes, 0);
-        let counters = &mut self.counters[..];
-        // One read of the entries counts every pass's digits; the common pass counts get a
-        // loop of their own, which the compiler unrolls.
-        match *shifts {
-            [a, b] => {
-                let (first, second) = counters.split_at_mut(slots);
-                for &(key, _) in &self.gathered {
-                    first[(key >> a & mask) as usize] += 1;
-                    second[(key >> b & mask) as usize] += 1;
-                }
+    /// Inserts an entry of the bucket being drained into `current`, keeping it sorted.
+    #[inline]
+    fn insert_current(&mut self, key: u64, event: E) {
+        let pos = self.current.partition_point(|(k, _)| *k > key);
+        self.current.insert(pos, (key, event));
+    }
+
+    /// Makes `bucket`, earlier than the bucket being drained, the one being drained: a peek
+    /// moved to the next occupied bucket, and an event was then pushed before it (the event
+    /// loop's last peek past its limit, then an injection or a message from another
+    /// partition). What `current` holds goes back to the ring, and ring entries beyond the
+    /// new, earlier horizon move to the far heap.
+    #[cold]
+    #[inline(never)]
+    fn rewind(&mut self, bucket: u64) {
+        let old = self.current_bucket;
+        debug_assert!(bucket < old);
+        let horizon = bucket + RING as u64;
+        if old + 1 < horizon {
+            // Only the ring slots of buckets [horizon, old + RING) can hold entries now
+            // beyond the horizon.
+            let mut b = horizon;
+            while b < old + RING as u64 {
+                self.evict_slot(b);
+                b += 1;
             }
-            [a, b, c] => {
-                let (first, rest) = counters.split_at_mut(slots);
-                let (second, third) = rest.split_at_mut(slots);
-                for &(key, _) in &self.gathered {
-                    first[(key >> a & mask) as usize] += 1;
-                    second[(key >> b & mask) as usize] += 1;
-                    third[(key >> c & mask) as usize] += 1;
-                }
-            }
-            _ => {
-                for &(key, _) in &self.gathered {
-                    for (pass, &shift) in counters.chunks_exact_mut(slots).zip(shifts) {
-                        pass[(key >> shift & mask) as usize] += 1;
-                    }
+        } else {
+            // The new horizon is at or before the old bucket: every ring entry is beyond it.
+            for word in 0..RING / 64 {
+                while self.occupied[word] != 0 {
+                    let slot = word * 64 + self.occupied[word].trailing_zeros() as usize;
+                    let offset = (slot as u64).wrapping_sub(old + 1) & MASK;
+                    self.evict_slot(old + 1 + offset);
                 }
             }
         }
-        for pass in counters.chunks_exact_mut(slots) {
-            let mut at = 0;
-            for slot in pass.iter_mut().rev() {
-                let count = *slot;
-                *slot = at;
-                at += count;
+        let base = old << BUCKET_SHIFT;
+        let held = std::mem::take(&mut self.current);
+        self.current_bucket = bucket;
+        self.warm = NIL;
+        // Ascending, so that the bucket is gathered (newest first) already sorted.
+        for &entry in held.iter().rev() {
+            if old < horizon {
+                self.append(old, entry.0, entry.1);
+            } else {
+                let (key, event) = full_key(base, entry);
+                self.far.push(Reverse(Far(key, event)));
             }
         }
-        // Every pass writes all of `scratch[..n]`; entries beyond it are left from earlier
-        // buckets and never read.
-        if self.scratch.len() < n {
-            self.scratch.resize(n, self.gathered[0]);
-        }
-        for (start, &shift) in counters.chunks_exact_mut(slots).zip(shifts) {
-            // Stable counting sort on the digit at `shift`, highest digit first.
-            for &entry in &self.gathered {
-                let slot = &mut start[(entry.0 >> shift & mask) as usize];
-                self.scratch[*slot as usize] = entry;
-                *slot += 1;
+        self.current = held;
+        self.current.clear();
+    }
+
+    /// Moves the entries of ring bucket `bucket` (if any) to the far heap.
+    fn evict_slot(&mut self, bucket: u64) {
+        let slot = (bucket & MASK) as usize;
+        let base = bucket << BUCKET_SHIFT;
+        let mut c = self.head[slot];
+        while c != NIL {
+            let chunk = self.chunks[c as usize];
+            for &entry in &chunk.entries[..chunk.len as usize] {
+                let (key, event) = full_key(base, entry);
+                self.far.push(Reverse(Far(key, event)));
             }
-            std::mem::swap(&mut self.gathered, &mut self.scratch);
-            self.gathered.truncate(n);
+            self.free.push(c);
+            c = chunk.next;
         }
+        self.head[slot] = NIL;
+        self.occupied[slot / 64] &= !(1 << (slot % 64));
     }
 
     /// Appends an entry to a ring bucket (a new chunk when its newest one is full). The
@@ -503,8 +425,8 @@ impl<E: Copy> EventQueue<E> {
             }
             let Reverse(Far(key, event)) = self.far.pop().expect("peeked");
             if bucket <= self.current_bucket {
-                let pos = self.current.partition_point(|(k, _)| *k > key);
-                self.current.insert(pos, (key, event));
+                debug_assert_eq!(bucket, self.current_bucket, "far events lie ahead");
+                self.insert_current(bucket_key(time_of(key), key as u64), event);
             } else {
                 self.append(bucket, bucket_key(time_of(key), key as u64), event);
             }
@@ -565,12 +487,13 @@ impl<E: Copy> EventQueue<E> {
             + self.occupied.capacity() * 8
             + self.chunks.capacity() * std::mem::size_of::<Chunk<E>>()
             + self.free.capacity() * 4
-            + self.current.capacity() * std::mem::size_of::<(u128, E)>()
-            + (self.gathered.capacity() + self.scratch.capacity()) * std::mem::size_of::<(u64, E)>()
-            + self.counters.capacity() * 4
+            + (self.current.capacity() + self.gathered.capacity() + self.scratch.capacity())
+                * std::mem::size_of::<(u64, E)>()
+            + self.runs.capacity() * 4
             + self.far.capacity() * std::mem::size_of::<Reverse<Far<E>>>()
     }
 }
 
+mod merge;
 #[cfg(test)]
 mod tests;

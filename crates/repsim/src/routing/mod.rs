@@ -448,7 +448,7 @@ pub(crate) fn test_world(rates: &[u64], salt: u32) -> World {
         .unzip();
     World {
         now: 0,
-        events: EventQueue::with_pushed_in_order_below(crate::engine::order::COUNT_BITS),
+        events: EventQueue::new(),
         order: EventOrder::new(topo.nodes() + 1),
         pkts: Arena::new(),
         ports,

@@ -462,7 +462,7 @@ impl Simulation {
             label,
             world: World {
                 now: 0,
-                events: EventQueue::with_pushed_in_order_below(crate::engine::order::COUNT_BITS),
+                events: EventQueue::new(),
                 order: EventOrder::new(topo.nodes() + 1),
                 pkts: Arena::new(),
                 port_to: topo.links.iter().map(|l| l.to).collect(),

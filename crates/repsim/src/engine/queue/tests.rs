@@ -1,5 +1,6 @@
 //! The queue against a reference heap: time then order, far events, entries merged with the
-//! bucket being drained, crowded buckets through the radix sort; and the radix sort's digits.
+//! bucket being drained, crowded buckets of per-entity orders, and pushes before a bucket a
+//! peek moved to.
 use super::*;
 use crate::engine::Rng;
 
@@ -100,21 +101,22 @@ fn far_events_in_a_crowded_bucket_keep_their_order() {
     assert!(m.q.pop().is_none());
 }
 
-/// Entries already in `current` with a lower key than some gathered ones are merged in:
-/// the order check falls back to sorting the whole.
+/// Entries already in `current` (far events pulled into the bucket) are merged with the
+/// gathered ones.
 #[test]
 fn gathered_entries_merge_with_what_current_holds() {
     let mut q: EventQueue<u64> = EventQueue::new();
     let base = 7 << BUCKET_SHIFT;
-    q.current.push((key_of(base + 1, 20), 1_000));
+    q.current.push((bucket_key(base + 1, 20), 1_000));
     for order in 0..40u64 {
         q.gathered
             .push((bucket_key(base + order % 3, order), order));
     }
-    q.sort_gathered(base);
+    q.sort_gathered();
     assert_eq!(q.current.len(), 41);
     assert!(q.current.windows(2).all(|w| w[0].0 > w[1].0));
     assert_eq!(q.current[0].1, 38, "the latest time, highest order first");
+    assert!(q.gathered.is_empty() || q.gathered.len() == 40);
 }
 
 /// A bucket's entries of random offsets and orders come out sorted, after what `current`
@@ -124,13 +126,13 @@ fn a_bucket_sorts_entries_of_any_offset_and_order() {
     let mut rng = Rng::new(5);
     let mut q: EventQueue<u64> = EventQueue::new();
     let base = 3 << BUCKET_SHIFT;
-    q.current.push((key_of(base + 100, 0), 0));
+    q.current.push((bucket_key(base + 100, 0), 0));
     for i in 1..=300u64 {
         let order = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) & ((1 << ORDER_BITS) - 1);
         q.gathered
             .push((bucket_key(base + rng.below(64) as u64, order), order));
     }
-    q.sort_gathered(base);
+    q.sort_gathered();
     assert_eq!(q.current.len(), 301);
     assert!(q.current.windows(2).all(|w| w[0].0 > w[1].0));
 }
@@ -159,22 +161,20 @@ fn crowded_buckets_keep_time_then_order() {
     assert!(m.q.pop().is_none());
 }
 
-/// With per-entity orders (an entity's count grows with each push) and the promise
-/// made, crowded same-time buckets go through the radix sort and pop exactly as a
-/// reference heap of (time, order) does.
+/// With per-entity orders (an entity's count grows with each push), crowded same-time
+/// buckets pop exactly as a reference heap of (time, order) does.
 #[test]
-fn the_radix_sort_keeps_time_then_order() {
-    // Entities numbered densely, and spread over 20 bits (digits then skip the gap up to
-    // the time offset, and the crowded buckets take wide digits).
+fn per_entity_orders_keep_time_then_order() {
+    // Entities numbered densely, and spread over 20 bits.
     for spread in [1, 3_001] {
-        radix_sort_matches_a_heap(spread);
+        per_entity_orders_match_a_heap(spread);
     }
 }
 
-fn radix_sort_matches_a_heap(spread: u64) {
+fn per_entity_orders_match_a_heap(spread: u64) {
     const COUNT: u32 = 36;
     let mut rng = Rng::new(17);
-    let mut q = EventQueue::with_pushed_in_order_below(COUNT);
+    let mut q = EventQueue::new();
     let mut reference = BinaryHeap::new();
     let mut counts = [0u64; 300];
     let mut push = |q: &mut EventQueue<u64>, reference: &mut BinaryHeap<_>, at: u64, e: usize| {
@@ -216,40 +216,47 @@ fn radix_sort_matches_a_heap(spread: u64) {
     assert!(q.pop().is_none());
 }
 
-/// The digits cover every varying bit and no more passes than needed, skipping the bits
-/// no key differs in.
+/// A peek moves the queue to the next occupied bucket; events pushed afterwards before that
+/// bucket (but not before the last pop) still pop first, whether the peeked bucket is near,
+/// just inside the ring's horizon, or far beyond it, and with ring entries that the earlier
+/// horizon no longer covers.
 #[test]
-fn digits_cover_the_varying_bits() {
-    let entity_and_offset = (0xfffu64 << 36) | (0b101 << 58);
-    for n in [64, 500, 5_000, 100_000] {
-        let plan = DigitPlan::for_bits(entity_and_offset, n);
-        let mut covered = 0u64;
-        for &shift in &plan.shifts[..plan.passes] {
-            covered |= ((1u64 << plan.width) - 1).checked_shl(shift).unwrap_or(0);
+fn pushes_before_a_peeked_bucket_pop_first() {
+    let horizon = (RING as u64) << BUCKET_SHIFT;
+    for ahead in [
+        300,
+        5 << BUCKET_SHIFT,
+        horizon / 2,
+        horizon - 200,
+        3 * horizon,
+    ] {
+        let mut m = Mirrored::new();
+        m.push(100);
+        // The bucket the peek moves to, with several entries, and entries after it across
+        // the ring (some beyond the horizon measured from the early pushes below).
+        for i in 0..20 {
+            m.push(100 + ahead + i % 4);
         }
-        assert_eq!(
-            covered & entity_and_offset,
-            entity_and_offset,
-            "n = {n}: {:?} x {}",
-            &plan.shifts[..plan.passes],
-            plan.width
-        );
-        assert!(
-            plan.passes <= 3,
-            "12 entity bits and a 3-bit offset gap never need 4 passes (n = {n}, {} passes)",
-            plan.passes
-        );
+        for i in 1..50 {
+            m.push(100 + ahead + i * (horizon / 40));
+        }
+        assert_eq!(m.pop("the first event").map(|(t, _)| t), Some(100));
+        assert_eq!(m.q.peek_time(), Some(100 + ahead), "peeked {ahead} ahead");
+        // Pushes at the last pop's time and between it and the peeked bucket.
+        for at in [100, 101, 100 + ahead / 2, 100 + ahead - 1] {
+            m.push(at);
+            m.push(at);
+        }
+        assert_eq!(m.q.pending().len(), m.reference.len());
+        let mut popped = 0;
+        while m.pop(format_args!("{ahead} ahead, pop {popped}")).is_some() {
+            popped += 1;
+            if popped == 3 {
+                // And once more after a peek, from the middle of a bucket.
+                let t = m.q.peek_time().unwrap();
+                m.push(t);
+            }
+        }
+        assert!(m.q.pop().is_none());
     }
-    let wide_entity = 0xfffffu64 << 36;
-    let (few, many) = (
-        DigitPlan::for_bits(wide_entity, 64),
-        DigitPlan::for_bits(wide_entity, 100_000),
-    );
-    assert!(
-        many.width > few.width && many.passes < few.passes,
-        "crowded buckets take wider digits and fewer passes"
-    );
-    assert_eq!(DigitPlan::for_bits(0, 100).passes, 0);
-    let top = DigitPlan::for_bits(1 << 63, 100);
-    assert_eq!((top.passes, top.shifts[0]), (1, 63));
 }
