@@ -21,10 +21,10 @@
 //! drained, the next occupied bucket's chunk list is walked one chunk per pop into the cache.
 //! An entry is 16 bytes (for 8-byte events): the time's offset inside its bucket and the
 //! order share one `u64` key, which orders entries of one bucket exactly as (time, order)
-//! does, so a drained bucket is sorted on that key alone (a natural merge sort, see
-//! [`merge`]), and stays in that form while it is drained. Chunks return to the pool as soon
-//! as their bucket is drained and are reused last-in first-out, so memory follows the number
-//! of pending events and the chunks in use stay warm.
+//! does, so a drained bucket is sorted on that key alone (a natural merge sort, in
+//! `queue/merge.rs`), and stays in that form while it is drained. Chunks return to the pool
+//! as soon as their bucket is drained and are reused last-in first-out, so memory follows the
+//! number of pending events and the chunks in use stay warm.
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 

@@ -87,7 +87,7 @@ pub struct LbContext<'a> {
     pub mtu: u32,
     /// The congestion control's window at the connection's start, in bytes.
     pub initial_window: u64,
-    /// Candidate explicit routes, shortest first ([`LbSpec::routes_wanted`] of them at most;
+    /// Candidate explicit routes, shortest first ([`LbScheme::routes_wanted`] of them at most;
     /// empty for hashed schemes).
     pub routes: &'a [Route],
 }

@@ -25,7 +25,7 @@ pub struct Parcel {
     /// Other events for the partition's nodes (a timer such as a receiver's notice that its
     /// sender finished), with their times and tie-breaks.
     pub events: Vec<(Time, u64, Event)>,
-    /// The words packets carry beyond their header ([`crate::net::world::World::payloads`]),
+    /// The words packets carry beyond their header (the world's map of them by handle),
     /// by the packet's index in `packets`.
     pub payloads: Vec<(u32, Vec<u32>)>,
 }
