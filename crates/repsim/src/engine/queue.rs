@@ -255,18 +255,7 @@ impl<E: Copy> EventQueue<E> {
             if let Some(bucket) = self.next_occupied() {
                 self.current_bucket = bucket;
                 self.pull_far();
-                let slot = (bucket & MASK) as usize;
-                let mut c = self.head[slot];
-                self.gathered.clear();
-                while c != NIL {
-                    let chunk = &self.chunks[c as usize];
-                    self.gathered
-                        .extend(chunk.entries[..chunk.len as usize].iter().rev());
-                    self.free.push(c);
-                    c = chunk.next;
-                }
-                self.head[slot] = NIL;
-                self.occupied[slot / 64] &= !(1 << (slot % 64));
+                self.gather(bucket);
                 self.sort_gathered();
                 self.warm = self
                     .next_occupied()
@@ -353,15 +342,25 @@ impl<E: Copy> EventQueue<E> {
 
     /// Moves the entries of ring bucket `bucket` (if any) to the far heap.
     fn evict_slot(&mut self, bucket: u64) {
-        let slot = (bucket & MASK) as usize;
+        self.gather(bucket);
         let base = bucket << BUCKET_SHIFT;
+        for &entry in &self.gathered {
+            let (key, event) = full_key(base, entry);
+            self.far.push(Reverse(Far(key, event)));
+        }
+    }
+
+    /// Moves ring bucket `bucket`'s entries into `gathered` (newest first), returning its
+    /// chunks to the pool and marking its slot empty.
+    #[inline]
+    fn gather(&mut self, bucket: u64) {
+        let slot = (bucket & MASK) as usize;
         let mut c = self.head[slot];
+        self.gathered.clear();
         while c != NIL {
-            let chunk = self.chunks[c as usize];
-            for &entry in &chunk.entries[..chunk.len as usize] {
-                let (key, event) = full_key(base, entry);
-                self.far.push(Reverse(Far(key, event)));
-            }
+            let chunk = &self.chunks[c as usize];
+            self.gathered
+                .extend(chunk.entries[..chunk.len as usize].iter().rev());
             self.free.push(c);
             c = chunk.next;
         }
