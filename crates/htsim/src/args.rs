@@ -178,6 +178,9 @@ pub struct HtsimArgs {
     pub sack_threshold: u32,
     /// `-enable_accurate_base_rtt`.
     pub accurate_base_rtt: bool,
+    /// `-disable_base_rtt_update_on_nack`: NSCC takes base RTT samples from ACKs only
+    /// (uet-htsim lowers it on a NACK's round trip too; the REPS artifact never does).
+    pub no_base_rtt_on_nack: bool,
     /// `-oversubscribed_cc` (on) or `-force_disable_oversubscribed_cc` (off): the receiver's
     /// oversubscription control (absent: on with receiver credit alone on an oversubscribed
     /// topology, as the reference decides).
@@ -231,6 +234,7 @@ impl Default for HtsimArgs {
             qa_gate: None,
             sack_threshold: 16384,
             accurate_base_rtt: false,
+            no_base_rtt_on_nack: false,
             oversubscribed_cc: None,
             conn_reuse: false,
             end_us: 1000,
@@ -271,6 +275,7 @@ pub const FLAGS: &[(&str, usize)] = &[
     ("-qa_gate", 1),
     ("-sack_threshold", 1),
     ("-enable_accurate_base_rtt", 0),
+    ("-disable_base_rtt_update_on_nack", 0),
     ("-oversubscribed_cc", 0),
     ("-force_disable_oversubscribed_cc", 0),
     ("-conn_reuse", 0),
@@ -305,6 +310,7 @@ pub const UET_ONLY_FLAGS: &[&str] = &[
     "-conn_reuse",
     "-qa_gate",
     "-enable_accurate_base_rtt",
+    "-disable_base_rtt_update_on_nack",
     "-oversubscribed_cc",
     "-force_disable_oversubscribed_cc",
     "-receiver_cc",
@@ -432,6 +438,7 @@ impl HtsimArgs {
                 "-qa_gate" => a.qa_gate = Some(number(flag, v)?),
                 "-sack_threshold" => a.sack_threshold = number(flag, v)?,
                 "-enable_accurate_base_rtt" => a.accurate_base_rtt = true,
+                "-disable_base_rtt_update_on_nack" => a.no_base_rtt_on_nack = true,
                 "-conn_reuse" | "-connections_mapping" => a.conn_reuse = true,
                 "-end" => a.end_us = number(flag, v)?,
                 "-seed" => a.seed = number(flag, v)?,

@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::args::{CcMode, HtsimArgs, LbAlgo, SenderCc};
+use crate::args::{CcMode, Dialect, HtsimArgs, LbAlgo, SenderCc};
 use crate::error::{HtsimError, Result};
 use crate::matrix::UecMatrix;
 
@@ -379,6 +379,11 @@ pub(crate) fn cc_section(args: &HtsimArgs) -> Result<String> {
             if args.accurate_base_rtt {
                 s.push_str("accurate_base_rtt = true\n");
             }
+            // uet-htsim lowers the base RTT on NACKs unless told not to; the REPS artifact's
+            // NSCC samples it from full-size ACKed packets only.
+            if args.dialect == Dialect::RepsArtifact || args.no_base_rtt_on_nack {
+                s.push_str("base_rtt_on_nack = false\n");
+            }
         }
         SenderCc::Dctcp => s.push_str("algo = \"dctcp\"\nvariant = \"reference\"\n"),
         SenderCc::Constant => s.push_str("algo = \"constant\"\n"),
@@ -393,10 +398,14 @@ pub(crate) fn cc_section(args: &HtsimArgs) -> Result<String> {
         s.push_str(&c);
     }
     if args.sender_cc != SenderCc::Nscc
-        && (args.target_q_delay_us.is_some() || args.qa_gate.is_some() || args.accurate_base_rtt)
+        && (args.target_q_delay_us.is_some()
+            || args.qa_gate.is_some()
+            || args.accurate_base_rtt
+            || args.no_base_rtt_on_nack)
     {
         return Err(HtsimError::new(
-            "-target_q_delay, -qa_gate and -enable_accurate_base_rtt apply to NSCC only",
+            "-target_q_delay, -qa_gate, -enable_accurate_base_rtt and \
+             -disable_base_rtt_update_on_nack apply to NSCC only",
         ));
     }
     Ok(s)

@@ -124,6 +124,9 @@ pub trait CongestionControl: Send {
     }
     /// An ACK arrived.
     fn on_ack(&mut self, ack: &AckSample);
+    /// A NACK arrived `rtt` after its packet's transmission; called just before
+    /// [`Self::on_nack`] (ignored unless the controller samples NACK round trips).
+    fn on_nack_rtt(&mut self, _rtt: Time) {}
     /// A packet of `size` bytes was trimmed and NACKed.
     fn on_nack(&mut self, size: u64, now: Time);
     /// The retransmission timer expired for a packet of `size` bytes.

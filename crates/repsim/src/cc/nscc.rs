@@ -27,7 +27,11 @@
 //! RTT starts at the network's largest RTT and drops to smaller samples (taking the maximum
 //! window along); samples below the path's unloaded RTT (an RTS's, or a short last packet's)
 //! never lower it, as the reference excludes RTS samples. `accurate_base_rtt` starts at the
-//! path's (the reference's `-enable_accurate_base_rtt`).
+//! path's (the reference's `-enable_accurate_base_rtt`). With `base_rtt_on_nack` (uet's
+//! default) a NACK's round trip lowers it as well, with no floor, as uet-htsim's does: a trimmed
+//! header skips the congested queue and crosses the last hop at header size, so under an incast
+//! every flow's base RTT drops to about its path's unloaded RTT less a packet's serialization,
+//! where ACK samples alone leave it wherever the first packets' queueing put it.
 //!
 //! **Constants** from the network RTT `R`, the line rate and the MSS (MTU - 64 B header):
 //! `a = R * rate / 8 / 150,000 B`, `b = T / 12 us`, `alpha = 4 MSS a b / T`, `fi = 5 MSS a`,
@@ -38,9 +42,8 @@
 //! default; the fair increase is added to the proportional one too; one adjustment adds at
 //! most `adjust_bytes`; a large delay triggers quick adapt by the average, not the sample.
 //!
-//! Not modelled: the reference lowers the base RTT on a NACK's RTT too (a NACK carries no
-//! sample here), and a NACK's quick adapt ignores the marks of the bytes in flight at the
-//! last ACK (the reference takes them at the NACK).
+//! Not modelled: a NACK's quick adapt ignores the marks of the bytes in flight at the last ACK
+//! (the reference takes them at the NACK).
 use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CcParams, CcScheme, CongestionControl, WindowTally};
@@ -80,6 +83,11 @@ pub struct NsccConfig {
     pub max_cwnd_bdp: f64,
     /// Start the base RTT at the path's unloaded RTT rather than the network's largest.
     pub accurate_base_rtt: bool,
+    /// A NACK's round trip (send to NACK) lowers the base RTT too (default: on for `uet`, as
+    /// uet-htsim, whose `-disable_base_rtt_update_on_nack` turns it off; off for `reps2024`,
+    /// whose reference takes base RTT samples from full-size ACKed packets only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_rtt_on_nack: Option<bool>,
     /// Quick adapt on (the reference never turns it off).
     pub quick_adapt: bool,
     /// Quick adapt only while a window delivered less than `maxwnd >> qa_gate` bytes.
@@ -104,6 +112,7 @@ impl Default for NsccConfig {
             initial_cwnd: None,
             max_cwnd_bdp: 1.5,
             accurate_base_rtt: false,
+            base_rtt_on_nack: None,
             quick_adapt: true,
             qa_gate: 3,
             gamma: 0.8,
@@ -174,6 +183,7 @@ pub struct Nscc {
     reps2024: bool,
     line_rate: u64,
     max_cwnd_bdp: f64,
+    base_rtt_on_nack: bool,
     min_cwnd: u64,
     network_rtt: Time,
     /// The path's unloaded RTT: no full packet comes back faster.
@@ -253,6 +263,7 @@ impl Nscc {
             reps2024,
             line_rate: p.line_rate,
             max_cwnd_bdp: c.max_cwnd_bdp,
+            base_rtt_on_nack: c.base_rtt_on_nack.unwrap_or(!reps2024),
             min_cwnd: mtu,
             network_rtt: r,
             // A sample below both its first path's RTT and the network's is no packet's.
@@ -465,6 +476,12 @@ impl CongestionControl for Nscc {
         {
             self.fulfill_adjustment(now);
             self.clamp();
+        }
+    }
+
+    fn on_nack_rtt(&mut self, rtt: Time) {
+        if self.base_rtt_on_nack && rtt < self.base_rtt {
+            self.set_base_rtt(rtt);
         }
     }
 

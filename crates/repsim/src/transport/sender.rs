@@ -516,6 +516,7 @@ impl Sender {
                 TransportMode::Uec => {
                     if self.in_flight_since(ack.psn, ack.sent_at) {
                         let wire = self.declare_lost(ack.psn);
+                        self.cc.on_nack_rtt(now - ack.sent_at);
                         self.cc.on_nack(wire, now);
                         self.lb.on_nack(ack.ev, now)
                     } else {

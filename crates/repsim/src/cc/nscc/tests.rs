@@ -378,6 +378,54 @@ fn base_rtt_starts_at_the_network_rtt_and_drops_to_samples() {
 }
 
 #[test]
+fn a_nack_round_trip_lowers_the_base_rtt_below_the_path() {
+    // uet-htsim samples NACKs too, with no floor: a trimmed header's NACK returns up to a
+    // packet's serialization sooner than any ACK of that path.
+    let path = 2 * US;
+    let p = CcParams {
+        base_rtt: path,
+        bdp: 100_000,
+        ..CcParams::example()
+    };
+    let nack_rtt = path - 300_000;
+    let mut cc = Nscc::new(&quiet(), &p);
+    cc.on_nack_rtt(BASE + 1);
+    assert_eq!(cc.base_rtt, BASE);
+    cc.on_nack_rtt(nack_rtt);
+    assert_eq!(cc.base_rtt, nack_rtt);
+    assert_eq!(
+        cc.max_cwnd,
+        (bdp(nack_rtt, p.line_rate) as f64 * 1.5) as u64
+    );
+    // An ACK sample as short stays below the path's floor.
+    let mut acked = Nscc::new(&quiet(), &p);
+    acked.on_ack(&AckSample {
+        acked: MTU,
+        ecn: false,
+        cnp: false,
+        rtt: Some(nack_rtt),
+        now: 11 * US,
+        in_flight: 0,
+    });
+    assert_eq!(acked.base_rtt, BASE);
+    // Off, and by default for reps2024 (whose reference samples full-size ACKed packets only).
+    for c in [
+        NsccConfig {
+            base_rtt_on_nack: Some(false),
+            ..quiet()
+        },
+        NsccConfig {
+            variant: NsccVariant::Reps2024,
+            ..quiet()
+        },
+    ] {
+        let mut cc = Nscc::new(&c, &p);
+        cc.on_nack_rtt(nack_rtt);
+        assert_eq!(cc.base_rtt, BASE);
+    }
+}
+
+#[test]
 fn losses_take_their_size_off_down_to_one_mtu() {
     let mut cc = nscc(quiet(), 3.0);
     cc.on_timeout(MTU, 10 * US);
