@@ -242,7 +242,7 @@ pub fn scenario(args: &HtsimArgs, matrix: &UecMatrix, topo: Option<&PathBuf>) ->
     write_degraded(&mut s, args, &network)?;
     let _ = writeln!(
         s,
-        "\n[queue]\nsize = \"{}B\"\necn_min = \"{}pkt\"\necn_max = \"{}pkt\"\ntrimming = {}\nheader_limit = \"{}B\"\necn_at_departure = true",
+        "\n[queue]\nsize = \"{}B\"\necn_min = \"{}pkt\"\necn_max = \"{}pkt\"\ntrimming = {}\nheader_limit = \"{}B\"\necn_at_departure = true\ndepartures_first = true",
         derived.queue_bytes,
         derived.ecn_pkts.0,
         derived.ecn_pkts.1,
@@ -613,6 +613,7 @@ mod tests {
             2 * b.derived.queue_bytes
         )));
         assert!(b.toml.contains("ecn_at_departure = true"));
+        assert!(b.toml.contains("departures_first = true"));
         assert!(b
             .toml
             .contains(&format!("network_rtt = \"{}ps\"", b.derived.network_rtt_ps)));

@@ -100,6 +100,13 @@ impl EventOrder {
         order | delay_class(delay)
     }
 
+    /// The tie-break of the next event the current entity schedules to run before every
+    /// same-time event scheduled with a delay (delay class 0, that of delays from 2^63 ps).
+    #[inline]
+    pub fn next_order_first(&mut self) -> u64 {
+        self.next_order(Time::MAX)
+    }
+
     /// Bytes held on the heap.
     pub fn heap_bytes(&self) -> usize {
         self.next.capacity() * 8

@@ -209,6 +209,8 @@ pub struct World {
     /// The tie-break of same-time events: the entity running now and each entity's count
     /// (entities are the topology's nodes, then the control; see [`World::enter`]).
     pub(crate) order: EventOrder,
+    /// A port's wake-up runs before same-time arrivals (`[queue] departures_first`).
+    pub(crate) departures_first: bool,
     /// Every packet alive.
     pub(crate) pkts: Arena<Packet>,
     /// Egress ports (index = link id).
@@ -248,6 +250,20 @@ impl World {
         debug_assert!(at >= self.now);
         self.events
             .push(at, self.order.next_order(at - self.now), event);
+    }
+
+    /// Schedules port `port`'s wake-up at `at`, when its packet's last bit leaves. With
+    /// [`crate::net::port::QueueConfig::departures_first`] it runs before the packets that
+    /// arrive at its node in the same picosecond, else among them by delay class.
+    #[inline(always)]
+    pub fn schedule_port_wake(&mut self, at: Time, port: u32) {
+        debug_assert!(at >= self.now);
+        let order = if self.departures_first {
+            self.order.next_order_first()
+        } else {
+            self.order.next_order(at - self.now)
+        };
+        self.events.push(at, order, Event::port_wake(port));
     }
 
     /// The entity that stands for everything outside the nodes: the setup, faults and

@@ -450,6 +450,7 @@ pub(crate) fn test_world(rates: &[u64], salt: u32) -> World {
         now: 0,
         events: EventQueue::new(),
         order: EventOrder::new(topo.nodes() + 1),
+        departures_first: false,
         pkts: Arena::new(),
         ports,
         port_cold,

@@ -464,6 +464,7 @@ impl Simulation {
                 now: 0,
                 events: EventQueue::new(),
                 order: EventOrder::new(topo.nodes() + 1),
+                departures_first: cfg.queue.departures_first,
                 pkts: Arena::new(),
                 port_to: topo.links.iter().map(|l| l.to).collect(),
                 port_from: topo.links.iter().map(|l| l.from).collect(),

@@ -6,7 +6,6 @@ use crate::engine::prefetch::{prefetch, prefetch_all};
 use crate::engine::Handle;
 use crate::net::lane::Queued;
 use crate::net::port::{Admission, Port, SWITCH_PORT};
-use crate::net::world::Event;
 use crate::routing::SwitchCtx;
 use crate::sim::observer::DropCause;
 use crate::transport::Sender;
@@ -23,7 +22,7 @@ impl Simulation {
         if p.busy(now) {
             p.set_wakeup_pending(true);
             let at = p.busy_until;
-            self.world.schedule(at, Event::port_wake(port));
+            self.world.schedule_port_wake(at, port);
         } else {
             self.start_next(port);
         }
@@ -197,7 +196,7 @@ impl Simulation {
         if more {
             let at = p.busy_until;
             self.world.ports[port as usize].set_wakeup_pending(true);
-            self.world.schedule(at, Event::port_wake(port));
+            self.world.schedule_port_wake(at, port);
         }
         if !deliver {
             self.fault_drop(h);
@@ -277,4 +276,37 @@ impl Simulation {
 #[inline]
 fn next_slot(port: &Port) -> Option<&Queued> {
     port.headers.front().or_else(|| port.data.front())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::net::world::{Event, EventKind};
+
+    /// A packet reaches a switch in the picosecond its egress port finishes the packet before
+    /// it: by delay class the arrival (scheduled a link latency ahead) runs first; with
+    /// `departures_first` the port's wake-up does, whichever entity scheduled what.
+    #[test]
+    fn departures_first_runs_a_port_wake_before_same_time_arrivals() {
+        let first_at_the_tie = |departures_first: bool, waking_entity: u32| {
+            let mut w = crate::routing::test_world(&[100_000_000_000; 2], 0);
+            w.departures_first = departures_first;
+            let tie = 1_332_000;
+            w.enter(0);
+            w.schedule(tie, Event::arrive(5, 0));
+            w.now = tie - 332_000;
+            w.enter(waking_entity);
+            w.schedule_port_wake(tie, 1);
+            w.schedule(tie + 1, Event::egress(9));
+            let order: Vec<EventKind> = std::iter::from_fn(|| w.events.pop())
+                .map(|(_, e)| e.kind())
+                .collect();
+            assert_eq!(order.len(), 3);
+            assert_eq!(order[2], EventKind::Egress(9), "time still comes first");
+            order[0]
+        };
+        for entity in [0, 1] {
+            assert_eq!(first_at_the_tie(false, entity), EventKind::Arrive(5, 0));
+            assert_eq!(first_at_the_tie(true, entity), EventKind::PortWake(1));
+        }
+    }
 }

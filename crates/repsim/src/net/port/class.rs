@@ -86,6 +86,13 @@ pub struct QueueConfig {
     /// the start.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ecn_at_departure: bool,
+    /// At a tie, a port that finishes a packet starts its next one before the packets that
+    /// reach its node in the same picosecond are queued: htsim's order for back-to-back
+    /// trains, whose pipe schedules each delivery after the one before it, so after the
+    /// service that the earlier delivery began. False: the engine's order, by delay class
+    /// (an arrival, scheduled a link latency ahead, runs first). It applies to every port.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub departures_first: bool,
 }
 
 impl Default for QueueConfig {
@@ -100,6 +107,7 @@ impl Default for QueueConfig {
             per_rate: None,
             header_limit: None,
             ecn_at_departure: false,
+            departures_first: false,
         }
     }
 }
