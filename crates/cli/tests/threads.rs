@@ -71,14 +71,16 @@ const SPLIT: &[(&str, &[&str], &[&str])] = &[
     // sender finished.
     ("evs-sweep-128", &["end=200us", "cc=eqds"], &["reps"]),
     // The UEC reference's queues (ECN decided as a packet leaves, so a packet bound for
-    // another partition is sent there only then; a header budget) and its receiver-side
-    // oversubscription control (each host's own update times).
+    // another partition is sent there only then; a header budget; a port's wake-up before
+    // same-time arrivals) and its receiver-side oversubscription control (each host's own
+    // update times).
     (
         "evs-sweep-128",
         &[
             "end=200us",
             "queue.ecn_at_departure=true",
             "queue.header_limit=\"10pkt\"",
+            "queue.departures_first=true",
             "cc={ algo = \"eqds\", oversubscribed = { min_rate = 0.25, interval = \"5us\" } }",
         ],
         &["reps", "ops"],
