@@ -50,6 +50,30 @@ fn ack_in_flight(
     });
 }
 
+/// An ACK of `acked` bytes at `now` whose round trip took `rtt` (not a delay over `BASE`).
+fn ack_rtt(cc: &mut Nscc, now: Time, acked: u64, rtt: Time) {
+    cc.on_ack(&AckSample {
+        acked,
+        ecn: false,
+        cnp: false,
+        rtt: Some(rtt),
+        now,
+        in_flight: 0,
+    });
+}
+
+/// An intra-rack path's unloaded RTT, well under the example's network RTT (`BASE`).
+const INTRA_RACK: Time = 2 * US;
+
+/// The example's parameters for a flow on an intra-rack path.
+fn intra_rack() -> CcParams {
+    CcParams {
+        base_rtt: INTRA_RACK,
+        bdp: 100_000,
+        ..CcParams::example()
+    }
+}
+
 #[test]
 fn constants_match_the_reference_table() {
     // uet-htsim 8.1's defaults: 100 G, 3 tiers of 1 us hops, network RTT 14.02272 us.
@@ -321,47 +345,20 @@ fn delay_samples_and_the_average() {
     cc.avg_delay = 2.0 * T as f64;
     ack(&mut cc, 10 * US, MTU, false, None);
     assert_eq!(cc.inc, cc.fi * MTU as f64);
-    cc.on_ack(&AckSample {
-        acked: MTU,
-        ecn: false,
-        cnp: false,
-        rtt: Some(BASE / 2),
-        now: 11 * US,
-        in_flight: 0,
-    });
+    ack_rtt(&mut cc, 11 * US, MTU, BASE / 2);
     assert_eq!(cc.inc, 2.0 * cc.fi * MTU as f64);
     assert_eq!((cc.avg_delay, cc.base_rtt), (2.0 * T as f64, BASE));
 }
 
 #[test]
 fn base_rtt_starts_at_the_network_rtt_and_drops_to_samples() {
-    // An intra-rack path: 2 us unloaded, network RTT 8.337 us.
-    let path = 2 * US;
-    let p = CcParams {
-        base_rtt: path,
-        bdp: 100_000,
-        ..CcParams::example()
-    };
+    let (path, p) = (INTRA_RACK, intra_rack());
     let mut cc = Nscc::new(&quiet(), &p);
     assert_eq!((cc.base_rtt, cc.cwnd()), (BASE, MAX));
     // An RTS's short sample does not lower it.
-    cc.on_ack(&AckSample {
-        acked: 0,
-        ecn: false,
-        cnp: false,
-        rtt: Some(path - 1),
-        now: 10 * US,
-        in_flight: 0,
-    });
+    ack_rtt(&mut cc, 10 * US, 0, path - 1);
     assert_eq!(cc.base_rtt, BASE);
-    cc.on_ack(&AckSample {
-        acked: MTU,
-        ecn: false,
-        cnp: false,
-        rtt: Some(path + 500_000),
-        now: 11 * US,
-        in_flight: 0,
-    });
+    ack_rtt(&mut cc, 11 * US, MTU, path + 500_000);
     assert_eq!(cc.base_rtt, path + 500_000);
     assert_eq!(
         cc.max_cwnd,
@@ -381,13 +378,8 @@ fn base_rtt_starts_at_the_network_rtt_and_drops_to_samples() {
 fn a_nack_round_trip_lowers_the_base_rtt_below_the_path() {
     // uet-htsim samples NACKs too, with no floor: a trimmed header's NACK returns up to a
     // packet's serialization sooner than any ACK of that path.
-    let path = 2 * US;
-    let p = CcParams {
-        base_rtt: path,
-        bdp: 100_000,
-        ..CcParams::example()
-    };
-    let nack_rtt = path - 300_000;
+    let p = intra_rack();
+    let nack_rtt = INTRA_RACK - 300_000;
     let mut cc = Nscc::new(&quiet(), &p);
     cc.on_nack_rtt(BASE + 1);
     assert_eq!(cc.base_rtt, BASE);
@@ -399,14 +391,7 @@ fn a_nack_round_trip_lowers_the_base_rtt_below_the_path() {
     );
     // An ACK sample as short stays below the path's floor.
     let mut acked = Nscc::new(&quiet(), &p);
-    acked.on_ack(&AckSample {
-        acked: MTU,
-        ecn: false,
-        cnp: false,
-        rtt: Some(nack_rtt),
-        now: 11 * US,
-        in_flight: 0,
-    });
+    ack_rtt(&mut acked, 11 * US, MTU, nack_rtt);
     assert_eq!(acked.base_rtt, BASE);
     // Off, and by default for reps2024 (whose reference samples full-size ACKed packets only).
     for c in [
